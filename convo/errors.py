@@ -1,0 +1,71 @@
+"""Every error convo raises, in one tree.
+
+::
+
+    ConvoError
+    ├── DefinitionError            a mistake by the template's author, raised early
+    │   │                          (when a template, tool or runner is built), naming the place
+    │   ├── TemplateSyntaxError    Jinja that does not compile
+    │   └── ToolDefinitionError    a tool that cannot be described to a model
+    └── RunError                   a failure while a conversation runs
+        ├── RenderError            an undefined variable, a failing Jinja filter
+        ├── ModelError             the model could not answer (network, HTTP status, bad reply)
+        │   └── ScriptError        a scripted model or replay ran out or went off script
+        └── InterfaceError         the user interface cannot answer
+
+    ReachedEndTemplateException    not an error: the one control signal, "end the conversation"
+
+Messages say what was expected, what was found, and where.
+"""
+
+from __future__ import annotations
+
+
+class ConvoError(Exception):
+    """Base class of every error convo raises."""
+
+
+class DefinitionError(ConvoError):
+    """The author of a template, tool or runner made a mistake; raised when it is built."""
+
+
+class TemplateSyntaxError(DefinitionError):
+    """Jinja source in a template does not compile."""
+
+
+class ToolDefinitionError(DefinitionError):
+    """A tool is malformed: no name, an unsupported argument type, duplicate names."""
+
+
+class RunError(ConvoError):
+    """Something failed while a conversation was running."""
+
+
+class RenderError(RunError):
+    """A template could not be rendered (for example an undefined variable)."""
+
+
+class ModelError(RunError):
+    """The model could not produce a reply."""
+
+
+class ScriptError(ModelError, AssertionError):
+    """A scripted model (MockModel, a replay) was asked for something its script lacks.
+
+    Also an ``AssertionError`` so that pytest reports it as a failed expectation.
+    """
+
+
+class InterfaceError(RunError):
+    """The user interface could not answer (for example, none was given)."""
+
+
+class ReachedEndTemplateException(Exception):  # noqa: N818 - the name is part of the API
+    """Ends the whole conversation from any depth; the runner records outcome ``ended``.
+
+    Raised by ``EndTemplate``, ``EndConversationTool`` or any tool.
+    """
+
+    def __init__(self, farewell_message: str | None = None) -> None:
+        super().__init__(farewell_message)
+        self.farewell_message = farewell_message

@@ -1,0 +1,92 @@
+"""Typed events a runner hands to ``on_event`` as a conversation happens.
+
+Templates yield the events only they can know of (a restriction injected, a turn ended); the
+runner emits the rest (messages added, model and tool calls, the run's end).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .messages import Message, ToolCall
+from .session import Outcome, TurnResult, Usage
+
+
+@attrs.frozen(slots=True)
+class Event:
+    """Base class of every event."""
+
+
+@attrs.frozen(slots=True)
+class MessageAdded(Event):
+    message: Message
+    index: int
+
+
+@attrs.frozen(slots=True)
+class TextDelta(Event):
+    """A piece of streamed assistant text, as it arrives."""
+
+    text: str
+
+
+@attrs.frozen(slots=True)
+class ModelCallStarted(Event):
+    call_number: int
+    messages: int
+    tools: int
+
+
+@attrs.frozen(slots=True)
+class ModelCallEnded(Event):
+    call_number: int
+    message: Message
+    usage: Usage
+    elapsed_s: float
+
+
+@attrs.frozen(slots=True)
+class ToolCallStarted(Event):
+    call: ToolCall
+
+
+@attrs.frozen(slots=True)
+class ToolCallEnded(Event):
+    call: ToolCall
+    content: str
+    is_error: bool
+
+
+@attrs.frozen(slots=True)
+class RestrictionInjected(Event):
+    message: str
+    injections: int
+
+
+@attrs.frozen(slots=True)
+class TurnEnded(Event):
+    result: TurnResult
+
+
+@attrs.frozen(slots=True)
+class TaskCompleted(Event):
+    finish_status: str
+    summary: str | None
+    requires_review: bool = True
+
+
+@attrs.frozen(slots=True)
+class RunEnded(Event):
+    outcome: Outcome
+
+
+def describe(event: Event) -> dict[str, Any]:
+    """A JSON-able dict of an event (for logs and transcripts)."""
+    d: dict[str, Any] = {"event": type(event).__name__}
+    for f in attrs.fields(type(event)):
+        value = getattr(event, f.name)
+        to_dict = getattr(value, "to_dict", None)
+        d[f.name] = to_dict() if to_dict else value
+    return d

@@ -1,0 +1,106 @@
+"""Message and ToolCall: the frozen values a conversation is made of."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+import attrs
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: Final = ("system", "user", "assistant", "tool")
+
+# One shared, read-only empty mapping: most messages carry no metadata, and an empty dict per
+# message would cost 64 bytes each.
+_NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def _check_role(_: object, __: attrs.Attribute[str], value: str) -> None:
+    if value not in ROLES:
+        allowed = ", ".join(repr(r) for r in ROLES)
+        raise ValueError(f"Message role must be one of {allowed}; got {value!r}")
+
+
+def _to_tuple(value: Any) -> tuple[ToolCall, ...]:
+    return value if type(value) is tuple else tuple(value)
+
+
+def _to_metadata(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return value if value else _NO_METADATA
+
+
+@attrs.frozen(slots=True)
+class ToolCall:
+    """One call of a tool, as the model asked for it.
+
+    ``raw_arguments`` keeps the model's text when it was not a JSON object (malformed JSON, or
+    a bare string such as ``{finish_task('done')}``); ``arguments`` is then empty.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    raw_arguments: str | None = attrs.field(default=None, kw_only=True)
+
+    def arguments_json(self) -> str:
+        """The arguments as the wire carries them: the raw text, or the object as JSON."""
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.raw_arguments is not None:
+            d["raw_arguments"] = self.raw_arguments
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        return cls(
+            d["id"], d["name"], dict(d.get("arguments") or {}),
+            raw_arguments=d.get("raw_arguments"),
+        )
+
+
+@attrs.frozen(slots=True)
+class Message:
+    """One message of a conversation.
+
+    ``role`` is ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``. An assistant message
+    may carry ``tool_calls``; a tool message answers one call and carries its ``tool_call_id``.
+    """
+
+    role: Role = attrs.field(validator=_check_role)
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), kw_only=True, converter=_to_tuple)
+    tool_call_id: str | None = attrs.field(default=None, kw_only=True)
+    name: str | None = attrs.field(default=None, kw_only=True)
+    metadata: Mapping[str, Any] = attrs.field(
+        default=_NO_METADATA, kw_only=True, converter=_to_metadata
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict; fields at their defaults are left out."""
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            d["name"] = self.name
+        if self.metadata:
+            d["metadata"] = dict(self.metadata)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Message:
+        return cls(
+            d["role"],
+            d.get("content") or "",
+            tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+            metadata=d.get("metadata"),
+        )

@@ -1,0 +1,69 @@
+"""The one Jinja environment, and compiled template text.
+
+Chat text is not HTML: no autoescaping. Undefined variables are errors (``StrictUndefined``).
+Text is compiled once, when the template object is built; text without Jinja markup skips
+Jinja entirely.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import jinja2
+
+from .errors import RenderError, TemplateSyntaxError
+
+if TYPE_CHECKING:
+    from .session import Session
+
+ENVIRONMENT: Final = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+)
+
+_MARKUP: Final = ("{{", "{%", "{#")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Text:
+    """A piece of template text, compiled once; ``render(session)`` gives the string."""
+
+    __slots__ = ("_compiled", "owner", "source")
+
+    def __init__(self, source: str, owner: str, *, disable_jinja: bool = False) -> None:
+        self.source = source
+        self.owner = owner
+        self._compiled: jinja2.Template | None = None
+        if disable_jinja or not any(m in source for m in _MARKUP):
+            return
+        try:
+            self._compiled = ENVIRONMENT.from_string(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateSyntaxError(
+                f"{owner}: Jinja syntax error on line {exc.lineno}: {exc.message} "
+                f"in {_short(source)!r}"
+            ) from exc
+
+    def render(self, session: Session) -> str:
+        if self._compiled is None:
+            return self.source
+        variables: dict[str, Any] = dict(session.state)
+        variables["messages"] = session.messages
+        variables["last_message"] = session.last_message
+        try:
+            return self._compiled.render(variables)
+        except jinja2.UndefinedError as exc:
+            raise RenderError(
+                f"{self.owner}: undefined variable in {_short(self.source)!r}: {exc.message}. "
+                f"Defined: {', '.join(sorted(variables)) or 'nothing'} "
+                "(set it in session.state)"
+            ) from exc
+        except Exception as exc:
+            raise RenderError(
+                f"{self.owner}: rendering {_short(self.source)!r} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc

@@ -1,0 +1,346 @@
+"""Runner: drives template generators, does all the I/O, and records why a run ended.
+
+``run`` and ``arun`` drive the very same generators; only the answering of requests differs
+(blocking calls vs. awaits). Everything else (appending messages, events, limits, the
+outcome) is shared in ``_Run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .errors import (
+    DefinitionError,
+    InterfaceError,
+    ModelError,
+    ReachedEndTemplateException,
+)
+from .events import Event, MessageAdded, ModelCallEnded, ModelCallStarted, RunEnded, TextDelta
+from .events import TurnEnded as _TurnEnded
+from .interfaces.base import UserInterface
+from .messages import Message
+from .models.base import Model
+from .requests import AskUser, CallModel, Flow, Invocation, RunTools, ToolRun
+from .session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
+from .templates.base import Template, validate_tree
+
+EventHandler = Callable[[Event], None]
+
+
+class _MaxMessages(Exception):
+    pass
+
+
+class _Run:
+    """The state of one run: counters, the clock, and the shared handling of steps."""
+
+    __slots__ = ("added", "model_calls", "on_event", "runner", "session", "started", "turn",
+                 "usage")
+
+    def __init__(self, runner: Runner, session: Session) -> None:
+        self.runner = runner
+        self.session = session
+        self.on_event = runner.on_event
+        self.added = 0
+        self.model_calls = 0
+        self.usage: Usage = NO_USAGE
+        self.turn: TurnResult | None = None
+        self.started = time.perf_counter()
+
+    def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def apply(self, step: Message | Event) -> None:
+        """Append a message or pass an event on (TurnEnded also lands on session.turns)."""
+        if isinstance(step, Message):
+            if self.added >= self.runner.max_messages:
+                raise _MaxMessages
+            self.session.messages.append(step)
+            self.added += 1
+            if self.on_event is not None:
+                self.on_event(MessageAdded(step, len(self.session.messages) - 1))
+            return
+        if isinstance(step, _TurnEnded):
+            self.session.turns.append(step.result)
+            self.turn = step.result
+        self.emit(step)
+
+    def model_for(self, request: CallModel) -> Model:
+        model = request.model or self.runner.model
+        if model is None:
+            raise DefinitionError(
+                "no model to call: give the Runner a model, or the template its own model="
+            )
+        self.model_calls += 1
+        self.emit(ModelCallStarted(self.model_calls, len(self.session.messages),
+                                   len(request.tools)))
+        return model
+
+    def on_delta(self) -> Callable[[str], None] | None:
+        if self.on_event is None:
+            return None
+        emit = self.on_event
+        return lambda text: emit(TextDelta(text))
+
+    def model_replied(self, reply: Any, started: float) -> Message:
+        if not isinstance(reply, Message) or reply.role != "assistant":
+            raise ModelError(f"the model must return an assistant Message, got {reply!r}")
+        usage = reply.metadata.get("usage") if reply.metadata else None
+        call_usage = Usage.from_dict(usage) if usage else NO_USAGE
+        if usage:
+            self.usage = self.usage + call_usage
+        if self.on_event is not None:
+            self.on_event(ModelCallEnded(self.model_calls, reply, call_usage,
+                                         time.perf_counter() - started))
+        return reply
+
+    def user_interface(self) -> UserInterface:
+        ui = self.runner.user_interface
+        if ui is None:
+            raise InterfaceError(
+                "the template asks the user for input (a UserTemplate without content), "
+                "but the Runner has no user_interface"
+            )
+        return ui
+
+    def finish(self, exc: BaseException | None) -> Outcome:
+        """Decide the outcome from how the generator ended, and record it."""
+        farewell = error = None
+        if exc is None:
+            status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
+        elif isinstance(exc, ReachedEndTemplateException):
+            status, farewell = RunStatus.ENDED, exc.farewell_message
+        elif isinstance(exc, EOFError | KeyboardInterrupt | asyncio.CancelledError):
+            status = RunStatus.STOPPED
+        elif isinstance(exc, _MaxMessages):
+            status = RunStatus.MAX_MESSAGES
+        else:
+            status, error = RunStatus.ERROR, f"{type(exc).__name__}: {exc}"
+        outcome = Outcome(
+            status=status, farewell=farewell, error=error, turn=self.turn,
+            messages=len(self.session.messages), model_calls=self.model_calls,
+            usage=self.usage, elapsed_s=time.perf_counter() - self.started,
+        )
+        self.session.outcome = outcome
+        self.emit(RunEnded(outcome))
+        return outcome
+
+    def reraise(self, exc: BaseException | None) -> bool:
+        """Whether the exception that ended the run should propagate to the caller."""
+        if exc is None or isinstance(exc, ReachedEndTemplateException | EOFError | _MaxMessages):
+            return False
+        if isinstance(exc, KeyboardInterrupt):
+            return False
+        if not isinstance(exc, Exception):  # cancellation, SystemExit: always propagate
+            return True
+        return self.runner.raise_errors
+
+
+def _run_sync(invocation: Invocation) -> ToolRun:
+    tool = invocation.tool
+    try:
+        if tool.is_async:
+            return ToolRun(asyncio.run(tool.ainvoke(invocation.args)))
+        return ToolRun(tool.invoke(invocation.args))
+    except Exception as exc:
+        return ToolRun(error=exc)
+
+
+async def _run_async(invocation: Invocation) -> ToolRun:
+    tool = invocation.tool
+    try:
+        if not tool.is_async:
+            return ToolRun(tool.invoke(invocation.args))
+        timeout = tool.timeout
+        if timeout is None:
+            return ToolRun(await tool.ainvoke(invocation.args))
+        try:
+            return ToolRun(await asyncio.wait_for(tool.ainvoke(invocation.args), timeout))
+        except TimeoutError:
+            return ToolRun(error=TimeoutError(
+                f"tool {invocation.call.name!r} timed out after {timeout:g} s"))
+    except Exception as exc:
+        return ToolRun(error=exc)
+
+
+class Runner:
+    """Runs a template tree against a model and a user interface.
+
+    ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
+    ended. An exception that escapes is re-raised after the outcome (status ``error``) is
+    recorded, unless ``raise_errors=False``.
+    """
+
+    def __init__(
+        self,
+        model: Model | None,
+        template: Template,
+        user_interface: UserInterface | None = None,
+        *,
+        on_event: EventHandler | None = None,
+        max_messages: int = 1000,
+        raise_errors: bool = True,
+    ) -> None:
+        validate_tree(template)
+        if model is not None and not callable(getattr(model, "complete", None)):
+            raise DefinitionError(
+                f"model must implement the Model protocol (complete/acomplete), "
+                f"got {type(model).__name__}"
+            )
+        if max_messages < 1:
+            raise DefinitionError(f"max_messages must be at least 1, got {max_messages}")
+        self.model = model
+        self.template = template
+        self.user_interface = user_interface
+        self.on_event = on_event
+        self.max_messages = max_messages
+        self.raise_errors = raise_errors
+
+    def run(self, session: Session | None = None) -> Session:
+        """Run the conversation to its end, blocking."""
+        session = Session() if session is None else session
+        run = _Run(self, session)
+        flow: Flow = self.template.render(session)
+        ended: BaseException | None = None
+        try:
+            answer: Any = None
+            while True:
+                step = flow.send(answer)
+                answer = None
+                if isinstance(step, Message | Event):
+                    run.apply(step)
+                elif isinstance(step, CallModel):
+                    model = run.model_for(step)
+                    started = time.perf_counter()
+                    reply = model.complete(session.messages, step.tools, on_delta=run.on_delta())
+                    answer = run.model_replied(reply, started)
+                elif isinstance(step, RunTools):
+                    answer = [_run_sync(inv) for inv in step.invocations]
+                elif isinstance(step, AskUser):
+                    answer = self._ask(run, step)
+                else:
+                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
+                                    "Event or a request from convo.requests")
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            ended = exc
+        finally:
+            flow.close()
+        run.finish(ended)
+        if run.reraise(ended):
+            raise ended  # type: ignore[misc]
+        return session
+
+    async def arun(self, session: Session | None = None) -> Session:
+        """Run the conversation to its end on the running event loop.
+
+        Async tools in one batch run concurrently (results keep call order). Cancelling the
+        task ends the run with status ``stopped``, the session intact.
+        """
+        session = Session() if session is None else session
+        run = _Run(self, session)
+        flow: Flow = self.template.render(session)
+        ended: BaseException | None = None
+        try:
+            answer: Any = None
+            while True:
+                step = flow.send(answer)
+                answer = None
+                if isinstance(step, Message | Event):
+                    run.apply(step)
+                elif isinstance(step, CallModel):
+                    model = run.model_for(step)
+                    started = time.perf_counter()
+                    reply = await model.acomplete(session.messages, step.tools,
+                                                  on_delta=run.on_delta())
+                    answer = run.model_replied(reply, started)
+                elif isinstance(step, RunTools):
+                    answer = await self._arun_tools(step.invocations)
+                elif isinstance(step, AskUser):
+                    answer = await self._aask(run, step)
+                else:
+                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
+                                    "Event or a request from convo.requests")
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            ended = exc
+        finally:
+            flow.close()
+        run.finish(ended)
+        if run.reraise(ended):
+            raise ended  # type: ignore[misc]
+        return session
+
+    @staticmethod
+    async def _arun_tools(invocations: Sequence[Invocation]) -> list[ToolRun]:
+        if len(invocations) == 1:
+            return [await _run_async(invocations[0])]
+        return list(await asyncio.gather(*(_run_async(inv) for inv in invocations)))
+
+    def _ask(self, run: _Run, request: AskUser) -> str:
+        return run.user_interface().ask(run.session, request.instruction, request.default)
+
+    async def _aask(self, run: _Run, request: AskUser) -> str:
+        ui = run.user_interface()
+        aask = getattr(ui, "aask", None)
+        if aask is not None:
+            answer: str = await aask(run.session, request.instruction, request.default)
+            return answer
+        return ui.ask(run.session, request.instruction, request.default)
+
+
+class CommandLineRunner(Runner):
+    """A Runner that shows the conversation in the terminal as it happens.
+
+    Its default user interface is ``CLIInterface()``; text is streamed when the model streams.
+    """
+
+    def __init__(
+        self,
+        model: Model | None,
+        template: Template,
+        user_interface: UserInterface | None = None,
+        *,
+        on_event: EventHandler | None = None,
+        printer: Any = None,
+        **kw: Any,
+    ) -> None:
+        from .interfaces.cli import CLIInterface
+        from .interfaces.printer import ConsolePrinter
+
+        self.printer = printer if printer is not None else ConsolePrinter()
+        user_handler = on_event
+
+        def show(event: Event) -> None:
+            self.printer(event)
+            if user_handler is not None:
+                user_handler(event)
+
+        super().__init__(
+            model, template, CLIInterface() if user_interface is None else user_interface,
+            on_event=show, **kw,
+        )
+
+    def run(self, session: Session | None = None) -> Session:
+        self.printer.start()
+        return super().run(session)
+
+    async def arun(self, session: Session | None = None) -> Session:
+        self.printer.start()
+        return await super().arun(session)
+
+    def _ask(self, run: _Run, request: AskUser) -> str:
+        answer = super()._ask(run, request)
+        self.printer.skip_next_user = getattr(self.user_interface, "echoes_input", False)
+        return answer
+
+    async def _aask(self, run: _Run, request: AskUser) -> str:
+        answer = await super()._aask(run, request)
+        self.printer.skip_next_user = getattr(self.user_interface, "echoes_input", False)
+        return answer

@@ -1,0 +1,204 @@
+"""Session, TurnResult, Outcome, RunStatus, Usage: the state of a conversation and why it ended.
+
+A session round-trips exactly through ``to_dict``/``from_dict`` and ``to_json``/``from_json``;
+the dict carries ``format`` and ``version`` so a transcript written by one version of convo is
+read by the next.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from .messages import Message
+
+FORMAT: Final = "convo.session"
+FORMAT_VERSION: Final = 1
+
+
+class RunStatus(str, enum.Enum):
+    """Why a turn or a run ended."""
+
+    COMPLETED = "completed"
+    ENDED = "ended"
+    PENDING_REVIEW = "pending_review"
+    MAX_ITERATIONS = "max_iterations"
+    ITERATIONS_EXCEEDED = "iterations_exceeded"
+    STOPPED = "stopped"
+    ERROR = "error"
+    LLM_EMPTY_RESPONSE_ERROR = "llm_empty_response_error"
+    IMPLICIT_COMPLETION = "implicit_completion"
+    MAX_MESSAGES = "max_messages"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen(slots=True)
+class Usage:
+    """Tokens, where the model reports them; adds up over a run."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.prompt_tokens or self.completion_tokens or self.total_tokens)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Usage:
+        if not d:
+            return NO_USAGE
+        return cls(
+            int(d.get("prompt_tokens") or 0),
+            int(d.get("completion_tokens") or 0),
+            int(d.get("total_tokens") or 0),
+        )
+
+
+NO_USAGE: Final = Usage()
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class TurnResult:
+    """How one agent turn (one render of a ``ToolingTemplate``) ended."""
+
+    status: RunStatus = attrs.field(converter=RunStatus)
+    response: str | None = None
+    terminated_by: str | None = None
+    note: str | None = None
+    summary: str | None = None
+    finish_status: str | None = None
+    iterations: int = 0
+    injections: int = 0
+    restriction_exhausted: bool = False
+    done: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d = attrs.asdict(self)
+        d["status"] = self.status.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TurnResult:
+        return cls(**d)
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class Outcome:
+    """Why a run ended, and what it cost."""
+
+    status: RunStatus = attrs.field(converter=RunStatus)
+    farewell: str | None = None
+    error: str | None = None
+    turn: TurnResult | None = None
+    messages: int = 0
+    model_calls: int = 0
+    usage: Usage = NO_USAGE
+    elapsed_s: float = 0.0
+
+    def describe(self) -> str:
+        """One line: the status and why."""
+        why = {
+            RunStatus.ENDED: f"the conversation was ended ({self.farewell!r})"
+            if self.farewell else "the conversation was ended",
+            RunStatus.STOPPED: "the user quit or the run was cancelled",
+            RunStatus.MAX_MESSAGES: "the runner's max_messages bound was reached",
+            RunStatus.ERROR: f"an error: {self.error}",
+        }.get(self.status)
+        if why is None and self.turn is not None and self.turn.terminated_by:
+            why = f"the model called {self.turn.terminated_by!r}"
+        if why is None:
+            why = "the conversation ran to its end"
+        return f"{self.status.value}: {why} ({self.messages} messages, {self.model_calls} model calls)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "farewell": self.farewell,
+            "error": self.error,
+            "turn": self.turn.to_dict() if self.turn else None,
+            "messages": self.messages,
+            "model_calls": self.model_calls,
+            "usage": attrs.asdict(self.usage),
+            "elapsed_s": self.elapsed_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Outcome:
+        d = dict(d)
+        turn = d.pop("turn", None)
+        usage = d.pop("usage", None)
+        return cls(
+            turn=TurnResult.from_dict(turn) if turn else None,
+            usage=Usage.from_dict(usage),
+            **d,
+        )
+
+
+@attrs.define(slots=True, eq=True)
+class Session:
+    """A conversation: its messages, the variables templates see, its turns and its outcome."""
+
+    messages: list[Message] = attrs.field(factory=list, converter=lambda m: list(m or ()))
+    state: dict[str, Any] = attrs.field(factory=dict, converter=lambda s: dict(s or {}))
+    turns: list[TurnResult] = attrs.field(factory=list, kw_only=True)
+    outcome: Outcome | None = attrs.field(default=None, kw_only=True)
+
+    def append(self, message: Message) -> None:
+        self.messages.append(message)
+
+    @property
+    def last_message(self) -> Message | None:
+        return self.messages[-1] if self.messages else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "messages": [m.to_dict() for m in self.messages],
+            "state": self.state,
+            "turns": [t.to_dict() for t in self.turns],
+            "outcome": self.outcome.to_dict() if self.outcome else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Session:
+        if d.get("format", FORMAT) != FORMAT:
+            raise ValueError(f"not a convo session: format is {d.get('format')!r}, "
+                             f"expected {FORMAT!r}")
+        version = d.get("version", FORMAT_VERSION)
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ValueError(
+                f"session format version {version!r} is newer than this convo reads "
+                f"(up to {FORMAT_VERSION}); upgrade convo"
+            )
+        outcome = d.get("outcome")
+        return cls(
+            [Message.from_dict(m) for m in d.get("messages") or ()],
+            d.get("state") or {},
+            turns=[TurnResult.from_dict(t) for t in d.get("turns") or ()],
+            outcome=Outcome.from_dict(outcome) if outcome else None,
+        )
+
+    def to_json(self, **dumps_kw: Any) -> str:
+        try:
+            return json.dumps(self.to_dict(), ensure_ascii=False, **dumps_kw)
+        except TypeError as exc:
+            raise TypeError(f"session cannot be written as JSON: {exc} "
+                            "(session.state must hold JSON values only)") from exc
+
+    @classmethod
+    def from_json(cls, text: str) -> Session:
+        return cls.from_dict(json.loads(text))

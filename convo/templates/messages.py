@@ -1,0 +1,106 @@
+"""Templates that add one message: fixed text, the user's answer, or a model's reply."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..messages import ROLES, Message, Role
+from ..rendering import Text
+from ..requests import AskUser, CallModel, Flow
+from ..session import Session
+from .base import Template
+
+if TYPE_CHECKING:
+    from ..models.base import Model
+
+
+def _check_role(_: object, __: attrs.Attribute[Any], value: str) -> None:
+    if value not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(map(repr, ROLES))}; got {value!r}")
+
+
+@attrs.define(slots=True, eq=False)
+class MessageTemplate(Template):
+    """Renders ``content`` with Jinja over ``session.state`` and appends one message."""
+
+    content: str
+    role: Role = attrs.field(validator=_check_role)
+    disable_jinja: bool = attrs.field(default=False, kw_only=True)
+    _text: Text = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._text = Text(self.content, self.label(), disable_jinja=self.disable_jinja)
+
+    def render(self, session: Session) -> Flow:
+        yield Message(self.role, self._text.render(session))
+        return session
+
+
+@attrs.define(slots=True, eq=False)
+class SystemTemplate(MessageTemplate):
+    """A system message."""
+
+    role: Role = attrs.field(default="system", init=False)
+
+
+@attrs.define(slots=True, eq=False)
+class UserTemplate(Template):
+    """A user message: ``content`` when given, else the user interface's answer.
+
+    ``description`` is the prompt shown to the user; ``default`` is used on empty input.
+    """
+
+    content: str | None = None
+    description: str | None = attrs.field(default=None, kw_only=True)
+    default: str | None = attrs.field(default=None, kw_only=True)
+    _text: Text | None = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._text = None if self.content is None else Text(self.content, self.label())
+
+    def render(self, session: Session) -> Flow:
+        if self._text is not None:
+            yield Message("user", self._text.render(session))
+            return session
+        answer: str = yield AskUser(self.description, self.default)
+        if not answer and self.default is not None:
+            answer = self.default
+        yield Message("user", answer)
+        return session
+
+
+@attrs.define(slots=True, eq=False)
+class GenerateTemplate(Template):
+    """One model call, no tools; the reply is appended with ``role``."""
+
+    role: Role = attrs.field(default="assistant", validator=_check_role)
+    model: Model | None = attrs.field(default=None, kw_only=True)
+
+    def render(self, session: Session) -> Flow:
+        reply: Message = yield CallModel(self.model)
+        if reply.role != self.role:
+            reply = Message(self.role, reply.content, metadata=reply.metadata)
+        yield reply
+        return session
+
+
+@attrs.define(slots=True, eq=False)
+class AssistantTemplate(Template):
+    """A scripted assistant message (``content``), or one model call without tools."""
+
+    content: str | None = None
+    model: Model | None = attrs.field(default=None, kw_only=True)
+    _text: Text | None = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._text = None if self.content is None else Text(self.content, self.label())
+
+    def render(self, session: Session) -> Flow:
+        if self._text is not None:
+            yield Message("assistant", self._text.render(session))
+            return session
+        reply: Message = yield CallModel(self.model)
+        yield reply
+        return session
