@@ -21,9 +21,10 @@ from .errors import (
 )
 from .events import Event
 from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
+from .interfaces.console import CommandLineRunner
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
-from .runner import CommandLineRunner, Runner
+from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
 from .templates import (
     AssistantTemplate,

@@ -60,7 +60,7 @@ class InterfaceError(RunError):
     """The user interface could not answer (for example, none was given)."""
 
 
-class ReachedEndTemplateException(Exception):  # noqa: N818 - the name is part of the API
+class ReachedEndTemplateException(Exception):
     """Ends the whole conversation from any depth; the runner records outcome ``ended``.
 
     Raised by ``EndTemplate``, ``EndConversationTool`` or any tool.

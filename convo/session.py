@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -20,7 +20,7 @@ FORMAT: Final = "convo.session"
 FORMAT_VERSION: Final = 1
 
 
-class RunStatus(str, enum.Enum):
+class RunStatus(enum.StrEnum):
     """Why a turn or a run ended."""
 
     COMPLETED = "completed"
@@ -121,7 +121,8 @@ class Outcome:
             why = f"the model called {self.turn.terminated_by!r}"
         if why is None:
             why = "the conversation ran to its end"
-        return f"{self.status.value}: {why} ({self.messages} messages, {self.model_calls} model calls)"
+        counts = f"{self.messages} messages, {self.model_calls} model calls"
+        return f"{self.status.value}: {why} ({counts})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,12 +148,20 @@ class Outcome:
         )
 
 
+def _to_list(messages: Iterable[Message] | None) -> list[Message]:
+    return messages if type(messages) is list else list(messages or ())
+
+
+def _to_dict(state: Mapping[str, Any] | None) -> dict[str, Any]:
+    return state if type(state) is dict else dict(state or {})
+
+
 @attrs.define(slots=True, eq=True)
 class Session:
     """A conversation: its messages, the variables templates see, its turns and its outcome."""
 
-    messages: list[Message] = attrs.field(factory=list, converter=lambda m: list(m or ()))
-    state: dict[str, Any] = attrs.field(factory=dict, converter=lambda s: dict(s or {}))
+    messages: list[Message] = attrs.field(factory=list, converter=_to_list)
+    state: dict[str, Any] = attrs.field(factory=dict, converter=_to_dict)
     turns: list[TurnResult] = attrs.field(factory=list, kw_only=True)
     outcome: Outcome | None = attrs.field(default=None, kw_only=True)
 

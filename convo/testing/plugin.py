@@ -1,0 +1,1 @@
+"""The convo pytest plugin (registered through the ``pytest11`` entry point)."""
