@@ -17,6 +17,7 @@ from .errors import (
     RunError,
     ScriptError,
     TemplateSyntaxError,
+    ToolArgumentError,
     ToolDefinitionError,
 )
 from .events import Event
@@ -27,17 +28,31 @@ from .models import EchoModel, FunctionModel, MockModel, Model
 from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
 from .templates import (
+    DEFAULT_RESTRICTION_MESSAGE,
     AssistantTemplate,
     BreakTemplate,
     EndTemplate,
     GenerateTemplate,
     IfTemplate,
     LinearTemplate,
+    LoopGuard,
     LoopTemplate,
     MessageTemplate,
     SystemTemplate,
     Template,
+    ToolingTemplate,
     UserTemplate,
+)
+from .tools import (
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    TerminateResponse,
+    Tool,
+    ToolArgument,
+    ToolResult,
+    tool,
 )
 
 __version__ = "0.1.0"
@@ -53,6 +68,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEFAULT_RESTRICTION_MESSAGE",
     "AssistantTemplate",
     "BreakTemplate",
     "CLIInterface",
@@ -61,12 +77,17 @@ __all__ = [
     "DefinitionError",
     "EchoMockInterface",
     "EchoModel",
+    "EndConversationTool",
     "EndTemplate",
     "Event",
+    "FinishResponseTool",
+    "FinishTaskTool",
+    "FinishTool",
     "FunctionModel",
     "GenerateTemplate",
     "IfTemplate",
     "LinearTemplate",
+    "LoopGuard",
     "LoopTemplate",
     "Message",
     "MessageTemplate",
@@ -86,11 +107,18 @@ __all__ = [
     "SystemTemplate",
     "Template",
     "TemplateSyntaxError",
+    "TerminateResponse",
+    "Tool",
+    "ToolArgument",
+    "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
+    "ToolResult",
+    "ToolingTemplate",
     "TurnResult",
     "Usage",
     "UserInterface",
     "UserTemplate",
     "__version__",
+    "tool",
 ]

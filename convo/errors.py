@@ -9,6 +9,7 @@
     │   └── ToolDefinitionError    a tool that cannot be described to a model
     └── RunError                   a failure while a conversation runs
         ├── RenderError            an undefined variable, a failing Jinja filter
+        ├── ToolArgumentError      arguments that do not fit a tool (the model is told)
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
         │   └── ScriptError        a scripted model or replay ran out or went off script
         └── InterfaceError         the user interface cannot answer
@@ -43,6 +44,13 @@ class RunError(ConvoError):
 
 class RenderError(RunError):
     """A template could not be rendered (for example an undefined variable)."""
+
+
+class ToolArgumentError(RunError, ValueError):
+    """Arguments do not fit a tool: missing, unexpected, of the wrong type, not JSON.
+
+    Inside a run this never escapes: the model gets the message as the tool's result.
+    """
 
 
 class ModelError(RunError):

@@ -3,6 +3,7 @@
 from .base import Template
 from .control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
 from .end import EndTemplate
+from .guard import LoopGuard
 from .messages import (
     AssistantTemplate,
     GenerateTemplate,
@@ -10,17 +11,21 @@ from .messages import (
     SystemTemplate,
     UserTemplate,
 )
+from .tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
 
 __all__ = [
+    "DEFAULT_RESTRICTION_MESSAGE",
     "AssistantTemplate",
     "BreakTemplate",
     "EndTemplate",
     "GenerateTemplate",
     "IfTemplate",
     "LinearTemplate",
+    "LoopGuard",
     "LoopTemplate",
     "MessageTemplate",
     "SystemTemplate",
     "Template",
+    "ToolingTemplate",
     "UserTemplate",
 ]

@@ -1,0 +1,27 @@
+"""Tools: definitions, ``@tool``, the termination family, and the registry."""
+
+from .base import Tool, ToolArgument, ToolResult
+from .decorator import FunctionTool, tool
+from .registry import ToolRegistry, registry
+from .termination import (
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    TerminateResponse,
+)
+
+__all__ = [
+    "EndConversationTool",
+    "FinishResponseTool",
+    "FinishTaskTool",
+    "FinishTool",
+    "FunctionTool",
+    "TerminateResponse",
+    "Tool",
+    "ToolArgument",
+    "ToolRegistry",
+    "ToolResult",
+    "registry",
+    "tool",
+]

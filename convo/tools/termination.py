@@ -1,0 +1,136 @@
+"""The termination family: how a model ends its turn, or the whole conversation.
+
+See docs/termination.md for which tool or setting ends what, with which status.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, Literal
+
+import attrs
+
+from ..errors import ReachedEndTemplateException
+from ..session import RunStatus
+from .base import Tool, ToolArgument
+
+FINISH_STATUSES: Final = ("done", "partial", "blocked")
+_STATUS_TEXT: Final = {
+    "done": "Task objective achieved",
+    "partial": "Partial progress made",
+    "blocked": "Task blocked - cannot proceed",
+}
+
+
+@attrs.frozen(slots=True)
+class TerminateResponse:
+    """Returned by any tool: the turn ends (``done=True``) once this batch is answered.
+
+    ``message`` becomes the call's tool message (``"Finished"`` when None). The keyword
+    fields let finish tools report a status, a summary and a finish status on the turn.
+    """
+
+    message: str | None = None
+    status: RunStatus = attrs.field(default=RunStatus.COMPLETED, kw_only=True,
+                                    converter=RunStatus)
+    note: str | None = attrs.field(default=None, kw_only=True)
+    summary: str | None = attrs.field(default=None, kw_only=True)
+    finish_status: str | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def text(self) -> str:
+        return "Finished" if self.message is None else self.message
+
+
+class FinishTool(Tool):
+    """``finish``: the standard way to end a turn, above all when output is restricted."""
+
+    name = "finish"
+    description = ("Signal the current task is complete. "
+                   "Call this before ending when output is restricted.")
+    arguments = {  # noqa: RUF012
+        "note": ToolArgument("note", "Note about task completion", str, required=False),
+    }
+
+    def _execute(self, args: dict[str, Any]) -> TerminateResponse:
+        note = args.get("note")
+        return TerminateResponse(note, note=note)
+
+
+class EndConversationTool(Tool):
+    """``end_conversation``: ends the whole conversation with a farewell."""
+
+    name = "end_conversation"
+    description = ("End the current conversation. Use it when the user wants to stop; "
+                   "`message` is your farewell to them.")
+    arguments = {  # noqa: RUF012
+        "message": ToolArgument("message", "Optional farewell message", str, required=False),
+    }
+
+    def _execute(self, args: dict[str, Any]) -> Any:
+        raise ReachedEndTemplateException(args.get("message") or "Conversation ended.")
+
+
+class FinishResponseTool(Tool):
+    """``finish_response``: ends a turn in mode ``"response"`` with status ``completed``."""
+
+    name = "finish_response"
+    description = ("Signal that your response to the user is complete and you have no more "
+                   "actions to take. Call it when you are done responding.")
+    arguments = {  # noqa: RUF012
+        "summary": ToolArgument("summary", "Optional brief summary of the response", str,
+                                required=False),
+    }
+    finish_mode = "response"
+
+    def _execute(self, args: dict[str, Any]) -> TerminateResponse:
+        summary = args.get("summary")
+        text = f"Response complete. Summary: {summary}" if summary else "Response complete."
+        return TerminateResponse(text, summary=summary)
+
+
+class FinishTaskTool(Tool):
+    """``finish_task``: ends a turn in mode ``"task"`` with status ``pending_review``.
+
+    The model may pass ``{summary?, status?}`` or a bare string (the summary). ``status`` is
+    ``done`` (default), ``partial`` or ``blocked``. ``task_completed`` is a deprecated alias.
+    """
+
+    name = "finish_task"
+    description = ("Signal that you believe the task objective is achieved; a human will "
+                   "review it. `status` is done, partial or blocked.")
+    arguments = {  # noqa: RUF012
+        "summary": ToolArgument("summary", "What was accomplished", str, required=False),
+        "status": ToolArgument("status", "done, partial or blocked (default done)",
+                               Literal["done", "partial", "blocked"], required=False),
+    }
+    aliases = ("task_completed",)
+    finish_mode = "task"
+
+    def parse_raw(self, raw: str) -> dict[str, Any]:
+        text = raw.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                return {"summary": raw}
+            if isinstance(value, dict):
+                return value
+        elif text.startswith('"'):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if isinstance(value, str):
+                return {"summary": value} if value else {}
+        return {"summary": raw} if text else {}
+
+    def _execute(self, args: dict[str, Any]) -> TerminateResponse:
+        summary = args.get("summary")
+        status = args.get("status") or "done"
+        head = f"{_STATUS_TEXT[status]}. Marked for human review."
+        text = f"{head} Summary: {summary}" if summary else head
+        return TerminateResponse(
+            f"{text} [FINISH_STATUS:{status}]",
+            status=RunStatus.PENDING_REVIEW, summary=summary, finish_status=status,
+        )
