@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from .errors import (
@@ -23,7 +23,7 @@ from .events import TurnEnded as _TurnEnded
 from .interfaces.base import UserInterface
 from .messages import Message
 from .models.base import Model
-from .requests import AskUser, CallModel, Flow, Invocation, RunTools, ToolRun
+from .requests import AskUser, CallModel, Flow, Invocation, Request, RunTools, ToolRun
 from .session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
 from .templates.base import Template, validate_tree
 
@@ -202,39 +202,19 @@ class Runner:
 
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
-        session = Session() if session is None else session
-        run = _Run(self, session)
-        flow: Flow = self.template.render(session)
-        ended: BaseException | None = None
-        try:
-            answer: Any = None
-            while True:
-                step = flow.send(answer)
-                answer = None
-                if isinstance(step, Message | Event):
-                    run.apply(step)
-                elif isinstance(step, CallModel):
-                    model = run.model_for(step)
-                    started = time.perf_counter()
-                    reply = model.complete(session.messages, step.tools, on_delta=run.on_delta())
-                    answer = run.model_replied(reply, started)
-                elif isinstance(step, RunTools):
-                    answer = [_run_sync(inv) for inv in step.invocations]
-                elif isinstance(step, AskUser):
-                    answer = self._ask(run, step)
-                else:
-                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
-                                    "Event or a request from convo.requests")
-        except StopIteration:
-            pass
-        except BaseException as exc:
-            ended = exc
-        finally:
-            flow.close()
-        run.finish(ended)
-        if run.reraise(ended):
-            raise ended  # type: ignore[misc]
-        return session
+        run = _Run(self, Session() if session is None else session)
+        driver = self._drive(run)
+        send: Callable[[Any], Request] = driver.send
+        value: Any = None
+        while True:
+            try:
+                request = send(value)
+            except StopIteration:
+                return run.session
+            try:
+                value, send = self._answer(run, request), driver.send
+            except BaseException as exc:  # handed to the driver, which decides the outcome
+                value, send = exc, driver.throw
 
     async def arun(self, session: Session | None = None) -> Session:
         """Run the conversation to its end on the running event loop.
@@ -242,27 +222,37 @@ class Runner:
         Async tools in one batch run concurrently (results keep call order). Cancelling the
         task ends the run with status ``stopped``, the session intact.
         """
-        session = Session() if session is None else session
-        run = _Run(self, session)
-        flow: Flow = self.template.render(session)
+        run = _Run(self, Session() if session is None else session)
+        driver = self._drive(run)
+        send: Callable[[Any], Request] = driver.send
+        value: Any = None
+        while True:
+            try:
+                request = send(value)
+            except StopIteration:
+                return run.session
+            try:
+                value, send = await self._aanswer(run, request), driver.send
+            except BaseException as exc:  # handed to the driver, which decides the outcome
+                value, send = exc, driver.throw
+
+    def _drive(self, run: _Run) -> Generator[Request, Any, None]:
+        """Drive the template's generator; yield only the requests that need I/O.
+
+        ``run`` and ``arun`` answer them (or throw the failure back in); everything else —
+        appending messages, events, limits, the outcome — happens here, once for both.
+        """
+        flow: Flow = self.template.render(run.session)
         ended: BaseException | None = None
         try:
             answer: Any = None
             while True:
                 step = flow.send(answer)
-                answer = None
                 if isinstance(step, Message | Event):
                     run.apply(step)
-                elif isinstance(step, CallModel):
-                    model = run.model_for(step)
-                    started = time.perf_counter()
-                    reply = await model.acomplete(session.messages, step.tools,
-                                                  on_delta=run.on_delta())
-                    answer = run.model_replied(reply, started)
-                elif isinstance(step, RunTools):
-                    answer = await self._arun_tools(step.invocations)
-                elif isinstance(step, AskUser):
-                    answer = await self._aask(run, step)
+                    answer = None
+                elif isinstance(step, CallModel | RunTools | AskUser):
+                    answer = yield step
                 else:
                     raise TypeError(f"a template yielded {step!r}; expected a Message, an "
                                     "Event or a request from convo.requests")
@@ -275,7 +265,27 @@ class Runner:
         run.finish(ended)
         if run.reraise(ended):
             raise ended  # type: ignore[misc]
-        return session
+
+    def _answer(self, run: _Run, request: Request) -> Any:
+        if isinstance(request, CallModel):
+            model = run.model_for(request)
+            started = time.perf_counter()
+            reply = model.complete(run.session.messages, request.tools, on_delta=run.on_delta())
+            return run.model_replied(reply, started)
+        if isinstance(request, RunTools):
+            return [_run_sync(inv) for inv in request.invocations]
+        return self._ask(run, request)
+
+    async def _aanswer(self, run: _Run, request: Request) -> Any:
+        if isinstance(request, CallModel):
+            model = run.model_for(request)
+            started = time.perf_counter()
+            reply = await model.acomplete(run.session.messages, request.tools,
+                                          on_delta=run.on_delta())
+            return run.model_replied(reply, started)
+        if isinstance(request, RunTools):
+            return await self._arun_tools(request.invocations)
+        return await self._aask(run, request)
 
     @staticmethod
     async def _arun_tools(invocations: Sequence[Invocation]) -> list[ToolRun]:
