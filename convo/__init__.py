@@ -11,6 +11,7 @@ from typing import Any
 from .errors import (
     ConvoError,
     DefinitionError,
+    InterfaceError,
     ModelError,
     ReachedEndTemplateException,
     RenderError,
@@ -84,6 +85,7 @@ __all__ = [
     "FinishTaskTool",
     "FinishTool",
     "FunctionModel",
+    "InterfaceError",
     "GenerateTemplate",
     "IfTemplate",
     "LinearTemplate",

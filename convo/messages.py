@@ -28,10 +28,16 @@ def _to_tuple(value: Any) -> tuple[ToolCall, ...]:
 
 
 def _to_metadata(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return value if value else _NO_METADATA
+    # Read-only, like the rest of a frozen message.
+    return MappingProxyType(dict(value)) if value else _NO_METADATA
 
 
-@attrs.frozen(slots=True)
+def _to_content(value: str | None) -> str:
+    return "" if value is None else value
+
+
+# No __weakref__ slot on these two: a conversation holds many of them, and 8 bytes each add up.
+@attrs.frozen(slots=True, weakref_slot=False)
 class ToolCall:
     """One call of a tool, as the model asked for it.
 
@@ -41,7 +47,8 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any] = attrs.field(factory=dict)
+    # Dicts cannot be hashed; equal calls still hash equal (by id, name, raw text).
+    arguments: dict[str, Any] = attrs.field(factory=dict, hash=False)
     raw_arguments: str | None = attrs.field(default=None, kw_only=True)
 
     def arguments_json(self) -> str:
@@ -64,7 +71,7 @@ class ToolCall:
         )
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, weakref_slot=False)
 class Message:
     """One message of a conversation.
 
@@ -73,12 +80,12 @@ class Message:
     """
 
     role: Role = attrs.field(validator=_check_role)
-    content: str = ""
+    content: str = attrs.field(default="", converter=_to_content)
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), kw_only=True, converter=_to_tuple)
     tool_call_id: str | None = attrs.field(default=None, kw_only=True)
     name: str | None = attrs.field(default=None, kw_only=True)
     metadata: Mapping[str, Any] = attrs.field(
-        default=_NO_METADATA, kw_only=True, converter=_to_metadata
+        default=_NO_METADATA, kw_only=True, converter=_to_metadata, hash=False
     )
 
     def to_dict(self) -> dict[str, Any]:

@@ -106,7 +106,7 @@ class Outcome:
     messages: int = 0
     model_calls: int = 0
     usage: Usage = NO_USAGE
-    elapsed_s: float = 0.0
+    elapsed_s: float = attrs.field(default=0.0, eq=False)  # timing is not identity
 
     def describe(self) -> str:
         """One line: the status and why."""
@@ -149,11 +149,11 @@ class Outcome:
 
 
 def _to_list(messages: Iterable[Message] | None) -> list[Message]:
-    return messages if type(messages) is list else list(messages or ())
+    return list(messages or ())  # a copy: a run never changes the caller's list
 
 
 def _to_dict(state: Mapping[str, Any] | None) -> dict[str, Any]:
-    return state if type(state) is dict else dict(state or {})
+    return dict(state or {})  # a copy: a run never changes the caller's dict
 
 
 @attrs.define(slots=True, eq=True)

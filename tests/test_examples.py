@@ -1,0 +1,102 @@
+"""Every example runs offline, on its own mock model, with its demo input.
+
+The example convention (the ``convo`` command relies on it too): a file in ``examples/``
+defines ``template``, ``mock_model``, optionally ``state`` (the initial ``session.state``) and
+``demo_input`` (what a user would type). Files named ``test_*.py`` are example *tests* for
+users; they are run with pytest here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from convo import Model, Runner, RunStatus, ScriptedInterface, Session, Template
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))
+EXAMPLE_TESTS = sorted(EXAMPLES.glob("test_*.py"))
+
+
+def _load(path: Path) -> Iterator[ModuleType]:
+    name = f"convo_example_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[name]
+
+
+@pytest.fixture(params=EXAMPLE_FILES, ids=lambda p: p.name)
+def example(request: pytest.FixtureRequest,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    yield from _load(request.param)
+
+
+def _defines_template(module: ModuleType) -> bool:
+    return isinstance(getattr(module, "template", None), Template)
+
+
+def test_there_are_examples() -> None:
+    assert "math_teacher.py" in [p.name for p in EXAMPLE_FILES]
+
+
+def test_example_runs_offline_on_its_mock_model(example: ModuleType) -> None:
+    if not _defines_template(example):
+        pytest.skip(f"{example.__file__} defines no template")
+    assert isinstance(example.mock_model, Model), "an example defines mock_model, a Model"
+    demo_input = getattr(example, "demo_input", [])
+    assert all(isinstance(line, str) for line in demo_input)
+    state = getattr(example, "state", {})
+    assert isinstance(state, dict)
+
+    session = Runner(example.mock_model, example.template, ScriptedInterface(demo_input),
+                     raise_errors=False).run(Session(state=dict(state)))
+
+    assert session.outcome is not None
+    assert session.outcome.status is not RunStatus.ERROR, session.outcome.error
+    assert session.messages, "the demo should say something"
+
+
+def test_example_is_runnable_as_a_script(example: ModuleType) -> None:
+    source = Path(str(example.__file__)).read_text(encoding="utf-8")
+    if not _defines_template(example):
+        pytest.skip(f"{example.__file__} defines no template")
+    assert 'if __name__ == "__main__":' in source
+    assert example.__doc__, "an example starts with a docstring saying what it shows"
+
+
+def test_math_teacher_ends_with_its_farewell() -> None:
+    [teacher] = _load(EXAMPLES / "math_teacher.py")  # the generator closes after unpacking
+    session = Runner(teacher.mock_model, teacher.template,
+                     ScriptedInterface(teacher.demo_input)).run(Session(state=dict(teacher.state)))
+    assert session.outcome is not None
+    assert session.outcome.status is RunStatus.ENDED
+    assert session.outcome.farewell == "Goodbye! Keep practising a little every day."
+    assert session.messages[0].content.startswith("You are a patient math teacher for Sam, ")
+    assert [m.role for m in session.messages] == [
+        "system", "assistant", "user", "assistant", "user", "assistant", "user", "assistant",
+    ]
+    assert session.messages[-1].content == session.outcome.farewell
+
+
+@pytest.mark.parametrize("path", EXAMPLE_TESTS, ids=lambda p: p.name)
+def test_example_tests_pass(path: Path, pytester: pytest.Pytester,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.makepyfile(**{path.stem: path.read_text(encoding="utf-8")})
+    result = pytester.runpytest("-W", "error", "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    assert outcomes.get("passed", 0) > 0
