@@ -1,0 +1,61 @@
+"""The public API is curated: __all__ is pinned, and every name of ../shared/API.md is there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import convo
+import convo.testing
+from convo import RunStatus
+from convo.tools import registry
+
+API_NAMES = """
+Message ToolCall Session TurnResult Outcome RunStatus
+Template MessageTemplate SystemTemplate UserTemplate AssistantTemplate GenerateTemplate
+LinearTemplate LoopTemplate IfTemplate BreakTemplate EndTemplate ToolingTemplate
+Tool ToolArgument ToolResult tool TerminateResponse FinishTool EndConversationTool
+FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTION_MESSAGE LoopGuard
+Model OpenAIModel MockModel FunctionModel EchoModel
+Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
+""".split()
+
+EXTRA_NAMES = """
+ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
+TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
+""".split()
+
+
+def test_all_is_exactly_the_curated_api() -> None:
+    assert sorted(convo.__all__) == sorted(API_NAMES + EXTRA_NAMES)
+
+
+def test_every_name_resolves() -> None:
+    for name in convo.__all__:
+        assert getattr(convo, name) is not None, name
+
+
+def test_test_kit_names() -> None:
+    for name in ("OpenAIServer", "ErrorReply", "SlowReply"):
+        assert getattr(convo.testing, name) is not None
+
+
+def test_run_status_values_are_exactly_the_contract() -> None:
+    assert [s.value for s in RunStatus] == [
+        "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
+        "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
+    ]
+    assert RunStatus("ended") == "ended"
+
+
+def test_registry_has_the_four_built_in_tools() -> None:
+    assert list(registry) == [
+        "finishTool", "endConversationTool", "finishResponseTool", "finishTaskTool",
+    ]
+
+
+def test_import_convo_does_not_import_openai() -> None:
+    code = "import sys, convo; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
