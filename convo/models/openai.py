@@ -1,0 +1,387 @@
+"""OpenAIModel: Chat Completions through the official ``openai`` SDK (``openai>=2,<4``).
+
+Works with OpenAI and with any OpenAI-compatible server (vLLM, Ollama, llama.cpp, the test
+server in ``convo.testing``). The wire format lives in ``wire.py``; this module only drives
+the SDK and turns its failures into ``ModelError``\\ s that say what to check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import AsyncGenerator, Sequence
+from types import TracebackType
+from typing import Any, TypeAlias
+
+import openai
+
+from ..errors import ModelError
+from ..messages import Message
+from .base import DeltaCallback, ToolSchemas
+from .wire import (
+    StreamAccumulator,
+    WireError,
+    message_from_response,
+    messages_to_wire,
+    tools_to_wire,
+)
+
+# Local servers ignore the key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+
+class OpenAIModel:
+    """A chat model behind the Chat Completions API.
+
+    ``api_key`` and ``base_url`` default to ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``, as in
+    the SDK; with a base URL but no key (a local server) a placeholder key is sent. The SDK
+    clients are made on first use and kept, one connection pool per model (``close()`` /
+    ``aclose()`` or ``with`` releases them); ``client`` / ``async_client`` inject your own.
+    ``stream=True`` streams: text deltas reach the runner as they arrive. ``timeout`` (seconds)
+    and ``max_retries`` configure the SDK; ``temperature``, ``max_tokens`` and any ``extra``
+    keyword arguments are passed to ``chat.completions.create``.
+    """
+
+    def __init__(
+        self,
+        model: str = "gpt-4o-mini",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        async_client: Any = None,
+        stream: bool = False,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        **extra: Any,
+    ) -> None:
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url
+        self.stream = stream
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.extra = extra
+        self._client = client
+        self._async_client = async_client
+        self._owns_client = client is None
+        self._owns_async_client = async_client is None
+        self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._async_keeper: AsyncGenerator[None, None] | None = None
+        self._lock = threading.Lock()
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def _client_options(self) -> dict[str, Any]:
+        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if not api_key:
+            if base_url is None:
+                raise ModelError(
+                    "OpenAIModel has no API key: set OPENAI_API_KEY or pass api_key=; for a "
+                    "local OpenAI-compatible server (vLLM, Ollama) pass base_url= instead"
+                )
+            api_key = PLACEHOLDER_API_KEY
+        options: dict[str, Any] = {"api_key": api_key, "base_url": base_url,
+                                   "max_retries": self.max_retries}
+        if self.timeout is not None:
+            options["timeout"] = self.timeout
+        return options
+
+    @property
+    def client(self) -> Any:
+        """The synchronous SDK client (``openai.OpenAI``), made on first use."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = openai.OpenAI(**self._client_options())
+        return self._client
+
+    async def _aclient(self) -> Any:
+        """The async SDK client for the running event loop, made on first use there.
+
+        An async connection pool belongs to one event loop, so a model used from a new loop
+        (a second ``asyncio.run``) makes a new pool there. Each pool is tied to its loop by an
+        async generator: the loop closes it when it shuts down (``asyncio.run`` does), so no
+        socket outlives its loop.
+        """
+        if not self._owns_async_client:
+            return self._async_client
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._async_client is not None and self._async_loop is loop:
+                return self._async_client
+            stale = self._detach_async_client()
+            client = openai.AsyncOpenAI(**self._client_options())
+            self._async_client, self._async_loop = client, loop
+            self._async_keeper = _keep(client)
+            keeper = self._async_keeper
+        _close_elsewhere(stale)
+        await keeper.__anext__()
+        return client
+
+    def _detach_async_client(self) -> _Stale:
+        stale = (self._async_keeper, self._async_loop)
+        self._async_client = self._async_loop = self._async_keeper = None
+        return stale
+
+    def close(self) -> None:
+        """Release the connection pools this model made (not injected clients)."""
+        with self._lock:
+            if self._owns_client and self._client is not None:
+                self._client.close()
+                self._client = None
+            stale = self._detach_async_client() if self._owns_async_client else (None, None)
+        _close_elsewhere(stale)
+
+    async def aclose(self) -> None:
+        """Release the connection pools this model made, from async code."""
+        with self._lock:
+            keeper = None
+            if self._owns_async_client and self._async_loop is asyncio.get_running_loop():
+                keeper, _ = self._detach_async_client()
+        if keeper is not None:
+            await keeper.aclose()
+        self.close()
+
+    def __enter__(self) -> OpenAIModel:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create``."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
+        if tools:
+            kwargs["tools"] = tools_to_wire(tools)
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        if self.stream:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+        if self.timeout is not None:  # per request too, so that injected clients obey it
+            kwargs["timeout"] = self.timeout
+        kwargs.update(self.extra)
+        if "stream_options" in kwargs and kwargs["stream_options"] is None:
+            del kwargs["stream_options"]  # for servers that do not know the option
+        return kwargs
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"OpenAIModel({self.model!r}{where}, stream={self.stream})"
+
+    def complete(
+        self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+        on_delta: DeltaCallback | None = None,
+    ) -> Message:
+        kwargs = self.request(messages, tools)
+        try:
+            response = self.client.chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        if not kwargs.get("stream"):
+            return self._parse(response)
+        accumulator = StreamAccumulator()
+        try:
+            for chunk in response:
+                text = accumulator.add(chunk)
+                if text and on_delta is not None:
+                    on_delta(text)
+        except (openai.OpenAIError, WireError) as exc:
+            raise self._stream_error(exc, accumulator) from exc
+        finally:
+            response.close()
+        return self._finish_stream(accumulator)
+
+    async def acomplete(
+        self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+        on_delta: DeltaCallback | None = None,
+    ) -> Message:
+        kwargs = self.request(messages, tools)
+        try:
+            response = await (await self._aclient()).chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        if not kwargs.get("stream"):
+            return self._parse(response)
+        accumulator = StreamAccumulator()
+        try:
+            async for chunk in response:
+                text = accumulator.add(chunk)
+                if text and on_delta is not None:
+                    on_delta(text)
+        except (openai.OpenAIError, WireError) as exc:
+            raise self._stream_error(exc, accumulator) from exc
+        finally:
+            await response.close()
+        return self._finish_stream(accumulator)
+
+    # -- replies and failures ----------------------------------------------------------------
+
+    def _where(self) -> str:
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or ""
+        client = self._client or self._async_client
+        if client is not None:
+            base_url = str(getattr(client, "base_url", "") or base_url)
+        return f"{base_url.rstrip('/') or 'https://api.openai.com/v1'} (model {self.model!r})"
+
+    def _parse(self, response: Any) -> Message:
+        try:
+            return message_from_response(response)
+        except WireError as exc:
+            raise ModelError(
+                f"malformed reply from {self._where()}: {exc}. Check that the base URL points "
+                "at an OpenAI-compatible /v1 endpoint"
+            ) from exc
+
+    def _finish_stream(self, accumulator: StreamAccumulator) -> Message:
+        if not accumulator.complete:
+            raise ModelError(
+                f"the stream from {self._where()} ended after {accumulator.chunks} chunks "
+                "without a finish_reason: the reply was cut off. Check the server and the "
+                "network; try again"
+            )
+        try:
+            return accumulator.message()
+        except WireError as exc:
+            raise ModelError(f"malformed streamed reply from {self._where()}: {exc}") from exc
+
+    def _stream_error(self, exc: Exception, accumulator: StreamAccumulator) -> ModelError:
+        if isinstance(exc, WireError):
+            return ModelError(f"malformed streamed reply from {self._where()}: {exc}")
+        if isinstance(exc, openai.APIStatusError):
+            return self._error(exc)
+        return ModelError(
+            f"no HTTP status: the stream from {self._where()} broke off after "
+            f"{accumulator.chunks} chunks ({exc}). Check the server and the network; "
+            "try again"
+        )
+
+    def _error(self, exc: openai.OpenAIError) -> ModelError:
+        """A ModelError that names the server's status and what to check."""
+        where = self._where()
+        retries = (f"after {self.max_retries} retries" if self.max_retries
+                   else "with retries off")
+        if isinstance(exc, openai.APITimeoutError):
+            limit = f"{self.timeout:g} s" if self.timeout is not None else "the SDK's timeout"
+            return ModelError(
+                f"no HTTP status: {where} did not answer within {limit} ({retries}). Check "
+                "the base URL and that the server is up, or raise timeout="
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f" ({cause})" if cause else ""
+            if cause is not None and not _is_connect_error(cause):
+                return ModelError(
+                    f"no HTTP status: the connection to {where} broke off before the reply "
+                    f"was complete{detail}, {retries}. Check the server and the network; "
+                    "try again"
+                )
+            return ModelError(
+                f"no HTTP status: could not connect to {where}{detail}, {retries}. Check the "
+                "base URL (base_url= or OPENAI_BASE_URL) and that the server is running"
+            )
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            return ModelError(
+                f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
+                f"{_hint(status, self.model, retries)}"
+            )
+        if isinstance(exc, openai.APIResponseValidationError):
+            return ModelError(
+                f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
+                "that the base URL points at an OpenAI-compatible /v1 endpoint"
+            )
+        if "credentials" in str(exc).lower() or "api_key" in str(exc):
+            return ModelError(
+                f"OpenAIModel has no API key ({exc}): set OPENAI_API_KEY or pass api_key=; "
+                "for a local server pass base_url="
+            )
+        return ModelError(f"the openai SDK failed calling {where}: {exc}")
+
+
+def _reason(exc: openai.APIStatusError) -> str:
+    phrase = getattr(exc.response, "reason_phrase", "") or ""
+    return f" {phrase}" if phrase else ""
+
+
+def _server_says(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    message: Any = None
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+    elif body:
+        message = body
+    if not message:
+        return ""
+    text = str(message)
+    return f": {text[:500]}"
+
+
+def _hint(status: int, model: str, retries: str) -> str:
+    if status in (401, 403):
+        return "Check the API key (api_key= or OPENAI_API_KEY) and its permissions"
+    if status == 404:
+        return (f"Check the model name ({model!r}) and the base URL (base_url= or "
+                "OPENAI_BASE_URL; it usually ends in /v1)")
+    if status == 429:
+        return (f"Rate limited {retries}: check your quota, slow down, or raise "
+                "max_retries=")
+    if status >= 500:
+        return (f"The server failed {retries}: check the server and its logs, the base URL "
+                f"and the model name ({model!r}); try again")
+    return (f"The server rejected the request: check the model name ({model!r}), the base "
+            "URL and the extra settings passed to create()")
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    """Whether the HTTP library failed to connect at all (httpx and httpx2 name it alike)."""
+    return any(cls.__name__ in ("ConnectError", "ConnectTimeout", "UnsupportedProtocol")
+               or issubclass(cls, ConnectionRefusedError) for cls in type(exc).__mro__)
+
+
+async def _keep(client: Any) -> AsyncGenerator[None, None]:
+    """Holds an async client open until closed, or until its event loop shuts down."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+_Stale: TypeAlias = "tuple[AsyncGenerator[None, None] | None, asyncio.AbstractEventLoop | None]"
+
+
+def _close_elsewhere(stale: _Stale) -> None:
+    """Close a pool that belongs to another event loop, if that loop can still run it."""
+    keeper, loop = stale
+    if keeper is None or loop is None or loop.is_closed():
+        return  # a closed loop closed its pools when it shut down
+    if loop.is_running():
+        asyncio.run_coroutine_threadsafe(keeper.aclose(), loop)
+        return
+    with contextlib.suppress(RuntimeError):  # another loop runs in this thread: leave it
+        loop.run_until_complete(keeper.aclose())

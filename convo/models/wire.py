@@ -1,0 +1,360 @@
+"""The Chat Completions wire format, as plain dicts (STYLE habit 3: one pure converter).
+
+Messages and tool schemas go out as the dicts ``chat.completions.create`` takes; a response
+(a dict, or an SDK object, which is dumped to one) comes back as an assistant ``Message``.
+``StreamAccumulator`` rebuilds the same ``Message`` from streamed chunks. Nothing here does
+I/O or imports the SDK, so the fake server in ``convo.testing`` uses it too.
+
+A reply's ``finish_reason`` lands in ``metadata["finish_reason"]``, its token counts in
+``metadata["usage"]`` and a refusal in ``metadata["refusal"]`` (and, when there is no other
+text, in ``content``, so that it is seen).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from ..messages import ROLES, Message, ToolCall
+
+USAGE_KEYS: Final = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class WireError(ValueError):
+    """A reply that is not Chat Completions: says what was expected and what was found."""
+
+
+# -- out: Message -> dict ------------------------------------------------------------------
+
+
+def tool_call_to_wire(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments_json()},
+    }
+
+
+def message_to_wire(message: Message) -> dict[str, Any]:
+    """One message as a Chat Completions request message."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "",
+                "content": message.content}
+    d: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        d["tool_calls"] = [tool_call_to_wire(c) for c in message.tool_calls]
+        if not message.content:
+            d["content"] = None  # what the API itself sends for a tool-calls-only reply
+    if message.name is not None:
+        d["name"] = message.name
+    return d
+
+
+def messages_to_wire(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    return [message_to_wire(m) for m in messages]
+
+
+def tool_to_wire(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool schema in the function-tool format; a bare function description is wrapped."""
+    if "function" in schema or schema.get("type") not in (None, "function"):
+        return dict(schema)
+    if "name" in schema:
+        return {"type": "function", "function": dict(schema)}
+    raise WireError(f"a tool schema needs a 'function' (or a 'name'); got {dict(schema)!r}")
+
+
+def tools_to_wire(schemas: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [tool_to_wire(s) for s in schemas]
+
+
+# -- in: response dict -> Message ----------------------------------------------------------
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A response or chunk as a dict: dicts as they are, SDK (pydantic) objects dumped."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        dumped = dump()
+        if isinstance(dumped, dict):
+            return dumped
+    raise WireError(f"expected a Chat Completions response object, got {_describe(obj)}")
+
+
+def parse_arguments(text: str | None) -> tuple[dict[str, Any], str | None]:
+    """Arguments as ``(arguments, raw_arguments)``: a JSON object, or the text kept raw."""
+    if text is None or not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}, text
+    if isinstance(value, dict):
+        return value, None
+    return {}, text
+
+
+def tool_call_from_wire(d: Mapping[str, Any], position: int) -> ToolCall:
+    call_id = d.get("id") or f"call_{position}"
+    if d.get("type") == "custom" and isinstance(d.get("custom"), Mapping):
+        custom = d["custom"]
+        return ToolCall(call_id, str(custom.get("name") or ""), {},
+                        raw_arguments=str(custom.get("input") or ""))
+    function = d.get("function")
+    if not isinstance(function, Mapping) or not function.get("name"):
+        raise WireError(f"tool call {position + 1} has no function name: {dict(d)!r}")
+    arguments, raw = parse_arguments(function.get("arguments"))
+    return ToolCall(call_id, str(function["name"]), arguments, raw_arguments=raw)
+
+
+def usage_from_wire(usage: Any) -> dict[str, int] | None:
+    if not isinstance(usage, Mapping):
+        return None
+    counts = {k: int(usage.get(k) or 0) for k in USAGE_KEYS}
+    if not counts["total_tokens"]:
+        counts["total_tokens"] = counts["prompt_tokens"] + counts["completion_tokens"]
+    return counts
+
+
+def build_message(
+    content: str | None,
+    tool_calls: Sequence[ToolCall],
+    *,
+    finish_reason: str | None,
+    refusal: str | None,
+    usage: Mapping[str, int] | None,
+) -> Message:
+    """The assistant message of a reply; shared by the plain and the streamed path."""
+    metadata: dict[str, Any] = {}
+    if finish_reason is not None:
+        metadata["finish_reason"] = finish_reason
+    if refusal:
+        metadata["refusal"] = refusal
+        content = content or refusal
+    if usage is not None:
+        metadata["usage"] = dict(usage)
+    return Message("assistant", content or "", tool_calls=tuple(tool_calls), metadata=metadata)
+
+
+def message_from_response(response: Any) -> Message:
+    """The assistant ``Message`` of a (non-streamed) Chat Completions response."""
+    d = as_dict(response)
+    choices = d.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        error = d.get("error")
+        if error:
+            raise WireError(f"the reply is an error, not a completion: {error!r}")
+        raise WireError(f"expected a Chat Completions response with 'choices', got {_short(d)}")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise WireError(f"expected choices[0].message to be an object, got {_short(choice)}")
+    calls = [tool_call_from_wire(c, i) for i, c in enumerate(message.get("tool_calls") or ())]
+    return build_message(
+        _text(message.get("content")), calls,
+        finish_reason=choice.get("finish_reason"),
+        refusal=message.get("refusal"),
+        usage=usage_from_wire(d.get("usage")),
+    )
+
+
+def _text(content: Any) -> str | None:
+    """Content as text; a list of content parts (some servers send one) is joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text") or "" for p in content if isinstance(p, Mapping))
+    raise WireError(f"expected message content to be a string, got {_describe(content)}")
+
+
+# -- streaming -----------------------------------------------------------------------------
+
+
+class _PartialCall:
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.arguments: list[str] = []
+
+
+class StreamAccumulator:
+    """Rebuilds a reply from its streamed chunks.
+
+    ``add(chunk)`` takes one chunk (a dict or an SDK object) and returns the text it carries,
+    so that it can be shown at once; ``message()`` gives the final ``Message``, equal to what
+    the non-streamed response would have given. Tool-call fragments are joined by ``index``.
+    """
+
+    __slots__ = ("_calls", "_content", "_refusal", "chunks", "finish_reason", "usage")
+
+    def __init__(self) -> None:
+        self._content: list[str] = []
+        self._refusal: list[str] = []
+        self._calls: dict[int, _PartialCall] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, int] | None = None
+        self.chunks = 0
+
+    def add(self, chunk: Any) -> str:
+        d = as_dict(chunk)
+        self.chunks += 1
+        if d.get("error"):
+            raise WireError(f"the stream carried an error: {d['error']!r}")
+        usage = usage_from_wire(d.get("usage"))
+        if usage is not None:
+            self.usage = usage
+        choices = d.get("choices") or ()
+        if not choices:
+            return ""
+        choice = choices[0]
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+        delta = choice.get("delta") or {}
+        for fragment in delta.get("tool_calls") or ():
+            self._add_call_fragment(fragment)
+        if delta.get("refusal"):
+            self._refusal.append(delta["refusal"])
+        text = _text(delta.get("content")) or ""
+        if text:
+            self._content.append(text)
+        return text
+
+    def _add_call_fragment(self, fragment: Mapping[str, Any]) -> None:
+        index = fragment.get("index")
+        if index is None:  # some servers leave it out: a new id starts a new call
+            index = len(self._calls) - 1 if self._calls else 0
+            if fragment.get("id") and self._calls and self._calls[index].id not in (
+                None, fragment["id"]
+            ):
+                index += 1
+        call = self._calls.setdefault(int(index), _PartialCall())
+        if fragment.get("id"):
+            call.id = fragment["id"]
+        function = fragment.get("function") or {}
+        name = function.get("name")
+        if name and name != call.name:  # some servers repeat the whole name in every fragment
+            call.name += name
+        if function.get("arguments"):
+            call.arguments.append(function["arguments"])
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream said how it finished (a cut stream never does)."""
+        return self.finish_reason is not None
+
+    def message(self) -> Message:
+        calls = []
+        for position, (_, partial) in enumerate(sorted(self._calls.items())):
+            if not partial.name:
+                raise WireError(f"streamed tool call {position + 1} never got a function name")
+            arguments, raw = parse_arguments("".join(partial.arguments))
+            calls.append(ToolCall(partial.id or f"call_{position}", partial.name, arguments,
+                                  raw_arguments=raw))
+        return build_message(
+            "".join(self._content) or None, calls,
+            finish_reason=self.finish_reason,
+            refusal="".join(self._refusal) or None,
+            usage=self.usage,
+        )
+
+
+# -- the server's side: Message -> response and chunks --------------------------------------
+
+
+def message_from_wire(d: Mapping[str, Any]) -> Message:
+    """A request message (as a client sends it) as a ``Message``."""
+    role = d.get("role")
+    if role == "developer":
+        role = "system"
+    if role not in ROLES:
+        raise WireError(f"a message's role must be one of {', '.join(ROLES)}; got {role!r}")
+    calls = [tool_call_from_wire(c, i) for i, c in enumerate(d.get("tool_calls") or ())]
+    return Message(
+        role, _text(d.get("content")) or "", tool_calls=tuple(calls),
+        tool_call_id=d.get("tool_call_id"), name=d.get("name"),
+    )
+
+
+def _finish_reason(message: Message) -> str:
+    reason = message.metadata.get("finish_reason")
+    if reason:
+        return str(reason)
+    return "tool_calls" if message.tool_calls else "stop"
+
+
+def response_from_message(
+    message: Message, *, model: str, response_id: str, created: int,
+    usage: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """A complete (non-streamed) Chat Completions response carrying ``message``."""
+    refusal = message.metadata.get("refusal")
+    content: str | None = message.content or None
+    if refusal and content == refusal:
+        content = None
+    wire: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+    if message.tool_calls:
+        wire["tool_calls"] = [tool_call_to_wire(c) for c in message.tool_calls]
+    d: dict[str, Any] = {
+        "id": response_id, "object": "chat.completion", "created": created, "model": model,
+        "choices": [{"index": 0, "message": wire, "finish_reason": _finish_reason(message),
+                     "logprobs": None}],
+    }
+    if usage is not None:
+        d["usage"] = dict(usage)
+    return d
+
+
+def chunks_from_message(
+    message: Message, *, model: str, response_id: str, created: int,
+    usage: Mapping[str, int] | None = None, piece: int = 8,
+) -> list[dict[str, Any]]:
+    """The same reply as streamed chunks: text and tool-call arguments in ``piece``-sized bits.
+
+    The last chunk carries ``usage`` (with empty ``choices``) when it is given, as OpenAI
+    does with ``stream_options={"include_usage": True}``.
+    """
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": response_id, "object": "chat.completion.chunk", "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
+                             "logprobs": None}]}
+
+    refusal = message.metadata.get("refusal")
+    content = message.content
+    if refusal and content == refusal:
+        content = ""
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": part}) for part in _pieces(content, piece)]
+    chunks += [chunk({"refusal": part}) for part in _pieces(refusal or "", piece)]
+    for index, call in enumerate(message.tool_calls):
+        chunks.append(chunk({"tool_calls": [{
+            "index": index, "id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }]}))
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            for part in _pieces(call.arguments_json(), piece)
+        ]
+    chunks.append(chunk({}, _finish_reason(message)))
+    if usage is not None:
+        chunks.append({"id": response_id, "object": "chat.completion.chunk",
+                       "created": created, "model": model, "choices": [],
+                       "usage": dict(usage)})
+    return chunks
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {_short(value)}"
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
