@@ -1,5 +1,7 @@
 """The public test kit: a fake OpenAI server, pytest fixtures, strategies, record and replay.
 
+``convo.testing.strategies`` (hypothesis) is a submodule: import it by name.
+
 Names are imported lazily so that ``import convo.testing`` stays cheap.
 """
 
@@ -11,6 +13,18 @@ _LAZY = {
     "OpenAIServer": "convo.testing.server",
     "ErrorReply": "convo.testing.server",
     "SlowReply": "convo.testing.server",
+    "CutReply": "convo.testing.server",
+    "load_recording": "convo.testing.replay",
+    "replay_or_record": "convo.testing.replay",
+    "tool_calls": "convo.testing.assertions",
+    "RecordingModel": "convo.testing.replay",
+    "ReplayModel": "convo.testing.replay",
+    "assert_model_calls": "convo.testing.assertions",
+    "assert_outcome": "convo.testing.assertions",
+    "assert_tool_called": "convo.testing.assertions",
+    "assert_tool_not_called": "convo.testing.assertions",
+    "assert_transcript": "convo.testing.assertions",
+    "expect": "convo.testing.assertions",
 }
 
 

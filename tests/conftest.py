@@ -1,0 +1,3 @@
+"""Shared test configuration: pytester for the plugin tests."""
+
+pytest_plugins = ["pytester"]
