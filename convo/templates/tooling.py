@@ -12,17 +12,22 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from ..errors import DefinitionError, ReachedEndTemplateException, ToolArgumentError
+from ..errors import (
+    DefinitionError,
+    ReachedEndTemplateException,
+    ToolArgumentError,
+    ToolDefinitionError,
+)
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
 from ..requests import CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
-from ..tools.base import Tool, to_text
+from ..tools.base import Tool, ToolResult, to_text
 from ..tools.termination import TerminateResponse
 from .base import Template
 from .guard import LoopGuard, TurnWatch
@@ -63,9 +68,10 @@ class _Batch:
     last_text: str | None = None
 
 
-def _tool_message(call: ToolCall, content: str, *, error: bool = False) -> Message:
-    return Message("tool", content, tool_call_id=call.id, name=call.name,
-                   metadata={"error": True} if error else None)
+def _tool_message(call: ToolCall, content: str, *, error: bool = False,
+                  metadata: Mapping[str, Any] | None = None) -> Message:
+    meta = {**(metadata or {}), "error": True} if error else metadata
+    return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
 
 
 def _check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
@@ -80,7 +86,7 @@ def _check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
         for name in (candidate.name, *candidate.aliases):
             other = by_name.setdefault(name, candidate)
             if other is not candidate:
-                raise DefinitionError(
+                raise ToolDefinitionError(
                     f"ToolingTemplate: two tools are named {name!r}: {other!r} and "
                     f"{candidate!r} (tools[{i}])"
                 )
@@ -140,6 +146,12 @@ class ToolingTemplate(Template):
                 if (yield from self._terminated(turn, batch)):
                     return session
                 continue
+            budget = self.restriction_max_injections
+            if self.restrict_output and budget and turn.injections >= budget:
+                # The budget ends the turn anyway: that, not the guard, is why it ended.
+                yield from self._end(turn, RunStatus.COMPLETED, response=reply.content,
+                                     restriction_exhausted=True)
+                return session
             if verdict is not None:
                 yield from self._end(turn, verdict[0], response=reply.content)
                 return session
@@ -147,11 +159,6 @@ class ToolingTemplate(Template):
                 status = RunStatus.COMPLETED if self.mode == "response" else \
                     RunStatus.IMPLICIT_COMPLETION
                 yield from self._end(turn, status, response=reply.content)
-                return session
-            budget = self.restriction_max_injections
-            if budget and turn.injections >= budget:
-                yield from self._end(turn, RunStatus.COMPLETED, response=reply.content,
-                                     restriction_exhausted=True)
                 return session
             if turn.iterations >= self.max_iterations:
                 break  # no model call would follow an injection
@@ -168,7 +175,7 @@ class ToolingTemplate(Template):
         if batch.ended:
             if batch.farewell:
                 yield Message("assistant", batch.farewell)
-            yield from self._end(turn, RunStatus.ENDED, response=batch.farewell,
+            yield from self._end(turn, RunStatus.ENDED, response=batch.farewell or turn.response,
                                  terminated_by=batch.ended_by, done=True)
             raise ReachedEndTemplateException(batch.farewell)
         if batch.terminal is not None:
@@ -212,8 +219,11 @@ class ToolingTemplate(Template):
             )
         if call.name != tool.name:
             message = f"the tool name {call.name!r} is deprecated; use {tool.name!r}"
-            warnings.warn(message, DeprecationWarning, stacklevel=2)
             logger.warning(message)
+            try:
+                warnings.warn(message, DeprecationWarning, stacklevel=2)
+            except DeprecationWarning:
+                pass  # warnings-as-errors must not end a run over the model's choice of name
         return tool, tool.arguments_of(call)
 
     def _answer(self, calls: Sequence[ToolCall]) -> Flow:
@@ -235,12 +245,15 @@ class ToolingTemplate(Template):
         batch = _Batch()
         pending = iter(zip(invocations, runs, strict=True))
         for i, call in enumerate(calls):
+            metadata = None
             if i in problems:
                 content, error = problems[i], True
             else:
                 invocation, run = next(pending)
                 content, error = self._record(batch, invocation, run)
-            yield _tool_message(call, content, error=error)
+                if not error and isinstance(run.value, ToolResult):
+                    metadata = run.value.metadata
+            yield _tool_message(call, content, error=error, metadata=metadata)
             yield ToolCallEnded(call, content, error)
             batch.last_text = content
         return batch

@@ -10,6 +10,7 @@ from typing import Any, overload
 
 from ..errors import ToolDefinitionError
 from .base import Tool, ToolArgument
+from .schema import _optional_inner
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|"
                       r"Notes?|Attributes)\s*:\s*$")
@@ -59,6 +60,7 @@ class FunctionTool(Tool):
         self.description = description if description is not None else summary
         self.terminal = terminal
         self.timeout = timeout
+        self._none_defaults: list[str] = []
         self.arguments = self._arguments_from(fn, arg_docs)
         self._async = inspect.iscoroutinefunction(fn)
         self.schema()  # an unsupported type is the author's mistake: say so now
@@ -82,9 +84,13 @@ class FunctionTool(Tool):
                 raise ToolDefinitionError(
                     f"@tool {self.name!r}: argument {param.name!r} needs a type hint"
                 )
+            hint = hints[param.name]
+            no_default = param.default is inspect.Parameter.empty
+            if no_default and _optional_inner(hint) is not None:
+                self._none_defaults.append(param.name)  # Optional: may be left out
             arguments[param.name] = ToolArgument(
-                param.name, arg_docs.get(param.name, ""), hints[param.name],
-                required=param.default is inspect.Parameter.empty,
+                param.name, arg_docs.get(param.name, ""), hint,
+                required=no_default and param.name not in self._none_defaults,
             )
         return arguments
 
@@ -93,7 +99,8 @@ class FunctionTool(Tool):
         return self._async
 
     def _execute(self, args: dict[str, Any]) -> Any:
-        return self.fn(**args)
+        missing = {name: None for name in self._none_defaults if name not in args}
+        return self.fn(**args, **missing)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)

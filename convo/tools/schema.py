@@ -26,6 +26,14 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """``{"type": ..., "enum": [...]}``; the type is left out when the values mix types."""
+    kinds = {_SCALARS.get(type(v)) for v in values}
+    if len(kinds) == 1 and None not in kinds:
+        return {"type": kinds.pop(), "enum": values}
+    return {"enum": values}
+
+
 def json_schema(tp: Any, where: str = "argument") -> dict[str, Any]:
     """The JSON schema of a Python type; ``ToolDefinitionError`` for one it cannot describe."""
     if tp is Any:
@@ -33,13 +41,13 @@ def json_schema(tp: Any, where: str = "argument") -> dict[str, Any]:
     if tp in _SCALARS:
         return {"type": _SCALARS[tp]}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return {"enum": [m.value for m in tp]}
+        return _enum_schema([m.value for m in tp])
     inner = _optional_inner(tp)
     if inner is not None:
         return {"anyOf": [json_schema(inner, where), {"type": "null"}]}
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is Literal:
-        return {"enum": list(args)}
+        return _enum_schema(list(args))
     if tp in (list, tuple, Sequence) or origin in (list, tuple, Sequence):
         schema: dict[str, Any] = {"type": "array"}
         if args and args[0] is not Ellipsis:
