@@ -35,9 +35,10 @@ class CommandLineRunner(Runner):
         user_handler = on_event
 
         def show(event: Event) -> None:
-            self.printer(event)
+            # The caller's handler first: a transcript is written before the screen shows it.
             if user_handler is not None:
                 user_handler(event)
+            self.printer(event)
 
         super().__init__(
             model, template, CLIInterface() if user_interface is None else user_interface,

@@ -1,46 +1,148 @@
-"""ConsolePrinter: shows a conversation in the terminal as it happens (an on_event handler)."""
+"""ConsolePrinter: shows a conversation in the terminal as it happens (an on_event handler).
+
+In a terminal it adds colour (unless ``NO_COLOR`` is set) and a spinner while the model is
+thinking; anywhere else (a pipe, a file) the output is plain text, one message per line.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TextIO
+import threading
+import time
+from typing import Final, TextIO
 
-from ..events import Event, MessageAdded, RunEnded, TextDelta, ToolCallEnded
+from ..events import Event, MessageAdded, ModelCallEnded, ModelCallStarted, RunEnded, TextDelta
 from ..messages import Message
+from ..transcript import CaughtUp
 
-LABELS = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
+LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
+_COLORS: Final = {"system": "2", "user": "1;32", "assistant": "1;36", "tool": "2", "dim": "2",
+                  "bold": "1"}
+_FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Spinner:
+    """A one-line progress indicator, drawn by a thread until ``stop()`` erases it.
+
+    It appears only after ``delay_s``, so a fast reply shows no flicker.
+    """
+
+    def __init__(self, stream: TextIO, lock: threading.Lock, delay_s: float = 0.15) -> None:
+        self.stream = stream
+        self.lock = lock
+        self.delay_s = delay_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = False
+
+    def start(self, label: str) -> None:
+        self.stop()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._spin, args=(label,), daemon=True)
+        self._thread.start()
+
+    def _spin(self, label: str) -> None:
+        started = time.monotonic()
+        if self._stop.wait(self.delay_s):
+            return
+        frame = 0
+        while not self._stop.is_set():
+            elapsed = time.monotonic() - started
+            with self.lock:
+                if self._stop.is_set():
+                    return
+                self.stream.write(f"\r{_FRAMES[frame % len(_FRAMES)]} {label} {elapsed:.0f}s "
+                                  "(Ctrl-C cancels)\x1b[K")
+                self.stream.flush()
+                self._drawn = True
+            frame += 1
+            self._stop.wait(0.1)
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        if self._drawn:
+            self._drawn = False
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 class ConsolePrinter:
     """Prints each message with who is speaking, streamed text as it arrives, and the outcome.
 
-    Messages the user typed are not printed again (``skip_next_user``).
+    Tool calls and results take one compact line each. Messages the user typed are not printed
+    again (``skip_next_user``). ``fancy`` (default: the stream is a terminal) turns on colour
+    and the spinner.
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, fancy: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
+        self.fancy = is_terminal(self.stream) if fancy is None else fancy
+        self.color = self.fancy and not os.environ.get("NO_COLOR")
         self.skip_next_user = False
         self._streaming = False
+        self._lock = threading.Lock()
+        self.spinner = Spinner(self.stream, self._lock)
 
     def write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
+        with self._lock:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def paint(self, text: str, style: str) -> str:
+        return f"\x1b[{_COLORS[style]}m{text}\x1b[0m" if self.color else text
+
+    def note(self, text: str) -> None:
+        """A line about the conversation rather than in it."""
+        self.write(self.paint(f"--- {text} ---", "dim") + "\n")
 
     def start(self) -> None:
-        self.write("--- conversation started (/exit or Ctrl-D to quit) ---\n")
+        self.note("conversation started (/exit or Ctrl-D to quit)")
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelCallStarted):
+            if self.fancy:
+                self.spinner.start("thinking…")
+            return
+        self.spinner.stop()
         if isinstance(event, TextDelta):
             if not self._streaming:
-                self.write(f"{LABELS['assistant']}: ")
+                self.write(self._label("assistant"))
                 self._streaming = True
             self.write(event.text)
         elif isinstance(event, MessageAdded):
             self._message(event.message)
-        elif isinstance(event, ToolCallEnded):
-            pass  # shown as the tool message
+        elif isinstance(event, ModelCallEnded):
+            pass  # the reply is shown as the message it becomes
         elif isinstance(event, RunEnded):
-            self.write(f"--- conversation {event.outcome.describe()} ---\n")
+            self.end_stream()
+            self.note(f"conversation {event.outcome.describe()}")
+        elif isinstance(event, CaughtUp):
+            self._caught_up(event.replayed, event.saved)
+
+    def end_stream(self) -> None:
+        """Finish a streamed line that never became a message (a cancelled call)."""
+        if self._streaming:
+            self._streaming = False
+            self.write("\n")
+
+    def show(self, message: Message) -> None:
+        """Print one message (for showing a saved conversation)."""
+        self._message(message)
+
+    def _label(self, role: str) -> str:
+        return self.paint(f"{LABELS[role]}:", role) + " "
 
     def _message(self, message: Message) -> None:
         if self._streaming and message.role == "assistant":
@@ -48,19 +150,32 @@ class ConsolePrinter:
             self.write("\n")
             self._calls(message)
             return
+        self.end_stream()
         if message.role == "user" and self.skip_next_user:
             self.skip_next_user = False
             return
         if message.role == "tool":
-            self.write(f"  ↳ {message.name or 'tool'}: {_one_line(message.content)}\n")
+            line = f"  ↳ {message.name or 'tool'}: {_one_line(message.content)}"
+            self.write(self.paint(line, "tool") + "\n")
             return
         if message.content:
-            self.write(f"{LABELS[message.role]}: {message.content}\n")
+            text = message.content
+            if message.role == "system":
+                text = self.paint(text, "system")
+            self.write(f"{self._label(message.role)}{text}\n")
         self._calls(message)
 
     def _calls(self, message: Message) -> None:
         for call in message.tool_calls:
-            self.write(f"  → {call.name}({_one_line(call.arguments_json())})\n")
+            line = f"  → {call.name}({_one_line(call.arguments_json())})"
+            self.write(self.paint(line, "tool") + "\n")
+
+    def _caught_up(self, replayed: int, saved: int) -> None:
+        if replayed < saved:
+            self.note(f"the template took another path at saved message {replayed + 1} of "
+                      f"{saved}: the rest of the saved conversation is dropped; live from here")
+        else:
+            self.note(f"resumed after {saved} saved messages; live from here")
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -1,0 +1,4 @@
+from convo import UserTemplate
+
+template = UserTemplate()
+raise ZeroDivisionError("the file is broken on purpose")

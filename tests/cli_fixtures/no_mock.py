@@ -1,0 +1,3 @@
+from convo import UserTemplate
+
+template = UserTemplate()
