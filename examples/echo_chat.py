@@ -36,6 +36,10 @@ demo_input = ["hello", "is anyone there?"]
 
 
 if __name__ == "__main__":
-    from convo import CommandLineRunner
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-    CommandLineRunner(mock_model, template).run()
+    from convo.cli import main
+
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

@@ -49,17 +49,10 @@ mock_model = MockModel([
 
 
 if __name__ == "__main__":
-    import os
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-    from convo import CommandLineRunner
+    from convo.cli import main
 
-    if os.environ.get("OPENAI_API_KEY"):
-        from convo import OpenAIModel
-
-        model = OpenAIModel()
-    else:
-        model = mock_model
-    session = CommandLineRunner(model, template).run()
-    turn = session.turns[-1]
-    print(f"\n[{turn.status}] terminated by {turn.terminated_by!r}, "
-          f"{turn.injections} reminder(s), {turn.iterations} model call(s)")
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

@@ -53,21 +53,10 @@ mock_model = MockModel([
 
 
 if __name__ == "__main__":
-    import os
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-    from convo import CommandLineRunner, Session
-    from convo.events import TaskCompleted
+    from convo.cli import main
 
-    if os.environ.get("OPENAI_API_KEY"):
-        from convo import OpenAIModel
-
-        model = OpenAIModel()
-    else:
-        model = mock_model
-
-    def on_event(event):
-        if isinstance(event, TaskCompleted):
-            print(f"\n[review needed] {event.finish_status}: {event.summary}")
-
-    session = CommandLineRunner(model, template, on_event=on_event).run(Session(state=state))
-    print(f"[{session.turns[-1].status}]")
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

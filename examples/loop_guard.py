@@ -45,16 +45,10 @@ mock_model = MockModel(["{search(query='wifi password')}"] * 3)
 
 
 if __name__ == "__main__":
-    import os
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-    from convo import CommandLineRunner
+    from convo.cli import main
 
-    if os.environ.get("OPENAI_API_KEY"):
-        from convo import OpenAIModel
-
-        model = OpenAIModel()
-    else:
-        model = mock_model
-    session = CommandLineRunner(model, template).run()
-    turn = session.turns[-1]
-    print(f"\n[{turn.status}] after {turn.iterations} model call(s)")
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

@@ -3,26 +3,22 @@
 The model may call ``celsius_to_fahrenheit`` (over the wire, as a Chat Completions tool call)
 and ``end_conversation`` when the user says goodbye. Run it:
 
-- ``OPENAI_API_KEY=sk-... python examples/openai_chat.py`` talks to OpenAI (``gpt-4o-mini``,
-  or ``CONVO_MODEL``), streaming the replies as they are written;
-- ``OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama CONVO_MODEL=llama3.1
-  python examples/openai_chat.py`` talks to a local Ollama (any OpenAI-compatible server);
+- ``OPENAI_API_KEY=sk-... convo run examples/openai_chat.py`` talks to OpenAI
+  (``gpt-4o-mini``; ``--model`` picks another), streaming the replies as they are written;
+- ``convo run examples/openai_chat.py --base-url http://localhost:11434/v1 --model llama3.1``
+  talks to a local Ollama (any OpenAI-compatible server);
 - with no key it runs on the scripted ``mock_model`` below. The test suite runs it with
-  ``demo_input`` as a ``ScriptedInterface``.
+  ``demo_input`` as a ``ScriptedInterface``. ``python examples/openai_chat.py`` does the same
+  as ``convo run``.
 """
 
 from __future__ import annotations
 
-import os
-
 from convo import (
-    CommandLineRunner,
     EndConversationTool,
     LinearTemplate,
     LoopTemplate,
     MockModel,
-    Model,
-    Session,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
@@ -59,17 +55,11 @@ mock_model = MockModel([
 ])
 
 
-def make_model() -> Model:
-    """The real model when a key or a server is configured, else the mock."""
-    if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-        from convo import OpenAIModel
-
-        return OpenAIModel(os.environ.get("CONVO_MODEL", "gpt-4o-mini"), stream=True)
-    print("OPENAI_API_KEY is not set: using the example's mock model.")
-    return mock_model
-
-
 if __name__ == "__main__":
-    session = CommandLineRunner(make_model(), template).run(Session())
-    assert session.outcome is not None
-    print(session.outcome.describe())
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
+
+    from convo.cli import main
+
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

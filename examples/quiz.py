@@ -10,12 +10,9 @@ the scripted ``mock_model`` below).
 
 from __future__ import annotations
 
-import os
-
 from convo import (
     AssistantTemplate,
     BreakTemplate,
-    CommandLineRunner,
     GenerateTemplate,
     IfTemplate,
     LinearTemplate,
@@ -66,11 +63,10 @@ mock_model = MockModel(
 
 
 if __name__ == "__main__":
-    if os.environ.get("OPENAI_API_KEY"):
-        from convo import OpenAIModel
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-        model = OpenAIModel()
-    else:
-        print("OPENAI_API_KEY is not set: using the example's mock model.")
-        model = mock_model
-    CommandLineRunner(model, template).run(Session(state=dict(state)))
+    from convo.cli import main
+
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

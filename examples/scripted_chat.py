@@ -8,15 +8,11 @@ otherwise the scripted ``mock_model`` below). The test suite runs it with ``demo
 
 from __future__ import annotations
 
-import os
-
 from convo import (
     AssistantTemplate,
-    CommandLineRunner,
     LinearTemplate,
     LoopTemplate,
     MockModel,
-    Session,
     SystemTemplate,
     UserTemplate,
 )
@@ -41,11 +37,10 @@ mock_model = MockModel(
 
 
 if __name__ == "__main__":
-    if os.environ.get("OPENAI_API_KEY"):
-        from convo import OpenAIModel
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # is set, else mock_model above.
+    import sys
 
-        model = OpenAIModel()
-    else:
-        print("OPENAI_API_KEY is not set: using the example's mock model.")
-        model = mock_model
-    CommandLineRunner(model, template).run(Session())
+    from convo.cli import main
+
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))
