@@ -7,20 +7,37 @@ Jinja entirely.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Final
-
-import jinja2
 
 from .errors import RenderError, TemplateSyntaxError
 
 if TYPE_CHECKING:
+    import jinja2
+
     from .session import Session
 
-ENVIRONMENT: Final = jinja2.Environment(
-    undefined=jinja2.StrictUndefined,
-    autoescape=False,
-    keep_trailing_newline=True,
-)
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The one Jinja environment (add filters or globals to it before building templates).
+
+    Made on first use: text without Jinja markup never needs jinja2, which is slow to import.
+    """
+    import jinja2
+
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ENVIRONMENT":  # the environment under its older name
+        return environment()
+    raise AttributeError(f"module 'convo.rendering' has no attribute {name!r}")
+
 
 _MARKUP: Final = ("{{", "{%", "{#")
 
@@ -40,8 +57,10 @@ class Text:
         self._compiled: jinja2.Template | None = None
         if disable_jinja or not any(m in source for m in _MARKUP):
             return
+        import jinja2
+
         try:
-            self._compiled = ENVIRONMENT.from_string(source)
+            self._compiled = environment().from_string(source)
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateSyntaxError(
                 f"{owner}: Jinja syntax error on line {exc.lineno}: {exc.message} "
@@ -54,6 +73,8 @@ class Text:
         variables: dict[str, Any] = dict(session.state)
         variables["messages"] = session.messages
         variables["last_message"] = session.last_message
+        import jinja2
+
         try:
             return self._compiled.render(variables)
         except jinja2.UndefinedError as exc:

@@ -7,7 +7,7 @@ outcome) is shared in ``_Run``.
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import time
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
@@ -26,6 +26,9 @@ from .models.base import Model
 from .requests import AskUser, CallModel, Flow, Invocation, Request, RunTools, ToolRun
 from .session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
 from .templates.base import Template, validate_tree
+
+# asyncio costs ~25 ms to import and only async runs (and async tools) need it: the functions
+# below import it when they run, so that `import convo` stays quick.
 
 EventHandler = Callable[[Event], None]
 
@@ -76,8 +79,9 @@ class _Run:
                 "no model to call: give the Runner a model, or the template its own model="
             )
         self.model_calls += 1
-        self.emit(ModelCallStarted(self.model_calls, len(self.session.messages),
-                                   len(request.tools)))
+        if self.on_event is not None:  # no event objects when nobody listens
+            self.on_event(ModelCallStarted(self.model_calls, len(self.session.messages),
+                                           len(request.tools)))
         return model
 
     def on_delta(self) -> Callable[[str], None] | None:
@@ -114,7 +118,7 @@ class _Run:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
         elif isinstance(exc, ReachedEndTemplateException):
             status, farewell = RunStatus.ENDED, exc.farewell_message
-        elif isinstance(exc, EOFError | KeyboardInterrupt | asyncio.CancelledError):
+        elif isinstance(exc, EOFError | KeyboardInterrupt) or _cancelled(exc):
             status = RunStatus.STOPPED
         elif isinstance(exc, _MaxMessages):
             status = RunStatus.MAX_MESSAGES
@@ -126,7 +130,8 @@ class _Run:
             usage=self.usage, elapsed_s=time.perf_counter() - self.started,
         )
         self.session.outcome = outcome
-        self.emit(RunEnded(outcome))
+        if self.on_event is not None:
+            self.on_event(RunEnded(outcome))
         return outcome
 
     def reraise(self, exc: BaseException | None) -> bool:
@@ -140,10 +145,18 @@ class _Run:
         return self.runner.raise_errors
 
 
+def _cancelled(exc: BaseException) -> bool:
+    # Only a loaded asyncio can have raised its CancelledError.
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
 def _run_sync(invocation: Invocation) -> ToolRun:
     tool = invocation.tool
     try:
         if tool.is_async:
+            import asyncio
+
             return ToolRun(asyncio.run(tool.ainvoke(invocation.args)))
         return ToolRun(tool.invoke(invocation.args))
     except Exception as exc:
@@ -158,6 +171,8 @@ async def _run_async(invocation: Invocation) -> ToolRun:
         timeout = tool.timeout
         if timeout is None:
             return ToolRun(await tool.ainvoke(invocation.args))
+        import asyncio
+
         try:
             return ToolRun(await asyncio.wait_for(tool.ainvoke(invocation.args), timeout))
         except TimeoutError:
@@ -291,6 +306,8 @@ class Runner:
     async def _arun_tools(invocations: Sequence[Invocation]) -> list[ToolRun]:
         if len(invocations) == 1:
             return [await _run_async(invocations[0])]
+        import asyncio
+
         return list(await asyncio.gather(*(_run_async(inv) for inv in invocations)))
 
     def _ask(self, run: _Run, request: AskUser) -> str:

@@ -6,7 +6,6 @@ the real one.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
@@ -113,6 +112,8 @@ class FunctionModel(SyncModel):
         self.calls += 1
         reply = self.fn(messages, tools)
         if inspect.isawaitable(reply):
+            import asyncio  # only here: asyncio is slow to import (see convo/runner.py)
+
             reply = asyncio.run(_await(reply))
         return as_message(reply, self._ids, "FunctionModel")
 

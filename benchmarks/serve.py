@@ -1,0 +1,33 @@
+"""The fake OpenAI server for the wire benchmarks, in its own process.
+
+``python benchmarks/serve.py`` starts ``convo.testing.OpenAIServer`` on 127.0.0.1, prints its
+base URL on one line, and serves until its stdin closes. Each reply follows from the request
+(a tool call, then the final text once a tool result is in), so any number of conversations
+may interleave. Requests are not kept: a benchmark sends hundreds of thousands.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from conversation import server_reply
+
+from convo.testing import OpenAIServer
+
+
+class BenchServer(OpenAIServer):
+    # OpenAIServer answers a fixed script in order; concurrent conversations need replies
+    # that depend on the request instead.
+    def _next(self, body: dict[str, Any]) -> tuple[int, Any]:
+        return 0, server_reply(body)
+
+
+def main() -> None:
+    with BenchServer() as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()  # serve until the parent closes our stdin (or dies)
+
+
+if __name__ == "__main__":
+    main()
