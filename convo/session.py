@@ -121,7 +121,8 @@ class Outcome:
             why = f"the model called {self.turn.terminated_by!r}"
         if why is None:
             why = "the conversation ran to its end"
-        counts = f"{self.messages} messages, {self.model_calls} model calls"
+        counts = (f"{self.messages} message{'s' * (self.messages != 1)}, "
+                  f"{self.model_calls} model call{'s' * (self.model_calls != 1)}")
         return f"{self.status.value}: {why} ({counts})"
 
     def to_dict(self) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def test_assert_outcome_shows_what_happened() -> None:
     assert str(info.value) == (
         "expected the run to end with status 'completed', farewell None; it ended with "
         "status 'ended', farewell 'Bye!'\n"
-        "  (ended: the conversation was ended ('Bye!') (3 messages, 1 model calls))\n"
+        "  (ended: the conversation was ended ('Bye!') (3 messages, 1 model call))\n"
         "The conversation (3 messages):\n"
         "  [0] user: 'hi'\n"
         "  [1] assistant: 'Hello!'\n"

@@ -147,7 +147,7 @@ def test_offline_run_with_piped_input_is_plain_text(env: dict[str, str]) -> None
         "You: bye\n"
         "Assistant: Goodbye!\n"
         "--- conversation ended: the conversation was ended ('Goodbye!') "
-        "(5 messages, 1 model calls) ---\n"
+        "(5 messages, 1 model call) ---\n"
     )
 
 
@@ -157,7 +157,7 @@ def test_end_of_piped_input_stops_the_run(env: dict[str, str]) -> None:
     assert result.stdout.endswith(
         "Assistant: You said 'hi' (message 1)\n"
         "--- conversation stopped: the user quit or the run was cancelled "
-        "(3 messages, 1 model calls) ---\n")
+        "(3 messages, 1 model call) ---\n")
 
 
 def test_demo_answers_with_the_files_demo_input(env: dict[str, str]) -> None:
@@ -170,7 +170,7 @@ def test_another_template_in_the_file_by_name(env: dict[str, str]) -> None:
     result = convo_cmd("run", f"{CHAT}:other", env=env)
     assert result.returncode == 0
     assert result.stdout == (STARTED + "You: hi\n--- conversation completed: the conversation "
-                             "ran to its end (1 messages, 0 model calls) ---\n")
+                             "ran to its end (1 message, 0 model calls) ---\n")
 
 
 def test_a_run_that_ends_in_error_exits_1(env: dict[str, str]) -> None:
@@ -178,7 +178,7 @@ def test_a_run_that_ends_in_error_exits_1(env: dict[str, str]) -> None:
     assert result.returncode == 1
     assert result.stdout.endswith(
         "--- conversation error: an error: RuntimeError: the model broke "
-        "(2 messages, 1 model calls) ---\n")
+        "(2 messages, 1 model call) ---\n")
     assert "Traceback" not in result.stderr
 
 
@@ -253,7 +253,7 @@ def test_typed_input_and_exit(terminal: Spawn) -> None:
     assert t.finish() == 0
     assert t.seen.endswith(
         "--- conversation stopped: the user quit or the run was cancelled "
-        "(3 messages, 1 model calls) ---\n")
+        "(3 messages, 1 model call) ---\n")
     assert "You: hello\nAssistant: You said 'hello' (message 1)\nYou: /exit\n" in t.seen
 
 
@@ -363,7 +363,7 @@ def test_save_then_replay(env: dict[str, str], tmp_path: Path) -> None:
         "You: bye\n"
         "Assistant: Goodbye!\n"
         "--- conversation ended: the conversation was ended ('Goodbye!') "
-        "(5 messages, 1 model calls) ---\n"
+        "(5 messages, 1 model call) ---\n"
     )
     as_json = convo_cmd("replay", str(path), "--json", env=env)
     from convo import Session
@@ -389,7 +389,7 @@ def test_resume_continues_the_conversation(env: dict[str, str], tmp_path: Path) 
         "You: again\n"
         "Assistant: You said 'again' (message 2)\n"
         "--- conversation stopped: the user quit or the run was cancelled "
-        "(5 messages, 1 model calls) ---\n"
+        "(5 messages, 1 model call) ---\n"
     )
     assert [m.content for m in load_transcript(path).messages] == [
         "You are a math tutor.", "hi", "You said 'hi' (message 1)", "again",
@@ -441,4 +441,4 @@ def test_ctrl_c_at_the_prompt_stops_the_run(terminal: Spawn) -> None:
     t.child.sendintr()
     assert t.finish() == 0
     assert t.seen.endswith("You: \n--- conversation stopped: the user quit or the run was "
-                           "cancelled (1 messages, 0 model calls) ---\n")
+                           "cancelled (1 message, 0 model calls) ---\n")

@@ -112,7 +112,7 @@ def test_command_line_runner_shows_the_conversation() -> None:
         "You: bye\n"
         "Assistant: Bye!\n"
         "--- conversation ended: the conversation was ended ('Bye!') "
-        "(5 messages, 1 model calls) ---\n"
+        "(5 messages, 1 model call) ---\n"
     )
 
 

@@ -79,7 +79,7 @@ def test_turn_result_and_outcome_are_frozen() -> None:
 def test_outcome_describe() -> None:
     outcome = Outcome(status="ended", farewell="Bye!", messages=3, model_calls=1)
     assert outcome.describe() == (
-        "ended: the conversation was ended ('Bye!') (3 messages, 1 model calls)"
+        "ended: the conversation was ended ('Bye!') (3 messages, 1 model call)"
     )
     assert Outcome(status="completed").describe() == (
         "completed: the conversation ran to its end (0 messages, 0 model calls)"
