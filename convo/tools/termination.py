@@ -14,7 +14,6 @@ from ..errors import ReachedEndTemplateException
 from ..session import RunStatus
 from .base import Tool, ToolArgument
 
-FINISH_STATUSES: Final = ("done", "partial", "blocked")
 _STATUS_TEXT: Final = {
     "done": "Task objective achieved",
     "partial": "Partial progress made",
