@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .approval import Approval
 from .errors import (
     ConvoError,
     DefinitionError,
@@ -19,11 +20,13 @@ from .errors import (
     ScriptError,
     TemplateSyntaxError,
     ToolArgumentError,
+    ToolCallParseError,
     ToolDefinitionError,
+    TranscriptError,
 )
-from .events import Event
-from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
-from .interfaces.console import CommandLineRunner
+from .events import ApprovalDecided, ApprovalRequested, Event
+from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
+from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
 from .runner import Runner
@@ -44,6 +47,7 @@ from .templates import (
     ToolingTemplate,
     UserTemplate,
 )
+from .terminal import CLIInterface, CommandLineRunner
 from .tools import (
     EndConversationTool,
     FinishResponseTool,
@@ -70,6 +74,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_RESTRICTION_MESSAGE",
+    "Approval",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "AssistantTemplate",
     "BreakTemplate",
     "CLIInterface",
@@ -88,6 +95,7 @@ __all__ = [
     "GenerateTemplate",
     "IfTemplate",
     "InterfaceError",
+    "Limits",
     "LinearTemplate",
     "LoopGuard",
     "LoopTemplate",
@@ -114,9 +122,11 @@ __all__ = [
     "ToolArgument",
     "ToolArgumentError",
     "ToolCall",
+    "ToolCallParseError",
     "ToolDefinitionError",
     "ToolResult",
     "ToolingTemplate",
+    "TranscriptError",
     "TurnResult",
     "Usage",
     "UserInterface",

@@ -12,7 +12,9 @@
         ├── ToolArgumentError      arguments that do not fit a tool (the model is told)
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
         │   └── ScriptError        a scripted model or replay ran out or went off script
+        ├── ToolCallParseError     text meant to hold tool calls does not parse
         └── InterfaceError         the user interface cannot answer
+    TranscriptError                a file is not a readable convo transcript
 
     ReachedEndTemplateException    not an error: the one control signal, "end the conversation"
 
@@ -62,6 +64,15 @@ class ScriptError(ModelError, AssertionError):
 
     Also an ``AssertionError`` so that pytest reports it as a failed expectation.
     """
+
+
+class ToolCallParseError(RunError, ValueError):
+    """Text that should hold tool calls (a mock script, a model's text tool call) does not
+    parse. Its own type, not an ``AssertionError``: production code parses model text too."""
+
+
+class TranscriptError(ConvoError, ValueError):
+    """A file is not a readable convo transcript (the message names the file and line)."""
 
 
 class InterfaceError(RunError):

@@ -23,7 +23,11 @@ Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedIn
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
+ToolCallParseError TranscriptError
 """.split()
+
+# API.md §10 (approval and limits).
+API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
@@ -44,6 +48,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
+        "usage_limit",
     ]
     assert RunStatus("ended") == "ended"
 

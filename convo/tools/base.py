@@ -74,6 +74,10 @@ class Tool:
     aliases: tuple[str, ...] = ()
     #: For finish tools: the ToolingTemplate mode whose turns this tool finishes.
     finish_mode: str | None = None
+    #: Run it again when a saved conversation is resumed, instead of reusing its saved result
+    #: (only for pure tools whose return value matters more than its text: convo's finish
+    #: tools). Such tools also never count against ``Limits.tool_calls``.
+    rerun_on_resume: bool = False
 
     def _execute(self, args: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement _execute(args)")

@@ -12,9 +12,17 @@ import threading
 import time
 from typing import Final, TextIO
 
-from ..events import Event, MessageAdded, ModelCallEnded, ModelCallStarted, RunEnded, TextDelta
+from ..events import (
+    CaughtUp,
+    Event,
+    MessageAdded,
+    ModelCallEnded,
+    ModelCallStarted,
+    RunEnded,
+    TextDelta,
+    UserInput,
+)
 from ..messages import Message
-from ..transcript import CaughtUp
 
 LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
 _COLORS: Final = {"system": "2", "user": "1;32", "assistant": "1;36", "tool": "2", "dim": "2",
@@ -130,6 +138,8 @@ class ConsolePrinter:
             self.note(f"conversation {event.outcome.describe()}")
         elif isinstance(event, CaughtUp):
             self._caught_up(event.replayed, event.saved)
+        elif isinstance(event, UserInput):
+            self.skip_next_user = event.echoed
 
     def end_stream(self) -> None:
         """Finish a streamed line that never became a message (a cancelled call)."""
