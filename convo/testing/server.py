@@ -29,7 +29,7 @@ import attrs
 
 from ..messages import Message
 from ..models.script import CallIds, as_message
-from ..models.wire import chunks_from_message, response_from_message
+from ..models.wire_server import chunks_from_message, response_from_message
 
 _JSON = "application/json"
 _LIMIT = 1 << 20  # the longest request head accepted
