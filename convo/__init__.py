@@ -59,8 +59,7 @@ from .tools import (
     ToolResult,
     tool,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -18,8 +18,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from . import __version__
 from .botfile import UsageProblem
+from .version import __version__
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
