@@ -248,3 +248,27 @@ def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
             return [done.status_code, second.status_code]
 
     assert asyncio.run(main()) == [200, 409]
+
+
+def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> None:
+    from convo import OpenAIModel, UserTemplate
+    from convo.testing import OpenAIServer
+
+    template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
+    with OpenAIServer(["Hello there, how can I help?"]) as server:
+        model = OpenAIModel("m", base_url=server.base_url, stream=True, max_retries=0)
+        with TestClient(create_app(template, model)) as client:
+            cid = client.post("/api/conversations", json={}).json()["id"]
+            with client.stream("POST", f"/api/conversations/{cid}/messages",
+                               json={"content": "hi"},
+                               headers={"Accept": "text/event-stream"}) as stream:
+                text = "".join(stream.iter_text())
+        model.close()
+    events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
+              for block in text.strip().split("\n\n")]
+    names = [e for e, _ in events]
+    assert names[0] == "message" and names[-2:] == ["message", "done"]
+    assert set(names[1:-2]) == {"delta"} and len(names) > 4
+    assert "".join(d["text"] for e, d in events if e == "delta") == \
+        "Hello there, how can I help?"
+    assert events[-2][1]["content"] == "Hello there, how can I help?"
