@@ -110,9 +110,9 @@ def rebuild_times(sizes: list[int]) -> dict[str, dict[str, float]]:
     from serve_bot import template
 
     from convo import FunctionModel
+    from convo.runner import Runner
     from convo.serve.engine import Engine
     from convo.serve.store import MemoryStore
-    from convo.runner import Runner
 
     def reply(messages: Any, tools: Any) -> str:
         return "Sunny." if messages[-1].role == "tool" else "{get_weather(city='Oslo')}"
@@ -177,7 +177,7 @@ def main() -> None:
         fake.stdin.close()
         fake.wait()
     results["rebuild"] = rebuild_times([10, 100] if args.quick else [10, 100, 1000])
-    for n, row in results["rebuild"].items():
+    for row in results["rebuild"].values():
         print(f"rebuild {row['messages']:5} messages: read {row['read_ms']:.3f} ms, rebuild "
               f"{row['rebuild_ms']:.3f} ms, beyond reading {row['beyond_read_ms']:.3f} ms")
     RESULTS.parent.mkdir(exist_ok=True)
