@@ -2,7 +2,8 @@
 
 Fixtures: ``mock_model`` and ``scripted_user`` (factories whose scripts must be used up by the
 end of the test, unless made with ``check_complete=False``) and ``openai_server`` (a started
-fake OpenAI server). ``-p no:convo`` turns the plugin off.
+fake OpenAI server, whose script must be used up too unless its ``check_complete`` is set to
+``False``). ``-p no:convo`` turns the plugin off.
 
 Every pytest run in a project that has convo installed imports this module, so it imports
 nothing from convo at module level: the fixtures import what they need when they are used.
@@ -67,11 +68,16 @@ def scripted_user(request: pytest.FixtureRequest) -> Callable[..., ScriptedInter
 
 
 @pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    """A started fake OpenAI server with an empty script; ``.add(...)`` replies to it."""
+def openai_server(request: pytest.FixtureRequest) -> Iterator[OpenAIServer]:
+    """A started fake OpenAI server with an empty script; ``.add(...)`` replies to it.
+
+    The test fails if a scripted reply is left unused when it ends; set
+    ``openai_server.check_complete = False`` to allow that.
+    """
     from convo.testing.server import OpenAIServer
 
     with OpenAIServer() as server:
+        _remember(request, server, "openai_server", True)
         yield server
 
 
@@ -82,13 +88,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     except BaseException as exc:
         scripted = item.stash.get(_SCRIPTED, None)
         if scripted and not isinstance(exc, pytest.skip.Exception):
-            from convo.testing.assertions import describe_scripts
+            from convo.testing.leftovers import describe_scripts
 
             item.add_report_section("call", "convo scripts", describe_scripts(scripted))
         raise
     scripted = item.stash.get(_SCRIPTED, None)
     if scripted:
-        from convo.testing.assertions import unused_script_report
+        from convo.testing.leftovers import unused_script_report
 
         report = unused_script_report(scripted)
         if report:
