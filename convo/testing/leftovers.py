@@ -1,8 +1,9 @@
 """What the pytest plugin says about scripts: what each scripted object did (for a failed
 test's report) and which scripted replies a passing test left unused.
 
-A scripted object is one a fixture made: a ``MockModel`` (``mock_model``), a
-``ScriptedInterface`` (``scripted_user``) or an ``OpenAIServer`` (``openai_server``).
+A scripted object is one a fixture made: a ``MockModel`` (``mock_model``, and the model of a
+``simulated_user`` given a script), a ``ScriptedInterface`` (``scripted_user``) or an
+``OpenAIServer`` (``openai_server``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from ..models.script import format_conversation
 Scripted = tuple[Any, str, bool]
 """(object made by a fixture, fixture name, whether its script must be used up)."""
 
+_MODELS = ("mock_model", "simulated_user")  # fixtures whose scripted object is a MockModel
+
 def _used(obj: Any, fixture: str) -> int:
-    if fixture == "mock_model":
+    if fixture in _MODELS:
         return len(obj.calls)
     if fixture == "openai_server":
         return int(obj.served)
@@ -24,7 +27,7 @@ def _used(obj: Any, fixture: str) -> int:
 
 
 def _times(obj: Any, fixture: str) -> str:
-    if fixture == "mock_model":
+    if fixture in _MODELS:
         return f"called {len(obj.calls)} times"
     if fixture == "openai_server":
         return f"{obj.received} requests received"
@@ -32,7 +35,7 @@ def _times(obj: Any, fixture: str) -> str:
 
 
 def _what_happened(obj: Any, fixture: str) -> str:
-    if fixture == "mock_model":
+    if fixture in _MODELS:
         return f"the model was called {len(obj.calls)} times"
     if fixture == "openai_server":
         return f"the server received {obj.received} requests"
@@ -46,7 +49,7 @@ def _describe_one(obj: Any, fixture: str, number: int) -> list[str]:
     for i, reply in enumerate(replies):
         mark = "used  " if i < used else "UNUSED"
         lines.append(f"  {mark} reply {i + 1}: {reply!r}")
-    if fixture == "mock_model" and obj.calls:
+    if fixture in _MODELS and obj.calls:
         lines.append(f"  call {len(obj.calls)} saw:")
         lines.append(format_conversation(obj.calls[-1].messages))
     return lines
