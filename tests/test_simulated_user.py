@@ -128,7 +128,7 @@ def test_the_async_runner_awaits_the_user_model() -> None:
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="max_turns must be at least 1, got 0"):
         SimulatedUser(MockModel([]), persona="p", goal="g", max_turns=0)
-    with pytest.raises(TypeError, match="model must be a convo model .*, got list"):
+    with pytest.raises(TypeError, match=r"model must be a convo model .*, got list"):
         SimulatedUser(["hi"], persona="p", goal="g")  # type: ignore[arg-type]
 
 
