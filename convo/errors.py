@@ -15,6 +15,7 @@
         └── InterfaceError         the user interface cannot answer
 
     ReachedEndTemplateException    not an error: the one control signal, "end the conversation"
+    ToolRetry                      raised by a tool: "ask the model again, with this message"
 
 Messages say what was expected, what was found, and where.
 """
@@ -77,3 +78,14 @@ class ReachedEndTemplateException(Exception):
     def __init__(self, farewell_message: str | None = None) -> None:
         super().__init__(farewell_message)
         self.farewell_message = farewell_message
+
+
+class ToolRetry(Exception):
+    """Raised by a tool: the model is told ``message`` and asked to call again.
+
+    Counts as a failed call for the tool's ``retries`` budget.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

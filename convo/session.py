@@ -84,10 +84,18 @@ class TurnResult:
     injections: int = 0
     restriction_exhausted: bool = False
     done: bool = False
+    #: The validated object of a turn with ``output_type`` (read back from JSON: plain data).
+    output: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = attrs.asdict(self)
+        d = attrs.asdict(self, recurse=False)
         d["status"] = self.status.value
+        if self.output is None:
+            del d["output"]  # only typed turns carry it
+        else:
+            from pydantic_core import to_jsonable_python
+
+            d["output"] = to_jsonable_python(self.output)
         return d
 
     @classmethod
