@@ -20,6 +20,7 @@ from .errors import (
     TemplateSyntaxError,
     ToolArgumentError,
     ToolDefinitionError,
+    ToolRetry,
 )
 from .events import Event
 from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
@@ -52,6 +53,7 @@ from .tools import (
     TerminateResponse,
     Tool,
     ToolArgument,
+    ToolContext,
     ToolResult,
     tool,
 )
@@ -114,8 +116,10 @@ __all__ = [
     "ToolArgument",
     "ToolArgumentError",
     "ToolCall",
+    "ToolContext",
     "ToolDefinitionError",
     "ToolResult",
+    "ToolRetry",
     "ToolingTemplate",
     "TurnResult",
     "Usage",

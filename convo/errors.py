@@ -5,10 +5,11 @@
     ConvoError
     ├── DefinitionError            a mistake by the template's author, raised early
     │   │                          (when a template, tool or runner is built), naming the place
-    │   ├── TemplateSyntaxError    Jinja that does not compile
+    │   ├── TemplateSyntaxError    Jinja that does not compile (also a jinja2.TemplateSyntaxError)
     │   └── ToolDefinitionError    a tool that cannot be described to a model
     └── RunError                   a failure while a conversation runs
-        ├── RenderError            an undefined variable, a failing Jinja filter
+        ├── RenderError            an undefined variable (also a jinja2.UndefinedError), a
+        │                          failing Jinja filter
         ├── ToolArgumentError      arguments that do not fit a tool (the model is told)
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
         │   └── ScriptError        a scripted model or replay ran out or went off script

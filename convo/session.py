@@ -123,7 +123,9 @@ class Outcome:
             if self.farewell else "the conversation was ended",
             RunStatus.STOPPED: "the user quit or the run was cancelled",
             RunStatus.MAX_MESSAGES: "the runner's max_messages bound was reached",
-            RunStatus.ERROR: f"an error: {self.error}",
+            RunStatus.ERROR: f"an error: {self.error}" if self.error
+            else f"the last turn failed: {self.turn.note}" if self.turn and self.turn.note
+            else "an error",
         }.get(self.status)
         if why is None and self.turn is not None and self.turn.terminated_by:
             why = f"the model called {self.turn.terminated_by!r}"

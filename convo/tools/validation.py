@@ -10,7 +10,6 @@ convo's expected-vs-got style:
 
 from __future__ import annotations
 
-import json
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +27,21 @@ if TYPE_CHECKING:
 ABSENT: Final = object()
 _TYPE_ERRORS: Final = frozenset({"int_from_float", "enum", "literal_error", "none_required",
                                   "is_instance_of", "model_attributes_type"})
+
+
+_to_json: Any = None
+_SerializationError: Any = None
+_ValidationError: Any = None
+
+
+def _bind() -> None:
+    """Bind pydantic's parts to this module's names, once (pydantic is imported lazily)."""
+    global _to_json, _SerializationError, _ValidationError
+    if _to_json is None:
+        from pydantic_core import PydanticSerializationError, ValidationError, to_json
+
+        _to_json, _SerializationError, _ValidationError = (
+            to_json, PydanticSerializationError, ValidationError)
 
 
 @attrs.frozen(slots=True)
@@ -65,13 +79,14 @@ def _field(spec: Spec) -> tuple[Any, Any]:
 class Arguments:
     """The arguments of one tool: their pydantic model, JSON schema, and validation."""
 
-    __slots__ = ("_model", "_names", "_nullable", "_signature", "keep_defaults", "parameters",
-                 "specs", "tool_name")
+    __slots__ = ("_model", "_names", "_nullable", "_signature", "_validate_json",
+                 "keep_defaults", "parameters", "specs", "tool_name")
 
     def __init__(self, tool_name: str, specs: Sequence[Spec], *, strict: bool,
                  keep_defaults: bool, signature: Callable[[], str]) -> None:
         from pydantic import ConfigDict, create_model
 
+        _bind()
         self.tool_name = tool_name
         self.specs = tuple(specs)
         self.keep_defaults = keep_defaults
@@ -84,6 +99,7 @@ class Arguments:
                 f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
             self.parameters = tidy(self._model.model_json_schema())
             self.parameters.setdefault("required", [])
+            self._validate_json = self._model.__pydantic_validator__.validate_json
         except Exception as exc:
             from pydantic import PydanticUserError
 
@@ -99,9 +115,9 @@ class Arguments:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Checked and coerced arguments; ``ToolArgumentError`` saying what is wrong."""
-        from pydantic import ValidationError
-
-        unexpected = [k for k in args if k not in self._names]
+        # It runs for every tool call: pydantic's parts were bound once, by _bind().
+        names = self._names
+        unexpected = [k for k in args if k not in names]
         if unexpected:
             raise ToolArgumentError(
                 f"tool {self.tool_name!r} got unexpected argument "
@@ -111,31 +127,29 @@ class Arguments:
             args = {k: v for k, v in args.items() if v is not None or k not in self._nullable}
         try:
             try:
-                text = as_json(args)
-            except (TypeError, ValueError):  # Python values given to execute() by code
+                text = _to_json(args)
+            except _SerializationError:  # Python values given to execute() by code
                 model = self._model.model_validate(args)
             else:
-                model = self._model.model_validate_json(text, strict=True)
-        except ValidationError as exc:
+                model = self._validate_json(text, strict=True)
+        except _ValidationError as exc:
             types_ = {s.name: s.annotation for s in self.specs}
             raise ToolArgumentError(explain(exc, types_, args, f"tool {self.tool_name!r}",
                                             top=True, signature=self._signature())) from None
+        values: dict[str, Any] = model.__dict__  # exactly the fields (extra="forbid")
         if self.keep_defaults:
-            return {name: getattr(model, name) for name in self._names}
-        return {name: getattr(model, name) for name in self._names if name in args}
+            return dict(values)
+        return {name: value for name, value in values.items() if name in args}
 
 
-def as_json(value: Any) -> str:
-    """JSON text of what a model sent (or Python values given to ``execute``: an Enum member,
-    a pydantic model, a dataclass are written as pydantic dumps them)."""
-    return json.dumps(value, default=_jsonable)
-
-
-def _jsonable(value: Any) -> Any:
-    from pydantic_core import PydanticSerializationError, to_jsonable_python
+def as_json(value: Any) -> bytes:
+    """JSON of what a model sent (or of Python values given to ``execute``: an Enum member,
+    a pydantic model, a dataclass are written as pydantic dumps them); ``TypeError`` if
+    there is none."""
+    from pydantic_core import PydanticSerializationError, to_json
 
     try:
-        return to_jsonable_python(value)
+        return to_json(value)
     except PydanticSerializationError as exc:
         raise TypeError(str(exc)) from None
 
