@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from ..errors import ToolDefinitionError
@@ -29,13 +30,18 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return " ".join(text.split()), args
 
 
-def _hints(fn: Callable[..., Any], name: str) -> dict[str, Any]:
-    """The parameters' type hints; the return annotation is never needed, so never resolved."""
+def _hints(fn: Callable[..., Any], name: str,
+           localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters' type hints; the return annotation is never needed, so never resolved.
+
+    ``localns`` (the namespace where ``@tool`` was applied) resolves names of classes
+    defined inside a function.
+    """
     annotations = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"}
     holder = types.SimpleNamespace(__annotations__=annotations,
                                    __globals__=getattr(fn, "__globals__", {}))
     try:
-        return typing.get_type_hints(holder, include_extras=True)
+        return typing.get_type_hints(holder, localns=dict(localns or {}), include_extras=True)
     except Exception as exc:
         raise ToolDefinitionError(f"@tool {name!r}: cannot resolve the type hints ({exc})"
                                   ) from exc
@@ -52,6 +58,7 @@ class FunctionTool(Tool):
         self, fn: Callable[..., Any], *, name: str | None = None,
         description: str | None = None, terminal: bool = False,
         timeout: float | None = None, retries: int | None = None, strict: bool = False,
+        localns: Mapping[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -62,7 +69,7 @@ class FunctionTool(Tool):
                                     or retries < 0):
             raise ToolDefinitionError(f"@tool {self.name!r}: retries must be an int >= 0 or "
                                       f"None, got {retries!r}")
-        specs = self._specs_from(fn, arg_docs)
+        specs = self._specs_from(fn, arg_docs, localns)
         self.arguments = {s.name: ToolArgument(s.name, s.description, s.annotation,
                                                required=s.default is ...) for s in specs}
         self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
@@ -70,8 +77,9 @@ class FunctionTool(Tool):
         self._async = inspect.iscoroutinefunction(fn)
         self.schema()
 
-    def _specs_from(self, fn: Callable[..., Any], arg_docs: dict[str, str]) -> list[Spec]:
-        hints = _hints(fn, self.name)
+    def _specs_from(self, fn: Callable[..., Any], arg_docs: dict[str, str],
+                    localns: Mapping[str, Any] | None) -> list[Spec]:
+        hints = _hints(fn, self.name, localns)
         specs: list[Spec] = []
         for i, param in enumerate(inspect.signature(fn).parameters.values()):
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -135,8 +143,11 @@ def tool(
     sends the schema in OpenAI's strict form.
     """
 
-    def build(f: Callable[..., Any]) -> FunctionTool:
+    def make(f: Callable[..., Any], localns: Mapping[str, Any]) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, terminal=terminal,
-                            timeout=timeout, retries=retries, strict=strict)
+                            timeout=timeout, retries=retries, strict=strict, localns=localns)
 
-    return build if fn is None else build(fn)
+    def build(f: Callable[..., Any]) -> FunctionTool:
+        return make(f, sys._getframe(1).f_locals)
+
+    return build if fn is None else make(fn, sys._getframe(1).f_locals)

@@ -177,6 +177,8 @@ def describe(tp: Any) -> str:
         return describe(typing.get_args(tp)[0])
     if tp is Any:
         return "any value"
+    if tp is type(None):
+        return "null"
     if tp in _SCALARS:
         return _SCALARS[tp]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
