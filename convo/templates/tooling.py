@@ -336,7 +336,8 @@ class ToolingTemplate(Template):
             return
         failures = turn.failures[tool.name] = turn.failures.get(tool.name, 0) + 1 if error else 0
         if tool.retries is not None and failures > tool.retries and batch.exhausted is None:
-            batch.exhausted = (f"tool {tool.name!r} failed {failures} times in a row, more "
+            times = "time" if failures == 1 else "times"
+            batch.exhausted = (f"tool {tool.name!r} failed {failures} {times} in a row, more "
                                f"than its retries={tool.retries} allow; last: {content}")
 
     @staticmethod
