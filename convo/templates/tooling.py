@@ -9,10 +9,9 @@ bounded by ``max_iterations`` model calls and watched by the ``LoopGuard``.
 
 from __future__ import annotations
 
-import json
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -22,18 +21,17 @@ from ..errors import (
     ReachedEndTemplateException,
     ToolArgumentError,
     ToolDefinitionError,
-    ToolRetry,
 )
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
 from ..requests import CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
-from ..tools.base import Tool, ToolResult, to_text
+from ..tools.base import Tool, ToolResult
 from ..tools.context import Bound, ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
-from ..tools.termination import TerminateResponse
 from .base import Template
 from .guard import LoopGuard, TurnWatch
+from .tool_calls import Batch, check_count, check_tools, count, record, tool_message
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -58,59 +56,6 @@ class _Turn:
     failures: dict[str, int] = attrs.field(factory=dict)  # failed calls in a row, per tool
 
 
-@attrs.define(slots=True)
-class _Batch:
-    """What answering one batch of tool calls decided."""
-
-    farewell: str | None = None
-    ended: bool = False
-    ended_by: str | None = None
-    terminal: str | None = None
-    terminal_by: str | None = None
-    terminate: TerminateResponse | None = None
-    terminate_by: str | None = None
-    last_text: str | None = None
-    output: Any = NO_OUTPUT
-    exhausted: str | None = None  # the note when a tool used up its retries
-
-
-def _tool_message(call: ToolCall, content: str, *, error: bool = False,
-                  metadata: Mapping[str, Any] | None = None) -> Message:
-    meta = {**(metadata or {}), "error": True} if error else metadata
-    return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
-
-
-def _check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
-    by_name: dict[str, Tool] = {}
-    for i, candidate in enumerate(tools):
-        if not isinstance(candidate, Tool):
-            raise DefinitionError(
-                f"ToolingTemplate: tools[{i}] is {type(candidate).__name__} {candidate!r}, "
-                "expected a Tool (subclass Tool, or decorate a function with @tool)"
-            )
-        candidate.schema()
-        for name in (candidate.name, *candidate.aliases):
-            other = by_name.setdefault(name, candidate)
-            if other is not candidate:
-                raise ToolDefinitionError(
-                    f"ToolingTemplate: two tools are named {name!r}: {other!r} and "
-                    f"{candidate!r} (tools[{i}])"
-                )
-    return by_name
-
-
-def _check_count(where: str, name: str, value: Any, least: int, *, none: str,
-                 hint: str = "") -> None:
-    """An int >= ``least`` (or None when ``none`` says what None means), else the author's
-    mistake, naming the parameter."""
-    if value is None and none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        also = f" or None ({none})" if none else ""
-        raise DefinitionError(f"{where}: {name} must be an int >= {least}{hint}{also}, "
-                              f"got {value!r}")
-
-
 @attrs.define(slots=True, eq=False)
 class ToolingTemplate(Template):
     """One agent turn: the model/tool loop (see docs/termination.md and docs/tools.md)."""
@@ -132,15 +77,15 @@ class ToolingTemplate(Template):
         where = self.label()
         if self.mode not in MODES:
             raise DefinitionError(f"{where}: mode must be 'response' or 'task', got {self.mode!r}")
-        _check_count(where, "max_iterations", self.max_iterations, 1, none="no limit")
-        _check_count(where, "restriction_max_injections", self.restriction_max_injections, 0,
+        check_count(where, "max_iterations", self.max_iterations, 1, none="no limit")
+        check_count(where, "restriction_max_injections", self.restriction_max_injections, 0,
                      none="", hint=" (0 = unlimited)")
         if self.loop_guard is not None and not isinstance(self.loop_guard, LoopGuard):
             raise DefinitionError(f"{where}: loop_guard must be a LoopGuard or None, "
                                   f"got {self.loop_guard!r}")
-        self._by_name = _check_tools(self.tools)
+        self._by_name = check_tools(self.tools)
         for t in self.tools:
-            _check_count(f"{where}: tool {t.name!r}", "retries", t.retries, 0, none="no budget")
+            check_count(f"{where}: tool {t.name!r}", "retries", t.retries, 0, none="no budget")
         self._schemas = tuple(t.schema() for t in self.tools)
         self._output = None
         if self.output_type is not None:
@@ -169,12 +114,12 @@ class ToolingTemplate(Template):
             if reply.tool_calls:
                 if verdict is not None:
                     for call in reply.tool_calls:
-                        yield _tool_message(
+                        yield tool_message(
                             call, f"Not run: {verdict[1]}; the loop guard ended the turn.",
                             error=True)
                     yield from self._end(turn, verdict[0])
                     return session
-                batch: _Batch = yield from self._answer(session, turn, reply.tool_calls)
+                batch: Batch = yield from self._answer(session, turn, reply.tool_calls)
                 turn.last_tool_text = batch.last_text
                 if (yield from self._terminated(turn, batch)):
                     return session
@@ -209,7 +154,7 @@ class ToolingTemplate(Template):
         yield from self._end(turn, limit)
         return session
 
-    def _terminated(self, turn: _Turn, batch: _Batch) -> Flow:
+    def _terminated(self, turn: _Turn, batch: Batch) -> Flow:
         """Apply the termination family, by precedence; True when the turn is over."""
         if batch.ended:
             if batch.farewell:
@@ -277,12 +222,12 @@ class ToolingTemplate(Template):
         return tool, tool.arguments_of(call)
 
     def _answer(self, session: Session, turn: _Turn, calls: Sequence[ToolCall]) -> Flow:
-        """Run a batch; one tool message per call, in call order. Returns a ``_Batch``."""
+        """Run a batch; one tool message per call, in call order. Returns a ``Batch``."""
         done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
         invocations: list[Invocation] = []
         contexts: dict[int, ToolContext] = {}
         terminal_by: str | None = None
-        batch = _Batch()
+        batch = Batch()
         for i, call in enumerate(calls):
             yield ToolCallStarted(call)
             if self._output is not None and call.name == OUTPUT_TOOL:
@@ -307,18 +252,18 @@ class ToolingTemplate(Template):
                 content, error = done[i]
             else:
                 invocation, run = next(pending)
-                content, error = self._record(batch, invocation, run)
+                content, error = record(batch, invocation, run)
                 if not error and isinstance(run.value, ToolResult):
                     metadata = run.value.metadata
             if i in contexts:
                 yield from contexts[i].events
-            self._count(turn, batch, call, content, error)
-            yield _tool_message(call, content, error=error, metadata=metadata)
+            count(turn.failures, self._by_name.get(call.name), batch, content, error)
+            yield tool_message(call, content, error=error, metadata=metadata)
             yield ToolCallEnded(call, content, error)
             batch.last_text = content
         return batch
 
-    def _take_output(self, batch: _Batch, call: ToolCall) -> tuple[str, bool]:
+    def _take_output(self, batch: Batch, call: ToolCall) -> tuple[str, bool]:
         assert self._output is not None
         try:
             output = self._output.from_call(call)
@@ -327,42 +272,3 @@ class ToolingTemplate(Template):
         if batch.output is NO_OUTPUT:
             batch.output = output
         return "Final result received.", False
-
-    def _count(self, turn: _Turn, batch: _Batch, call: ToolCall, content: str,
-               error: bool) -> None:
-        """Count failed calls in a row per tool; note a tool that used up its retries."""
-        tool = self._by_name.get(call.name)
-        if tool is None:
-            return
-        failures = turn.failures[tool.name] = turn.failures.get(tool.name, 0) + 1 if error else 0
-        if tool.retries is not None and failures > tool.retries and batch.exhausted is None:
-            times = "time" if failures == 1 else "times"
-            batch.exhausted = (f"tool {tool.name!r} failed {failures} {times} in a row, more "
-                               f"than its retries={tool.retries} allow; last: {content}")
-
-    @staticmethod
-    def _record(batch: _Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bool]:
-        """The tool message text of one run, noting any termination on the batch."""
-        runnable = invocation.tool
-        tool = runnable.tool if isinstance(runnable, Bound) else runnable
-        assert isinstance(tool, Tool)
-        if isinstance(run.error, ReachedEndTemplateException):
-            farewell = run.error.farewell_message
-            if not batch.ended:
-                batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
-            return json.dumps({"status": "success", "message": farewell}), False
-        if isinstance(run.error, ToolRetry):
-            return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
-        if run.error is not None:
-            exc = run.error
-            return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
-        value = run.value
-        try:
-            content = value.text if isinstance(value, TerminateResponse) else to_text(value)
-        except TypeError as exc:
-            return f"Error: tool {tool.name!r}: {exc}", True
-        if tool.terminal:
-            batch.terminal, batch.terminal_by = content, tool.name
-        elif isinstance(value, TerminateResponse) and batch.terminate is None:
-            batch.terminate, batch.terminate_by = value, tool.name
-        return content, False
