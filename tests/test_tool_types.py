@@ -188,6 +188,17 @@ def test_constraints_descriptions_and_defaults_are_in_the_schema() -> None:
     }
 
 
+def test_a_field_without_default_is_required() -> None:
+    @tool
+    def pick(n: int = Field(ge=1, description="Which one")) -> int:
+        """Pick."""
+        return n
+
+    assert _parameters(pick)["required"] == ["n"]
+    assert _error(pick, {}) == ("tool 'pick' is missing required argument 'n' (integer); it "
+                                "takes n (integer)")
+
+
 def test_a_field_default_reaches_the_function_as_its_value() -> None:
     # Not the FieldInfo object: the function gets 1.
     assert book.execute(guests=2) == "2 double celsius '' 1 None None"

@@ -71,7 +71,7 @@ class FunctionTool(Tool):
                                       f"None, got {retries!r}")
         specs = self._specs_from(fn, arg_docs, localns)
         self.arguments = {s.name: ToolArgument(s.name, s.description, s.annotation,
-                                               required=s.default is ...) for s in specs}
+                                               required=s.required) for s in specs}
         self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
                                                keep_defaults=True, signature=self.signature_text)
         self._async = inspect.iscoroutinefunction(fn)

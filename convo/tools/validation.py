@@ -53,6 +53,12 @@ class Spec:
     default: Any = ...  # ``...`` = required; ``ABSENT`` = may be left out; else the default
     description: str = ""
 
+    @property
+    def required(self) -> bool:
+        """No default (``...``, or a ``Field(...)`` without one)."""
+        is_required = getattr(self.default, "is_required", None)  # a pydantic FieldInfo
+        return self.default is ... or (callable(is_required) and bool(is_required()))
+
 
 def _field(spec: Spec) -> tuple[Any, Any]:
     from pydantic import Field
