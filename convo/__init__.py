@@ -22,6 +22,7 @@ from .errors import (
     ToolArgumentError,
     ToolCallParseError,
     ToolDefinitionError,
+    ToolRetry,
     TranscriptError,
 )
 from .events import ApprovalDecided, ApprovalRequested, Event
@@ -56,6 +57,7 @@ from .tools import (
     TerminateResponse,
     Tool,
     ToolArgument,
+    ToolContext,
     ToolResult,
     tool,
 )
@@ -122,8 +124,10 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolCallParseError",
+    "ToolContext",
     "ToolDefinitionError",
     "ToolResult",
+    "ToolRetry",
     "ToolingTemplate",
     "TranscriptError",
     "TurnResult",
