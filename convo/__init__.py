@@ -21,7 +21,7 @@ from .errors import (
     ToolArgumentError,
     ToolDefinitionError,
 )
-from .events import Event
+from .events import Event, StateEntered
 from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
 from .interfaces.console import CommandLineRunner
 from .messages import Message, ToolCall
@@ -34,11 +34,14 @@ from .templates import (
     BreakTemplate,
     EndTemplate,
     GenerateTemplate,
+    GotoTemplate,
     IfTemplate,
     LinearTemplate,
     LoopGuard,
     LoopTemplate,
     MessageTemplate,
+    StateMachineTemplate,
+    SubroutineTemplate,
     SystemTemplate,
     Template,
     ToolingTemplate,
@@ -53,6 +56,7 @@ from .tools import (
     Tool,
     ToolArgument,
     ToolResult,
+    Transition,
     tool,
 )
 
@@ -86,6 +90,7 @@ __all__ = [
     "FinishTool",
     "FunctionModel",
     "GenerateTemplate",
+    "GotoTemplate",
     "IfTemplate",
     "InterfaceError",
     "LinearTemplate",
@@ -106,6 +111,9 @@ __all__ = [
     "ScriptError",
     "ScriptedInterface",
     "Session",
+    "StateEntered",
+    "StateMachineTemplate",
+    "SubroutineTemplate",
     "SystemTemplate",
     "Template",
     "TemplateSyntaxError",
@@ -117,6 +125,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolResult",
     "ToolingTemplate",
+    "Transition",
     "TurnResult",
     "Usage",
     "UserInterface",

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from .messages import Message, ToolCall
-from .session import Outcome, TurnResult, Usage
+from .session import Outcome, SubroutineRun, TurnResult, Usage
 
 
 @attrs.frozen(slots=True)
@@ -80,6 +80,29 @@ class TaskCompleted(Event):
 @attrs.frozen(slots=True)
 class RunEnded(Event):
     outcome: Outcome
+
+
+@attrs.frozen(slots=True)
+class StateEntered(Event):
+    """A ``StateMachineTemplate`` entered state ``name`` (``previous=None`` for the start)."""
+
+    name: str
+    previous: str | None
+
+
+@attrs.frozen(slots=True)
+class SubroutineStarted(Event):
+    """A ``SubroutineTemplate`` starts. A resuming run answers it with the child's saved
+    messages, to replay them; the runner answers ``None`` (run live)."""
+
+    label: str
+
+
+@attrs.frozen(slots=True)
+class SubroutineEnded(Event):
+    """A ``SubroutineTemplate``'s child session ended; transcripts write it as one line."""
+
+    run: SubroutineRun
 
 
 def describe(event: Event) -> dict[str, Any]:

@@ -36,11 +36,13 @@ class AskUser:
 class CallModel:
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
-    ``model=None`` means the runner's model.
+    ``model=None`` means the runner's model; ``messages=None`` the session's (a
+    ``SubroutineTemplate`` sends its child session's).
     """
 
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
+    messages: Sequence[Message] | None = None
 
 
 class Invokable(Protocol):

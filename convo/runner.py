@@ -285,7 +285,8 @@ class Runner:
         if isinstance(request, CallModel):
             model = run.model_for(request)
             started = time.perf_counter()
-            reply = model.complete(run.session.messages, request.tools, on_delta=run.on_delta())
+            messages = run.session.messages if request.messages is None else request.messages
+            reply = model.complete(messages, request.tools, on_delta=run.on_delta())
             return run.model_replied(reply, started)
         if isinstance(request, RunTools):
             return [_run_sync(inv) for inv in request.invocations]
@@ -295,8 +296,8 @@ class Runner:
         if isinstance(request, CallModel):
             model = run.model_for(request)
             started = time.perf_counter()
-            reply = await model.acomplete(run.session.messages, request.tools,
-                                          on_delta=run.on_delta())
+            messages = run.session.messages if request.messages is None else request.messages
+            reply = await model.acomplete(messages, request.tools, on_delta=run.on_delta())
             return run.model_replied(reply, started)
         if isinstance(request, RunTools):
             return await self._arun_tools(request.invocations)

@@ -8,6 +8,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "message", "index": 0, "message": {"role": "system", "content": "..."}}
     {"type": "state", "state": {...}}          # session.state, whenever it changed
     {"type": "turn", "turn": {...}}            # a TurnResult, when an agent turn ends
+    {"type": "subroutine", "subroutine": {...}}  # a SubroutineTemplate's child session
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
 
@@ -27,17 +28,17 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
 import attrs
 
 from .errors import ConvoError
-from .events import Event, MessageAdded, RunEnded, TurnEnded
+from .events import Event, MessageAdded, RunEnded, SubroutineEnded, SubroutineStarted, TurnEnded
 from .messages import Message
 from .requests import AskUser, CallModel, Flow, Invocation, RunTools, ToolRun
-from .session import Outcome, Session, TurnResult
+from .session import Outcome, Session, SubroutineRun, TurnResult
 from .templates.base import Template
 from .tools.termination import (
     EndConversationTool,
@@ -45,8 +46,10 @@ from .tools.termination import (
     FinishTaskTool,
     FinishTool,
 )
+from .tools.transition import Transition
 
-_PURE_TOOLS: Final = (EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool)
+_PURE_TOOLS: Final = (EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool,
+                      Transition)
 
 FORMAT: Final = "convo.transcript"
 FORMAT_VERSION: Final = 1
@@ -141,9 +144,12 @@ def _replay_records(records: list[dict[str, Any]]) -> Session:
             session.turns.append(TurnResult.from_dict(record["turn"]))
         elif kind == "outcome":
             session.outcome = Outcome.from_dict(record["outcome"])
+        elif kind == "subroutine":
+            session.subroutines.append(SubroutineRun.from_dict(record["subroutine"]))
         elif kind == "resumed":
             del session.messages[record["messages"]:]
             del session.turns[record["turns"]:]
+            del session.subroutines[record.get("subroutines", len(session.subroutines)):]
             session.outcome = None
         # Unknown kinds are skipped: a later minor version may add informative lines.
     return session
@@ -205,7 +211,8 @@ class TranscriptWriter:
     def _go_live(self, event: CaughtUp | None) -> None:
         self._replaying = False
         record: dict[str, Any] = {"type": "resumed", "messages": len(self.session.messages),
-                                  "turns": len(self.session.turns), "at": _now()}
+                                  "turns": len(self.session.turns),
+                                  "subroutines": len(self.session.subroutines), "at": _now()}
         if event is not None:
             record["saved"] = event.saved
         self._write(record)
@@ -226,6 +233,8 @@ class TranscriptWriter:
                          "message": event.message.to_dict()})
         elif isinstance(event, TurnEnded):
             self._write({"type": "turn", "turn": event.result.to_dict()})
+        elif isinstance(event, SubroutineEnded):
+            self._write({"type": "subroutine", "subroutine": event.run.to_dict()})
         elif isinstance(event, RunEnded):
             self._write({"type": "outcome", "outcome": event.outcome.to_dict()})
 
@@ -248,19 +257,29 @@ def _as_tuple(messages: Iterable[Message]) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+def _runs(runs: Iterable[SubroutineRun]) -> tuple[SubroutineRun, ...]:
+    return tuple(runs)
+
+
 @attrs.define(slots=True, eq=False)
 class Resume(Template):
-    """Runs ``template`` with its requests answered from ``saved`` messages, then live."""
+    """Runs ``template`` with its requests answered from ``saved`` messages, then live.
+
+    ``subroutines``: the saved child sessions, replayed the same way; ``quiet``: no
+    ``CaughtUp`` (a child's replay, inside its parent's).
+    """
 
     template: Template
     saved: tuple[Message, ...] = attrs.field(converter=_as_tuple)
+    subroutines: tuple[SubroutineRun, ...] = attrs.field(default=(), converter=_runs)
+    quiet: bool = attrs.field(default=False, kw_only=True)
 
     def children(self) -> tuple[Template, ...]:
         return (self.template,)
 
     def render(self, session: Session) -> Flow:
         flow = self.template.render(session)
-        saved, at = self.saved, 0
+        saved, at, runs = self.saved, 0, list(self.subroutines)
         replaying = True
         answer: Any = None
         try:
@@ -270,6 +289,10 @@ class Resume(Template):
                 except StopIteration as stop:
                     return stop.value
                 answer = None
+                if (replaying and isinstance(step, SubroutineStarted) and runs
+                        and runs[0].label == step.label):
+                    answer = _child_replay(runs.pop(0))
+                    continue
                 if replaying and not isinstance(step, Event):
                     if isinstance(step, Message):
                         if at < len(saved) and _same(step, saved[at]):
@@ -282,7 +305,8 @@ class Resume(Template):
                             answer = found
                             continue
                     replaying = False
-                    yield CaughtUp(at, len(saved))
+                    if not self.quiet:
+                        yield CaughtUp(at, len(saved))
                 answer = yield step
         finally:
             flow.close()
@@ -308,7 +332,7 @@ def _answer_from(step: Any, saved: Sequence[Message], at: int) -> Any:
     nxt = saved[at]
     if isinstance(step, AskUser) and nxt.role == "user":
         return nxt.content
-    if isinstance(step, CallModel) and nxt.role == "assistant":
+    if isinstance(step, CallModel) and step.messages is None and nxt.role == "assistant":
         return nxt
     if isinstance(step, RunTools):
         results: dict[str | None, Message] = {}
@@ -320,6 +344,11 @@ def _answer_from(step: Any, saved: Sequence[Message], at: int) -> Any:
             return [_rerun(inv) if isinstance(inv.tool, _PURE_TOOLS)
                     else ToolRun(results[inv.call.id].content) for inv in step.invocations]
     return _NOTHING
+
+
+def _child_replay(run: SubroutineRun) -> Callable[[Template], Template]:
+    """How a SubroutineTemplate replays its child from a saved run."""
+    return lambda template: Resume(template, run.messages[run.inherited:], quiet=True)
 
 
 def _rerun(invocation: Invocation) -> ToolRun:
@@ -337,4 +366,4 @@ def resume(template: Template, saved: Session) -> tuple[Template, Session]:
     The new session starts with ``saved``'s state and no messages; the run rebuilds the saved
     messages (and turns) as it replays them.
     """
-    return Resume(template, saved.messages), Session(state=dict(saved.state))
+    return Resume(template, saved.messages, saved.subroutines), Session(state=dict(saved.state))

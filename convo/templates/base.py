@@ -72,3 +72,6 @@ def validate_tree(root: Template) -> None:
                 f"BreakTemplate at {where} is not inside any LoopTemplate: "
                 "it can only leave an enclosing loop"
             )
+    from .graph import check_states  # states: unknown targets, moves outside a machine
+
+    check_states(root)

@@ -29,6 +29,7 @@ from ..requests import CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Tool, ToolResult, to_text
 from ..tools.termination import TerminateResponse
+from ..tools.transition import Move, Moving
 from .base import Template
 from .guard import LoopGuard, TurnWatch
 
@@ -65,6 +66,7 @@ class _Batch:
     terminal_by: str | None = None
     terminate: TerminateResponse | None = None
     terminate_by: str | None = None
+    move: Move | None = None
     last_text: str | None = None
 
 
@@ -178,6 +180,10 @@ class ToolingTemplate(Template):
             yield from self._end(turn, RunStatus.ENDED, response=batch.farewell or turn.response,
                                  terminated_by=batch.ended_by, done=True)
             raise ReachedEndTemplateException(batch.farewell)
+        if batch.move is not None:  # beats a terminal tool, whose result stays in history
+            yield from self._end(turn, RunStatus.COMPLETED, terminated_by=batch.move.by,
+                                 done=True)
+            raise Moving(batch.move)
         if batch.terminal is not None:
             yield Message("assistant", batch.terminal)
             yield from self._end(turn, RunStatus.COMPLETED, response=batch.terminal,
@@ -272,6 +278,13 @@ class ToolingTemplate(Template):
             exc = run.error
             return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
         value = run.value
+        if isinstance(value, Move):
+            if batch.move is not None:
+                return (f"Error: ignored: {batch.move.by!r} was already called in this batch "
+                        f"and moves to state {batch.move.to!r}; only one transition is allowed "
+                        "per batch"), True
+            batch.move = value
+            return value.text, False
         try:
             content = value.text if isinstance(value, TerminateResponse) else to_text(value)
         except TypeError as exc:

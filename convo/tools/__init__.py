@@ -10,6 +10,7 @@ from .termination import (
     FinishTool,
     TerminateResponse,
 )
+from .transition import Transition
 
 __all__ = [
     "EndConversationTool",
@@ -22,6 +23,7 @@ __all__ = [
     "ToolArgument",
     "ToolRegistry",
     "ToolResult",
+    "Transition",
     "registry",
     "tool",
 ]
