@@ -4,6 +4,7 @@
 
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
     convo replay PATH
+    convo graph FILE[:NAME]
     convo --version
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
@@ -80,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--json", action="store_true",
                         help="print the session as JSON (Session.from_json reads it)")
+
+    graph = sub.add_parser("graph", parents=[common], help="print a template's states as Mermaid",
+                           description="Print the state machines of the template NAME "
+                                       "(default: template) as a Mermaid stateDiagram.")
+    graph.add_argument("target", metavar="FILE[:NAME]")
     return parser
 
 
@@ -93,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "graph":
+            return _graph(args)
         return _replay(args)
     except UsageProblem as exc:
         if args.debug:
@@ -309,6 +317,18 @@ def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
 
 def _same_file(a: str, b: str | None) -> bool:
     return b is not None and Path(a).resolve() == Path(b).resolve()
+
+
+def _graph(args: argparse.Namespace) -> int:
+    from .errors import DefinitionError
+    from .templates.graph import mermaid
+
+    path, name = split_target(args.target)
+    try:
+        print(mermaid(find_template(load_file(path), path, name)), end="")
+    except DefinitionError as exc:
+        raise UsageProblem(f"{args.target}: {exc}") from exc
+    return EXIT_OK
 
 
 # --- convo replay ----------------------------------------------------------------------------

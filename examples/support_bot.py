@@ -64,7 +64,7 @@ to_triage = Transition("triage", "The customer needs something this desk does no
 end = EndConversationTool()
 
 
-def state(instructions: str, *tools: Tool) -> LinearTemplate:
+def desk(instructions: str, *tools: Tool) -> LinearTemplate:
     """A state: its instructions once on entry, then the agent answers and the user replies."""
     return LinearTemplate([
         SystemTemplate(instructions),
@@ -77,11 +77,11 @@ template = LinearTemplate([
     AssistantTemplate("Hello! How can I help you today?"),
     UserTemplate(),
     StateMachineTemplate({
-        "triage": state("Find out what the customer needs and move to the right desk.",
+        "triage": desk("Find out what the customer needs and move to the right desk.",
                         to_billing, to_returns),
-        "billing": state("You are at the billing desk: check charges, refund mistakes.",
+        "billing": desk("You are at the billing desk: check charges, refund mistakes.",
                          lookup_invoice, refund, to_returns, to_triage),
-        "returns": state("You are at the returns desk: open returns and send labels.",
+        "returns": desk("You are at the returns desk: open returns and send labels.",
                          start_return, to_billing, to_triage),
     }, start="triage"),
 ])
