@@ -129,3 +129,9 @@ def test_convo_graph_prints_the_states_as_mermaid(bot: ModuleType) -> None:
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (f"convo: error: {quiz}: LinearTemplate has no StateMachineTemplate "
                              "to draw\n")
+
+
+def test_the_picture_in_the_docs_is_the_one_convo_graph_draws() -> None:
+    text = (ROOT / "docs" / "states.md").read_text(encoding="utf-8")
+    block = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block == GRAPH
