@@ -186,3 +186,23 @@ def test_bad_arguments_are_rejected_when_built(kwargs: dict[str, object], error:
         SubroutineTemplate(AssistantTemplate("x"), **kwargs)  # type: ignore[arg-type]
     with pytest.raises(DefinitionError, match=r"^SubroutineTemplate: template is str 'x', "):
         SubroutineTemplate("x")  # type: ignore[arg-type]
+
+
+def test_the_draft_email_example_keeps_only_the_final_draft() -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "draft_email.py"
+    spec = importlib.util.spec_from_file_location("convo_example_draft_email", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    session = Runner(example.mock_model, example.template,
+                     ScriptedInterface(example.demo_input)).run(Session(state=example.state))
+    final = "Dear Ann, your refund of 30 USD is on its way. Mugs & Co."
+    assert [m.content for m in session.messages] == [
+        "You are the support assistant of Mugs & Co.", "Please confirm my refund by email.",
+        final, "Thanks!", "You're welcome! Anything else?"]
+    [run] = session.subroutines
+    assert [m.role for m in run.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert run.messages[3].content == "Too long: 31 words, keep it under 25."
