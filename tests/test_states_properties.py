@@ -4,7 +4,8 @@ Each state is a model turn offered a transition to every state (sometimes after 
 message), a ``GotoTemplate`` to a random state, or a plain message. The model cycles through
 a random script of replies: text (the state ends, so does the machine), one or several
 transition calls (the first one moves), or a transition beside ``finish``. A script made only
-of moves never ends by itself: ``max_transitions`` must end it.
+of moves never ends by itself: ``max_transitions`` must end it. Each run's transcript,
+resumed, replays every move without a model call and ends the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from convo import (
     GotoTemplate,
     LinearTemplate,
     Message,
+    MockModel,
     Runner,
     RunStatus,
     Session,
@@ -34,7 +36,7 @@ from convo import (
     Transition,
 )
 from convo.events import Event, MessageAdded
-from convo.transcript import TranscriptWriter, load_transcript
+from convo.transcript import TranscriptWriter, load_transcript, resume
 
 
 @st.composite
@@ -103,7 +105,18 @@ def test_random_machines_end_within_max_transitions_and_lose_nothing(
             runner.run(session)
         finally:
             writer.close()
-        assert load_transcript(path) == session  # the transcript has every line too
+        saved = load_transcript(path)
+        assert saved == session  # the transcript has every line too
+
+    # Resumed, the saved moves replay without a single model call, to the same end.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        resumed, again = resume(LinearTemplate([machine, SystemTemplate("after")]), saved)
+        Runner(MockModel([]), resumed, raise_errors=False).run(again)
+    assert again.messages == session.messages
+    assert again.outcome is not None and session.outcome is not None
+    assert (again.outcome.status, again.outcome.error) == (session.outcome.status,
+                                                           session.outcome.error)
 
     outcome = session.outcome
     assert outcome is not None
