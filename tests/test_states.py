@@ -329,3 +329,35 @@ def test_bad_machines_are_rejected_when_built(kwargs: dict[str, object], error: 
     with pytest.raises(DefinitionError) as info:
         StateMachineTemplate(**kwargs)  # type: ignore[arg-type]
     assert str(info.value) == error
+
+
+# --- the picture -----------------------------------------------------------------------------
+
+
+def test_nested_machines_are_drawn_as_composite_states() -> None:
+    from convo import EndTemplate
+    from convo.templates.graph import mermaid
+
+    inner = StateMachineTemplate({"x": GotoTemplate("y"), "y": EndTemplate()}, start="x")
+    outer = StateMachineTemplate({
+        "a": LinearTemplate([inner, GotoTemplate("a-b")]),
+        "a-b": GotoTemplate("a_b"), "a_b": SystemTemplate("z"),
+    }, start="a")
+    assert mermaid(outer) == """\
+stateDiagram-v2
+    state "a" as a {
+        state "x" as a_1_x
+        state "y" as a_1_y
+        [*] --> a_1_x
+        a_1_x --> a_1_y: goto
+        a_1_y --> [*]: EndTemplate
+    }
+    state "a-b" as a_b
+    state "a_b" as a_b_2
+    [*] --> a
+    a --> a_b: goto
+    a_b --> a_b_2: goto
+"""
+    with pytest.raises(DefinitionError,
+                       match=r"^LinearTemplate has no StateMachineTemplate to draw$"):
+        mermaid(LinearTemplate([]))

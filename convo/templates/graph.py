@@ -148,7 +148,12 @@ def mermaid(root: Template) -> str:
 
 
 def _draw(machine: Machine, prefix: str, indent: str, lines: list[str]) -> None:
-    ids = {name: _id(name, prefix) for name in machine.machine.states}
+    ids: dict[str, str] = {}
+    for name in machine.machine.states:
+        ident = base = _id(name, prefix)
+        while ident in ids.values():  # "a-b" and "a_b" would be one state
+            ident = f"{base}_{len(ids)}"
+        ids[name] = ident
     for name, ident in ids.items():
         inner = machine.nested.get(name, [])
         if inner:
