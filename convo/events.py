@@ -92,8 +92,8 @@ class StateEntered(Event):
 
 @attrs.frozen(slots=True)
 class SubroutineStarted(Event):
-    """A ``SubroutineTemplate`` starts. A resuming run answers it with the child's saved
-    messages, to replay them; the runner answers ``None`` (run live)."""
+    """A ``SubroutineTemplate`` starts. A resuming run answers it with a function that wraps
+    the child's template to replay its saved run; the runner answers ``None`` (run live)."""
 
     label: str
 

@@ -80,8 +80,8 @@ class _Run:
             )
         self.model_calls += 1
         if self.on_event is not None:  # no event objects when nobody listens
-            self.on_event(ModelCallStarted(self.model_calls, len(self.session.messages),
-                                           len(request.tools)))
+            sent = self.session.messages if request.messages is None else request.messages
+            self.on_event(ModelCallStarted(self.model_calls, len(sent), len(request.tools)))
         return model
 
     def on_delta(self) -> Callable[[str], None] | None:

@@ -57,6 +57,8 @@ class Transition(Tool):
         "reason": ToolArgument("reason", "Why you are moving on (optional)", str,
                                required=False),
     }
+    #: Pure: a resumed conversation runs it again, which replays the move.
+    rerun_on_resume = True
 
     def __init__(self, to: str, description: str, *, name: str | None = None) -> None:
         if not isinstance(to, str) or not to:
