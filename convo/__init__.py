@@ -25,7 +25,7 @@ from .errors import (
     ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, Event
+from .events import ApprovalDecided, ApprovalRequested, Event, StateEntered
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
@@ -38,11 +38,14 @@ from .templates import (
     BreakTemplate,
     EndTemplate,
     GenerateTemplate,
+    GotoTemplate,
     IfTemplate,
     LinearTemplate,
     LoopGuard,
     LoopTemplate,
     MessageTemplate,
+    StateMachineTemplate,
+    SubroutineTemplate,
     SystemTemplate,
     Template,
     ToolingTemplate,
@@ -59,6 +62,7 @@ from .tools import (
     ToolArgument,
     ToolContext,
     ToolResult,
+    Transition,
     tool,
 )
 from .version import __version__
@@ -94,6 +98,7 @@ __all__ = [
     "FinishTool",
     "FunctionModel",
     "GenerateTemplate",
+    "GotoTemplate",
     "IfTemplate",
     "InterfaceError",
     "Limits",
@@ -115,6 +120,9 @@ __all__ = [
     "ScriptError",
     "ScriptedInterface",
     "Session",
+    "StateEntered",
+    "StateMachineTemplate",
+    "SubroutineTemplate",
     "SystemTemplate",
     "Template",
     "TemplateSyntaxError",
@@ -130,6 +138,7 @@ __all__ = [
     "ToolRetry",
     "ToolingTemplate",
     "TranscriptError",
+    "Transition",
     "TurnResult",
     "Usage",
     "UserInterface",

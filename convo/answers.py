@@ -70,9 +70,13 @@ class Answers:
             )
         self.model_calls += 1
         if self.on_event is not None:  # no event objects when nobody listens
-            self.on_event(ModelCallStarted(self.model_calls, len(self.session.messages),
+            self.on_event(ModelCallStarted(self.model_calls, len(self.sent(request)),
                                            len(request.tools)))
         return model
+
+    def sent(self, request: CallModel) -> Sequence[Message]:
+        """What the model is sent: the session's messages, or a subroutine's own."""
+        return self.session.messages if request.messages is None else request.messages
 
     def on_delta(self) -> Callable[[str], None] | None:
         if self.on_event is None:
@@ -98,13 +102,13 @@ class Answers:
     def call_model(self, request: CallModel) -> Message:
         model = self.model_for(request)
         started = time.perf_counter()
-        reply = model.complete(self.session.messages, request.tools, on_delta=self.on_delta())
+        reply = model.complete(self.sent(request), request.tools, on_delta=self.on_delta())
         return self.model_replied(reply, started)
 
     async def acall_model(self, request: CallModel) -> Message:
         model = self.model_for(request)
         started = time.perf_counter()
-        reply = await model.acomplete(self.session.messages, request.tools,
+        reply = await model.acomplete(self.sent(request), request.tools,
                                       on_delta=self.on_delta())
         return self.model_replied(reply, started)
 

@@ -18,6 +18,7 @@ Tool ToolArgument ToolResult tool TerminateResponse FinishTool EndConversationTo
 FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTION_MESSAGE LoopGuard
 Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
+StateMachineTemplate Transition GotoTemplate SubroutineTemplate StateEntered
 """.split()
 
 EXTRA_NAMES = """

@@ -18,6 +18,7 @@ from ..tools.base import Tool, to_text
 from ..tools.context import Bound
 from ..tools.output import NO_OUTPUT
 from ..tools.termination import TerminateResponse
+from ..tools.transition import Move
 
 
 @attrs.define(slots=True)
@@ -31,6 +32,7 @@ class Batch:
     terminal_by: str | None = None
     terminate: TerminateResponse | None = None
     terminate_by: str | None = None
+    move: Move | None = None  # a Transition's: beats a terminal tool (docs/states.md)
     last_text: str | None = None
     output: Any = NO_OUTPUT
     exhausted: str | None = None  # the note when a tool used up its retries
@@ -91,6 +93,13 @@ def record(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, boo
         exc = run.error
         return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
     value = run.value
+    if isinstance(value, Move):
+        if batch.move is not None:
+            return (f"Error: ignored: {batch.move.by!r} was already called in this batch "
+                    f"and moves to state {batch.move.to!r}; only one transition is allowed "
+                    "per batch"), True
+        batch.move = value
+        return value.text, False
     try:
         content = value.text if isinstance(value, TerminateResponse) else to_text(value)
     except TypeError as exc:

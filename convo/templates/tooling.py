@@ -30,6 +30,7 @@ from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Tool, ToolResult
 from ..tools.context import Bound, ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
+from ..tools.transition import Moving
 from .base import Template
 from .guard import LoopGuard, TurnWatch
 from .tool_calls import Batch, check_count, check_tools, count, record, tool_message
@@ -174,6 +175,10 @@ class ToolingTemplate(Template):
             yield from self._end(turn, RunStatus.ENDED, response=batch.farewell or turn.response,
                                  terminated_by=batch.ended_by, done=True)
             raise ReachedEndTemplateException(batch.farewell)
+        if batch.move is not None:  # beats a terminal tool, whose result stays in history
+            yield from self._end(turn, RunStatus.COMPLETED, terminated_by=batch.move.by,
+                                 done=True)
+            raise Moving(batch.move)
         if batch.terminal is not None:
             yield Message("assistant", batch.terminal)
             yield from self._end(turn, RunStatus.COMPLETED, response=batch.terminal,

@@ -11,6 +11,7 @@ from .termination import (
     FinishTool,
     TerminateResponse,
 )
+from .transition import Transition
 
 __all__ = [
     "EndConversationTool",
@@ -24,6 +25,7 @@ __all__ = [
     "ToolContext",
     "ToolRegistry",
     "ToolResult",
+    "Transition",
     "registry",
     "tool",
 ]
