@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .context import ContextWindow
 from .errors import (
+    ContextLengthError,
     ConvoError,
     DefinitionError,
     InterfaceError,
@@ -21,7 +23,7 @@ from .errors import (
     ToolArgumentError,
     ToolDefinitionError,
 )
-from .events import Event
+from .events import ContextTrimmed, Event
 from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
 from .interfaces.console import CommandLineRunner
 from .messages import Message, ToolCall
@@ -74,6 +76,9 @@ __all__ = [
     "BreakTemplate",
     "CLIInterface",
     "CommandLineRunner",
+    "ContextLengthError",
+    "ContextTrimmed",
+    "ContextWindow",
     "ConvoError",
     "DefinitionError",
     "EchoMockInterface",

@@ -21,6 +21,7 @@ from .events import Event
 from .messages import Message, ToolCall
 
 if TYPE_CHECKING:
+    from .context import ContextWindow
     from .models.base import Model
 
 
@@ -36,11 +37,17 @@ class AskUser:
 class CallModel:
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
-    ``model=None`` means the runner's model.
+    ``model=None`` means the runner's model. ``context``: the template's ``ContextWindow``
+    (else the runner's applies). ``messages``: send these instead of the session's (the
+    runner sets it when a window trims the history). ``purpose``: ``"reply"``, or
+    ``"summary"`` for a window's summary call (its text is not streamed to the user).
     """
 
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True)
+    messages: Sequence[Message] | None = attrs.field(default=None, kw_only=True)
+    purpose: str = attrs.field(default="reply", kw_only=True)
 
 
 class Invokable(Protocol):

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+from .context import ContextWindow
 from .errors import (
     DefinitionError,
     InterfaceError,
@@ -25,6 +26,7 @@ from .messages import Message
 from .models.base import Model
 from .requests import AskUser, CallModel, Flow, Invocation, Request, RunTools, ToolRun
 from .session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
+from .summary import fit
 from .templates.base import Template, validate_tree
 
 # asyncio costs ~25 ms to import and only async runs (and async tools) need it: the functions
@@ -80,12 +82,16 @@ class _Run:
             )
         self.model_calls += 1
         if self.on_event is not None:  # no event objects when nobody listens
-            self.on_event(ModelCallStarted(self.model_calls, len(self.session.messages),
+            self.on_event(ModelCallStarted(self.model_calls, len(self.sent(request)),
                                            len(request.tools)))
         return model
 
-    def on_delta(self) -> Callable[[str], None] | None:
-        if self.on_event is None:
+    def sent(self, request: CallModel) -> Sequence[Message]:
+        """What the model is sent: the session's messages, or those a ContextWindow chose."""
+        return self.session.messages if request.messages is None else request.messages
+
+    def on_delta(self, request: CallModel) -> Callable[[str], None] | None:
+        if self.on_event is None or request.purpose != "reply":
             return None
         emit = self.on_event
         return lambda text: emit(TextDelta(text))
@@ -187,7 +193,8 @@ class Runner:
 
     ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
     ended. An exception that escapes is re-raised after the outcome (status ``error``) is
-    recorded, unless ``raise_errors=False``.
+    recorded, unless ``raise_errors=False``. ``context`` (a ``ContextWindow``) bounds what
+    every model call is sent; a template's own ``context=`` takes precedence.
     """
 
     def __init__(
@@ -199,6 +206,7 @@ class Runner:
         on_event: EventHandler | None = None,
         max_messages: int = 1000,
         raise_errors: bool = True,
+        context: ContextWindow | None = None,
     ) -> None:
         validate_tree(template)
         if model is not None and not callable(getattr(model, "complete", None)):
@@ -208,12 +216,16 @@ class Runner:
             )
         if max_messages < 1:
             raise DefinitionError(f"max_messages must be at least 1, got {max_messages}")
+        if context is not None and not isinstance(context, ContextWindow):
+            raise DefinitionError(f"context must be a ContextWindow or None, "
+                                  f"got {type(context).__name__}")
         self.model = model
         self.template = template
         self.user_interface = user_interface
         self.on_event = on_event
         self.max_messages = max_messages
         self.raise_errors = raise_errors
+        self.context = context
 
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
@@ -266,6 +278,11 @@ class Runner:
                 if isinstance(step, Message | Event):
                     run.apply(step)
                     answer = None
+                elif isinstance(step, CallModel) and (step.context or self.context):
+                    window = step.context or self.context
+                    assert window is not None
+                    answer = yield from fit(window, run.session, step, step.model or self.model,
+                                            run.emit)
                 elif isinstance(step, CallModel | RunTools | AskUser):
                     answer = yield step
                 else:
@@ -285,7 +302,8 @@ class Runner:
         if isinstance(request, CallModel):
             model = run.model_for(request)
             started = time.perf_counter()
-            reply = model.complete(run.session.messages, request.tools, on_delta=run.on_delta())
+            reply = model.complete(run.sent(request), request.tools,
+                                   on_delta=run.on_delta(request))
             return run.model_replied(reply, started)
         if isinstance(request, RunTools):
             return [_run_sync(inv) for inv in request.invocations]
@@ -295,8 +313,8 @@ class Runner:
         if isinstance(request, CallModel):
             model = run.model_for(request)
             started = time.perf_counter()
-            reply = await model.acomplete(run.session.messages, request.tools,
-                                          on_delta=run.on_delta())
+            reply = await model.acomplete(run.sent(request), request.tools,
+                                          on_delta=run.on_delta(request))
             return run.model_replied(reply, started)
         if isinstance(request, RunTools):
             return await self._arun_tools(request.invocations)

@@ -18,11 +18,13 @@ Tool ToolArgument ToolResult tool TerminateResponse FinishTool EndConversationTo
 FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTION_MESSAGE LoopGuard
 Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
+ContextWindow
 """.split()
 
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
+ContextTrimmed ContextLengthError
 """.split()
 
 

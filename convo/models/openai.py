@@ -18,7 +18,8 @@ from typing import Any, TypeAlias
 
 import openai
 
-from ..errors import ModelError
+from ..context import context_length_hint
+from ..errors import ContextLengthError, ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
 from .wire import (
@@ -332,6 +333,10 @@ class OpenAIModel:
             )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
+            hint = context_length_hint(_server_says(exc))
+            if hint is not None:
+                return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}"
+                                          f"{_server_says(exc)}. {hint}")
             return ModelError(
                 f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
                 f"{_hint(status, self.model, retries)}"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..context import ContextWindow, check_window
 from ..messages import ROLES, Message, Role
 from ..rendering import Text
 from ..requests import AskUser, CallModel, Flow
@@ -88,10 +89,15 @@ class GenerateTemplate(Template):
 
 @attrs.define(slots=True, eq=False)
 class AssistantTemplate(Template):
-    """A scripted assistant message (``content``), or one model call without tools."""
+    """A scripted assistant message (``content``), or one model call without tools.
+
+    ``context``: a ``ContextWindow`` for that call (else the runner's applies).
+    """
 
     content: str | None = None
     model: Model | None = attrs.field(default=None, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
     _text: Text | None = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -101,6 +107,6 @@ class AssistantTemplate(Template):
         if self._text is not None:
             yield Message("assistant", self._text.render(session))
             return session
-        reply: Message = yield CallModel(self.model)
+        reply: Message = yield CallModel(self.model, context=self.context)
         yield reply
         return session

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from ..context import ContextWindow, check_window
 from ..errors import (
     DefinitionError,
     ReachedEndTemplateException,
@@ -105,6 +106,8 @@ class ToolingTemplate(Template):
     restriction_max_injections: int = attrs.field(default=0, kw_only=True)
     max_iterations: int = attrs.field(default=25, kw_only=True)
     loop_guard: LoopGuard | None = attrs.field(factory=LoopGuard, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
 
@@ -126,7 +129,7 @@ class ToolingTemplate(Template):
     def render(self, session: Session) -> Flow:
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None)
         while turn.iterations < self.max_iterations:
-            reply: Message = yield CallModel(self.model, self._schemas)
+            reply: Message = yield CallModel(self.model, self._schemas, context=self.context)
             turn.iterations += 1
             yield reply
             if reply.content.strip():
