@@ -113,19 +113,32 @@ def _summarize(window: ContextWindow, messages: Sequence[Message], record: dict[
     calls = record.get("calls", 0) if record else 0
     usage = Usage.from_dict(record.get("usage")) if record else Usage()
     start = record["upto"] if record else 0
-    for piece in _chunks(messages, start, cut, max(64, window.max_tokens // 2)):
+    room = window.max_tokens - window.max_tokens // _SUMMARY_SHARE - estimate_message(prompt)
+    for piece in _chunks(messages, start, cut, max(64, room)):
         earlier = f"Summary so far:\n{text}\n\n" if text else ""
         ask = Message("user", f"{earlier}Messages to add to the summary:\n{piece}")
         reply: Message = yield CallModel(window.summary_model or model, (), messages=(prompt, ask),
                                          purpose="summary")
         calls += 1
         usage = usage + Usage.from_dict(reply.metadata.get("usage") if reply.metadata else None)
-        text = reply.content.strip()
-    limit = window.max_tokens // _SUMMARY_SHARE * 4
-    if len(text) > limit:
-        text = text[:limit] + "…"
+        text = _clip(reply.content.strip(), _text_room(window))
     return {"summary": text, "upto": cut, "check": fingerprint(messages[cut - 1]),
             "calls": calls, "usage": attrs.asdict(usage)}
+
+
+def _text_room(window: ContextWindow) -> int:
+    """Tokens a summary's text may take: its share of the window, less its header."""
+    header = estimate_message(summary_message("", 10**6))
+    return window.max_tokens // _SUMMARY_SHARE - header
+
+
+def _clip(text: str, tokens: int) -> str:
+    if estimate_text(text) <= tokens:
+        return text
+    size = tokens * 4
+    while size > 0 and estimate_text(text[:size] + "…") > tokens:
+        size = size * 3 // 4
+    return text[:size] + "…"
 
 
 def _choose(window: ContextWindow, index: Index, room: int, record: dict[str, Any] | None
@@ -140,11 +153,14 @@ def _choose(window: ContextWindow, index: Index, room: int, record: dict[str, An
     elif index.smallest_cut(room, keep) == 0:
         return 0, None, False
     reserve = window.max_tokens // _SUMMARY_SHARE
-    for share in (room - reserve) // 2, room - reserve:
+    for share in () if _text_room(window) < 8 else \
+            ((room - reserve) // 2, room - reserve):
         cut = index.smallest_cut(share, keep)
         if cut is not None and cut > 0 and (record is None or cut > record["upto"]):
             return cut, None, True
-    return index.last_group(), None, True
+    # Not even a summary of the foreseen size fits beside the newest messages: none is made.
+    smallest = index.smallest_cut(room, keep)
+    return (index.last_group() if smallest is None else smallest), None, False
 
 
 def fit(window: ContextWindow, session: Session, request: CallModel, model: Model | None,
