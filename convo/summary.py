@@ -180,10 +180,10 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     record, summary = None, None
     cut = smallest
     if window.summarize:
-        record = saved_summary(session, index, messages)
-        cut, record, make = _choose(window, index, room, record)
+        saved = saved_summary(session, index, messages)
+        cut, record, make = _choose(window, index, room, saved)
         if make and cut > 0:
-            record = yield from _summarize(window, messages, record, cut, model)
+            record = yield from _summarize(window, messages, saved, cut, model)
             session.state[CONTEXT_KEY] = record
         if record is not None:
             summary = summary_message(record["summary"], _left_out(index, cut))
