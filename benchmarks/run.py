@@ -10,7 +10,8 @@ What is measured (docs/performance.md explains the method):
   process, sequential (sync and async) and N conversations at once, each as a ratio to the raw
   ``openai`` SDK (``OpenAI`` / ``AsyncOpenAI``) making the same two calls in the same run;
 - in-process: the same conversation on ``MockModel``, µs per conversation (sync and async);
-- ``import convo`` vs ``import openai``; memory per idle message vs a plain list of dicts.
+- ``import convo`` vs ``import openai``; memory per idle message vs a plain list of dicts;
+- ``ContextWindow``: choosing what to send for a 10,000-message history, per call.
 
 Needs the ``bench`` extra for the plot (matplotlib); without it the plot is skipped.
 """
@@ -28,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import context
 import inprocess
 import wire
 
@@ -49,6 +51,7 @@ TARGETS: dict[str, float] = {
     "import_ms": 150.0,
     "import_ratio": 0.25,         # import convo / import openai
     "memory_bytes": 300.0,        # per idle message
+    "context_choice_us": 1000.0,  # ContextWindow, 10,000 messages, per call
 }
 
 
@@ -116,6 +119,9 @@ def measure(quick: bool, log: Any) -> dict[str, Any]:
         "async_us": _summary(inprocess.conversation_async(n, rounds), 1e6),
     }
 
+    log("ContextWindow, 10,000-message history ...")
+    results["context"] = context.measure()
+
     with wire.server() as base_url:
         log("wire, sequential, sync ...")
         seq_n, seq_rounds = settings["seq_conversations"], settings["seq_rounds"]
@@ -145,6 +151,7 @@ def _values(results: dict[str, Any]) -> dict[str, float | None]:
         "import_ms": results["import"]["convo_ms"]["median"],
         "import_ratio": results["import"]["ratio"],
         "memory_bytes": results["memory"]["convo"],
+        "context_choice_us": max(r["median_us"] for r in results["context"].values()),
     }
 
 
@@ -192,6 +199,11 @@ def table(results: dict[str, Any]) -> str:
     rows.append(("memory per idle message (vs list of dicts)", f"{mem['convo']:.0f} B",
                  f"{mem['dicts']:.0f} B", f"{mem['convo'] / mem['dicts']:.3f}×", "—",
                  "≤ 300 B", _met(t["memory_bytes"])))
+    ctx = results["context"]
+    rows.append(("ContextWindow: what to send, 10,000 messages (per call)",
+                 " / ".join(f"{r['median_us']:.0f} µs" for r in ctx.values()), "—", "—",
+                 "p99 " + " / ".join(f"{r['p99_us']:.0f} µs" for r in ctx.values()),
+                 "≤ 1000 µs", _met(t["context_choice_us"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |"
              for row in rows]
