@@ -276,3 +276,21 @@ def test_another_400_is_not_a_context_length_error() -> None:
         model.close()
     assert not isinstance(caught.value, ContextLengthError)
     assert "ContextWindow" not in str(caught.value)
+
+
+def test_the_long_chat_example_summarises_once() -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "long_chat.py"
+    spec = importlib.util.spec_from_file_location("convo_example_long_chat_ctx", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    events: list[Event] = []
+    session = Runner(example.mock_model, example.template,
+                     ScriptedInterface(example.demo_input), on_event=events.append).run()
+    assert len(session.messages) == 1 + 4 * len(example.demo_input)
+    assert session.state[CONTEXT_KEY]["calls"] == 1
+    trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
+    assert trimmed and all(e.summarized for e in trimmed)
+    assert session.messages[-1].content == "jam: 3.75 EUR. Anything else?"
