@@ -163,6 +163,28 @@ def _choose(window: ContextWindow, index: Index, room: int, record: dict[str, An
     return (index.last_group() if smallest is None else smallest), None, False
 
 
+def _summarized(window: ContextWindow, session: Session, index: Index, room: int,
+                smallest: int, model: Model | None
+                ) -> Generator[CallModel, Any, tuple[int, Message | None]]:
+    """The cut and the summary message to send, making a new summary when one is due."""
+    messages = session.messages
+    saved = saved_summary(session, index, messages)
+    cut, record, make = _choose(window, index, room, saved)
+    if make and cut > 0:
+        record = yield from _summarize(window, messages, saved, cut, model)
+        session.state[CONTEXT_KEY] = record
+    if record is None:
+        return cut, None
+    summary = summary_message(record["summary"], _left_out(index, cut))
+    fits = index.smallest_cut(room - estimate_message(summary), window.keep_last)
+    if fits is None:  # not even the newest messages fit beside it: leave it out
+        return smallest, None
+    if fits > cut:  # longer than foreseen (never with the default shares): cut further
+        cut = fits
+        summary = summary_message(record["summary"], _left_out(index, cut))
+    return cut, summary
+
+
 def fit(window: ContextWindow, session: Session, request: CallModel, model: Model | None,
         emit: Callable[[Event], None]) -> Generator[CallModel, Any, Message]:
     """Make the model call ``request`` within ``window``; returns the model's reply.
@@ -174,35 +196,20 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     ratio = window.ratio(model)
     fixed = index.system_tokens + estimate_tools(request.tools)
     room = int(window.max_tokens / ratio) - fixed
-    smallest = index.smallest_cut(room, window.keep_last)
-    if smallest is None:
+    cut = index.smallest_cut(room, window.keep_last)
+    if cut is None:
         raise window.too_long(index, fixed, ratio)
-    record, summary = None, None
-    cut = smallest
+    summary = None
     if window.summarize:
-        saved = saved_summary(session, index, messages)
-        cut, record, make = _choose(window, index, room, saved)
-        if make and cut > 0:
-            record = yield from _summarize(window, messages, saved, cut, model)
-            session.state[CONTEXT_KEY] = record
-        if record is not None:
-            summary = summary_message(record["summary"], _left_out(index, cut))
-            room_left = index.smallest_cut(room - estimate_message(summary), window.keep_last)
-            if room_left is None:  # not even the newest messages fit beside it: leave it out
-                summary, cut = None, smallest
-            else:
-                cut = max(cut, room_left)
+        cut, summary = yield from _summarized(window, session, index, room, cut, model)
     if cut == 0 and summary is None:
         reply: Message = yield request
         window.observe(model, index.cost(0) + fixed, reply)
         return reply
     sent = index.sent(messages, cut, summary)
-    emit(ContextTrimmed(dropped=len(messages) - len(sent) + (summary is not None),
-                        kept=len(sent) - (summary is not None), summarized=summary is not None))
+    kept = len(sent) - (summary is not None)
+    emit(ContextTrimmed(dropped=len(messages) - kept, kept=kept, summarized=summary is not None))
     reply = yield attrs.evolve(request, messages=tuple(sent))
     estimated = index.cost(cut) + fixed + (estimate_message(summary) if summary else 0)
     window.observe(model, estimated, reply)
     return reply
-
-
-__all__ = ["CONTEXT_KEY", "SUMMARY_HEADER", "SUMMARY_PROMPT", "estimate_text", "fit"]
