@@ -48,7 +48,9 @@ def estimate_text(text: str) -> int:
 
 def estimate_message(message: Message) -> int:
     """Estimated tokens of one message as sent: its text, tool calls, ids and framing."""
-    tokens = MESSAGE_OVERHEAD + estimate_text(message.content)
+    content = message.content
+    size = len(content) if content.isascii() else len(content.encode("utf-8"))
+    tokens = MESSAGE_OVERHEAD - (-size // CHARS_PER_TOKEN)  # estimate_text, inlined: hot
     for call in message.tool_calls:
         tokens += 3 + estimate_text(call.id) + estimate_text(call.name) \
             + estimate_text(call.arguments_json())
@@ -97,7 +99,8 @@ class Index:
             message = messages[i]
             tokens = estimate_message(message)
             span.append(-1)
-            if message.role == "system":
+            role = message.role
+            if role == "system":
                 self.systems.append(i)
                 self.system_tokens += tokens
                 pre.append(pre[-1])
@@ -105,11 +108,12 @@ class Index:
                 continue
             pre.append(pre[-1] + tokens)
             count.append(count[-1] + 1)
-            if message.role == "user":
+            if role == "user":
                 self.user, self.user_tokens = i, tokens
-            for call in message.tool_calls:
-                self.calls[call.id] = i
-            if message.role == "tool" and message.tool_call_id is not None:
+            elif role == "assistant":
+                for call in message.tool_calls:
+                    self.calls[call.id] = i
+            elif role == "tool" and message.tool_call_id is not None:
                 at = self.calls.get(message.tool_call_id)
                 if at is not None:
                     for j in range(at + 1, i + 1):

@@ -128,10 +128,12 @@ def test_what_is_sent_keeps_the_rules(history: list[Message], budget: int, tools
 @given(histories(), st.integers(60, 2000))
 def test_with_a_summary_too(history: list[Message], budget: int) -> None:
     window = ContextWindow(budget, summarize=True)
+    before = list(history)
     try:
         sent, _, summaries = send(window, history)
     except ContextLengthError:
         return
+    assert history == before
     summarized = any(m.content.startswith(SUMMARY_HEADER[:10]) for m in sent)
     check_sent(history, sent, budget, summarized=summarized)
     # One call per cut; more only when the part left out is longer than the window itself.
