@@ -90,7 +90,11 @@ class Index:
         self.user_tokens = 0
 
     def covers(self, messages: Sequence[Message]) -> bool:
-        """Whether ``messages`` is the list indexed, possibly with messages appended since."""
+        """Whether ``messages`` is the list indexed, possibly with messages appended since.
+
+        A run only ever appends to a session's messages; a list cut short or changed at its
+        end is noticed (and indexed anew), a message replaced in the middle is not.
+        """
         return len(messages) >= self.n and (self.n == 0 or messages[self.n - 1] is self.last)
 
     def extend(self, messages: Sequence[Message]) -> None:
@@ -183,6 +187,12 @@ def check_window(instance: object, attribute: attrs.Attribute[Any], value: Any) 
                               f"ContextWindow or None, got {type(value).__name__}")
 
 
+def _model_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not callable(getattr(value, "complete", None)):
+        raise DefinitionError(f"ContextWindow(summary_model=...) must be a Model "
+                              f"(complete/acomplete) or None, got {type(value).__name__}")
+
+
 def model_key(model: Model | None) -> str:
     """Whose token ratio a model uses: its name when it has one, else the object."""
     name = getattr(model, "model", None)
@@ -203,7 +213,8 @@ class ContextWindow:
     max_tokens: int = attrs.field(validator=_positive)
     keep_last: int | None = attrs.field(default=None, kw_only=True, validator=_positive)
     summarize: bool = attrs.field(default=False, kw_only=True)
-    summary_model: Model | None = attrs.field(default=None, kw_only=True)
+    summary_model: Model | None = attrs.field(default=None, kw_only=True,
+                                              validator=_model_or_none)
     _indexes: OrderedDict[int, Index] = attrs.field(init=False, factory=OrderedDict,
                                                     eq=False, repr=False)
     _ratios: dict[str, float] = attrs.field(init=False, factory=dict, eq=False, repr=False)

@@ -251,6 +251,9 @@ def test_definition_errors() -> None:
         ContextWindow(0)
     with pytest.raises(DefinitionError, match="keep_last"):
         ContextWindow(10, keep_last=0)
+    with pytest.raises(DefinitionError, match=r"ContextWindow\(summary_model=...\) must be a "
+                                              r"Model \(complete/acomplete\) or None, got str"):
+        ContextWindow(10, summary_model="gpt-4o-mini")  # type: ignore[arg-type]
 
 
 # --- the estimate against real token counts ----------------------------------------------------
