@@ -8,8 +8,9 @@ What is sent for one model call, when the history does not fit in ``max_tokens``
 4. the tail: the newest messages that fit, never starting between a tool call and its results.
 
 The session's own history is never changed: only what is sent is chosen. Tokens are estimated
-without a tokenizer (UTF-8 bytes / 4, plus a few per message) and corrected by the usage the
-model reports (the ratio reported / estimated is kept per model).
+without a tokenizer (UTF-8 bytes / 4, JSON punctuation weighing more, plus a few per message)
+and corrected by the usage the model reports (the ratio reported / estimated is kept per
+model).
 
 Choosing is incremental: the window keeps, per message list, running sums of the estimates and
 where tool exchanges begin, extended with the messages appended since the last call, so one
@@ -40,17 +41,26 @@ MESSAGE_OVERHEAD: Final = 4
 _CACHED_LISTS: Final = 64  # message lists whose index a window keeps (LRU)
 
 
-def estimate_text(text: str) -> int:
-    """Estimated tokens of ``text``: its UTF-8 length / 4, rounded up."""
+_PUNCTUATION: Final = tuple('{}[]":,')  # JSON's marks: often a token each, not a quarter
+
+
+def _size(text: str) -> int:
+    """UTF-8 bytes; in text that looks like JSON or code, each JSON mark counts 3."""
     size = len(text) if text.isascii() else len(text.encode("utf-8"))
-    return -(-size // CHARS_PER_TOKEN)
+    if '"' in text or "{" in text or "[" in text:  # prose (the common case) pays nothing
+        size += 2 * sum(map(text.count, _PUNCTUATION))
+    return size
+
+
+def estimate_text(text: str) -> int:
+    """Estimated tokens of ``text``: its UTF-8 length / 4, rounded up; in text with quotes,
+    braces or brackets, each JSON punctuation mark counts three bytes."""
+    return -(-_size(text) // CHARS_PER_TOKEN)
 
 
 def estimate_message(message: Message) -> int:
     """Estimated tokens of one message as sent: its text, tool calls, ids and framing."""
-    content = message.content
-    size = len(content) if content.isascii() else len(content.encode("utf-8"))
-    tokens = MESSAGE_OVERHEAD - (-size // CHARS_PER_TOKEN)  # estimate_text, inlined: hot
+    tokens = MESSAGE_OVERHEAD + estimate_text(message.content)
     for call in message.tool_calls:
         tokens += 3 + estimate_text(call.id) + estimate_text(call.name) \
             + estimate_text(call.arguments_json())
