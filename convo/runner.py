@@ -278,9 +278,9 @@ class Runner:
                 if isinstance(step, Message | Event):
                     run.apply(step)
                     answer = None
-                elif isinstance(step, CallModel) and (step.context or self.context):
-                    window = step.context or self.context
-                    assert window is not None
+                elif isinstance(step, CallModel) and \
+                        (window := step.context or self.context) is not None:
+                    # A ContextWindow chooses what is sent (and may make a summary call first).
                     answer = yield from fit(window, run.session, step, step.model or self.model,
                                             run.emit)
                 elif isinstance(step, CallModel | RunTools | AskUser):
