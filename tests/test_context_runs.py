@@ -294,3 +294,27 @@ def test_the_long_chat_example_summarises_once() -> None:
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
     assert trimmed and all(e.summarized for e in trimmed)
     assert session.messages[-1].content == "jam: 3.75 EUR. Anything else?"
+
+
+def test_through_the_sdk_the_server_sees_only_the_window_and_its_usage_corrects_it() -> None:
+    # The fake server counts a token per word (+1 per message): here more than the estimate,
+    # so the window learns to send less than the estimate alone would allow.
+    def words(body: list[dict[str, Any]]) -> int:
+        return sum(len(m["content"].split()) + 1 for m in body)
+
+    questions = [f"q{i} " + "ab " * 60 for i in range(12)]
+    with OpenAIServer(["ok " * 60] * 12) as server:
+        model = OpenAIModel("m", base_url=server.base_url, max_retries=0)
+        window = ContextWindow(800)
+        session = Runner(model, chat(12), ScriptedInterface(questions), context=window).run()
+        model.close()
+    assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
+    assert len(session.messages) == 25
+    bodies = [r["messages"] for r in server.requests]
+    assert [len(b) for b in bodies[:3]] == [2, 4, 6]
+    assert len(bodies[-1]) < 24
+    assert all(b[0] == {"role": "system", "content": "You are a patient tutor."} for b in bodies)
+    assert all(b[-1]["role"] == "user" for b in bodies)
+    assert window.ratio(model) > 1.1
+    assert all(words(b) <= 800 for b in bodies)  # by the server's own count
+    assert max(words(b) for b in bodies) > 700  # and not much less
