@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .approval import Approval
 from .context import ContextWindow
 from .errors import (
     ContextLengthError,
@@ -21,11 +22,13 @@ from .errors import (
     ScriptError,
     TemplateSyntaxError,
     ToolArgumentError,
+    ToolCallParseError,
     ToolDefinitionError,
+    TranscriptError,
 )
-from .events import ContextTrimmed, Event
-from .interfaces import CLIInterface, EchoMockInterface, ScriptedInterface, UserInterface
-from .interfaces.console import CommandLineRunner
+from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event
+from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
+from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
 from .runner import Runner
@@ -46,6 +49,7 @@ from .templates import (
     ToolingTemplate,
     UserTemplate,
 )
+from .terminal import CLIInterface, CommandLineRunner
 from .tools import (
     EndConversationTool,
     FinishResponseTool,
@@ -57,8 +61,7 @@ from .tools import (
     ToolResult,
     tool,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str) -> Any:
@@ -72,6 +75,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_RESTRICTION_MESSAGE",
+    "Approval",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "AssistantTemplate",
     "BreakTemplate",
     "CLIInterface",
@@ -93,6 +99,7 @@ __all__ = [
     "GenerateTemplate",
     "IfTemplate",
     "InterfaceError",
+    "Limits",
     "LinearTemplate",
     "LoopGuard",
     "LoopTemplate",
@@ -119,9 +126,11 @@ __all__ = [
     "ToolArgument",
     "ToolArgumentError",
     "ToolCall",
+    "ToolCallParseError",
     "ToolDefinitionError",
     "ToolResult",
     "ToolingTemplate",
+    "TranscriptError",
     "TurnResult",
     "Usage",
     "UserInterface",

@@ -13,7 +13,9 @@
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
         │   ├── ScriptError        a scripted model or replay ran out or went off script
         │   └── ContextLengthError the conversation does not fit in the model's context
+        ├── ToolCallParseError     text meant to hold tool calls does not parse
         └── InterfaceError         the user interface cannot answer
+    TranscriptError                a file is not a readable convo transcript
 
     ReachedEndTemplateException    not an error: the one control signal, "end the conversation"
 
@@ -68,6 +70,15 @@ class ScriptError(ModelError, AssertionError):
 class ContextLengthError(ModelError):
     """The conversation is longer than the model's context (the server said so), or its newest
     messages alone do not fit in the run's ``ContextWindow``."""
+
+
+class ToolCallParseError(RunError, ValueError):
+    """Text that should hold tool calls (a mock script, a model's text tool call) does not
+    parse. Its own type, not an ``AssertionError``: production code parses model text too."""
+
+
+class TranscriptError(ConvoError, ValueError):
+    """A file is not a readable convo transcript (the message names the file and line)."""
 
 
 class InterfaceError(RunError):

@@ -10,8 +10,9 @@ from typing import Any
 
 import attrs
 
+from .approval import Approval
 from .messages import Message, ToolCall
-from .session import Outcome, TurnResult, Usage
+from .session import NO_USAGE, Outcome, TurnResult, Usage
 
 
 @attrs.frozen(slots=True)
@@ -91,6 +92,48 @@ class TaskCompleted(Event):
 @attrs.frozen(slots=True)
 class RunEnded(Event):
     outcome: Outcome
+
+
+@attrs.frozen(slots=True)
+class UserInput(Event):
+    """The user interface answered; ``echoed``: what was typed is already on the screen."""
+
+    echoed: bool = False
+
+
+@attrs.frozen(slots=True)
+class ApprovalRequested(Event):
+    """A tool call waits for a person's approval before it may run."""
+
+    call: ToolCall
+
+
+@attrs.frozen(slots=True)
+class ApprovalDecided(Event):
+    call: ToolCall
+    approval: Approval
+
+
+@attrs.frozen(slots=True)
+class CaughtUp(Event):
+    """A resumed run has replayed the saved messages it could; from here on it is live.
+
+    ``replayed`` saved messages were reused out of ``saved``; when ``replayed < saved`` the
+    template took another path and the rest were dropped.
+    """
+
+    replayed: int
+    saved: int
+
+
+@attrs.frozen(slots=True)
+class Replayed(Event):
+    """A resumed run answered a request from the saved conversation: what it counts as, so
+    that a resumed conversation's counts (and limits) cover the whole conversation."""
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    usage: Usage = NO_USAGE
 
 
 def describe(event: Event) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import attrs
 
+from .approval import Approval
 from .messages import Message
 
 FORMAT: Final = "convo.session"
@@ -33,6 +34,7 @@ class RunStatus(enum.StrEnum):
     LLM_EMPTY_RESPONSE_ERROR = "llm_empty_response_error"
     IMPLICIT_COMPLETION = "implicit_completion"
     MAX_MESSAGES = "max_messages"
+    USAGE_LIMIT = "usage_limit"
 
     def __str__(self) -> str:
         return self.value
@@ -107,6 +109,7 @@ class Outcome:
     model_calls: int = 0
     usage: Usage = NO_USAGE
     elapsed_s: float = attrs.field(default=0.0, eq=False)  # timing is not identity
+    limit: str | None = None  # the Limits field that ended the run (status usage_limit)
 
     def describe(self) -> str:
         """One line: the status and why."""
@@ -116,6 +119,7 @@ class Outcome:
             RunStatus.STOPPED: "the user quit or the run was cancelled",
             RunStatus.MAX_MESSAGES: "the runner's max_messages bound was reached",
             RunStatus.ERROR: f"an error: {self.error}",
+            RunStatus.USAGE_LIMIT: f"the {self.limit} limit was reached",
         }.get(self.status)
         if why is None and self.turn is not None and self.turn.terminated_by:
             why = f"the model called {self.turn.terminated_by!r}"
@@ -135,6 +139,7 @@ class Outcome:
             "model_calls": self.model_calls,
             "usage": attrs.asdict(self.usage),
             "elapsed_s": self.elapsed_s,
+            "limit": self.limit,
         }
 
     @classmethod
@@ -165,6 +170,8 @@ class Session:
     state: dict[str, Any] = attrs.field(factory=dict, converter=_to_dict)
     turns: list[TurnResult] = attrs.field(factory=list, kw_only=True)
     outcome: Outcome | None = attrs.field(default=None, kw_only=True)
+    #: Decisions on tool calls that needed approval, by call id (a resumed run reuses them).
+    approvals: dict[str, Approval] = attrs.field(factory=dict, kw_only=True)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -181,6 +188,7 @@ class Session:
             "state": self.state,
             "turns": [t.to_dict() for t in self.turns],
             "outcome": self.outcome.to_dict() if self.outcome else None,
+            "approvals": {k: a.to_dict() for k, a in self.approvals.items()},
         }
 
     @classmethod
@@ -200,6 +208,7 @@ class Session:
             d.get("state") or {},
             turns=[TurnResult.from_dict(t) for t in d.get("turns") or ()],
             outcome=Outcome.from_dict(outcome) if outcome else None,
+            approvals={k: Approval.from_dict(a) for k, a in (d.get("approvals") or {}).items()},
         )
 
     def to_json(self, **dumps_kw: Any) -> str:

@@ -22,13 +22,13 @@ new cut then leaves half the room free, so the calls that follow reuse it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from .context import ContextWindow, Index, estimate_message, estimate_text, estimate_tools
-from .events import ContextTrimmed, Event
+from .events import ContextTrimmed, Event, Replayed
 from .messages import Message
 from .requests import CallModel
 from .session import Session, Usage
@@ -65,6 +65,16 @@ def saved_summary(session: Session, index: Index, messages: Sequence[Message]
     if record.get("check") != fingerprint(messages[upto - 1]):
         return None
     return record
+
+
+def replayed_summaries(state: Mapping[str, Any]) -> Replayed | None:
+    """What a resumed conversation's saved summary calls count as (``None``: there were none),
+    so that its counts and limits cover them too."""
+    record = state.get(CONTEXT_KEY)
+    if not isinstance(record, dict) or not isinstance(record.get("calls"), int) \
+            or record["calls"] <= 0:
+        return None
+    return Replayed(model_calls=record["calls"], usage=Usage.from_dict(record.get("usage")))
 
 
 def summary_message(text: str, left_out: int) -> Message:

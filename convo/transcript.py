@@ -8,18 +8,14 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "message", "index": 0, "message": {"role": "system", "content": "..."}}
     {"type": "state", "state": {...}}          # session.state, whenever it changed
     {"type": "turn", "turn": {...}}            # a TurnResult, when an agent turn ends
+    {"type": "approval", "call_id": "...", "approved": false, "reason": "..."}
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
 
 ``load_transcript(path)`` gives the ``Session`` back. A last line cut off mid-write (a killed
 process) is skipped; a bad line anywhere else is an error naming the line.
 
-``resume(template, saved)`` continues a saved conversation: the template runs again from its
-start, but its requests are answered from the saved messages (no model, tool or user is asked
-again; only convo's own pure termination tools such as ``finish`` run again, for their effect
-on the turn) until the saved messages run out; from there on the run is live. If the template
-takes another path than the saved conversation, the saved messages from that point on are
-dropped.
+``convo.resume.resume(template, saved)`` continues a saved conversation.
 """
 
 from __future__ import annotations
@@ -27,45 +23,19 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
 import attrs
 
-from .errors import ConvoError
-from .events import Event, MessageAdded, RunEnded, TurnEnded
+from .approval import Approval
+from .errors import TranscriptError
+from .events import ApprovalDecided, CaughtUp, Event, MessageAdded, RunEnded, TurnEnded
 from .messages import Message
-from .requests import AskUser, CallModel, Flow, Invocation, RunTools, ToolRun
 from .session import Outcome, Session, TurnResult
-from .templates.base import Template
-from .tools.termination import (
-    EndConversationTool,
-    FinishResponseTool,
-    FinishTaskTool,
-    FinishTool,
-)
-
-_PURE_TOOLS: Final = (EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool)
 
 FORMAT: Final = "convo.transcript"
 FORMAT_VERSION: Final = 1
-
-
-class TranscriptError(ConvoError, ValueError):
-    """A file is not a readable convo transcript."""
-
-
-@attrs.frozen(slots=True)
-class CaughtUp(Event):
-    """A resumed run has replayed the saved messages it could; from here on it is live.
-
-    ``replayed`` saved messages were reused out of ``saved``; when ``replayed < saved`` the
-    template took another path and the rest were dropped.
-    """
-
-    replayed: int
-    saved: int
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -139,6 +109,8 @@ def _replay_records(records: list[dict[str, Any]]) -> Session:
             session.state = dict(record["state"])
         elif kind == "turn":
             session.turns.append(TurnResult.from_dict(record["turn"]))
+        elif kind == "approval":
+            session.approvals[record["call_id"]] = Approval.from_dict(record)
         elif kind == "outcome":
             session.outcome = Outcome.from_dict(record["outcome"])
         elif kind == "resumed":
@@ -173,7 +145,7 @@ class TranscriptWriter:
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
                source: str | None = None) -> TranscriptWriter:
-        from . import __version__
+        from .version import __version__
 
         file = open(path, "x", encoding="utf-8")
         writer = cls(file, session)
@@ -226,6 +198,9 @@ class TranscriptWriter:
                          "message": event.message.to_dict()})
         elif isinstance(event, TurnEnded):
             self._write({"type": "turn", "turn": event.result.to_dict()})
+        elif isinstance(event, ApprovalDecided):
+            self._write({"type": "approval", "call_id": event.call.id,
+                         **event.approval.to_dict()})
         elif isinstance(event, RunEnded):
             self._write({"type": "outcome", "outcome": event.outcome.to_dict()})
 
@@ -239,102 +214,3 @@ def _drop_cut_off_line(path: Path) -> None:
         data = file.read()
         if data and not data.endswith(b"\n"):
             file.truncate(data.rfind(b"\n") + 1)
-
-
-# --- resuming --------------------------------------------------------------------------------
-
-
-def _as_tuple(messages: Iterable[Message]) -> tuple[Message, ...]:
-    return tuple(messages)
-
-
-@attrs.define(slots=True, eq=False)
-class Resume(Template):
-    """Runs ``template`` with its requests answered from ``saved`` messages, then live."""
-
-    template: Template
-    saved: tuple[Message, ...] = attrs.field(converter=_as_tuple)
-
-    def children(self) -> tuple[Template, ...]:
-        return (self.template,)
-
-    def render(self, session: Session) -> Flow:
-        flow = self.template.render(session)
-        saved, at = self.saved, 0
-        replaying = True
-        answer: Any = None
-        try:
-            while True:
-                try:
-                    step = flow.send(answer)
-                except StopIteration as stop:
-                    return stop.value
-                answer = None
-                if replaying and not isinstance(step, Event):
-                    if isinstance(step, Message):
-                        if at < len(saved) and _same(step, saved[at]):
-                            at += 1
-                            yield step
-                            continue
-                    else:
-                        found = _answer_from(step, saved, at)
-                        if found is not _NOTHING:
-                            answer = found
-                            continue
-                    replaying = False
-                    yield CaughtUp(at, len(saved))
-                answer = yield step
-        finally:
-            flow.close()
-
-
-_NOTHING: Final = object()
-
-
-def _same(a: Message, b: Message) -> bool:
-    # Metadata (usage, timings) may differ between runs without changing the conversation.
-    return (a.role, a.content, a.tool_calls, a.tool_call_id, a.name) == (
-        b.role, b.content, b.tool_calls, b.tool_call_id, b.name)
-
-
-def _answer_from(step: Any, saved: Sequence[Message], at: int) -> Any:
-    """The saved answer to a request at saved message ``at``, or ``_NOTHING``.
-
-    Only the request is answered here: the message the template then yields is checked
-    against the saved one like any other.
-    """
-    if at >= len(saved):
-        return _NOTHING
-    nxt = saved[at]
-    if isinstance(step, AskUser) and nxt.role == "user":
-        return nxt.content
-    if isinstance(step, CallModel) and nxt.role == "assistant":
-        return nxt
-    if isinstance(step, RunTools):
-        results: dict[str | None, Message] = {}
-        for message in saved[at:]:
-            if message.role != "tool":
-                break
-            results[message.tool_call_id] = message
-        if all(inv.call.id in results for inv in step.invocations):
-            return [_rerun(inv) if isinstance(inv.tool, _PURE_TOOLS)
-                    else ToolRun(results[inv.call.id].content) for inv in step.invocations]
-    return _NOTHING
-
-
-def _rerun(invocation: Invocation) -> ToolRun:
-    # convo's own termination tools are pure, and what they return (a TerminateResponse with
-    # its status, or the end of the conversation) is more than their saved text says.
-    try:
-        return ToolRun(invocation.tool.invoke(invocation.args))
-    except Exception as exc:
-        return ToolRun(error=exc)
-
-
-def resume(template: Template, saved: Session) -> tuple[Template, Session]:
-    """The template and session that continue ``saved`` (see the module docstring).
-
-    The new session starts with ``saved``'s state and no messages; the run rebuilds the saved
-    messages (and turns) as it replays them.
-    """
-    return Resume(template, saved.messages), Session(state=dict(saved.state))

@@ -389,7 +389,7 @@ def test_resume_continues_the_conversation(env: dict[str, str], tmp_path: Path) 
         "You: again\n"
         "Assistant: You said 'again' (message 2)\n"
         "--- conversation stopped: the user quit or the run was cancelled "
-        "(5 messages, 1 model call) ---\n"
+        "(5 messages, 2 model calls) ---\n"  # counts cover the whole conversation
     )
     assert [m.content for m in load_transcript(path).messages] == [
         "You are a math tutor.", "hi", "You said 'hi' (message 1)", "again",

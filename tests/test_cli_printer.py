@@ -17,8 +17,8 @@ from convo import (
     tool,
 )
 from convo.events import TextDelta
-from convo.interfaces.console import CommandLineRunner
-from convo.interfaces.printer import ConsolePrinter
+from convo.terminal.printer import ConsolePrinter
+from convo.terminal.runner import CommandLineRunner
 
 
 @tool

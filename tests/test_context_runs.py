@@ -34,11 +34,12 @@ from convo import (
     tool,
 )
 from convo.events import Event, ModelCallStarted, TextDelta
-from convo.interfaces.printer import ConsolePrinter
 from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
+from convo.resume import resume
 from convo.summary import CONTEXT_KEY
+from convo.terminal.printer import ConsolePrinter
 from convo.testing import ErrorReply, OpenAIServer
-from convo.transcript import TranscriptWriter, load_transcript, resume
+from convo.transcript import TranscriptWriter, load_transcript
 
 
 class Chat(SyncModel):
@@ -132,6 +133,9 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
     Runner(again, template, ScriptedInterface(["one more"]), context=ContextWindow(
         1200, summarize=True)).run(resumed_session)
     assert again.replies == 1 and again.summaries == 0
+    # The resumed conversation's count covers it all: saved replies and summaries, the new one.
+    assert resumed_session.outcome is not None
+    assert resumed_session.outcome.model_calls == model.replies + model.summaries + 1
     assert again.seen[0][1] == last_sent[1]
 
 
@@ -318,3 +322,15 @@ def test_through_the_sdk_the_server_sees_only_the_window_and_its_usage_corrects_
     assert window.ratio(model) > 1.1
     assert all(words(b) <= 800 for b in bodies)  # by the server's own count
     assert max(words(b) for b in bodies) > 700  # and not much less
+
+
+def test_summary_calls_count_in_the_limits() -> None:
+    from convo import Limits
+
+    model = Chat()
+    session = Runner(model, chat(30), ScriptedInterface(said(30)), limits=Limits(model_calls=15),
+                     context=ContextWindow(1200, summarize=True)).run()
+    assert session.outcome is not None and session.outcome.status is RunStatus.USAGE_LIMIT
+    assert session.outcome.limit == "model_calls"
+    assert model.summaries >= 1
+    assert model.summaries + model.replies == 15 == session.outcome.model_calls

@@ -213,3 +213,13 @@ def test_echo_model_repeats_the_last_user_message() -> None:
 @pytest.mark.parametrize("model", [MockModel([]), FunctionModel(lambda m, t: ""), EchoModel()])
 def test_the_test_models_implement_the_model_protocol(model: object) -> None:
     assert isinstance(model, Model)
+
+
+def test_the_parser_raises_its_own_error_not_an_assertion() -> None:
+    from convo.errors import ToolCallParseError
+    from convo.models.script import CallIds, parse_reply
+
+    with pytest.raises(ToolCallParseError) as info:
+        parse_reply("{f(x=y)}", CallIds())
+    assert not isinstance(info.value, AssertionError)
+    assert str(info.value).startswith("scripted tool call {f(x=y)}: arguments must be literal")

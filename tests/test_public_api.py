@@ -24,8 +24,11 @@ ContextWindow
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
-ContextTrimmed ContextLengthError
+ToolCallParseError TranscriptError ContextTrimmed ContextLengthError
 """.split()
+
+# API.md §10 (approval and limits).
+API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
@@ -46,6 +49,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
+        "usage_limit",
     ]
     assert RunStatus("ended") == "ended"
 

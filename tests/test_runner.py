@@ -40,6 +40,7 @@ from convo.events import (
     ModelCallStarted,
     RunEnded,
     TurnEnded,
+    UserInput,
 )
 from convo.models.base import ToolSchemas
 from convo.requests import Flow
@@ -310,9 +311,12 @@ def _events_of(run: str) -> tuple[Session, list[Event]]:
 def test_events_arrive_in_order(run: str) -> None:
     session, events = _events_of(run)
     hi = session.messages[2]
-    assert [type(e) for e in events] == [MessageAdded, MessageAdded, ModelCallStarted,
-                                         ModelCallEnded, MessageAdded, MessageAdded, RunEnded]
+    assert [type(e) for e in events] == [MessageAdded, UserInput, MessageAdded,
+                                         ModelCallStarted, ModelCallEnded, MessageAdded,
+                                         MessageAdded, RunEnded]
     assert events[0] == MessageAdded(Message("system", "sys"), 0)
+    assert events[1] == UserInput(echoed=False)
+    del events[1]
     assert events[1] == MessageAdded(Message("user", "hello"), 1)
     assert events[2] == ModelCallStarted(call_number=1, messages=2, tools=0)
     ended = events[3]

@@ -59,6 +59,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
+        "usage_limit",
     ]
     assert RunStatus.ENDED == "ended"
     assert str(RunStatus.STOPPED) == "stopped"
@@ -131,7 +132,8 @@ def test_the_dict_carries_format_and_version() -> None:
     d = _finished_session().to_dict()
     assert d["format"] == "convo.session"
     assert d["version"] == 1
-    assert list(d) == ["format", "version", "messages", "state", "turns", "outcome"]
+    assert list(d) == ["format", "version", "messages", "state", "turns", "outcome",
+                       "approvals"]
     json.dumps(d)  # JSON-able as is
 
 

@@ -25,15 +25,10 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.events import Event
-from convo.transcript import (
-    CaughtUp,
-    TranscriptError,
-    TranscriptWriter,
-    load_transcript,
-    read_transcript,
-    resume,
-)
+from convo.errors import TranscriptError
+from convo.events import CaughtUp, Event
+from convo.resume import resume
+from convo.transcript import TranscriptWriter, load_transcript, read_transcript
 
 CHAT = LinearTemplate([
     SystemTemplate("You teach {{ subject }}."),

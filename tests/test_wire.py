@@ -10,13 +10,11 @@ from convo import Message, ToolCall
 from convo.models.wire import (
     StreamAccumulator,
     WireError,
-    chunks_from_message,
     message_from_response,
-    message_from_wire,
     message_to_wire,
-    response_from_message,
     tool_to_wire,
 )
+from convo.models.wire_server import chunks_from_message, message_from_wire, response_from_message
 
 USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
 

@@ -1,7 +1,7 @@
-"""User interfaces: the protocol, the terminal, and scripted ones for tests."""
+"""User interfaces: the protocol, and scripted ones for tests. The terminal's is in
+``convo.terminal``."""
 
 from .base import UserInterface
-from .cli import CLIInterface
 from .scripted import EchoMockInterface, ScriptedInterface
 
-__all__ = ["CLIInterface", "EchoMockInterface", "ScriptedInterface", "UserInterface"]
+__all__ = ["EchoMockInterface", "ScriptedInterface", "UserInterface"]

@@ -18,10 +18,10 @@ from typing import Any, TypeAlias
 
 import openai
 
-from ..context import context_length_hint
-from ..errors import ContextLengthError, ModelError
+from ..errors import ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
+from .errors import sdk_error
 from .wire import (
     StreamAccumulator,
     WireError,
@@ -309,90 +309,8 @@ class OpenAIModel:
 
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""
-        where = self._where()
-        retries = (f"after {self.max_retries} retries" if self.max_retries
-                   else "with retries off")
-        if isinstance(exc, openai.APITimeoutError):
-            limit = f"{self.timeout:g} s" if self.timeout is not None else "the SDK's timeout"
-            return ModelError(
-                f"no HTTP status: {where} did not answer within {limit} ({retries}). Check "
-                "the base URL and that the server is up, or raise timeout="
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f" ({cause})" if cause else ""
-            if cause is not None and not _is_connect_error(cause):
-                return ModelError(
-                    f"no HTTP status: the connection to {where} broke off before the reply "
-                    f"was complete{detail}, {retries}. Check the server and the network; "
-                    "try again"
-                )
-            return ModelError(
-                f"no HTTP status: could not connect to {where}{detail}, {retries}. Check the "
-                "base URL (base_url= or OPENAI_BASE_URL) and that the server is running"
-            )
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            hint = context_length_hint(_server_says(exc))
-            if hint is not None:
-                return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}"
-                                          f"{_server_says(exc)}. {hint}")
-            return ModelError(
-                f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
-                f"{_hint(status, self.model, retries)}"
-            )
-        if isinstance(exc, openai.APIResponseValidationError):
-            return ModelError(
-                f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
-                "that the base URL points at an OpenAI-compatible /v1 endpoint"
-            )
-        if "credentials" in str(exc).lower() or "api_key" in str(exc):
-            return ModelError(
-                f"OpenAIModel has no API key ({exc}): set OPENAI_API_KEY or pass api_key=; "
-                "for a local server pass base_url="
-            )
-        return ModelError(f"the openai SDK failed calling {where}: {exc}")
-
-
-def _reason(exc: openai.APIStatusError) -> str:
-    phrase = getattr(exc.response, "reason_phrase", "") or ""
-    return f" {phrase}" if phrase else ""
-
-
-def _server_says(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    message: Any = None
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        message = error.get("message") if isinstance(error, dict) else error
-    elif body:
-        message = body
-    if not message:
-        return ""
-    text = str(message)
-    return f": {text[:500]}"
-
-
-def _hint(status: int, model: str, retries: str) -> str:
-    if status in (401, 403):
-        return "Check the API key (api_key= or OPENAI_API_KEY) and its permissions"
-    if status == 404:
-        return (f"Check the model name ({model!r}) and the base URL (base_url= or "
-                "OPENAI_BASE_URL; it usually ends in /v1)")
-    if status == 429:
-        return (f"Rate limited {retries}: check your quota, slow down, or raise "
-                "max_retries=")
-    if status >= 500:
-        return (f"The server failed {retries}: check the server and its logs, the base URL "
-                f"and the model name ({model!r}); try again")
-    return (f"The server rejected the request: check the model name ({model!r}), the base "
-            "URL and the extra settings passed to create()")
-
-
-def _is_connect_error(exc: BaseException) -> bool:
-    """Whether the HTTP library failed to connect at all (httpx and httpx2 name it alike)."""
-    return any(cls.__name__ in ("ConnectError", "ConnectTimeout", "UnsupportedProtocol")
-               or issubclass(cls, ConnectionRefusedError) for cls in type(exc).__mro__)
+        return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
+                         max_retries=self.max_retries)
 
 
 async def _keep(client: Any) -> AsyncGenerator[None, None]:

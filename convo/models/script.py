@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
-from ..errors import ScriptError
+from ..errors import ScriptError, ToolCallParseError
 from ..messages import Message, ToolCall
 
 _CALL_START: Final = re.compile(r"\{([A-Za-z_][\w.\-]*)\(")
@@ -24,8 +24,14 @@ class CallIds:
 
     __slots__ = ("_counter",)
 
-    def __init__(self) -> None:
-        self._counter: Iterator[int] = itertools.count(1)
+    def __init__(self, start: int = 1) -> None:
+        self._counter: Iterator[int] = itertools.count(start)
+
+    @classmethod
+    def after(cls, messages: Sequence[Message]) -> CallIds:
+        """Ids that continue a conversation's own (unique within it, whichever process or
+        model instance answers: a served conversation moves between workers)."""
+        return cls(1 + sum(len(m.tool_calls) for m in messages))
 
     def __call__(self) -> str:
         return f"call_{next(self._counter)}"
@@ -42,7 +48,7 @@ def _parse_call(name: str, inner: str, new_id: Callable[[], str]) -> ToolCall | 
         args = [ast.literal_eval(a) for a in node.args]
         kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
     except ValueError as exc:
-        raise ScriptError(
+        raise ToolCallParseError(
             f"scripted tool call {{{name}({inner})}}: arguments must be literal values ({exc})"
         ) from exc
     if not args:
@@ -51,7 +57,7 @@ def _parse_call(name: str, inner: str, new_id: Callable[[], str]) -> ToolCall | 
         return ToolCall(new_id(), name, {}, raw_arguments=args[0])
     if len(args) == 1 and not kwargs and isinstance(args[0], dict):
         return ToolCall(new_id(), name, args[0])
-    raise ScriptError(
+    raise ToolCallParseError(
         f"scripted tool call {{{name}({inner})}}: use keyword arguments, "
         "one string, or one dict"
     )
@@ -88,7 +94,10 @@ def as_message(reply: Any, new_id: Callable[[], str], where: str) -> Message:
     if isinstance(reply, Message):
         return reply
     if isinstance(reply, str):
-        return parse_reply(reply, new_id)
+        try:
+            return parse_reply(reply, new_id)
+        except ToolCallParseError as exc:  # in a script it is the test's mistake
+            raise ScriptError(str(exc)) from exc
     raise ScriptError(f"{where}: a reply must be a str or a Message, got {type(reply).__name__}")
 
 

@@ -3,7 +3,8 @@
 Messages and tool schemas go out as the dicts ``chat.completions.create`` takes; a response
 (a dict, or an SDK object, which is dumped to one) comes back as an assistant ``Message``.
 ``StreamAccumulator`` rebuilds the same ``Message`` from streamed chunks. Nothing here does
-I/O or imports the SDK, so the fake server in ``convo.testing`` uses it too.
+I/O or imports the SDK. The server's side (replies as responses and chunks) is in
+``wire_server.py``, shared with the fake server in ``convo.testing``.
 
 A reply's ``finish_reason`` lands in ``metadata["finish_reason"]``, its token counts in
 ``metadata["usage"]`` and a refusal in ``metadata["refusal"]`` (and, when there is no other
@@ -16,7 +17,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ..messages import ROLES, Message, ToolCall
+from ..messages import Message, ToolCall
 
 USAGE_KEYS: Final = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -153,14 +154,14 @@ def message_from_response(response: Any) -> Message:
         raise WireError(f"expected choices[0].message to be an object, got {_short(choice)}")
     calls = [tool_call_from_wire(c, i) for i, c in enumerate(message.get("tool_calls") or ())]
     return build_message(
-        _text(message.get("content")), calls,
+        text_of(message.get("content")), calls,
         finish_reason=choice.get("finish_reason"),
         refusal=message.get("refusal"),
         usage=usage_from_wire(d.get("usage")),
     )
 
 
-def _text(content: Any) -> str | None:
+def text_of(content: Any) -> str | None:
     """Content as text; a list of content parts (some servers send one) is joined."""
     if content is None or isinstance(content, str):
         return content
@@ -218,7 +219,7 @@ class StreamAccumulator:
             self._add_call_fragment(fragment)
         if delta.get("refusal"):
             self._refusal.append(delta["refusal"])
-        text = _text(delta.get("content")) or ""
+        text = text_of(delta.get("content")) or ""
         if text:
             self._content.append(text)
         return text
@@ -260,95 +261,6 @@ class StreamAccumulator:
             refusal="".join(self._refusal) or None,
             usage=self.usage,
         )
-
-
-# -- the server's side: Message -> response and chunks --------------------------------------
-
-
-def message_from_wire(d: Mapping[str, Any]) -> Message:
-    """A request message (as a client sends it) as a ``Message``."""
-    role = d.get("role")
-    if role == "developer":
-        role = "system"
-    if role not in ROLES:
-        raise WireError(f"a message's role must be one of {', '.join(ROLES)}; got {role!r}")
-    calls = [tool_call_from_wire(c, i) for i, c in enumerate(d.get("tool_calls") or ())]
-    return Message(
-        role, _text(d.get("content")) or "", tool_calls=tuple(calls),
-        tool_call_id=d.get("tool_call_id"), name=d.get("name"),
-    )
-
-
-def _finish_reason(message: Message) -> str:
-    reason = message.metadata.get("finish_reason")
-    if reason:
-        return str(reason)
-    return "tool_calls" if message.tool_calls else "stop"
-
-
-def response_from_message(
-    message: Message, *, model: str, response_id: str, created: int,
-    usage: Mapping[str, int] | None = None,
-) -> dict[str, Any]:
-    """A complete (non-streamed) Chat Completions response carrying ``message``."""
-    refusal = message.metadata.get("refusal")
-    content: str | None = message.content or None
-    if refusal and content == refusal:
-        content = None
-    wire: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
-    if message.tool_calls:
-        wire["tool_calls"] = [tool_call_to_wire(c) for c in message.tool_calls]
-    d: dict[str, Any] = {
-        "id": response_id, "object": "chat.completion", "created": created, "model": model,
-        "choices": [{"index": 0, "message": wire, "finish_reason": _finish_reason(message),
-                     "logprobs": None}],
-    }
-    if usage is not None:
-        d["usage"] = dict(usage)
-    return d
-
-
-def chunks_from_message(
-    message: Message, *, model: str, response_id: str, created: int,
-    usage: Mapping[str, int] | None = None, piece: int = 8,
-) -> list[dict[str, Any]]:
-    """The same reply as streamed chunks: text and tool-call arguments in ``piece``-sized bits.
-
-    The last chunk carries ``usage`` (with empty ``choices``) when it is given, as OpenAI
-    does with ``stream_options={"include_usage": True}``.
-    """
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": response_id, "object": "chat.completion.chunk", "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
-                             "logprobs": None}]}
-
-    refusal = message.metadata.get("refusal")
-    content = message.content
-    if refusal and content == refusal:
-        content = ""
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"content": part}) for part in _pieces(content, piece)]
-    chunks += [chunk({"refusal": part}) for part in _pieces(refusal or "", piece)]
-    for index, call in enumerate(message.tool_calls):
-        chunks.append(chunk({"tool_calls": [{
-            "index": index, "id": call.id, "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }]}))
-        chunks += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
-            for part in _pieces(call.arguments_json(), piece)
-        ]
-    chunks.append(chunk({}, _finish_reason(message)))
-    if usage is not None:
-        chunks.append({"id": response_id, "object": "chat.completion.chunk",
-                       "created": created, "model": model, "choices": [],
-                       "usage": dict(usage)})
-    return chunks
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def _describe(value: Any) -> str:

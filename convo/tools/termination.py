@@ -44,6 +44,7 @@ class TerminateResponse:
 class FinishTool(Tool):
     """``finish``: the standard way to end a turn, above all when output is restricted."""
 
+    rerun_on_resume = True  # pure: a resumed run calls it again for its effect on the turn
     name = "finish"
     description = ("Signal the current task is complete. "
                    "Call this before ending when output is restricted.")
@@ -59,6 +60,7 @@ class FinishTool(Tool):
 class EndConversationTool(Tool):
     """``end_conversation``: ends the whole conversation with a farewell."""
 
+    rerun_on_resume = True  # pure: a resumed run calls it again for its effect on the turn
     name = "end_conversation"
     description = ("End the current conversation. Use it when the user wants to stop; "
                    "`message` is your farewell to them.")
@@ -73,6 +75,7 @@ class EndConversationTool(Tool):
 class FinishResponseTool(Tool):
     """``finish_response``: ends a turn in mode ``"response"`` with status ``completed``."""
 
+    rerun_on_resume = True  # pure: a resumed run calls it again for its effect on the turn
     name = "finish_response"
     description = ("Signal that your response to the user is complete and you have no more "
                    "actions to take. Call it when you are done responding.")
@@ -95,6 +98,7 @@ class FinishTaskTool(Tool):
     ``done`` (default), ``partial`` or ``blocked``. ``task_completed`` is a deprecated alias.
     """
 
+    rerun_on_resume = True  # pure: a resumed run calls it again for its effect on the turn
     name = "finish_task"
     description = ("Signal that you believe the task objective is achieved; a human will "
                    "review it. `status` is done, partial or blocked.")

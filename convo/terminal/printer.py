@@ -13,6 +13,7 @@ import time
 from typing import Final, TextIO
 
 from ..events import (
+    CaughtUp,
     ContextTrimmed,
     Event,
     MessageAdded,
@@ -20,9 +21,9 @@ from ..events import (
     ModelCallStarted,
     RunEnded,
     TextDelta,
+    UserInput,
 )
 from ..messages import Message
-from ..transcript import CaughtUp
 
 LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
 _COLORS: Final = {"system": "2", "user": "1;32", "assistant": "1;36", "tool": "2", "dim": "2",
@@ -141,6 +142,8 @@ class ConsolePrinter:
             self._caught_up(event.replayed, event.saved)
         elif isinstance(event, ContextTrimmed):
             self._context_trimmed(event)
+        elif isinstance(event, UserInput):
+            self.skip_next_user = event.echoed
 
     def end_stream(self) -> None:
         """Finish a streamed line that never became a message (a cancelled call)."""

@@ -1,0 +1,128 @@
+"""A bot file: a Python file that defines a conversation for the ``convo`` command.
+
+It defines ``template`` (or another template named on the command line), and may define
+``mock_model`` (the model offline), ``state`` (the session's starting state), ``limits`` (a
+``Limits`` or a dict) and ``demo_input`` (scripted user input for ``--demo``). Loading one and
+choosing its model is shared by ``convo run``, ``convo serve`` and the other commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_MODULE_NAME = "__convo_file__"
+
+
+class UsageProblem(Exception):
+    """A mistake by the person running the command: reported in one line, exit code 2."""
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """``"file.py:name"`` → ``("file.py", "name")``; the name defaults to ``template``."""
+    path, sep, name = target.rpartition(":")
+    if sep and name.isidentifier() and path:
+        return path, name
+    return target, "template"
+
+
+def load_file(path: str) -> ModuleType:
+    """Import a Python file as a module; any failure becomes a one-line ``UsageProblem``."""
+    file = Path(path)
+    if not file.is_file():
+        where = "is a directory" if file.is_dir() else "does not exist"
+        raise UsageProblem(f"{path} {where}: give a Python file that defines a template")
+    spec = importlib.util.spec_from_file_location(_MODULE_NAME, file)
+    if spec is None or spec.loader is None:
+        raise UsageProblem(f"{path} cannot be imported as Python (is it a .py file?)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_MODULE_NAME] = module
+    sys.path.insert(0, str(file.resolve().parent))  # the file may import its neighbours
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise UsageProblem(f"{path}, line {exc.lineno}: {type(exc).__name__}: {exc.msg}") from exc
+    except (Exception, SystemExit) as exc:
+        line = _line_in(exc, file)
+        at = f", line {line}" if line else ""
+        raise UsageProblem(f"{path}{at} raised {type(exc).__name__}: {exc} while loading "
+                           "(--debug shows the traceback)") from exc
+    return module
+
+
+def _line_in(exc: BaseException, file: Path) -> int | None:
+    """The last line of ``file`` in the exception's traceback."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == file.resolve():
+            line = frame.lineno
+    return line
+
+
+def find_template(module: ModuleType, path: str, name: str) -> Any:
+    from .templates.base import Template
+
+    templates = sorted(k for k, v in vars(module).items() if isinstance(v, Template))
+    if not hasattr(module, name):
+        if templates:
+            defined = "it defines " + ", ".join(templates)
+            hint = f"; run one with {path}:{templates[0]}"
+        else:
+            defined, hint = "it defines no templates at all", ""
+        raise UsageProblem(f"{path} has no template named {name!r}: {defined}{hint}")
+    obj = getattr(module, name)
+    if not isinstance(obj, Template):
+        others = f" (templates in it: {', '.join(templates)})" if templates else ""
+        raise UsageProblem(f"{path}:{name} is a {type(obj).__name__}, not a convo Template"
+                           f"{others}")
+    return obj
+
+
+def choose_model(args: argparse.Namespace, module: ModuleType, path: str
+                 ) -> tuple[Any, str | None]:
+    """The model to run on, and a few words saying which it is (None: said already)."""
+    key = os.environ.get("OPENAI_API_KEY")
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if args.mock or not (key or base_url):
+        mock = getattr(module, "mock_model", None)
+        why = "--mock" if args.mock else "no OPENAI_API_KEY or --base-url"
+        if mock is None:
+            raise UsageProblem(
+                f"{why}, and {path} defines no mock_model to run offline: set OPENAI_API_KEY, "
+                f"pass --base-url URL, or define mock_model = MockModel([...]) in {path}"
+            )
+        if not callable(getattr(mock, "complete", None)):
+            raise UsageProblem(f"{path}: mock_model is a {type(mock).__name__}, not a model "
+                               "(MockModel, FunctionModel, ...)")
+        info(f"{why}: running offline on {path}'s mock_model")
+        return mock, None
+    from .models.openai import OpenAIModel
+
+    kw: dict[str, Any] = {"stream": not args.no_stream}
+    if args.model:
+        kw["model"] = args.model
+    if base_url:
+        kw["base_url"] = base_url
+    model = OpenAIModel(**kw)
+    return model, f"model {model.model} at {base_url or 'api.openai.com'}"
+
+
+def info(text: str) -> None:
+    print(f"convo: {text}", file=sys.stderr, flush=True)
+
+
+def bot_limits(module: ModuleType, path: str) -> Any:
+    """The file's ``limits`` (a ``Limits`` or a dict of its fields), or None."""
+    from .errors import DefinitionError
+    from .limits import Limits
+
+    try:
+        return Limits.from_mapping(getattr(module, "limits", None), f"{path}: limits")
+    except DefinitionError as exc:
+        raise UsageProblem(str(exc)) from exc

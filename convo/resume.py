@@ -1,0 +1,100 @@
+"""Resuming a saved conversation: the template runs again from its start, its requests
+answered from the saved conversation, until the saved messages run out; then it is live.
+
+No model, tool or user is asked again for what is saved; only tools marked
+``rerun_on_resume`` (convo's own pure termination tools such as ``finish``) run again, for
+their effect on the turn. Saved decisions on tool calls that needed approval are reused. If the
+template takes another path than the saved conversation, the saved messages from that point
+on are dropped (``CaughtUp`` says so). A served conversation is rebuilt the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .events import CaughtUp, Event, Replayed
+from .messages import Message
+from .requests import NOTHING, CallModel, Flow, RunTools, Saved
+from .session import Session, Usage
+from .summary import replayed_summaries
+from .templates.base import Template
+
+
+def _saved_of(value: Session | Saved) -> Saved:
+    if isinstance(value, Saved):
+        return value
+    return Saved(tuple(value.messages), dict(value.approvals))
+
+
+@attrs.define(slots=True, eq=False)
+class Resume(Template):
+    """Runs ``template`` with its requests answered from a saved conversation, then live."""
+
+    template: Template
+    saved: Saved = attrs.field(converter=_saved_of)
+
+    def children(self) -> tuple[Template, ...]:
+        return (self.template,)
+
+    def render(self, session: Session) -> Flow:
+        flow = self.template.render(session)
+        saved = Saved(self.saved.messages, self.saved.approvals)  # a cursor of this run's own
+        replaying = True
+        answer: Any = None
+        counted = replayed_summaries(session.state)
+        if counted is not None:
+            yield counted  # the summary calls the saved conversation made (convo.summary)
+        try:
+            while True:
+                try:
+                    step = flow.send(answer)
+                except StopIteration as stop:
+                    return stop.value
+                answer = None
+                if replaying and not isinstance(step, Event):
+                    if isinstance(step, Message):
+                        nxt = saved.next
+                        if nxt is not None and _same(step, nxt):
+                            saved.at += 1
+                            yield step
+                            continue
+                    else:
+                        found = step.replay(saved)
+                        if found is not NOTHING:
+                            yield _counted(step, found)
+                            answer = found
+                            continue
+                    replaying = False
+                    yield CaughtUp(saved.at, len(saved.messages))
+                answer = yield step
+        finally:
+            flow.close()
+
+
+def _counted(request: Any, answer: Any) -> Replayed:
+    """What a replayed answer counts as (a resumed conversation's counts cover it all)."""
+    if isinstance(request, CallModel):
+        usage = answer.metadata.get("usage") if answer.metadata else None
+        return Replayed(model_calls=1, usage=Usage.from_dict(usage))
+    if isinstance(request, RunTools):
+        return Replayed(tool_calls=sum(not inv.tool.rerun_on_resume
+                                       for inv in request.invocations))
+    return Replayed()
+
+
+def _same(a: Message, b: Message) -> bool:
+    # Metadata (usage, timings) may differ between runs without changing the conversation.
+    return (a.role, a.content, a.tool_calls, a.tool_call_id, a.name) == (
+        b.role, b.content, b.tool_calls, b.tool_call_id, b.name)
+
+
+def resume(template: Template, saved: Session) -> tuple[Template, Session]:
+    """The template and session that continue ``saved`` (see the module docstring).
+
+    The new session starts with ``saved``'s state and approvals and no messages; the run
+    rebuilds the saved messages (and turns) as it replays them.
+    """
+    session = Session(state=dict(saved.state), approvals=dict(saved.approvals))
+    return Resume(template, saved), session
