@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .errors import ContextLengthError, DefinitionError
+from .errors import DefinitionError
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -230,6 +230,8 @@ class ContextWindow:
     _ratios: dict[str, float] = attrs.field(init=False, factory=dict, eq=False, repr=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, eq=False,
                                         repr=False)
+    _tools: dict[int, tuple[Sequence[Mapping[str, Any]], int]] = attrs.field(
+        init=False, factory=dict, eq=False, repr=False)
 
     def index(self, messages: Sequence[Message]) -> Index:
         """The running sums of ``messages``, brought up to date (see ``Index``)."""
@@ -246,6 +248,17 @@ class ContextWindow:
             index.extend(messages)
         return index
 
+    def tools_tokens(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """``estimate_tools(tools)``, kept per schema list (a template's stays the same)."""
+        known = self._tools.get(id(tools))
+        if known is not None and known[0] is tools:
+            return known[1]
+        tokens = estimate_tools(tools)
+        if len(self._tools) >= _CACHED_LISTS:
+            self._tools.clear()
+        self._tools[id(tools)] = (tools, tokens)
+        return tokens
+
     def ratio(self, model: Model | None) -> float:
         """Reported tokens per estimated token for ``model`` (1.0 until it reports usage)."""
         return self._ratios.get(model_key(model), 1.0)
@@ -261,16 +274,6 @@ class ContextWindow:
         """Estimated tokens of ``messages``, corrected for ``model`` when it has reported."""
         raw = sum(estimate_message(m) for m in messages)
         return round(raw * self.ratio(model))
-
-    def too_long(self, index: Index, fixed: int, ratio: float) -> ContextLengthError:
-        """The error for a conversation whose newest messages alone do not fit."""
-        need = round((index.cost(index.last_group()) + fixed) * ratio)
-        return ContextLengthError(
-            f"the conversation does not fit in ContextWindow(max_tokens={self.max_tokens}): "
-            f"the newest messages alone need about {need} tokens (estimated, with "
-            f"{round(fixed * ratio)} of system messages and tool schemas) but at most "
-            f"{self.max_tokens} may be sent. Raise max_tokens, or send shorter messages"
-        )
 
 
 _CONTEXT_PHRASES: Final = (

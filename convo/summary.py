@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .context import ContextWindow, Index, estimate_message, estimate_text, estimate_tools
+from .context import ContextWindow, Index, estimate_message, estimate_text
+from .errors import ContextLengthError
 from .events import ContextTrimmed, Event, Replayed
 from .messages import Message
 from .requests import CallModel
@@ -195,6 +196,18 @@ def _summarized(window: ContextWindow, session: Session, index: Index, room: int
     return cut, summary
 
 
+def _too_long(window: ContextWindow, index: Index, fixed: int, ratio: float
+              ) -> ContextLengthError:
+    """The error for a conversation whose newest messages alone do not fit."""
+    need = round((index.cost(index.last_group()) + fixed) * ratio)
+    return ContextLengthError(
+        f"the conversation does not fit in ContextWindow(max_tokens={window.max_tokens}): "
+        f"the newest messages alone need about {need} tokens (estimated, with "
+        f"{round(fixed * ratio)} of system messages and tool schemas) but at most "
+        f"{window.max_tokens} may be sent. Raise max_tokens, or send shorter messages"
+    )
+
+
 def fit(window: ContextWindow, session: Session, request: CallModel, model: Model | None,
         emit: Callable[[Event], None]) -> Generator[CallModel, Any, Message]:
     """Make the model call ``request`` within ``window``; returns the model's reply.
@@ -204,11 +217,11 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     messages = session.messages
     index = window.index(messages)
     ratio = window.ratio(model)
-    fixed = index.system_tokens + estimate_tools(request.tools)
+    fixed = index.system_tokens + window.tools_tokens(request.tools)
     room = int(window.max_tokens / ratio) - fixed
     cut = index.smallest_cut(room, window.keep_last)
     if cut is None:
-        raise window.too_long(index, fixed, ratio)
+        raise _too_long(window, index, fixed, ratio)
     summary = None
     if window.summarize:
         cut, summary = yield from _summarized(window, session, index, room, cut, model)
