@@ -334,3 +334,35 @@ def test_summary_calls_count_in_the_limits() -> None:
     assert session.outcome.limit == "model_calls"
     assert model.summaries >= 1
     assert model.summaries + model.replies == 15 == session.outcome.model_calls
+
+
+def test_a_served_conversation_keeps_its_summary_across_workers(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from convo.serve import create_app
+
+    def served() -> LinearTemplate:
+        return LinearTemplate([SystemTemplate("You are a patient tutor."), LoopTemplate(
+            [UserTemplate(), AssistantTemplate(context=ContextWindow(1200, summarize=True))])])
+
+    def tutor(messages: Sequence[Message], tools: Any) -> str:
+        if messages[0].content.startswith("You summarise"):
+            made.append(len(made) + 1)
+            return f"summary {len(made)}"
+        return "x" * 200
+
+    made: list[int] = []
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    apps = [create_app(served(), FunctionModel(tutor), store=store) for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        for i, question in enumerate(said(16)):
+            client = (one, two)[i % 2]  # each worker rebuilds what the other added
+            answer = client.post(f"/api/conversations/{cid}/messages",
+                                 json={"content": question})
+            assert answer.status_code == 200, answer.text
+        body = answer.json()
+    record = body["state"][CONTEXT_KEY]
+    assert 1 <= len(made) == record["calls"]  # rebuilt on every turn, no summary paid twice
+    assert record["summary"] == f"summary {len(made)}"
+    assert body["outcome"] is None and len(body["messages"]) == 33
