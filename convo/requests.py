@@ -26,6 +26,7 @@ from .events import Event
 from .messages import Message, ToolCall
 
 if TYPE_CHECKING:
+    from .context import ContextWindow
     from .models.base import Model
 
 NOTHING: Final = object()
@@ -77,15 +78,20 @@ class AskUser(Request):
 class CallModel(Request):
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
-    ``model=None`` means the runner's model; ``messages=None`` the session's (a
-    ``SubroutineTemplate`` sends its child session's).
+    ``model=None`` means the runner's model. ``context``: the template's ``ContextWindow``
+    (else the runner's applies). ``messages``: send these instead of the session's (the
+    runner sets it when a window trims the history; a ``SubroutineTemplate`` sends its child
+    session's). ``purpose``: ``"reply"``, or
+    ``"summary"`` for a window's summary call (its text is not streamed to the user).
     """
 
     handler: ClassVar[str] = "call_model"
 
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
-    messages: Sequence[Message] | None = None
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True)
+    messages: Sequence[Message] | None = attrs.field(default=None, kw_only=True)
+    purpose: str = attrs.field(default="reply", kw_only=True)
 
     def replay(self, saved: Saved) -> Any:
         if self.messages is not None:  # a child's call: its own replay answers it

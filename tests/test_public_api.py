@@ -19,13 +19,13 @@ FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTIO
 Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
 StateMachineTemplate Transition GotoTemplate SubroutineTemplate StateEntered
+ContextWindow
 """.split()
 
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
-ToolCallParseError TranscriptError
-ToolContext ToolRetry
+ToolCallParseError TranscriptError ToolContext ToolRetry ContextTrimmed ContextLengthError
 """.split()
 
 # API.md §10 (approval and limits).

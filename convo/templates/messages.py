@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..context import ContextWindow, check_window
 from ..errors import DefinitionError
 from ..messages import ROLES, Message, Role
 from ..rendering import Text
@@ -93,11 +94,14 @@ class AssistantTemplate(Template):
 
     With ``output_type``, the model answers through the final-output tool and the turn's
     ``output`` is the validated object (a ``ToolingTemplate`` without other tools).
+    ``context``: a ``ContextWindow`` for that call (else the runner's applies).
     """
 
     content: str | None = None
     model: Model | None = attrs.field(default=None, kw_only=True)
     output_type: Any = attrs.field(default=None, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
     _text: Text | None = attrs.field(init=False, repr=False)
     _typed: Template | None = attrs.field(init=False, repr=False, default=None)
 
@@ -117,6 +121,6 @@ class AssistantTemplate(Template):
             return session
         if self._typed is not None:
             return (yield from self._typed.render(session))
-        reply: Message = yield CallModel(self.model)
+        reply: Message = yield CallModel(self.model, context=self.context)
         yield reply
         return session
