@@ -24,9 +24,10 @@ from .errors import (
     ToolArgumentError,
     ToolCallParseError,
     ToolDefinitionError,
+    ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event
+from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event, StateEntered
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
@@ -39,11 +40,14 @@ from .templates import (
     BreakTemplate,
     EndTemplate,
     GenerateTemplate,
+    GotoTemplate,
     IfTemplate,
     LinearTemplate,
     LoopGuard,
     LoopTemplate,
     MessageTemplate,
+    StateMachineTemplate,
+    SubroutineTemplate,
     SystemTemplate,
     Template,
     ToolingTemplate,
@@ -58,7 +62,9 @@ from .tools import (
     TerminateResponse,
     Tool,
     ToolArgument,
+    ToolContext,
     ToolResult,
+    Transition,
     tool,
 )
 from .version import __version__
@@ -97,6 +103,7 @@ __all__ = [
     "FinishTool",
     "FunctionModel",
     "GenerateTemplate",
+    "GotoTemplate",
     "IfTemplate",
     "InterfaceError",
     "Limits",
@@ -118,6 +125,9 @@ __all__ = [
     "ScriptError",
     "ScriptedInterface",
     "Session",
+    "StateEntered",
+    "StateMachineTemplate",
+    "SubroutineTemplate",
     "SystemTemplate",
     "Template",
     "TemplateSyntaxError",
@@ -127,10 +137,13 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolCallParseError",
+    "ToolContext",
     "ToolDefinitionError",
     "ToolResult",
+    "ToolRetry",
     "ToolingTemplate",
     "TranscriptError",
+    "Transition",
     "TurnResult",
     "Usage",
     "UserInterface",
