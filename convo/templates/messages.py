@@ -113,7 +113,8 @@ class AssistantTemplate(Template):
                                       "output_type (a model's typed answer), not both")
             from .tooling import ToolingTemplate
 
-            self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type)
+            self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type,
+                                          context=self.context)
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
