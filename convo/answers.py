@@ -75,7 +75,8 @@ class Answers:
         return model
 
     def sent(self, request: CallModel) -> Sequence[Message]:
-        """What the model is sent: the session's messages, or those a ContextWindow chose."""
+        """What the model is sent: the session's messages, a subroutine's own, or those a
+        ContextWindow chose."""
         return self.session.messages if request.messages is None else request.messages
 
     def on_delta(self, request: CallModel) -> Callable[[str], None] | None:

@@ -78,19 +78,18 @@ class AskUser(Request):
 class CallModel(Request):
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
-    ``model=None`` means the runner's model. ``context``: the template's ``ContextWindow``
-    (else the runner's applies). ``messages``: send these instead of the session's (the
-    runner sets it when a window trims the history; a ``SubroutineTemplate`` sends its child
-    session's). ``purpose``: ``"reply"``, or
-    ``"summary"`` for a window's summary call (its text is not streamed to the user).
+    ``model=None`` means the runner's model; ``messages=None`` the session's (a
+    ``SubroutineTemplate`` sends its child session's; a ``ContextWindow`` what it chose).
+    ``context``: the template's ``ContextWindow`` (else the runner's applies). ``purpose``:
+    ``"reply"``, or ``"summary"`` for a window's summary call (not streamed to the user).
     """
 
     handler: ClassVar[str] = "call_model"
 
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
+    messages: Sequence[Message] | None = None
     context: ContextWindow | None = attrs.field(default=None, kw_only=True)
-    messages: Sequence[Message] | None = attrs.field(default=None, kw_only=True)
     purpose: str = attrs.field(default="reply", kw_only=True)
 
     def replay(self, saved: Saved) -> Any:

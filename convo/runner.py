@@ -129,10 +129,9 @@ class Runner:
                 if isinstance(step, Message | Event):
                     run.apply(step)
                     answer = None
-                elif isinstance(step, CallModel) and step.messages is None and \
+                elif isinstance(step, CallModel) and \
                         (window := step.context or self.context) is not None:
                     # A ContextWindow chooses what is sent (and may make a summary call first).
-                    # A subroutine's child calls carry their own messages: not trimmed here.
                     answer = yield from _within(run, fit(window, run.session, step,
                                                          step.model or self.model, run.emit))
                 elif isinstance(step, Request):

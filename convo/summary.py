@@ -214,7 +214,10 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
 
     Raises ``ContextLengthError`` (before any call) when the newest messages alone do not fit.
     """
-    messages = session.messages
+    # A subroutine's call carries its child's messages: the window trims those, but keeps no
+    # summary for them (the state's summary is the session's own history's).
+    own = request.messages is None
+    messages = session.messages if request.messages is None else request.messages
     index = window.index(messages)
     ratio = window.ratio(model)
     fixed = index.system_tokens + window.tools_tokens(request.tools)
@@ -223,7 +226,7 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     if cut is None:
         raise _too_long(window, index, fixed, ratio)
     summary = None
-    if window.summarize:
+    if window.summarize and own:
         cut, summary = yield from _summarized(window, session, index, room, cut, model)
     if cut == 0 and summary is None:
         reply: Message = yield request

@@ -366,3 +366,21 @@ def test_a_served_conversation_keeps_its_summary_across_workers(tmp_path: Path) 
     assert 1 <= len(made) == record["calls"]  # rebuilt on every turn, no summary paid twice
     assert record["summary"] == f"summary {len(made)}"
     assert body["outcome"] is None and len(body["messages"]) == 33
+
+
+def test_a_subroutines_own_calls_are_trimmed_without_a_summary() -> None:
+    from convo import SubroutineTemplate
+
+    model = Chat()
+    child = AssistantTemplate(context=ContextWindow(400, summarize=True))
+    template = LinearTemplate([
+        SystemTemplate("S"),
+        LoopTemplate([UserTemplate(), AssistantTemplate("ok " * 60)], exit_loop_count=8),
+        SubroutineTemplate(child, inherit="all"),
+    ])
+    session = Runner(model, template, ScriptedInterface(said(8))).run()
+    assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
+    [sent] = model.seen
+    assert model.summaries == 0 and CONTEXT_KEY not in session.state
+    assert sent[0].content == "S" and ContextWindow(1).estimate(sent) <= 400
+    assert len(sent) < 17

@@ -25,7 +25,9 @@ ContextWindow
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
-ToolCallParseError TranscriptError ToolContext ToolRetry ContextTrimmed ContextLengthError
+ToolCallParseError TranscriptError
+ToolContext ToolRetry
+ContextTrimmed ContextLengthError
 """.split()
 
 # API.md §10 (approval and limits).

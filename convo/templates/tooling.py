@@ -82,9 +82,9 @@ class ToolingTemplate(Template):
     restriction_max_injections: int = attrs.field(default=0, kw_only=True)
     max_iterations: int | None = attrs.field(default=25, kw_only=True)
     loop_guard: LoopGuard | None = attrs.field(factory=LoopGuard, kw_only=True)
-    output_type: Any = attrs.field(default=None, kw_only=True)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
+    output_type: Any = attrs.field(default=None, kw_only=True)
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
     _output: Output | None = attrs.field(init=False, repr=False)
