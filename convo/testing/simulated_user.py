@@ -138,7 +138,7 @@ class SimulatedUser:
             return f"stop_when was met, after {self.turns} turns"
         if why == "max_turns":
             return f"it reached max_turns={self.max_turns} without reaching its goal"
-        return f"it has not stopped the conversation ({self.turns} turns so far)"
+        return f"it has not said it was done ({self.turns} turns so far)"
 
     def assert_goal_reached(self, session: Session | None = None) -> None:
         """Fail unless the user said it was done (or ``stop_when`` was met).
