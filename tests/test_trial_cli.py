@@ -109,3 +109,13 @@ def test_live_one_model_plays_both_sides(tmp_path: Path) -> None:
         {"role": "assistant", "content": "Two lattes, please."},
         {"role": "user", "content": "Two lattes coming up."},
     ]
+
+
+def test_a_failing_run_exits_1(tmp_path: Path) -> None:
+    path = bot(tmp_path, "demo_input = ['hi']\nmock_model = MockModel([])\n")
+    result = convo(path)
+    assert result.returncode == 1
+    assert "--- conversation error: " in result.stdout
+    debug = convo(path, "--debug")
+    assert debug.returncode == 1
+    assert "Traceback" in debug.stderr and "ScriptError: MockModel ran out" in debug.stderr

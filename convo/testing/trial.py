@@ -14,6 +14,7 @@ Exit codes: 0 when the simulated user said it was done or the bot ended the conv
 from __future__ import annotations
 
 import argparse
+import traceback
 from types import ModuleType
 from typing import Any, Final
 
@@ -94,7 +95,11 @@ def main(args: argparse.Namespace) -> int:
     state = getattr(module, "state", None) or {}
     runner = Runner(bot_model, template, user, on_event=printer, raise_errors=args.debug,
                     max_messages=args.max_messages, limits=bot_limits(module, path))
-    session = runner.run(Session(state=dict(state)))
+    try:
+        session = runner.run(Session(state=dict(state)))
+    except Exception:
+        traceback.print_exc()  # only with --debug: raise_errors is off otherwise
+        return EXIT_RUN_ERROR
     outcome = session.outcome
     printer.note(f"simulated user: {user.describe_stop()}")
     if outcome is not None and outcome.status == RunStatus.ERROR:
