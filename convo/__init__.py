@@ -22,6 +22,7 @@ from .errors import (
     ToolArgumentError,
     ToolCallParseError,
     ToolDefinitionError,
+    ToolRetry,
     TranscriptError,
 )
 from .events import ApprovalDecided, ApprovalRequested, Event
@@ -56,11 +57,11 @@ from .tools import (
     TerminateResponse,
     Tool,
     ToolArgument,
+    ToolContext,
     ToolResult,
     tool,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str) -> Any:
@@ -123,8 +124,10 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolCallParseError",
+    "ToolContext",
     "ToolDefinitionError",
     "ToolResult",
+    "ToolRetry",
     "ToolingTemplate",
     "TranscriptError",
     "TurnResult",

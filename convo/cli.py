@@ -19,8 +19,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from . import __version__
 from .botfile import UsageProblem
+from .version import __version__
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -78,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--json", action="store_true",
                         help="print the session as JSON (Session.from_json reads it)")
+    from .serve.command import add_parser as add_serve  # imports nothing heavy
+
+    add_serve(sub, common)
     return parser
 
 
@@ -97,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .testing import trial
 
             return trial.main(args)
+        if args.command == "serve":
+            from .serve.command import run as serve
+
+            return serve(args)
         return command.replay(args)
     except UsageProblem as exc:
         if args.debug:

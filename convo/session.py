@@ -86,10 +86,18 @@ class TurnResult:
     injections: int = 0
     restriction_exhausted: bool = False
     done: bool = False
+    #: The validated object of a turn with ``output_type`` (read back from JSON: plain data).
+    output: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = attrs.asdict(self)
+        d = attrs.asdict(self, recurse=False)
         d["status"] = self.status.value
+        if self.output is None:
+            del d["output"]  # only typed turns carry it
+        else:
+            from pydantic_core import to_jsonable_python
+
+            d["output"] = to_jsonable_python(self.output)
         return d
 
     @classmethod
@@ -118,7 +126,9 @@ class Outcome:
             if self.farewell else "the conversation was ended",
             RunStatus.STOPPED: "the user quit or the run was cancelled",
             RunStatus.MAX_MESSAGES: "the runner's max_messages bound was reached",
-            RunStatus.ERROR: f"an error: {self.error}",
+            RunStatus.ERROR: f"an error: {self.error}" if self.error
+            else f"the last turn failed: {self.turn.note}" if self.turn and self.turn.note
+            else "an error",
             RunStatus.USAGE_LIMIT: f"the {self.limit} limit was reached",
         }.get(self.status)
         if why is None and self.turn is not None and self.turn.terminated_by:

@@ -145,7 +145,7 @@ class TranscriptWriter:
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
                source: str | None = None) -> TranscriptWriter:
-        from . import __version__
+        from .version import __version__
 
         file = open(path, "x", encoding="utf-8")
         writer = cls(file, session)

@@ -39,7 +39,7 @@ def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = No
         return schema["const"]
     if schema.get("enum"):
         return schema["enum"][0]
-    if "default" in schema:
+    if schema.get("default") is not None:  # a null default says less than the type does
         return schema["default"]
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:

@@ -1,6 +1,7 @@
 """Tools: definitions, ``@tool``, the termination family, and the registry."""
 
 from .base import Tool, ToolArgument, ToolResult
+from .context import ToolContext
 from .decorator import FunctionTool, tool
 from .registry import ToolRegistry, registry
 from .termination import (
@@ -20,6 +21,7 @@ __all__ = [
     "TerminateResponse",
     "Tool",
     "ToolArgument",
+    "ToolContext",
     "ToolRegistry",
     "ToolResult",
     "registry",
