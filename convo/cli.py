@@ -3,6 +3,7 @@
 ::
 
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
+    convo test FILE[:NAME] [--user "PERSONA|GOAL"] [--turns N]
     convo replay PATH
     convo --version
 
@@ -65,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-messages", type=int, default=1000, metavar="N",
                      help="stop the run after N new messages (default: 1000)")
 
+    from .testing import trial
+
+    trial.add_arguments(sub.add_parser(
+        "test", parents=[common], help="try a bot file against a simulated user",
+        description="Run the template NAME (default: template) from a Python file against a "
+                    "simulated user with a persona and a goal, and show the conversation."))
+
     replay = sub.add_parser("replay", parents=[common], help="show a saved transcript",
                             description="Show a transcript written by convo run --save.")
     replay.add_argument("path", metavar="PATH")
@@ -92,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return command.run(args)
+        if args.command == "test":
+            from .testing import trial
+
+            return trial.main(args)
         if args.command == "serve":
             from .serve.command import run as serve
 

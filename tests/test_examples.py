@@ -9,6 +9,7 @@ users; they are run with pytest here.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from convo import Model, Runner, RunStatus, ScriptedInterface, Session, Template
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))
 EXAMPLE_TESTS = sorted(EXAMPLES.glob("test_*.py"))
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 
 
 def _load(path: Path) -> Iterator[ModuleType]:
@@ -99,6 +101,9 @@ def test_example_tests_pass(path: Path, pytester: pytest.Pytester,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     pytester.makepyfile(**{path.stem: path.read_text(encoding="utf-8")})
+    snapshots = SNAPSHOTS / path.stem  # where pytest run in this repo keeps them
+    if snapshots.is_dir():
+        shutil.copytree(snapshots, pytester.path / "tests" / "snapshots" / path.stem)
     result = pytester.runpytest("-W", "error", "-p", "no:cacheprovider")
     outcomes = result.parseoutcomes()
     assert result.ret == 0, result.stdout.str()

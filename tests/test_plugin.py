@@ -134,4 +134,11 @@ def test_the_example_test_file_passes(pytester: pytest.Pytester) -> None:
     source = (EXAMPLES / "test_chatbot.py").read_text(encoding="utf-8")
     pytester.makepyfile(test_chatbot=source)
     result = pytester.runpytest("-W", "error")
-    result.assert_outcomes(passed=3)
+    # A copy starts without its snapshot: the snapshot test says how to write it.
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines([
+        "*there is no snapshot tests/snapshots/test_chatbot/test_orders_a_coffee.txt yet: run "
+        "pytest --convo-update-snapshots to accept this run's conversation (it writes the "
+        "file)*"])
+    pytester.runpytest("--convo-update-snapshots").assert_outcomes(passed=5)
+    pytester.runpytest("-W", "error").assert_outcomes(passed=5)

@@ -44,8 +44,11 @@ def test_every_name_resolves() -> None:
 
 
 def test_test_kit_names() -> None:
-    for name in ("OpenAIServer", "ErrorReply", "SlowReply"):
+    for name in ("OpenAIServer", "ErrorReply", "SlowReply", "SimulatedUser", "SmokeModel",
+                 "assert_matches_snapshot"):
         assert getattr(convo.testing, name) is not None
+    for name in convo.testing.__all__:
+        assert getattr(convo.testing, name) is not None, name
 
 
 def test_run_status_values_are_exactly_the_contract() -> None:

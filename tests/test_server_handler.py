@@ -101,3 +101,22 @@ def test_the_fixture_fails_a_test_that_leaves_replies_unused(pytester: pytest.Py
 def test_check_complete_false_allows_leftovers(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(FIXTURE_TEST.replace("CHECK", "openai_server.check_complete = False"))
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_failing_test_shows_what_the_server_answered(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+import openai
+
+def test_server(openai_server):
+    openai_server.add("Hello!")
+    with openai.OpenAI(base_url=openai_server.base_url, api_key="t") as client:
+        client.chat.completions.create(model="m", messages=[])
+    assert False, "the test itself failed"
+""")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*Captured convo scripts call*",
+        "openai_server #1: 1 replies scripted, 1 requests received",
+        "  used   reply 1: 'Hello!'",
+    ])

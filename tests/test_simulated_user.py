@@ -115,7 +115,7 @@ def test_the_bot_may_end_first() -> None:
     session = Runner(None, tree, user).run()
     assert_outcome(session, "ended", farewell="Bye.")
     assert user.stopped_because is None and not user.goal_reached
-    assert user.describe_stop() == "it has not stopped the conversation (1 turns so far)"
+    assert user.describe_stop() == "it has not said it was done (1 turns so far)"
 
 
 def test_the_async_runner_awaits_the_user_model() -> None:

@@ -117,13 +117,6 @@ def test_bad_names_are_refused(name: str) -> None:
         snapshot_path(name, "snapshots")
 
 
-def test_the_update_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
-    monkeypatch.setenv("CONVO_UPDATE_SNAPSHOTS", "1")
-    assert_matches_snapshot(_ordered(), "env", directory=tmp_path)
-    assert (tmp_path / "env.txt").exists()
-
-
 # -- in a user's project ------------------------------------------------------------------------
 
 CHAT = """
@@ -172,3 +165,15 @@ def test_the_snapshot_directory_is_an_ini_option(pytester: pytest.Pytester) -> N
     pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello!'"))
     pytester.runpytest("--convo-update-snapshots").assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "named" / "hello.txt").exists()
+
+
+def test_the_update_environment_variable(pytester: pytest.Pytester,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello!'"))
+    monkeypatch.setenv("CONVO_UPDATE_SNAPSHOTS", "1")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["convo: 2 conversation snapshots written:"])
+    monkeypatch.setenv("CONVO_UPDATE_SNAPSHOTS", "0")
+    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Changed!'"))
+    pytester.runpytest().assert_outcomes(failed=1)

@@ -74,12 +74,14 @@ class SimulatedUser:
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
         self._check_stop(session)
         prompt = self.prompt(session, instruction)
-        return self._take(self.model.complete(prompt), session)
+        self.prompts.append(prompt)
+        return self._take(self.model.complete(prompt))
 
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         self._check_stop(session)
         prompt = self.prompt(session, instruction)
-        return self._take(await self.model.acomplete(prompt), session)
+        self.prompts.append(prompt)
+        return self._take(await self.model.acomplete(prompt))
 
     # -- how it works --------------------------------------------------------------------------
 
@@ -92,7 +94,6 @@ class SimulatedUser:
         messages = [Message("system", system), *swap_roles(session.messages)]
         if len(messages) == 1:
             messages.append(Message("user", KICKOFF))
-        self.prompts.append(messages)
         return messages
 
     def _check_stop(self, session: Session) -> None:
@@ -107,7 +108,7 @@ class SimulatedUser:
         self.stopped_because = why
         raise EOFError(f"SimulatedUser stopped: {self.describe_stop()}")
 
-    def _take(self, reply: Message, session: Session) -> str:
+    def _take(self, reply: Message) -> str:
         text = reply.content
         if DONE_MARKER.lower() in text.lower():
             self._done = True
@@ -138,7 +139,7 @@ class SimulatedUser:
             return f"stop_when was met, after {self.turns} turns"
         if why == "max_turns":
             return f"it reached max_turns={self.max_turns} without reaching its goal"
-        return f"it has not stopped the conversation ({self.turns} turns so far)"
+        return f"it has not said it was done ({self.turns} turns so far)"
 
     def assert_goal_reached(self, session: Session | None = None) -> None:
         """Fail unless the user said it was done (or ``stop_when`` was met).

@@ -53,15 +53,17 @@ class SnapshotSettings:
 
 def current_settings() -> SnapshotSettings:
     """The running pytest's settings (from the convo plugin), else ``tests/snapshots`` under
-    the working directory, rewritten when ``CONVO_UPDATE_SNAPSHOTS=1``."""
+    the working directory."""
     plugin = sys.modules.get("convo.testing.plugin")
     stack = getattr(plugin, "SNAPSHOTS", None)
     if stack:
         settings: SnapshotSettings = stack[-1]  # the plugin's own class, with the same fields
-        if os.environ.get("CONVO_UPDATE_SNAPSHOTS", "") not in ("", "0"):
-            settings.update = True
         return settings
-    return SnapshotSettings(update=os.environ.get("CONVO_UPDATE_SNAPSHOTS", "") not in ("", "0"))
+    return SnapshotSettings()
+
+
+def _env_update() -> bool:
+    return os.environ.get("CONVO_UPDATE_SNAPSHOTS", "") not in ("", "0")
 
 
 # -- the text ----------------------------------------------------------------------------------
@@ -153,11 +155,12 @@ def assert_matches_snapshot(
     settings = current_settings()
     path = snapshot_path(name, directory)
     text = snapshot_text(session, name, normalize, defaults=defaults)
-    if settings.update if update is None else update:
+    if (settings.update or _env_update()) if update is None else update:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            settings.written.append(path)
+            if update is None:  # listed at the end of the pytest run
+                settings.written.append(path)
         return
     shown = _shown(path)
     if not path.exists():
