@@ -15,6 +15,7 @@ from typing import Any, Final
 import attrs
 
 from .approval import Approval
+from .jsonvalues import state_problem
 from .messages import Message
 
 FORMAT: Final = "convo.session"
@@ -215,8 +216,8 @@ class Session:
         try:
             return json.dumps(self.to_dict(), ensure_ascii=False, **dumps_kw)
         except TypeError as exc:
-            raise TypeError(f"session cannot be written as JSON: {exc} "
-                            "(session.state must hold JSON values only)") from exc
+            said = state_problem(self.state) or f"{exc} (session.state must hold JSON values)"
+            raise TypeError(f"session cannot be written as JSON: {said}") from exc
 
     @classmethod
     def from_json(cls, text: str) -> Session:

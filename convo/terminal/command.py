@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if model_name is not None:
         info(model_name)
     if saved is not None:
-        printer.note(f"resuming {args.resume}: replaying {len(saved.messages)} saved messages")
+        printer.note(f"resuming {args.resume}: replaying {len(saved.session.messages)} saved "
+                     "messages")
     previous = signal.signal(signal.SIGINT, _Interrupts())
     try:
         session = runner.run(session)
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _conversation(args: argparse.Namespace, module: ModuleType, path: str, name: str
                   ) -> tuple[Any, Any, Any]:
-    """The template to run, the session to run it on, and the saved session (--resume)."""
+    """The template to run, the session to run it on, and the saved transcript (--resume)."""
     from ..errors import TranscriptError
     from ..resume import resume
     from ..session import Session
@@ -89,10 +90,10 @@ def _conversation(args: argparse.Namespace, module: ModuleType, path: str, name:
     if not args.resume:
         return template, Session(state=dict(state)), None
     try:
-        saved = read_transcript(args.resume).session
+        saved = read_transcript(args.resume)
     except TranscriptError as exc:
         raise UsageProblem(str(exc)) from exc
-    template, session = resume(template, saved)
+    template, session = resume(template, saved.session)
     return template, session, saved
 
 
@@ -109,6 +110,7 @@ def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
 
 
 def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
+    from ..errors import TranscriptError
     from ..transcript import TranscriptWriter
 
     if not args.save:
@@ -119,6 +121,8 @@ def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
         return TranscriptWriter.create(args.save, session, source=args.target)
     except OSError as exc:
         raise UsageProblem(f"cannot write {args.save}: {exc.strerror}") from exc
+    except (TranscriptError, TypeError) as exc:  # another run writes it; a state not JSON
+        raise UsageProblem(str(exc)) from exc
 
 
 def _same_file(a: str, b: str | None) -> bool:
