@@ -30,6 +30,7 @@ from typing import IO, Any, Final
 
 import attrs
 
+from .appending import drop_cut_off_line, locked
 from .approval import Approval
 from .errors import TranscriptError
 from .events import ApprovalDecided, CaughtUp, Event, MessageAdded, RunEnded, TurnEnded
@@ -182,7 +183,7 @@ class TranscriptWriter:
         problem = state_problem(session.state)
         if problem is not None:
             raise TypeError(problem)
-        file = _locked(open(path, "x", encoding="utf-8"), path)
+        file = locked(open(path, "x", encoding="utf-8"), path)
         writer = cls(file, session)
         writer._write({"type": "header", "format": FORMAT, "version": FORMAT_VERSION,
                        "convo": __version__, "source": source, "started": _now(),
@@ -193,7 +194,7 @@ class TranscriptWriter:
     def append(cls, path: str | os.PathLike[str], session: Session,
                saved: Session | Transcript) -> TranscriptWriter:
         path = Path(path)
-        file = _locked(open(path, "a", encoding="utf-8"), path)
+        file = locked(open(path, "a", encoding="utf-8"), path)
         try:
             if isinstance(saved, Transcript):
                 if saved.size is not None and os.fstat(file.fileno()).st_size != saved.size:
@@ -201,7 +202,7 @@ class TranscriptWriter:
                         f"{path} changed since it was read (another run wrote to it): read it "
                         "again to continue it, or save this run to another file")
                 saved = saved.session
-            _drop_cut_off_line(path)
+            drop_cut_off_line(path)
         except BaseException:
             file.close()
             raise
@@ -274,26 +275,3 @@ def _state_text(state: dict[str, Any]) -> str | None:
         return json.dumps(state, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return None
-
-
-def _locked(file: IO[str], path: str | os.PathLike[str]) -> IO[str]:
-    """``file``, locked for this writer alone (refused while another writer holds it)."""
-    try:
-        import fcntl
-    except ImportError:  # no flock here (Windows): the size check on append still holds
-        return file
-    try:
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        file.close()
-        raise TranscriptError(f"{path} is being written by another run: let that run end "
-                              "first, or save this one to another file") from None
-    return file
-
-
-def _drop_cut_off_line(path: Path) -> None:
-    """Remove a last line that a killed writer left unfinished, so that appending is safe."""
-    with open(path, "rb+") as file:
-        data = file.read()
-        if data and not data.endswith(b"\n"):
-            file.truncate(data.rfind(b"\n") + 1)

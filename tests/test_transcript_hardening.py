@@ -104,6 +104,27 @@ def test_every_cut_reads_back_everything_before_it(tmp_path: Path,
     assert multibyte_cuts > 20  # the cuts inside characters were among them
 
 
+def _resume_after(tmp: Path, data: bytes, cut: int, session: Session) -> None:
+    path = tmp / f"cut{cut}.jsonl"
+    path.write_bytes(data[:cut])
+    before = read_transcript(path).session.messages
+    users = sum(m.role == "user" for m in before)
+    answers = sum(m.role == "assistant" for m in before)
+    resumed = continue_saved(path, SAID[users:], REPLIES[answers:])
+    assert [m.content for m in resumed.messages] == [m.content for m in session.messages]
+    assert read_transcript(path).session.messages == resumed.messages, cut
+
+
+def test_resuming_after_a_kill_at_each_line_end_loses_nothing(
+        tmp_path: Path, full: tuple[bytes, Session]) -> None:
+    data, session = full
+    ends = [i for i, byte in enumerate(data) if byte == ord("\n")][:-1]
+    for end in ends:  # the line complete but its newline missing; and one byte short
+        _resume_after(tmp_path, data, end, session)
+        if end != ends[0]:  # a header cut short is not a transcript yet: nothing to resume
+            _resume_after(tmp_path, data, end - 1, session)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000))
@@ -113,15 +134,7 @@ def test_resuming_after_a_kill_anywhere_loses_nothing(tmp_path_factory: pytest.T
     data, session = full
     header_end = data.index(b"\n") + 1
     cut = header_end + cut % (len(data) - header_end)
-    path = tmp_path_factory.mktemp("kill") / "chat.jsonl"
-    path.write_bytes(data[:cut])
-    before = read_transcript(path).session.messages
-    users = sum(m.role == "user" for m in before)
-    answers = sum(m.role == "assistant" for m in before)
-    resumed = continue_saved(path, SAID[users:], REPLIES[answers:])
-    assert resumed.messages == session.messages[:len(resumed.messages)]
-    assert [m.content for m in resumed.messages] == [m.content for m in session.messages]
-    assert read_transcript(path).session.messages == resumed.messages
+    _resume_after(tmp_path_factory.mktemp("kill"), data, cut, session)
 
 
 @pytest.mark.parametrize(("data", "error"), [
