@@ -17,7 +17,7 @@ import attrs
 from .events import CaughtUp, Event, Replayed
 from .messages import Message
 from .requests import NOTHING, CallModel, Flow, RunTools, Saved
-from .session import Session, Usage
+from .session import UNREPORTED, Session, Usage
 from .templates.base import Template
 
 
@@ -73,7 +73,7 @@ def _counted(request: Any, answer: Any) -> Replayed:
     """What a replayed answer counts as (a resumed conversation's counts cover it all)."""
     if isinstance(request, CallModel):
         usage = answer.metadata.get("usage") if answer.metadata else None
-        return Replayed(model_calls=1, usage=Usage.from_dict(usage))
+        return Replayed(model_calls=1, usage=Usage.from_dict(usage) if usage else UNREPORTED)
     if isinstance(request, RunTools):
         return Replayed(tool_calls=sum(not inv.tool.rerun_on_resume
                                        for inv in request.invocations))

@@ -52,7 +52,8 @@ class Runner:
     ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
     ended. An exception that escapes is re-raised after the outcome (status ``error``) is
     recorded, unless ``raise_errors=False``. ``limits`` bounds what the whole conversation
-    may use (a ``Limits`` or a dict of its fields).
+    may use (a ``Limits`` or a dict of its fields). A reply cut off at the model's token
+    limit is kept (a ``ReplyTruncated`` event says so) unless ``truncated_is_error=True``.
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -61,6 +62,7 @@ class Runner:
     on_event: EventHandler | None = attrs.field(default=None, kw_only=True)
     max_messages: int = attrs.field(default=1000, kw_only=True, validator=_check_max_messages)
     raise_errors: bool = attrs.field(default=True, kw_only=True)
+    truncated_is_error: bool = attrs.field(default=False, kw_only=True)
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: Any = attrs.field(default=None, kw_only=True)
 

@@ -43,21 +43,32 @@ class RunStatus(enum.StrEnum):
 
 @attrs.frozen(slots=True)
 class Usage:
-    """Tokens, where the model reports them; adds up over a run."""
+    """Tokens, where the model reports them; adds up over a run.
+
+    ``unreported`` counts the model calls whose usage was not reported (a stream without a
+    usage chunk, a test model): their tokens are unknown, not zero, and ``known`` is false.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    unreported: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            self.unreported + other.unreported,
         )
 
     def __bool__(self) -> bool:
         return bool(self.prompt_tokens or self.completion_tokens or self.total_tokens)
+
+    @property
+    def known(self) -> bool:
+        """Whether every call counted here reported its tokens."""
+        return not self.unreported
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Usage:
@@ -67,10 +78,12 @@ class Usage:
             int(d.get("prompt_tokens") or 0),
             int(d.get("completion_tokens") or 0),
             int(d.get("total_tokens") or 0),
+            int(d.get("unreported") or 0),
         )
 
 
 NO_USAGE: Final = Usage()
+UNREPORTED: Final = Usage(unreported=1)  # one model call that did not say what it used
 
 
 @attrs.frozen(slots=True, kw_only=True)

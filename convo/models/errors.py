@@ -26,10 +26,10 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
         return _connection_error(exc, where, retries)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return ModelError(
-            f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
-            f"{_hint(status, model, retries)}"
-        )
+        said = _server_says(exc)
+        hint = (_CONTEXT_HINT if status in (400, 413, 422) and _too_long(exc, said)
+                else _hint(status, model, retries))
+        return ModelError(f"HTTP {status}{_reason(exc)} from {where}{said}. {hint}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError(
             f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
@@ -60,6 +60,25 @@ def _server_says(exc: openai.APIStatusError) -> str:
         return ""
     text = str(message)
     return f": {text[:500]}"
+
+
+_CONTEXT_HINT = ("The conversation is longer than the model's context window: shorten it (fewer "
+                 "or shorter messages, smaller tool results), lower max_tokens, or use a model "
+                 "with a longer context")
+_CONTEXT_WORDS = ("context length", "context window", "context size", "context_length",
+                  "maximum context",
+                  "too many tokens", "exceeds the context", "prompt is too long",
+                  "reduce the length")
+
+
+def _too_long(exc: openai.APIStatusError, said: str) -> bool:
+    """Whether the server refused the request for being longer than the model's context."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    said = said.lower()
+    return any(words in said for words in _CONTEXT_WORDS)
 
 
 def _hint(status: int, model: str, retries: str) -> str:
