@@ -292,3 +292,44 @@ def test_tool_call_arguments_sent_as_an_object_are_taken(
     reply = models[stream].complete([Message("user", "hi")])
     assert [(c.name, c.arguments, c.raw_arguments) for c in reply.tool_calls] == [
         ("lookup", {"city": "Oslo"}, None)]
+
+
+# -- a client without raw responses: the SDK's own parsed objects, checked the same way ----------
+
+
+class _Completions:
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+
+    def create(self, **kwargs: Any) -> Any:
+        return self.reply
+
+
+class _Chunks(list[Any]):
+    def close(self) -> None:
+        pass
+
+
+class _Client:
+    base_url = "http://fake.invalid/v1"
+
+    def __init__(self, reply: Any) -> None:
+        self.chat = type("Chat", (), {"completions": _Completions(reply)})()
+
+
+@pytest.mark.parametrize(("stream", "reply", "said"), [
+    (False, {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}, None),
+    (False, {"choices": [{"message": "abc"}]}, "expected choices[0].message to be an object"),
+    (True, _Chunks([{"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]}]), None),
+    (True, _Chunks([{"choices": [{"delta": 5}]}]), "expected a chunk's delta to be an object"),
+])
+def test_an_injected_client_without_raw_responses(stream: bool, reply: Any,
+                                                  said: str | None) -> None:
+    model = OpenAIModel("m", client=_Client(reply), stream=stream)
+    if said is None:
+        assert model.complete([Message("user", "x")]).content == "hi"
+        return
+    with pytest.raises(ModelError) as info:
+        model.complete([Message("user", "x")])
+    assert str(info.value).startswith("malformed ")
+    assert "from http://fake.invalid/v1 (model 'm'): " + said in str(info.value)

@@ -306,3 +306,17 @@ def test_a_new_transcript_refuses_state_that_is_not_json(tmp_path: Path) -> None
     with pytest.raises(TypeError, match=r"session.state\['s'\] is a set"):
         TranscriptWriter.create(tmp_path / "t.jsonl", Session(state={"s": {1}}))
     assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_a_non_utf8_byte_on_piped_stdin_under_a_c_locale_is_saved(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG")}
+    env.update(LC_ALL="C", NO_COLOR="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "convo", "run", str(FIXTURES / "chat.py"), "--save", str(path)],
+        env=env, input=b"caf\xe9\n", capture_output=True, timeout=30, check=False)
+    assert result.returncode == 0, result.stderr
+    saved = read_transcript(path).session
+    assert [m.content for m in saved.messages][1:] == ["caf\udce9",
+                                                      "You said 'caf\\udce9' (message 1)"]
+    assert saved.outcome is not None and saved.outcome.status == RunStatus.STOPPED
