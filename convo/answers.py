@@ -17,6 +17,7 @@ from .events import (
     Event,
     ModelCallEnded,
     ModelCallStarted,
+    ReplyTruncated,
     TextDelta,
     UserInput,
 )
@@ -24,7 +25,7 @@ from .interfaces.base import UserInterface
 from .invoking import run_async, run_sync
 from .messages import Message, ToolCall
 from .requests import Approve, AskUser, CallModel, Invocation, RunTools, ToolRun
-from .session import NO_USAGE, Session, Usage
+from .session import UNREPORTED, Session, Usage
 
 if TYPE_CHECKING:
     from .limits import Limits
@@ -39,6 +40,7 @@ class Settings(Protocol):
     on_event: Callable[[Event], None] | None
     max_messages: int
     raise_errors: bool
+    truncated_is_error: bool
     limits: Limits | None
 
 
@@ -89,16 +91,28 @@ class Answers:
         if not isinstance(reply, Message) or reply.role != "assistant":
             raise ModelError(f"the model must return an assistant Message, got {reply!r}")
         usage = reply.metadata.get("usage") if reply.metadata else None
-        call_usage = Usage.from_dict(usage) if usage else NO_USAGE
+        call_usage = Usage.from_dict(usage) if usage else UNREPORTED  # unknown, not zero
+        self.usage = self.usage + call_usage
         if usage:
-            self.usage = self.usage + call_usage
             limits = self.runner.limits
             if limits is not None and self.limit_reached is None:
                 self.limit_reached = limits.tokens_over(self.usage)
         if self.on_event is not None:
             self.on_event(ModelCallEnded(self.model_calls, reply, call_usage,
                                          time.perf_counter() - started))
+        if reply.metadata and reply.metadata.get("finish_reason") == "length":
+            self.truncated(reply)
         return reply
+
+    def truncated(self, reply: Message) -> None:
+        """A reply cut off at the model's token limit: said, and an error if the bot says so."""
+        self.emit(ReplyTruncated(self.model_calls, reply))
+        if self.runner.truncated_is_error:
+            raise ModelError(
+                f"model call {self.model_calls} was cut off at the model's token limit "
+                "(finish_reason 'length') after "
+                f"{len(reply.content)} characters{' and tool calls' * bool(reply.tool_calls)}: "
+                "raise max_tokens, or shorten what the model is asked for")
 
     def call_model(self, request: CallModel) -> Message:
         model = self.model_for(request)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
+import attrs
+
 from .answers import Answers, Settings
 from .errors import ReachedEndTemplateException
 from .events import Event, MessageAdded, Replayed, RunEnded, TurnEnded
@@ -140,7 +142,12 @@ class Run(Answers):
         )
         self.session.outcome = outcome
         if self.on_event is not None:
-            self.on_event(RunEnded(outcome))
+            try:
+                self.on_event(RunEnded(outcome))
+            except Exception as failure:  # a handler failing at the end (a full disk)
+                outcome = self.session.outcome = handler_failed(outcome, failure)
+                if self.runner.raise_errors:
+                    raise
         return outcome
 
     def reraise(self, exc: BaseException | None) -> bool:
@@ -151,6 +158,14 @@ class Run(Answers):
         if not isinstance(exc, Exception):  # cancellation, SystemExit: always propagate
             return True
         return self.runner.raise_errors
+
+
+def handler_failed(outcome: Outcome, failure: Exception) -> Outcome:
+    """The outcome of a run whose event handler failed on its ``RunEnded``: an error, said."""
+    said = f"the event handler failed at the end of the run: {type(failure).__name__}: {failure}"
+    if outcome.status == RunStatus.ERROR:
+        return attrs.evolve(outcome, error=f"{outcome.error}; then {said}")
+    return attrs.evolve(outcome, status=RunStatus.ERROR, error=said)
 
 
 def cancelled(exc: BaseException) -> bool:

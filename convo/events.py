@@ -49,6 +49,16 @@ class ModelCallEnded(Event):
 
 
 @attrs.frozen(slots=True)
+class ReplyTruncated(Event):
+    """The model stopped at its token limit (``finish_reason: "length"``): ``message`` is cut
+    off. Sent before the reply is added; ``Runner(truncated_is_error=True)`` makes it an
+    error instead."""
+
+    call_number: int
+    message: Message
+
+
+@attrs.frozen(slots=True)
 class ToolCallStarted(Event):
     call: ToolCall
 

@@ -2,7 +2,9 @@
 
 Chat text is not HTML: no autoescaping. Undefined variables are errors (``StrictUndefined``).
 Text is compiled once, when the template object is built; text without Jinja markup skips
-Jinja entirely.
+Jinja entirely. The environment is Jinja's immutable sandbox: template text cannot reach
+Python internals (``__globals__``, ``__class__``...) nor change the values it is given; what
+it tries and may not do is a ``RenderError`` naming the template.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ if TYPE_CHECKING:
 def environment() -> jinja2.Environment:
     """The one Jinja environment (add filters or globals to it before building templates).
 
-    Made on first use: text without Jinja markup never needs jinja2, which is slow to import.
+    An ``ImmutableSandboxedEnvironment``, made on first use: text without Jinja markup never
+    needs jinja2, which is slow to import.
     """
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    return jinja2.Environment(
+    return ImmutableSandboxedEnvironment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -98,9 +102,15 @@ class Text:
         variables["messages"] = session.messages
         variables["last_message"] = session.last_message
         import jinja2
+        from jinja2.exceptions import SecurityError
 
         try:
             return self._compiled.render(variables)
+        except SecurityError as exc:
+            raise RenderError(
+                f"{self.owner}: the template text {_short(self.source)!r} tried something the "
+                f"sandbox forbids: {exc}"
+            ) from exc
         except jinja2.UndefinedError as exc:
             raise jinja_errors()[1](
                 f"{self.owner}: undefined variable in {_short(self.source)!r}: {exc.message}. "

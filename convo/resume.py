@@ -18,7 +18,7 @@ import attrs
 from .events import CaughtUp, Event, Replayed, SubroutineStarted
 from .messages import Message
 from .requests import NOTHING, CallModel, Flow, RunTools, Saved
-from .session import Session, SubroutineRun, Usage
+from .session import UNREPORTED, Session, SubroutineRun, Usage
 from .summary import replayed_summaries
 from .templates.base import Template
 
@@ -96,7 +96,7 @@ def _counted(request: Any, answer: Any) -> Replayed:
     """What a replayed answer counts as (a resumed conversation's counts cover it all)."""
     if isinstance(request, CallModel):
         usage = answer.metadata.get("usage") if answer.metadata else None
-        return Replayed(model_calls=1, usage=Usage.from_dict(usage))
+        return Replayed(model_calls=1, usage=Usage.from_dict(usage) if usage else UNREPORTED)
     if isinstance(request, RunTools):
         return Replayed(tool_calls=sum(not inv.tool.rerun_on_resume
                                        for inv in request.invocations))

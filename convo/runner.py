@@ -56,6 +56,8 @@ class Runner:
     recorded, unless ``raise_errors=False``. ``limits`` bounds what the whole conversation
     may use (a ``Limits`` or a dict of its fields). ``context`` (a ``ContextWindow``) bounds
     what every model call is sent; a template's own ``context=`` takes precedence.
+    may use (a ``Limits`` or a dict of its fields). A reply cut off at the model's token
+    limit is kept (a ``ReplyTruncated`` event says so) unless ``truncated_is_error=True``.
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -64,6 +66,7 @@ class Runner:
     on_event: EventHandler | None = attrs.field(default=None, kw_only=True)
     max_messages: int = attrs.field(default=1000, kw_only=True, validator=_check_max_messages)
     raise_errors: bool = attrs.field(default=True, kw_only=True)
+    truncated_is_error: bool = attrs.field(default=False, kw_only=True)
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)

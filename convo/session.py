@@ -15,6 +15,7 @@ from typing import Any, Final
 import attrs
 
 from .approval import Approval
+from .jsonvalues import state_problem
 from .messages import Message
 
 FORMAT: Final = "convo.session"
@@ -42,21 +43,32 @@ class RunStatus(enum.StrEnum):
 
 @attrs.frozen(slots=True)
 class Usage:
-    """Tokens, where the model reports them; adds up over a run."""
+    """Tokens, where the model reports them; adds up over a run.
+
+    ``unreported`` counts the model calls whose usage was not reported (a stream without a
+    usage chunk, a test model): their tokens are unknown, not zero, and ``known`` is false.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    unreported: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            self.unreported + other.unreported,
         )
 
     def __bool__(self) -> bool:
         return bool(self.prompt_tokens or self.completion_tokens or self.total_tokens)
+
+    @property
+    def known(self) -> bool:
+        """Whether every call counted here reported its tokens."""
+        return not self.unreported
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Usage:
@@ -66,10 +78,12 @@ class Usage:
             int(d.get("prompt_tokens") or 0),
             int(d.get("completion_tokens") or 0),
             int(d.get("total_tokens") or 0),
+            int(d.get("unreported") or 0),
         )
 
 
 NO_USAGE: Final = Usage()
+UNREPORTED: Final = Usage(unreported=1)  # one model call that did not say what it used
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -253,8 +267,8 @@ class Session:
         try:
             return json.dumps(self.to_dict(), ensure_ascii=False, **dumps_kw)
         except TypeError as exc:
-            raise TypeError(f"session cannot be written as JSON: {exc} "
-                            "(session.state must hold JSON values only)") from exc
+            said = state_problem(self.state) or f"{exc} (session.state must hold JSON values)"
+            raise TypeError(f"session cannot be written as JSON: {said}") from exc
 
     @classmethod
     def from_json(cls, text: str) -> Session:

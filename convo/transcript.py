@@ -14,7 +14,9 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
 
 ``load_transcript(path)`` gives the ``Session`` back. A last line cut off mid-write (a killed
-process) is skipped; a bad line anywhere else is an error naming the line.
+process, maybe inside a character) is skipped; a bad line anywhere else, or message lines
+whose ``index`` does not follow on (two runs writing at once), is a ``TranscriptError`` naming
+the line. Writers lock the file, so two runs never write one file at once.
 
 ``convo.resume.resume(template, saved)`` continues a saved conversation.
 """
@@ -29,6 +31,7 @@ from typing import IO, Any, Final
 
 import attrs
 
+from .appending import drop_cut_off_line, locked
 from .approval import Approval
 from .errors import TranscriptError
 from .events import (
@@ -40,6 +43,7 @@ from .events import (
     SubroutineEnded,
     TurnEnded,
 )
+from .jsonvalues import state_problem
 from .messages import Message
 from .session import Outcome, Session, SubroutineRun, TurnResult
 
@@ -52,55 +56,55 @@ FORMAT_VERSION: Final = 1
 
 @attrs.frozen(slots=True)
 class Transcript:
-    """A transcript as read: its header, the session, and whether the last line was cut."""
+    """A transcript as read: its header, the session, whether the last line was cut, and the
+    file's size when read (a writer continuing it refuses a file that changed since)."""
 
     header: dict[str, Any]
     session: Session
     cut_off: bool = False
+    size: int | None = None
 
 
 def read_transcript(path: str | os.PathLike[str]) -> Transcript:
-    """Read a transcript file (see the module docstring)."""
+    """Read a transcript file (see the module docstring); any unreadable file or line is a
+    ``TranscriptError`` of one line naming the file (and the line)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {str(path)!r}: {exc.strerror}") from exc
-    lines = text.split("\n")
+    lines = data.split(b"\n")
     # A file written to the end finishes with "\n"; anything after the last one is a line the
-    # writer was killed in the middle of.
-    cut_off = lines[-1] != ""
+    # writer was killed in the middle of (maybe inside a character).
+    cut_off = lines[-1] != b""
     if not cut_off:
         lines.pop()
-    records = []
+    records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
+            record = json.loads(line.decode("utf-8"))
             if not isinstance(record, dict):
                 raise ValueError("not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if number == len(lines) and cut_off and number > 1:
                 break
             if number == 1:
                 break  # said below: not a transcript
-            raise TranscriptError(f"{path}, line {number}: not a transcript line ({exc})") from None
+            raise TranscriptError(f"{path}, line {number}: not a transcript line "
+                                  f"({_shorter(exc)})") from None
         else:
             if number == len(lines):
                 cut_off = False  # complete JSON, only the newline is missing
-        records.append(record)
-    if not records or records[0].get("type") != "header" or records[0].get("format") != FORMAT:
+        records.append((number, record))
+    header = records[0][1] if records else {}
+    if header.get("type") != "header" or header.get("format") != FORMAT:
         raise TranscriptError(f"{path} is not a convo transcript: its first line should be a "
                               f'header with "format": "{FORMAT}"')
-    header = records[0]
     version = header.get("version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise TranscriptError(f"{path}: transcript version {version!r} is newer than this convo "
                               f"reads (up to {FORMAT_VERSION}); upgrade convo")
-    try:
-        session = _replay_records(records)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TranscriptError(f"{path}: a line is malformed: {exc!r}") from None
-    return Transcript(header, session, cut_off)
+    return Transcript(header, _replay_records(path, records), cut_off, len(data))
 
 
 def load_transcript(path: str | os.PathLike[str]) -> Session:
@@ -108,29 +112,52 @@ def load_transcript(path: str | os.PathLike[str]) -> Session:
     return read_transcript(path).session
 
 
-def _replay_records(records: list[dict[str, Any]]) -> Session:
-    session = Session(state=dict(records[0].get("state") or {}))
-    for record in records[1:]:
-        kind = record.get("type")
-        if kind == "message":
-            session.messages.append(Message.from_dict(record["message"]))
-        elif kind == "state":
-            session.state = dict(record["state"])
-        elif kind == "turn":
-            session.turns.append(TurnResult.from_dict(record["turn"]))
-        elif kind == "subroutine":
-            session.subroutines.append(SubroutineRun.from_dict(record["subroutine"]))
-        elif kind == "approval":
-            session.approvals[record["call_id"]] = Approval.from_dict(record)
-        elif kind == "outcome":
-            session.outcome = Outcome.from_dict(record["outcome"])
-        elif kind == "resumed":
-            del session.messages[record["messages"]:]
-            del session.turns[record["turns"]:]
-            del session.subroutines[record.get("subroutines", len(session.subroutines)):]
-            session.outcome = None
-        # Unknown kinds are skipped: a later minor version may add informative lines.
+def _shorter(exc: BaseException, limit: int = 120) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _replay_records(path: Path, records: list[tuple[int, dict[str, Any]]]) -> Session:
+    session = Session()
+    for number, record in records:
+        try:
+            _replay(session, record)
+        except TranscriptError as exc:
+            raise TranscriptError(f"{path}, line {number}: {exc}") from None
+        except Exception as exc:  # a line of the wrong shape, whatever it holds
+            raise TranscriptError(f"{path}, line {number}: a malformed "
+                                  f"{str(record.get('type'))[:20]!r} line ({_shorter(exc)})"
+                                  ) from None
     return session
+
+
+def _replay(session: Session, record: dict[str, Any]) -> None:
+    kind = record.get("type")
+    if kind == "header":
+        session.state = dict(record.get("state") or {})
+    elif kind == "message":
+        index = record.get("index", len(session.messages))
+        if index != len(session.messages):
+            raise TranscriptError(
+                f"message index {index!r}, expected {len(session.messages)}: the file mixes "
+                "the lines of two runs (two runs wrote it at once)")
+        session.messages.append(Message.from_dict(record["message"]))
+    elif kind == "state":
+        session.state = dict(record["state"])
+    elif kind == "turn":
+        session.turns.append(TurnResult.from_dict(record["turn"]))
+    elif kind == "subroutine":
+        session.subroutines.append(SubroutineRun.from_dict(record["subroutine"]))
+    elif kind == "approval":
+        session.approvals[record["call_id"]] = Approval.from_dict(record)
+    elif kind == "outcome":
+        session.outcome = Outcome.from_dict(record["outcome"])
+    elif kind == "resumed":
+        del session.messages[record["messages"]:]
+        del session.turns[record["turns"]:]
+        del session.subroutines[record.get("subroutines", len(session.subroutines)):]
+        session.outcome = None
+    # Unknown kinds are skipped: a later minor version may add informative lines.
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -144,22 +171,31 @@ class TranscriptWriter:
     """An ``on_event`` handler that appends the conversation to a JSON-lines file.
 
     ``TranscriptWriter.create(path, session)`` starts a new file (it refuses to overwrite one);
-    ``TranscriptWriter.append(path, session, saved)`` continues the file ``saved`` was loaded
-    from, in a resumed run: the replayed part is not written again.
+    ``TranscriptWriter.append(path, session, saved)`` continues the file ``saved`` was read
+    from (a ``Transcript``, or its ``Session``), in a resumed run: the replayed part is not
+    written again. A writer holds an exclusive lock on its file (``flock``) until ``close()``:
+    a second writer is refused, and so is continuing a ``Transcript`` whose file changed since
+    it was read. ``session.state`` must hold values JSON returns exactly; a change to one that
+    does not is refused (a ``TypeError`` naming the value), the lines of the event still
+    written.
     """
 
     def __init__(self, file: IO[str], session: Session, *, replaying: bool = False) -> None:
         self.file = file
         self.session = session
         self._replaying = replaying
-        self._state = json.dumps(session.state, sort_keys=True, default=repr)
+        self._state = _state_text(session.state)
+        self._refused: str | None = None
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
                source: str | None = None) -> TranscriptWriter:
         from .version import __version__
 
-        file = open(path, "x", encoding="utf-8")
+        problem = state_problem(session.state)
+        if problem is not None:
+            raise TypeError(problem)
+        file = locked(open(path, "x", encoding="utf-8"), path)
         writer = cls(file, session)
         writer._write({"type": "header", "format": FORMAT, "version": FORMAT_VERSION,
                        "convo": __version__, "source": source, "started": _now(),
@@ -167,24 +203,44 @@ class TranscriptWriter:
         return writer
 
     @classmethod
-    def append(cls, path: str | os.PathLike[str], session: Session, saved: Session
-               ) -> TranscriptWriter:
+    def append(cls, path: str | os.PathLike[str], session: Session,
+               saved: Session | Transcript) -> TranscriptWriter:
         path = Path(path)
-        _drop_cut_off_line(path)
-        file = open(path, "a", encoding="utf-8")
+        file = locked(open(path, "a", encoding="utf-8"), path)
+        try:
+            if isinstance(saved, Transcript):
+                if saved.size is not None and os.fstat(file.fileno()).st_size != saved.size:
+                    raise TranscriptError(
+                        f"{path} changed since it was read (another run wrote to it): read it "
+                        "again to continue it, or save this run to another file")
+                saved = saved.session
+            drop_cut_off_line(path)
+        except BaseException:
+            file.close()
+            raise
         writer = cls(file, session, replaying=True)
-        writer._state = json.dumps(saved.state, sort_keys=True, default=repr)
+        writer._state = _state_text(saved.state)
         return writer
 
     def _write(self, record: dict[str, Any]) -> None:
-        self.file.write(json.dumps(record, ensure_ascii=False, default=repr) + "\n")
+        try:
+            self.file.write(json.dumps(record, ensure_ascii=False, default=repr) + "\n")
+        except UnicodeEncodeError:  # a lone surrogate (odd bytes on stdin, a file name):
+            self.file.write(json.dumps(record, default=repr) + "\n")  # escaped, kept exactly
         self.file.flush()
 
     def _write_state(self) -> None:
-        state = json.dumps(self.session.state, sort_keys=True, default=repr)
-        if state != self._state:
-            self._state = state
-            self._write({"type": "state", "state": self.session.state})
+        state = _state_text(self.session.state)
+        if state is not None and state == self._state:
+            return
+        problem = state_problem(self.session.state)
+        if problem is not None:
+            if problem != self._refused:  # said once, where it changed
+                self._refused = problem
+                raise TypeError(problem)
+            return
+        self._state = state
+        self._write({"type": "state", "state": self.session.state})
 
     def _go_live(self, event: CaughtUp | None) -> None:
         self._replaying = False
@@ -205,7 +261,12 @@ class TranscriptWriter:
         if isinstance(event, RunEnded) and self._replaying:
             self._go_live(None)
         # Any event is a moment to notice that a tool or a condition changed the state.
-        self._write_state()
+        try:
+            self._write_state()
+        finally:  # a refused state never costs the event's own line
+            self._write_event(event)
+
+    def _write_event(self, event: Event) -> None:
         if isinstance(event, MessageAdded):
             self._write({"type": "message", "index": event.index,
                          "message": event.message.to_dict()})
@@ -223,9 +284,9 @@ class TranscriptWriter:
         self.file.close()
 
 
-def _drop_cut_off_line(path: Path) -> None:
-    """Remove a last line that a killed writer left unfinished, so that appending is safe."""
-    with open(path, "rb+") as file:
-        data = file.read()
-        if data and not data.endswith(b"\n"):
-            file.truncate(data.rfind(b"\n") + 1)
+def _state_text(state: dict[str, Any]) -> str | None:
+    """The state as comparable JSON text (``None``: not JSON, so never equal)."""
+    try:
+        return json.dumps(state, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None

@@ -50,3 +50,24 @@ def test_a_refused_connection_says_to_check_the_server() -> None:
         f"no HTTP status: could not connect to {WHERE} (refused), after 2 retries. Check the "
         "base URL (base_url= or OPENAI_BASE_URL) and that the server is running"
     )
+
+
+def test_a_context_length_400_says_the_conversation_is_too_long() -> None:
+    """Issue 15: the hint fits the error (not "check the model name")."""
+    llama = _status(400, {"error": {"code": 400, "message": "the request exceeds the available "
+                                    "context size, try increasing it", "type": "x"}})
+    openai_style = _status(400, {"error": {"code": "context_length_exceeded",
+                                           "message": "This model's maximum context length "
+                                           "is 8192 tokens."}})
+    for exc in (openai_style, llama):
+        message = _error(exc)
+        assert message.endswith(
+            "The conversation is longer than the model's context window: bound what is sent "
+            "with ContextWindow (Runner(..., context=ContextWindow(max_tokens=...)); see "
+            "docs/context.md), shorten it (fewer or shorter messages, smaller tool results), "
+            "lower max_tokens, or use a model with a longer context")
+        assert "model name" not in message
+    assert "model name" in _error(_status(400, {"error": {"message": "bad temperature"}}))
+    assert "context window" in _error(_status(400, {"error": {"message": "maximum context "
+                                                                     "length exceeded"}}))
+    assert "model name" in _error(_status(400, {"error": {"message": "context is fine"}}))

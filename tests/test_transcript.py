@@ -137,7 +137,8 @@ def test_a_complete_last_line_without_its_newline_is_kept(tmp_path: Path) -> Non
     ('{"type": "header", "format": "convo.transcript", "version": 1}\nnot json\n{}\n',
      "line 2: not a transcript line"),
     ('{"type": "header", "format": "convo.transcript", "version": 1}\n'
-     '{"type": "message", "message": {"role": "robot"}}\n', "a line is malformed"),
+     '{"type": "message", "message": {"role": "robot"}}\n',
+     "line 2: a malformed 'message' line (ValueError: Message role must be one of"),
 ])
 def test_unreadable_transcripts_say_why(tmp_path: Path, text: str, error: str) -> None:
     path = tmp_path / "bad.jsonl"

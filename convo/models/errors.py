@@ -27,14 +27,13 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
         return _connection_error(exc, where, retries)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        hint = context_length_hint(_server_says(exc))
-        if hint is not None:
-            return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}"
-                                      f"{_server_says(exc)}. {hint}")
-        return ModelError(
-            f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
-            f"{_hint(status, model, retries)}"
-        )
+        said = _server_says(exc)
+        hint = context_length_hint(said)
+        if hint is not None or (status in (400, 413, 422) and _too_long(exc, said)):
+            return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}{said}. "
+                                      f"{_CONTEXT_HINT}")
+        return ModelError(f"HTTP {status}{_reason(exc)} from {where}{said}. "
+                          f"{_hint(status, model, retries)}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError(
             f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
@@ -65,6 +64,26 @@ def _server_says(exc: openai.APIStatusError) -> str:
         return ""
     text = str(message)
     return f": {text[:500]}"
+
+
+_CONTEXT_HINT = ("The conversation is longer than the model's context window: bound what is sent "
+                 "with ContextWindow (Runner(..., context=ContextWindow(max_tokens=...)); see "
+                 "docs/context.md), shorten it (fewer or shorter messages, smaller tool "
+                 "results), lower max_tokens, or use a model with a longer context")
+_CONTEXT_WORDS = ("context length", "context window", "context size", "context_length",
+                  "maximum context",
+                  "too many tokens", "exceeds the context", "prompt is too long",
+                  "reduce the length")
+
+
+def _too_long(exc: openai.APIStatusError, said: str) -> bool:
+    """Whether the server refused the request for being longer than the model's context."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    said = said.lower()
+    return any(words in said for words in _CONTEXT_WORDS)
 
 
 def _hint(status: int, model: str, retries: str) -> str:

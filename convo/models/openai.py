@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 from collections.abc import AsyncGenerator, Sequence
@@ -22,31 +21,8 @@ from ..errors import ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
 from .errors import sdk_error
-from .wire import (
-    StreamAccumulator,
-    WireError,
-    message_from_response,
-    messages_to_wire,
-    tools_to_wire,
-)
-
-
-def _raw(completions: Any) -> Any:
-    """The raw-response form of ``create`` where the client has it (the SDK's own do).
-
-    Reading the JSON body directly skips the SDK's construction of pydantic objects that
-    convo would only turn back into dicts: about 0.3 ms per call.
-    """
-    return getattr(completions, "with_raw_response", completions)
-
-
-def _json_body(http_response: Any) -> Any:
-    try:
-        return json.loads(http_response.content)
-    except ValueError as exc:
-        text = http_response.content[:200]
-        raise WireError(f"the reply body is not JSON ({exc}): {text!r}") from exc
-
+from .reading import Deadline, ReplyReader
+from .wire import messages_to_wire, tools_to_wire
 
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -218,50 +194,90 @@ class OpenAIModel:
         on_delta: DeltaCallback | None = None,
     ) -> Message:
         kwargs = self.request(messages, tools)
-        stream = kwargs.get("stream")
         completions = self.client.chat.completions
+        reader = ReplyReader(self._where(), stream=bool(kwargs.get("stream")),
+                             deadline=Deadline(self.timeout))
+        streaming = getattr(completions, "with_streaming_response", None)
         try:
-            if not stream:
-                return self._parse(_raw(completions).create(**kwargs))
-            response = completions.create(**kwargs)
+            if streaming is None:  # an injected client without raw responses
+                return self._complete_parsed(completions, kwargs, reader, on_delta)
+            with streaming.create(**kwargs) as response:
+                pieces = response.http_response.iter_bytes()
+                while not reader.done:
+                    try:
+                        piece = next(pieces)
+                    except StopIteration:
+                        break
+                    except Exception as exc:
+                        raise reader.broke(exc) from exc
+                    for text in reader.feed(piece):
+                        if on_delta is not None:
+                            on_delta(text)
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
-        accumulator = StreamAccumulator()
-        try:
-            for chunk in response:
-                text = accumulator.add(chunk)
-                if text and on_delta is not None:
-                    on_delta(text)
-        except (openai.OpenAIError, WireError) as exc:
-            raise self._stream_error(exc, accumulator) from exc
-        finally:
-            response.close()
-        return self._finish_stream(accumulator)
+        return reader.finish()
 
     async def acomplete(
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
         on_delta: DeltaCallback | None = None,
     ) -> Message:
         kwargs = self.request(messages, tools)
-        stream = kwargs.get("stream")
+        deadline = Deadline(self.timeout)
         completions = (await self._aclient()).chat.completions
+        reader = ReplyReader(self._where(), stream=bool(kwargs.get("stream")),
+                             deadline=deadline)
+        streaming = getattr(completions, "with_streaming_response", None)
         try:
-            if not stream:
-                return self._parse(await _raw(completions).create(**kwargs))
-            response = await completions.create(**kwargs)
+            if streaming is None:  # an injected client without raw responses
+                return await self._acomplete_parsed(completions, kwargs, reader, on_delta)
+            async with streaming.create(**kwargs) as response:
+                pieces = response.http_response.aiter_bytes()
+                try:
+                    async with asyncio.timeout(deadline.remaining()):
+                        while not reader.done:
+                            try:
+                                piece = await anext(pieces)
+                            except StopAsyncIteration:
+                                break
+                            except Exception as exc:
+                                raise reader.broke(exc) from exc
+                            for text in reader.feed(piece):
+                                if on_delta is not None:
+                                    on_delta(text)
+                except TimeoutError as exc:
+                    raise reader.timed_out() from exc
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
-        accumulator = StreamAccumulator()
+        return reader.finish()
+
+    def _complete_parsed(self, completions: Any, kwargs: dict[str, Any], reader: ReplyReader,
+                         on_delta: DeltaCallback | None) -> Message:
+        response = completions.create(**kwargs)
+        if not reader.stream:
+            return reader.parsed(response)
         try:
-            async for chunk in response:
-                text = accumulator.add(chunk)
+            for chunk in response:
+                text = reader.chunk(chunk)
                 if text and on_delta is not None:
                     on_delta(text)
-        except (openai.OpenAIError, WireError) as exc:
-            raise self._stream_error(exc, accumulator) from exc
+        finally:
+            response.close()
+        return reader.finish()
+
+    async def _acomplete_parsed(self, completions: Any, kwargs: dict[str, Any],
+                                reader: ReplyReader, on_delta: DeltaCallback | None
+                                ) -> Message:
+        response = await completions.create(**kwargs)
+        if not reader.stream:
+            return reader.parsed(response)
+        try:
+            async for chunk in response:
+                text = reader.chunk(chunk)
+                if text and on_delta is not None:
+                    on_delta(text)
         finally:
             await response.close()
-        return self._finish_stream(accumulator)
+        return reader.finish()
 
     # -- replies and failures ----------------------------------------------------------------
 
@@ -271,41 +287,6 @@ class OpenAIModel:
         if client is not None:
             base_url = str(getattr(client, "base_url", "") or base_url)
         return f"{base_url.rstrip('/') or 'https://api.openai.com/v1'} (model {self.model!r})"
-
-    def _parse(self, response: Any) -> Message:
-        try:
-            http_response = getattr(response, "http_response", None)
-            if http_response is not None:  # a raw response: read the JSON body ourselves
-                response = _json_body(http_response)
-            return message_from_response(response)
-        except WireError as exc:
-            raise ModelError(
-                f"malformed reply from {self._where()}: {exc}. Check that the base URL points "
-                "at an OpenAI-compatible /v1 endpoint"
-            ) from exc
-
-    def _finish_stream(self, accumulator: StreamAccumulator) -> Message:
-        if not accumulator.complete:
-            raise ModelError(
-                f"the stream from {self._where()} ended after {accumulator.chunks} chunks "
-                "without a finish_reason: the reply was cut off. Check the server and the "
-                "network; try again"
-            )
-        try:
-            return accumulator.message()
-        except WireError as exc:
-            raise ModelError(f"malformed streamed reply from {self._where()}: {exc}") from exc
-
-    def _stream_error(self, exc: Exception, accumulator: StreamAccumulator) -> ModelError:
-        if isinstance(exc, WireError):
-            return ModelError(f"malformed streamed reply from {self._where()}: {exc}")
-        if isinstance(exc, openai.APIStatusError):
-            return self._error(exc)
-        return ModelError(
-            f"no HTTP status: the stream from {self._where()} broke off after "
-            f"{accumulator.chunks} chunks ({exc}). Check the server and the network; "
-            "try again"
-        )
 
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""

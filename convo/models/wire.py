@@ -1,5 +1,8 @@
 """The Chat Completions wire format, as plain dicts (STYLE habit 3: one pure converter).
 
+(Over 300 lines: both directions and the stream accumulator share the shape checks below;
+splitting them would scatter one format over two modules.)
+
 Messages and tool schemas go out as the dicts ``chat.completions.create`` takes; a response
 (a dict, or an SDK object, which is dumped to one) comes back as an assistant ``Message``.
 ``StreamAccumulator`` rebuilds the same ``Message`` from streamed chunks. Nothing here does
@@ -84,8 +87,15 @@ def as_dict(obj: Any) -> dict[str, Any]:
     raise WireError(f"expected a Chat Completions response object, got {_describe(obj)}")
 
 
-def parse_arguments(text: str | None) -> tuple[dict[str, Any], str | None]:
-    """Arguments as ``(arguments, raw_arguments)``: a JSON object, or the text kept raw."""
+def parse_arguments(text: Any) -> tuple[dict[str, Any], str | None]:
+    """Arguments as ``(arguments, raw_arguments)``: a JSON object, or the text kept raw.
+
+    Some servers send the arguments as a JSON object rather than as a string: taken as is.
+    """
+    if isinstance(text, Mapping):
+        return {str(k): v for k, v in text.items()}, None
+    if text is not None and not isinstance(text, str):
+        return {}, _short(text, 2000)  # fed back to the model as arguments it must fix
     if text is None or not text.strip():
         return {}, None
     try:
@@ -97,8 +107,10 @@ def parse_arguments(text: str | None) -> tuple[dict[str, Any], str | None]:
     return {}, text
 
 
-def tool_call_from_wire(d: Mapping[str, Any], position: int) -> ToolCall:
-    call_id = d.get("id") or f"call_{position}"
+def tool_call_from_wire(d: Any, position: int) -> ToolCall:
+    if not isinstance(d, Mapping):
+        raise WireError(f"expected tool call {position + 1} to be an object, got {_describe(d)}")
+    call_id = str(d.get("id") or f"call_{position}")
     if d.get("type") == "custom" and isinstance(d.get("custom"), Mapping):
         custom = d["custom"]
         return ToolCall(call_id, str(custom.get("name") or ""), {},
@@ -111,9 +123,13 @@ def tool_call_from_wire(d: Mapping[str, Any], position: int) -> ToolCall:
 
 
 def usage_from_wire(usage: Any) -> dict[str, int] | None:
+    """Token counts, or ``None`` when the reply has none (or none that are numbers)."""
     if not isinstance(usage, Mapping):
         return None
-    counts = {k: int(usage.get(k) or 0) for k in USAGE_KEYS}
+    values = [usage.get(k) or 0 for k in USAGE_KEYS]
+    if not all(isinstance(v, int | float) and v >= 0 for v in values):
+        return None
+    counts = {k: int(v) for k, v in zip(USAGE_KEYS, values, strict=True)}
     if not counts["total_tokens"]:
         counts["total_tokens"] = counts["prompt_tokens"] + counts["completion_tokens"]
     return counts
@@ -152,13 +168,28 @@ def message_from_response(response: Any) -> Message:
     message = choice.get("message")
     if not isinstance(message, Mapping):
         raise WireError(f"expected choices[0].message to be an object, got {_short(choice)}")
-    calls = [tool_call_from_wire(c, i) for i, c in enumerate(message.get("tool_calls") or ())]
+    calls = [tool_call_from_wire(c, i)
+             for i, c in enumerate(_list(message.get("tool_calls"), "message.tool_calls"))]
     return build_message(
         text_of(message.get("content")), calls,
-        finish_reason=choice.get("finish_reason"),
-        refusal=message.get("refusal"),
+        finish_reason=_text(choice.get("finish_reason"), "finish_reason"),
+        refusal=_text(message.get("refusal"), "refusal"),
         usage=usage_from_wire(d.get("usage")),
     )
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise WireError(f"expected {what} to be a list, got {_describe(value)}")
+    return value
+
+
+def _text(value: Any, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise WireError(f"expected {what} to be a string, got {_describe(value)}")
 
 
 def text_of(content: Any) -> str | None:
@@ -166,7 +197,8 @@ def text_of(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text") or "" for p in content if isinstance(p, Mapping))
+        return "".join(_text(p.get("text"), "a content part's text") or ""
+                       for p in content if isinstance(p, Mapping))
     raise WireError(f"expected message content to be a string, got {_describe(content)}")
 
 
@@ -208,24 +240,37 @@ class StreamAccumulator:
         usage = usage_from_wire(d.get("usage"))
         if usage is not None:
             self.usage = usage
-        choices = d.get("choices") or ()
+        choices = _list(d.get("choices"), "a chunk's choices")
         if not choices:
             return ""
         choice = choices[0]
-        if choice.get("finish_reason"):
-            self.finish_reason = choice["finish_reason"]
+        if not isinstance(choice, Mapping):
+            raise WireError(f"expected a chunk's choices[0] to be an object, got "
+                            f"{_describe(choice)}")
+        finish_reason = _text(choice.get("finish_reason"), "finish_reason")
+        if finish_reason:
+            self.finish_reason = finish_reason
         delta = choice.get("delta") or {}
-        for fragment in delta.get("tool_calls") or ():
+        if not isinstance(delta, Mapping):
+            raise WireError(f"expected a chunk's delta to be an object, got {_describe(delta)}")
+        for fragment in _list(delta.get("tool_calls"), "delta.tool_calls"):
             self._add_call_fragment(fragment)
-        if delta.get("refusal"):
-            self._refusal.append(delta["refusal"])
+        refusal = _text(delta.get("refusal"), "delta.refusal")
+        if refusal:
+            self._refusal.append(refusal)
         text = text_of(delta.get("content")) or ""
         if text:
             self._content.append(text)
         return text
 
-    def _add_call_fragment(self, fragment: Mapping[str, Any]) -> None:
+    def _add_call_fragment(self, fragment: Any) -> None:
+        if not isinstance(fragment, Mapping):
+            raise WireError(f"expected a tool-call fragment to be an object, got "
+                            f"{_describe(fragment)}")
         index = fragment.get("index")
+        if index is not None and (not isinstance(index, int) or not 0 <= index < 1024):
+            raise WireError(f"expected a tool-call fragment's index to be a small number, got "
+                            f"{_describe(index)}")
         if index is None:  # some servers leave it out: a new id starts a new call
             index = len(self._calls) - 1 if self._calls else 0
             if fragment.get("id") and self._calls and self._calls[index].id not in (
@@ -234,13 +279,19 @@ class StreamAccumulator:
                 index += 1
         call = self._calls.setdefault(int(index), _PartialCall())
         if fragment.get("id"):
-            call.id = fragment["id"]
+            call.id = str(fragment["id"])
         function = fragment.get("function") or {}
-        name = function.get("name")
+        if not isinstance(function, Mapping):
+            raise WireError(f"expected a tool-call fragment's function to be an object, got "
+                            f"{_describe(function)}")
+        name = _text(function.get("name"), "a tool call's name")
         if name and name != call.name:  # some servers repeat the whole name in every fragment
             call.name += name
-        if function.get("arguments"):
-            call.arguments.append(function["arguments"])
+        arguments = function.get("arguments")
+        if isinstance(arguments, Mapping):  # sent as an object, not as a string
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if arguments:
+            call.arguments.append(_text(arguments, "a tool call's arguments") or "")
 
     @property
     def complete(self) -> bool:

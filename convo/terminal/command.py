@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if model_name is not None:
         info(model_name)
     if saved is not None:
-        printer.note(f"resuming {args.resume}: replaying {len(saved.messages)} saved messages")
+        printer.note(f"resuming {args.resume}: replaying {len(saved.session.messages)} saved "
+                     "messages")
     previous = signal.signal(signal.SIGINT, _Interrupts())
     try:
         session = runner.run(session)
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _conversation(args: argparse.Namespace, module: ModuleType, path: str, name: str
                   ) -> tuple[Any, Any, Any]:
-    """The template to run, the session to run it on, and the saved session (--resume)."""
+    """The template to run, the session to run it on, and the saved transcript (--resume)."""
     from ..errors import TranscriptError
     from ..resume import resume
     from ..session import Session
@@ -102,10 +103,10 @@ def _conversation(args: argparse.Namespace, module: ModuleType, path: str, name:
     if not args.resume:
         return template, Session(state=dict(state)), None
     try:
-        saved = read_transcript(args.resume).session
+        saved = read_transcript(args.resume)
     except TranscriptError as exc:
         raise UsageProblem(str(exc)) from exc
-    template, session = resume(template, saved)
+    template, session = resume(template, saved.session)
     return template, session, saved
 
 
@@ -122,6 +123,7 @@ def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
 
 
 def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
+    from ..errors import TranscriptError
     from ..transcript import TranscriptWriter
 
     if not args.save:
@@ -132,6 +134,8 @@ def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
         return TranscriptWriter.create(args.save, session, source=args.target)
     except OSError as exc:
         raise UsageProblem(f"cannot write {args.save}: {exc.strerror}") from exc
+    except (TranscriptError, TypeError) as exc:  # another run writes it; a state not JSON
+        raise UsageProblem(str(exc)) from exc
 
 
 def _same_file(a: str, b: str | None) -> bool:

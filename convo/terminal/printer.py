@@ -19,6 +19,7 @@ from ..events import (
     MessageAdded,
     ModelCallEnded,
     ModelCallStarted,
+    ReplyTruncated,
     RunEnded,
     TextDelta,
     UserInput,
@@ -102,12 +103,17 @@ class ConsolePrinter:
         self.skip_next_user = False
         self._streaming = False
         self._trimmed: ContextTrimmed | None = None
+        self._cut_off = False
         self._lock = threading.Lock()
         self.spinner = Spinner(self.stream, self._lock)
 
     def write(self, text: str) -> None:
         with self._lock:
-            self.stream.write(text)
+            try:
+                self.stream.write(text)
+            except UnicodeEncodeError:  # a lone surrogate, a character the stream lacks
+                encoding = getattr(self.stream, "encoding", None) or "utf-8"
+                self.stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
             self.stream.flush()
 
     def paint(self, text: str, style: str) -> str:
@@ -133,6 +139,11 @@ class ConsolePrinter:
             self.write(event.text)
         elif isinstance(event, MessageAdded):
             self._message(event.message)
+            if self._cut_off and event.message.role == "assistant":
+                self._cut_off = False
+                self.note("the reply was cut off at the model's token limit (max_tokens)")
+        elif isinstance(event, ReplyTruncated):
+            self._cut_off = True
         elif isinstance(event, ModelCallEnded):
             pass  # the reply is shown as the message it becomes
         elif isinstance(event, RunEnded):

@@ -1,0 +1,98 @@
+"""``OpenAIModel(timeout=...)`` is a deadline for the whole reply (issue 15, item 3): a server
+that trickles (a byte, a keep-alive comment or a chunk at a time, forever) is cut off there.
+
+Nothing is timed: each call runs under a bound far above its timeout, and a call that is not
+cut off (the bug) would never end, so the bound is what fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from rawserver import Raw, RawServer, sse
+
+from convo import Message, ModelError, OpenAIModel
+
+TIMEOUT_S = 0.5
+BOUND_S = 15.0
+CHUNK = json.dumps({"choices": [{"index": 0, "delta": {"content": "a"}}]}).encode()
+BODY = json.dumps({"choices": [{"message": {"content": "x" * 400}, "finish_reason": "stop"}]})
+
+DRIPS = {
+    "keep-alive comments": Raw(itertools.repeat(b": keep-alive\n\n"), chunked=True,
+                               content_type="text/event-stream", interval_s=0.05),
+    "a chunk at a time": Raw(itertools.repeat(sse(CHUNK, done=False)), chunked=True,
+                             content_type="text/event-stream", interval_s=0.05),
+    "a byte at a time": Raw([bytes([b]) for b in BODY.encode()], chunked=True,
+                            interval_s=0.05),
+}
+
+
+@pytest.fixture(scope="module")
+def raw() -> Iterator[RawServer]:
+    with RawServer() as server:
+        yield server
+
+
+def _bounded(call: Any) -> Any:
+    """Run ``call`` on a thread; fail if it does not end within BOUND_S."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = call()
+        except BaseException as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(BOUND_S)
+    assert not thread.is_alive(), f"the call did not end within {BOUND_S} s"
+    return result
+
+
+@pytest.mark.parametrize("drip", DRIPS)
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_trickling_reply_is_cut_off_at_the_deadline(raw: RawServer, drip: str,
+                                                      use_async: bool) -> None:
+    raw.reply = DRIPS[drip]
+    stream = drip != "a byte at a time"
+    texts: list[str] = []
+    model = OpenAIModel("m", base_url=raw.base_url, api_key="k", max_retries=0, stream=stream,
+                        timeout=TIMEOUT_S)
+
+    def call() -> Message:
+        if not use_async:
+            with model:
+                return model.complete([Message("user", "hi")], on_delta=texts.append)
+
+        async def acall() -> Message:
+            async with model:
+                return await model.acomplete([Message("user", "hi")], on_delta=texts.append)
+
+        return asyncio.run(acall())
+
+    result = _bounded(call)
+    error = result.get("error")
+    assert isinstance(error, ModelError), result
+    sent = "chunks" if stream else "bytes"
+    assert str(error).startswith(f"the reply from {raw.base_url} (model 'm') did not finish "
+                                 f"within the 0.5 s timeout (it had sent ")
+    assert str(error).endswith(f" {sent}). Check the server, or raise timeout=")
+    if drip == "a chunk at a time":
+        assert texts and set(texts) == {"a"}  # what came in time was shown
+
+
+def test_a_reply_within_the_deadline_is_read(raw: RawServer) -> None:
+    raw.reply = Raw([sse(CHUNK, json.dumps({"choices": [{"index": 0, "delta": {},
+                                                         "finish_reason": "stop"}]}).encode())],
+                    content_type="text/event-stream", chunked=True)
+    with OpenAIModel("m", base_url=raw.base_url, api_key="k", max_retries=0, stream=True,
+                     timeout=BOUND_S) as model:
+        assert model.complete([Message("user", "hi")]).content == "a"
