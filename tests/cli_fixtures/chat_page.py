@@ -1,0 +1,121 @@
+"""A bot for the chat-page browser tests, served by ``convo serve`` on the model below.
+
+The model's reply depends on the last user message:
+
+- ``stream``: streams a first part, then waits until the file ``$CHAT_PAGE_GATE`` exists
+  (the test creates it once it has seen the first part on the page), then streams the rest;
+- ``fail…``: the first call for each such text fails like an unreachable model, the retry
+  answers;
+- ``evil``: a reply full of HTML and a ``javascript:`` link, which the page must show as text;
+- ``markdown``: a reply using the Markdown the page renders;
+- ``weather``: calls the ``weather`` tool, then answers with its result;
+- ``bye``: the conversation ends with a farewell (an ``EndTemplate``, not the model);
+- ``leave``: the model ends the conversation with the ``end_conversation`` tool;
+- anything else: echoed with the number of user messages so far.
+"""
+
+import asyncio
+import os
+import pathlib
+import time
+from collections.abc import Sequence
+
+from convo import (
+    EndConversationTool,
+    EndTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.errors import ModelError
+
+EVIL = (
+    "Look: <script>window.pwned = 1</script> and "
+    "<img src=x onerror=\"window.pwned = 2\"> and "
+    "[click me](javascript:window.pwned=3) and <b>not bold</b>"
+)
+MARKDOWN = (
+    "Here is **bold**, *italic* and `code`.\n\n"
+    "- one\n- two\n\n"
+    "1. first\n2. second\n\n"
+    "```\nprint('<hi>')\n```\n\n"
+    "See [the docs](https://example.org/docs?a=1&b=2)."
+)
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}, 21 °C"
+
+
+class PageModel:
+    """The scripted model described above; sync and async, streaming through ``on_delta``."""
+
+    def __init__(self) -> None:
+        self.failed: set[str] = set()
+
+    def _gate_open(self) -> bool:
+        return pathlib.Path(os.environ.get("CHAT_PAGE_GATE", "/nonexistent")).exists()
+
+    def _plan(self, messages: Sequence[Message]) -> list[str] | Message:
+        last = messages[-1]
+        users = sum(m.role == "user" for m in messages)
+        if last.role == "tool":
+            return [f"The weather: {last.content}."]
+        text = last.content
+        if text.startswith("fail") and text not in self.failed:
+            self.failed.add(text)
+            raise ModelError("the model is unreachable (connection refused)")
+        if text == "stream":
+            return ["Streaming the first part. ", "", "And the rest."]  # "" = wait for the gate
+        if text == "evil":
+            return [EVIL]
+        if text == "markdown":
+            return [MARKDOWN]
+        if text == "weather":
+            return Message("assistant", "Let me look.",
+                           tool_calls=[ToolCall(f"call_{users}", "weather", {"city": "Paris"})])
+        if text == "leave":
+            return Message("assistant", "", tool_calls=[ToolCall(
+                f"call_{users}", "end_conversation", {"message": "Bye from the model!"})])
+        return [f"You said {text!r} (message {users})"]
+
+    def complete(self, messages, tools=(), *, on_delta=None):
+        plan = self._plan(messages)
+        if isinstance(plan, Message):
+            return plan
+        for part in plan:
+            while not part and not self._gate_open():
+                time.sleep(0.02)
+            if part and on_delta is not None:
+                on_delta(part)
+        return Message("assistant", "".join(plan))
+
+    async def acomplete(self, messages, tools=(), *, on_delta=None):
+        plan = self._plan(messages)
+        if isinstance(plan, Message):
+            return plan
+        for part in plan:
+            while not part and not self._gate_open():
+                await asyncio.sleep(0.02)
+            if part and on_delta is not None:
+                on_delta(part)
+        return Message("assistant", "".join(plan))
+
+
+template = LinearTemplate([
+    SystemTemplate("You are a test bot."),
+    LoopTemplate([
+        UserTemplate(),
+        IfTemplate(lambda s: s.messages[-1].content == "bye", EndTemplate("Goodbye!")),
+        ToolingTemplate([weather, EndConversationTool()]),
+    ]),
+])
+mock_model = PageModel()
