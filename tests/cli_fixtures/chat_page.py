@@ -2,14 +2,16 @@
 
 The model's reply depends on the last user message:
 
-- ``stream``: streams a first part, then waits until the file ``$CHAT_PAGE_GATE`` exists
-  (the test creates it once it has seen the first part on the page), then streams the rest;
+- ``stream NAME``: streams a first part, then waits until the file ``$CHAT_PAGE_GATES/NAME``
+  exists (the test creates it once it has seen the first part on the page), then the rest;
 - ``fail…``: the first call for each such text fails like an unreachable model, the retry
   answers;
 - ``evil``: a reply full of HTML and a ``javascript:`` link, which the page must show as text;
 - ``markdown``: a reply using the Markdown the page renders;
 - ``weather``: calls the ``weather`` tool, then answers with its result;
 - ``bye``: the conversation ends with a farewell (an ``EndTemplate``, not the model);
+- ``crash``: the template itself fails (a bug, not a model failure): the conversation ends
+  with outcome ``error``;
 - ``leave``: the model ends the conversation with the ``end_conversation`` tool;
 - anything else: echoed with the number of user messages so far.
 """
@@ -27,6 +29,7 @@ from convo import (
     LinearTemplate,
     LoopTemplate,
     Message,
+    Session,
     SystemTemplate,
     ToolCall,
     ToolingTemplate,
@@ -61,60 +64,68 @@ class PageModel:
     def __init__(self) -> None:
         self.failed: set[str] = set()
 
-    def _gate_open(self) -> bool:
-        return pathlib.Path(os.environ.get("CHAT_PAGE_GATE", "/nonexistent")).exists()
+    def _gate_open(self, name: str) -> bool:
+        return (pathlib.Path(os.environ.get("CHAT_PAGE_GATES", "/nonexistent")) / name).exists()
 
-    def _plan(self, messages: Sequence[Message]) -> list[str] | Message:
+    def _plan(self, messages: Sequence[Message]) -> tuple[list[str], str] | Message:
         last = messages[-1]
         users = sum(m.role == "user" for m in messages)
         if last.role == "tool":
-            return [f"The weather: {last.content}."]
+            return [f"The tool said: {last.content}"], ""
         text = last.content
         if text.startswith("fail") and text not in self.failed:
             self.failed.add(text)
             raise ModelError("the model is unreachable (connection refused)")
-        if text == "stream":
-            return ["Streaming the first part. ", "", "And the rest."]  # "" = wait for the gate
+        if text.startswith("stream "):  # "" = wait for the gate named after the word
+            return ["Streaming the first part. ", "", "And the rest."], text[7:]
         if text == "evil":
-            return [EVIL]
+            return [EVIL], ""
         if text == "markdown":
-            return [MARKDOWN]
+            return [MARKDOWN], ""
         if text == "weather":
             return Message("assistant", "Let me look.",
                            tool_calls=[ToolCall(f"call_{users}", "weather", {"city": "Paris"})])
         if text == "leave":
             return Message("assistant", "", tool_calls=[ToolCall(
                 f"call_{users}", "end_conversation", {"message": "Bye from the model!"})])
-        return [f"You said {text!r} (message {users})"]
+        return [f"You said {text!r} (message {users})"], ""
 
     def complete(self, messages, tools=(), *, on_delta=None):
         plan = self._plan(messages)
         if isinstance(plan, Message):
             return plan
-        for part in plan:
-            while not part and not self._gate_open():
+        parts, gate = plan
+        for part in parts:
+            while not part and not self._gate_open(gate):
                 time.sleep(0.02)
             if part and on_delta is not None:
                 on_delta(part)
-        return Message("assistant", "".join(plan))
+        return Message("assistant", "".join(parts))
 
     async def acomplete(self, messages, tools=(), *, on_delta=None):
         plan = self._plan(messages)
         if isinstance(plan, Message):
             return plan
-        for part in plan:
-            while not part and not self._gate_open():
+        parts, gate = plan
+        for part in parts:
+            while not part and not self._gate_open(gate):
                 await asyncio.sleep(0.02)
             if part and on_delta is not None:
                 on_delta(part)
-        return Message("assistant", "".join(plan))
+        return Message("assistant", "".join(parts))
+
+
+def said_bye(session: Session) -> bool:
+    if session.messages[-1].content == "crash":
+        raise RuntimeError("the template broke")
+    return session.messages[-1].content == "bye"
 
 
 template = LinearTemplate([
     SystemTemplate("You are a test bot."),
     LoopTemplate([
         UserTemplate(),
-        IfTemplate(lambda s: s.messages[-1].content == "bye", EndTemplate("Goodbye!")),
+        IfTemplate(said_bye, EndTemplate("Goodbye!")),
         ToolingTemplate([weather, EndConversationTool()]),
     ]),
 ])
