@@ -115,3 +115,14 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
 
 def info(text: str) -> None:
     print(f"convo: {text}", file=sys.stderr, flush=True)
+
+
+def bot_limits(module: ModuleType, path: str) -> Any:
+    """The file's ``limits`` (a ``Limits`` or a dict of its fields), or None."""
+    from .errors import DefinitionError
+    from .limits import Limits
+
+    try:
+        return Limits.from_mapping(getattr(module, "limits", None), f"{path}: limits")
+    except DefinitionError as exc:
+        raise UsageProblem(str(exc)) from exc

@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--json", action="store_true",
                         help="print the session as JSON (Session.from_json reads it)")
+    from .serve.command import add_parser as add_serve  # imports nothing heavy
+
+    add_serve(sub, common)
     return parser
 
 
@@ -85,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return command.run(args)
+        if args.command == "serve":
+            from .serve.command import run as serve
+
+            return serve(args)
         return command.replay(args)
     except UsageProblem as exc:
         if args.debug:

@@ -107,14 +107,16 @@ class Runner:
             except BaseException as exc:  # handed to the driver, which decides the outcome
                 value, send = exc, driver.throw
 
-    def drive(self, run: Run) -> Generator[Request, Any, None]:
+    def drive(self, run: Run, template: Template | None = None
+              ) -> Generator[Request, Any, None]:
         """Drive the template's generator; yield only the requests that need I/O.
 
         The caller answers each request (``getattr(run, request.handler)``) or throws the
         failure back in; everything else — appending messages, events, limits, the outcome —
-        happens here, once for every way of answering.
+        happens here, once for every way of answering. ``template`` (default: the runner's)
+        is what a resumed conversation runs instead (``convo.resume``).
         """
-        flow: Flow = self.template.render(run.session)
+        flow: Flow = (template or self.template).render(run.session)
         ended: BaseException | None = None
         try:
             answer: Any = None

@@ -61,8 +61,11 @@ def test_example_runs_offline_on_its_mock_model(example: ModuleType) -> None:
     state = getattr(example, "state", {})
     assert isinstance(state, dict)
 
-    session = Runner(example.mock_model, example.template, ScriptedInterface(demo_input),
-                     raise_errors=False).run(Session(state=dict(state)))
+    approvals = getattr(example, "demo_approvals", [])
+    session = Runner(example.mock_model, example.template,
+                     ScriptedInterface(demo_input, approvals=approvals),
+                     raise_errors=False, limits=getattr(example, "limits", None),
+                     ).run(Session(state=dict(state)))
 
     assert session.outcome is not None
     assert session.outcome.status is not RunStatus.ERROR, session.outcome.error
@@ -100,3 +103,18 @@ def test_example_tests_pass(path: Path, pytester: pytest.Pytester,
     outcomes = result.parseoutcomes()
     assert result.ret == 0, result.stdout.str()
     assert outcomes.get("passed", 0) > 0
+
+
+def test_refund_bot_asks_before_each_refund() -> None:
+    [bot] = _load(EXAMPLES / "refund_bot.py")
+    user = ScriptedInterface(bot.demo_input, approvals=bot.demo_approvals)
+    session = Runner(bot.mock_model, bot.template, user, limits=bot.limits).run()
+    assert [c.arguments["order"] for c in user.asked_approvals] == ["A1", "B2"]
+    assert [m.content for m in session.messages if m.role == "tool"] == [
+        "Order A1: a kettle, 25.00 EUR, delivered.", "Finished",
+        "Refunded 25.00 EUR for a kettle (order A1).", "Finished",
+        "Rejected by the user: no, that one was a gift", "Finished",
+        '{"status": "success", "message": "Goodbye, and thank you for shopping with us!"}',
+    ]
+    assert session.outcome is not None and session.outcome.status is RunStatus.ENDED
+    user.assert_complete()

@@ -4,17 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..approval import Approval
+from ..messages import ToolCall
 from ..session import Session
+
+YES = frozenset({"y", "yes"})
+NO = frozenset({"", "n", "no"})
+
+
+def approval_of(answer: Approval | bool | str) -> Approval:
+    """An approval from a scripted or typed answer: a bool, an ``Approval``, ``"y"``/``"yes"``,
+    ``"n"``/``"no"``/empty, or any other text, which rejects with that text as the reason."""
+    if isinstance(answer, str):
+        text = answer.strip()
+        if text.lower() in YES:
+            return Approval(True)
+        return Approval(False) if text.lower() in NO else Approval(False, text)
+    return Approval.of(answer)
 
 
 class ScriptedInterface:
-    """Answers with the given replies, in order; running out ends the run with ``stopped``."""
+    """Answers with the given replies, in order; running out ends the run with ``stopped``.
 
-    __slots__ = ("asked", "replies")
+    ``approvals`` answers tool calls that need approval, in order (each a bool, an
+    ``Approval``, or text as typed at the terminal: ``"y"``, ``"n"`` or a reason to reject);
+    running out of them also ends the run ``stopped``.
+    """
 
-    def __init__(self, replies: Iterable[str] = ()) -> None:
+    __slots__ = ("approvals", "asked", "asked_approvals", "replies")
+
+    def __init__(self, replies: Iterable[str] = (),
+                 approvals: Iterable[Approval | bool | str] = ()) -> None:
         self.replies: list[str] = list(replies)
+        self.approvals: list[Approval | bool | str] = list(approvals)
         self.asked: list[str | None] = []
+        self.asked_approvals: list[ToolCall] = []
 
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
         index = len(self.asked)
@@ -25,16 +49,32 @@ class ScriptedInterface:
             )
         return self.replies[index]
 
+    def approve(self, session: Session, call: ToolCall) -> Approval:
+        index = len(self.asked_approvals)
+        self.asked_approvals.append(call)
+        if index >= len(self.approvals):
+            raise EOFError(f"ScriptedInterface ran out of approvals ({len(self.approvals)} "
+                           f"scripted) at the call {call.name}({call.arguments_json()})")
+        return approval_of(self.approvals[index])
+
     @property
     def remaining(self) -> int:
-        return max(0, len(self.replies) - len(self.asked))
+        return max(0, len(self.replies) - len(self.asked)) + max(
+            0, len(self.approvals) - len(self.asked_approvals))
 
     def assert_complete(self) -> None:
-        """Fail if scripted replies were left unused."""
-        if self.remaining:
+        """Fail if scripted replies or approvals were left unused."""
+        replies_left = max(0, len(self.replies) - len(self.asked))
+        if replies_left:
             raise AssertionError(
-                f"ScriptedInterface: {self.remaining} of {len(self.replies)} replies were not "
+                f"ScriptedInterface: {replies_left} of {len(self.replies)} replies were not "
                 f"used; next unused: {self.replies[len(self.asked)]!r}"
+            )
+        approvals_left = max(0, len(self.approvals) - len(self.asked_approvals))
+        if approvals_left:
+            raise AssertionError(
+                f"ScriptedInterface: {approvals_left} of {len(self.approvals)} approvals were "
+                f"not used; next unused: {self.approvals[len(self.asked_approvals)]!r}"
             )
 
 

@@ -95,15 +95,16 @@ class MockModel(SyncModel):
 class FunctionModel(SyncModel):
     """A model whose replies come from ``fn(messages, tools) -> str | Message``.
 
-    ``fn`` may be ``async def``. String replies use the inline tool-call syntax.
+    ``fn`` may be ``async def``. String replies use the inline tool-call syntax; their call ids
+    continue the conversation's own (``call_<n>``), so one FunctionModel can serve many
+    conversations at once, on any number of workers.
     """
 
-    __slots__ = ("_ids", "calls", "fn")
+    __slots__ = ("calls", "fn")
 
     def __init__(self, fn: Callable[[Sequence[Message], ToolSchemas], Any]) -> None:
         self.fn = fn
         self.calls = 0
-        self._ids = CallIds()
 
     def complete(
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
@@ -115,7 +116,7 @@ class FunctionModel(SyncModel):
             import asyncio  # only here: asyncio is slow to import (see convo/runner.py)
 
             reply = asyncio.run(_await(reply))
-        return as_message(reply, self._ids, "FunctionModel")
+        return as_message(reply, CallIds.after(messages), "FunctionModel")
 
     async def acomplete(
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
@@ -125,7 +126,7 @@ class FunctionModel(SyncModel):
         reply = self.fn(messages, tools)
         if inspect.isawaitable(reply):
             reply = await reply
-        return as_message(reply, self._ids, "FunctionModel")
+        return as_message(reply, CallIds.after(messages), "FunctionModel")
 
 
 async def _await(awaitable: Any) -> Any:

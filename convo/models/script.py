@@ -24,8 +24,14 @@ class CallIds:
 
     __slots__ = ("_counter",)
 
-    def __init__(self) -> None:
-        self._counter: Iterator[int] = itertools.count(1)
+    def __init__(self, start: int = 1) -> None:
+        self._counter: Iterator[int] = itertools.count(start)
+
+    @classmethod
+    def after(cls, messages: Sequence[Message]) -> CallIds:
+        """Ids that continue a conversation's own (unique within it, whichever process or
+        model instance answers: a served conversation moves between workers)."""
+        return cls(1 + sum(len(m.tool_calls) for m in messages))
 
     def __call__(self) -> str:
         return f"call_{next(self._counter)}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from ..approval import Approval
 from ..errors import (
     DefinitionError,
     ReachedEndTemplateException,
@@ -25,7 +26,7 @@ from ..errors import (
 )
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
-from ..requests import CallModel, Flow, Invocation, RunTools, ToolRun
+from ..requests import Approve, CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Tool, ToolResult, to_text
 from ..tools.termination import TerminateResponse
@@ -91,6 +92,17 @@ def _check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
                     f"{candidate!r} (tools[{i}])"
                 )
     return by_name
+
+
+def _approvals(invocations: Sequence[Invocation]) -> Flow:
+    """Ask a person about the calls that need approval (one request, in call order); returns
+    the tool message of each rejected call, by call id."""
+    needing = [inv for inv in invocations if inv.tool.requires_approval(inv.args)]
+    if not needing:
+        return {}
+    decisions: list[Approval] = yield Approve(tuple(inv.call for inv in needing))
+    return {inv.call.id: decision.rejection
+            for inv, decision in zip(needing, decisions, strict=True) if not decision.approved}
 
 
 @attrs.define(slots=True, eq=False)
@@ -228,7 +240,7 @@ class ToolingTemplate(Template):
 
     def _answer(self, calls: Sequence[ToolCall]) -> Flow:
         """Run a batch; one tool message per call, in call order. Returns a ``_Batch``."""
-        problems: dict[int, str] = {}
+        problems: dict[int, tuple[str, bool]] = {}
         invocations: list[Invocation] = []
         terminal_by: str | None = None
         for i, call in enumerate(calls):
@@ -236,18 +248,25 @@ class ToolingTemplate(Template):
             try:
                 tool, args = self._prepare(call, terminal_by)
             except ToolArgumentError as exc:
-                problems[i] = f"Error: {exc}"
+                problems[i] = (f"Error: {exc}", True)
                 continue
             if tool.terminal:
                 terminal_by = tool.name
             invocations.append(Invocation(call, tool, args))
+        rejected: dict[str, str] = yield from _approvals(invocations)
+        for i, call in enumerate(calls):
+            if call.id in rejected:
+                problems[i] = (rejected[call.id], False)
+        invocations = [inv for inv in invocations if inv.call.id not in rejected]
         runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
         batch = _Batch()
         pending = iter(zip(invocations, runs, strict=True))
         for i, call in enumerate(calls):
-            metadata = None
+            metadata: Mapping[str, Any] | None = None
             if i in problems:
-                content, error = problems[i], True
+                content, error = problems[i]
+                if call.id in rejected:
+                    metadata = {"rejected": True}
             else:
                 invocation, run = next(pending)
                 content, error = self._record(batch, invocation, run)
@@ -268,6 +287,8 @@ class ToolingTemplate(Template):
             if not batch.ended:
                 batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
             return json.dumps({"status": "success", "message": farewell}), False
+        if run.skipped is not None:
+            return f"Not run: {run.skipped}", True
         if run.error is not None:
             exc = run.error
             return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True

@@ -10,7 +10,15 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
-from ..botfile import UsageProblem, choose_model, find_template, info, load_file, split_target
+from ..botfile import (
+    UsageProblem,
+    bot_limits,
+    choose_model,
+    find_template,
+    info,
+    load_file,
+    split_target,
+)
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -20,6 +28,10 @@ class _Interrupts:
     second one quits at once, in case cancelling hangs."""
 
     def __init__(self) -> None:
+        self.count = 0
+
+    def reset(self) -> None:
+        """A Ctrl-C that was answered (an approval prompt rejects) does not count."""
         self.count = 0
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
@@ -50,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     writer = _writer(args, session, saved)
     printer = ConsolePrinter()
     runner = CommandLineRunner(model, template, user, on_event=writer, printer=printer,
-                               max_messages=args.max_messages, raise_errors=args.debug)
+                               max_messages=args.max_messages, raise_errors=args.debug,
+                               limits=bot_limits(module, path))
     if model_name is not None:
         info(model_name)
     if saved is not None:
@@ -105,7 +118,7 @@ def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
     demo = getattr(module, "demo_input", None)
     if not isinstance(demo, list | tuple):
         raise UsageProblem(f"--demo: {path} defines no demo_input (a list of strings)")
-    return ScriptedInterface(demo)
+    return ScriptedInterface(demo, approvals=getattr(module, "demo_approvals", ()))
 
 
 def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:

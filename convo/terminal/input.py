@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from ..approval import Approval
+from ..interfaces.scripted import approval_of
+from ..messages import ToolCall
 from ..session import Session
 
 EXIT_COMMANDS: Final = frozenset({"/exit", "/quit"})
@@ -63,6 +66,29 @@ class CLIInterface:
             raise EOFError(text.strip())
         return text
 
+    def approve(self, session: Session, call: ToolCall) -> Approval:
+        """Show the call and ask ``y`` / ``n`` / a reason. Ctrl-C or Ctrl-D here rejects; it
+        does not end the chat."""
+        print(f"Approve {call.name}({_shown_arguments(call)})?", flush=True)
+        try:
+            if _interactive():
+                self._setup_readline()
+                answer = input("[y]es / [n]o / or type a reason to reject: ")
+            else:
+                answer = sys.stdin.readline()
+                if not answer:
+                    raise EOFError("end of input")
+        except (EOFError, KeyboardInterrupt):
+            _calm_interrupts()
+            print("\n(rejected)", flush=True)
+            return Approval(False)
+        return approval_of(answer)
+
+    async def aapprove(self, session: Session, call: ToolCall) -> Approval:
+        import asyncio  # only async runs need it, and it is slow to import
+
+        return await asyncio.to_thread(self.approve, session, call)
+
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         import asyncio  # only async runs need it, and it is slow to import
 
@@ -100,3 +126,23 @@ def _interactive() -> bool:
         return sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _shown_arguments(call: ToolCall, limit: int = 400) -> str:
+    """The call's arguments as indented JSON when short enough to read, cut when long."""
+    text = call.arguments_json()
+    if len(text) > 60:
+        import json
+
+        text = json.dumps(call.arguments, ensure_ascii=False, indent=2)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _calm_interrupts() -> None:
+    """A Ctrl-C answered here is spent: the command's second-Ctrl-C-quits count starts again."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    reset = getattr(handler, "reset", None)
+    if callable(reset):
+        reset()

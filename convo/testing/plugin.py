@@ -48,17 +48,18 @@ def mock_model(request: pytest.FixtureRequest) -> Callable[..., MockModel]:
 
 @pytest.fixture
 def scripted_user(request: pytest.FixtureRequest) -> Callable[..., ScriptedInterface]:
-    """A factory: ``scripted_user(replies) -> ScriptedInterface``.
+    """A factory: ``scripted_user(replies, approvals=()) -> ScriptedInterface``.
 
     Running out of replies ends a run with ``stopped``; replies left unused fail the test,
     unless made with ``check_complete=False``.
     """
     from convo.interfaces.scripted import ScriptedInterface
 
-    def make(replies: Any = (), *, check_complete: bool = True) -> ScriptedInterface:
+    def make(replies: Any = (), *, approvals: Any = (),
+             check_complete: bool = True) -> ScriptedInterface:
         if isinstance(replies, str):
             replies = [replies]
-        user = ScriptedInterface(replies)
+        user = ScriptedInterface(replies, approvals=approvals)
         _remember(request, user, "scripted_user", check_complete)
         return user
 

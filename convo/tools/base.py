@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 from ..errors import ToolArgumentError, ToolDefinitionError
 from ..messages import ToolCall
 from .schema import check, describe, json_schema
+
+NeedsApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
 
 TERMINAL_NOTE: Final = (
     "Calling this tool ends your turn: its output is your response. "
@@ -78,11 +80,23 @@ class Tool:
     #: (only for pure tools whose return value matters more than its text: convo's finish
     #: tools). Such tools also never count against ``Limits.tool_calls``.
     rerun_on_resume: bool = False
+    #: Ask a person before each call runs: ``True``, or a function of the validated arguments
+    #: (``lambda args: args["amount"] > 100``). See docs/approval.md.
+    needs_approval: NeedsApproval = False
+
+    def __init__(self, *, needs_approval: NeedsApproval | None = None) -> None:
+        if needs_approval is not None:
+            self.needs_approval = needs_approval
 
     def _execute(self, args: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement _execute(args)")
 
     # -- what the runner calls --------------------------------------------------------------
+
+    def requires_approval(self, args: dict[str, Any]) -> bool:
+        """Whether this call, with these arguments, must be approved before it runs."""
+        rule = self.needs_approval
+        return bool(rule(args)) if callable(rule) else bool(rule)
 
     @property
     def is_async(self) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from ..errors import ToolDefinitionError
-from .base import Tool, ToolArgument
+from .base import NeedsApproval, Tool, ToolArgument
 from .schema import _optional_inner
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|"
@@ -52,9 +52,10 @@ class FunctionTool(Tool):
     def __init__(
         self, fn: Callable[..., Any], *, name: str | None = None,
         description: str | None = None, terminal: bool = False,
-        timeout: float | None = None,
+        timeout: float | None = None, needs_approval: NeedsApproval = False,
     ) -> None:
         self.fn = fn
+        self.needs_approval = needs_approval
         self.name = name or fn.__name__
         summary, arg_docs = parse_docstring(fn.__doc__)
         self.description = description if description is not None else summary
@@ -113,23 +114,25 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None, terminal: bool = False,
-    timeout: float | None = None,
+    timeout: float | None = None, needs_approval: NeedsApproval = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
 def tool(
     fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     description: str | None = None, terminal: bool = False, timeout: float | None = None,
+    needs_approval: NeedsApproval = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed, documented function (sync or ``async def``) into a Tool.
 
     The name comes from the function, the description from the docstring, argument
     descriptions from its Google-style ``Args:`` section, the schema from the type hints;
-    arguments with defaults are optional.
+    arguments with defaults are optional. ``needs_approval`` (a bool, or a function of the
+    arguments) makes the runner ask a person before each call runs (docs/approval.md).
     """
 
     def build(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, terminal=terminal,
-                            timeout=timeout)
+                            timeout=timeout, needs_approval=needs_approval)
 
     return build if fn is None else build(fn)

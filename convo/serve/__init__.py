@@ -1,0 +1,42 @@
+"""Serving conversations to people: ``create_app`` gives an ASGI app (Starlette), ``convo
+serve`` runs it. Needs the extra: ``pip install "convo[serve]"``; ``import convo`` does not
+load any of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from ..limits import Limits
+    from ..models.base import Model
+    from ..templates.base import Template
+    from .store import Store
+
+
+def create_app(template: Template, model: Model | None = None, *, store: str | Store = "memory",
+               token: str | None = None, limits: Limits | dict[str, Any] | None = None,
+               max_message_bytes: int = 32768, cache_size: int = 1000) -> Starlette:
+    """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
+    app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
+    ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
+    for ``Authorization: Bearer <token>``; ``cache_size`` bounds the paused conversations kept
+    in memory (the rest are rebuilt from the store when they go on).
+    """
+    try:
+        from .app import API, build
+    except ImportError as exc:
+        raise ImportError('serving needs the extra: pip install "convo[serve]"') from exc
+    from ..runner import Runner
+    from .engine import Engine
+    from .store import open_store
+
+    runner = Runner(model, template, limits=limits, raise_errors=False)
+    engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
+                    cache_size=cache_size)
+    return build(API(engine, token=token, max_message_bytes=max_message_bytes))
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,126 @@
+"""``convo serve FILE[:NAME]``: serve a bot file's conversation over HTTP (API.md §9)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..botfile import UsageProblem, bot_limits, choose_model, find_template, load_file, split_target
+
+SPEC_ENV = "CONVO_SERVE_SPEC"
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    serve = sub.add_parser(
+        "serve", parents=[common], help="serve a template over HTTP, with a chat page",
+        description="Serve the template NAME (default: template) from a Python file: an HTTP "
+                    "API with streaming and a chat page at /. See docs/serving.md.")
+    serve.add_argument("target", metavar="FILE[:NAME]")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default: 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=_port, default=8000, help="(default: 8000)")
+    serve.add_argument("--store", default="sqlite:///convo.db", metavar="URL",
+                       help="sqlite:///PATH (default: sqlite:///convo.db), postgresql://..., "
+                            "or memory")
+    serve.add_argument("--workers", type=_positive, default=1, metavar="N",
+                       help="worker processes (several need a SQLite or Postgres store)")
+    serve.add_argument("--token", default=os.environ.get("CONVO_SERVE_TOKEN"),
+                       help="require Authorization: Bearer TOKEN on /api (default: "
+                            "$CONVO_SERVE_TOKEN)")
+    serve.add_argument("--max-message-bytes", type=_positive, default=32768, metavar="N",
+                       help="refuse messages over N UTF-8 bytes with 413 (default: 32768)")
+    serve.add_argument("--cache-size", type=_positive, default=1000, metavar="N",
+                       help="paused conversations kept in memory per worker (default: 1000)")
+    serve.add_argument("--model", help="the model name (default: gpt-4o-mini)")
+    serve.add_argument("--base-url", metavar="URL",
+                       help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
+    serve.add_argument("--mock", action="store_true",
+                       help="use the file's mock_model even when an API key is set")
+    serve.add_argument("--no-stream", action="store_true", help="do not stream replies")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of 1 or more, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _positive(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port up to 65535, got {value}")
+    return value
+
+
+def _spec(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
+                                          "cache_size", "model", "base_url", "mock",
+                                          "no_stream")}
+
+
+def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
+    from . import create_app
+
+    path, name = split_target(spec["target"])
+    module = load_file(path)
+    template = find_template(module, path, name)
+    args = argparse.Namespace(**spec)
+    model, model_name = choose_model(args, module, path) if not quiet else \
+        _quietly(choose_model, args, module, path)
+    if model_name and not quiet:
+        print(f"convo: {model_name}", file=sys.stderr, flush=True)
+    return create_app(template, model, store=spec["store"], token=spec["token"],
+                      limits=bot_limits(module, path),
+                      max_message_bytes=spec["max_message_bytes"],
+                      cache_size=spec["cache_size"])
+
+
+def _quietly(fn: Any, *args: Any) -> Any:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        return fn(*args)
+
+
+def worker_app() -> Any:
+    """The app of one worker process (``--workers N``): its settings come from the parent."""
+    return _app(json.loads(os.environ[SPEC_ENV]), quiet=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from .store import open_store
+    except ImportError:
+        raise UsageProblem('convo serve needs the serve extra: pip install "convo[serve]"'
+                           ) from None
+    try:
+        open_store(args.store)
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
+    if args.workers > 1 and args.store == "memory":
+        raise UsageProblem("--workers N needs a store they share: --store sqlite:///PATH or "
+                           "--store postgresql://...; memory is one process's")
+    spec = _spec(args)
+    app = _app(spec, quiet=False)  # any mistake in the file is said here, once
+    where = f"http://{args.host}:{args.port}"
+    print(f"convo: serving {args.target} at {where} (store {args.store}; Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    timeout_graceful_shutdown=30)
+    else:
+        os.environ[SPEC_ENV] = json.dumps(spec)
+        uvicorn.run("convo.serve.command:worker_app", factory=True, host=args.host,
+                    port=args.port, workers=args.workers, log_level="warning",
+                    timeout_graceful_shutdown=30)
+    return 0

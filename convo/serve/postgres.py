@@ -1,0 +1,172 @@
+"""Postgres store: psycopg 3 with a connection pool that checks each connection before use,
+so a database restart or a connection reaped during a long model call does not break the next
+turn. Several workers (and machines) share it.
+
+The turn lock is a session-level advisory lock held on its own pooled connection for the
+length of the turn: a worker that dies releases it with its connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final
+
+from ..messages import Message
+from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, state JSONB NOT NULL, status TEXT NOT NULL, waiting_for JSONB,
+    outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
+    created TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS messages (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
+    PRIMARY KEY (conversation_id, idx));
+CREATE TABLE IF NOT EXISTS idempotency (
+    conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response JSONB,
+    PRIMARY KEY (conversation_id, key));
+"""
+
+
+class PostgresStore:
+    def __init__(self, url: str, *, max_size: int = 20) -> None:
+        self.url = url
+        self.max_size = max_size
+        self._pool: Any = None
+
+    async def open(self) -> None:
+        try:
+            from psycopg_pool import AsyncConnectionPool
+        except ImportError as exc:  # pragma: no cover - the extra is missing
+            raise StoreError('the Postgres store needs psycopg: pip install "convo[serve]"'
+                             ) from exc
+        self._pool = AsyncConnectionPool(self.url, min_size=1, max_size=self.max_size,
+                                         open=False, check=AsyncConnectionPool.check_connection,
+                                         kwargs={"autocommit": True})
+        try:
+            await self._pool.open(wait=True, timeout=30)
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(424242)")  # one migrator
+                await conn.execute(SCHEMA)
+                await conn.execute("INSERT INTO convo_meta VALUES ('schema_version', %s) "
+                                   "ON CONFLICT DO NOTHING", (str(SCHEMA_VERSION),))
+        except Exception as exc:
+            raise StoreError(f"cannot open the Postgres store: {exc}") from exc
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+    @contextlib.asynccontextmanager
+    async def _conn(self) -> AsyncIterator[Any]:
+        import psycopg
+
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.Error, OSError) as exc:
+            raise StoreError(f"Postgres store: {exc}") from exc
+        except Exception as exc:
+            if type(exc).__name__ == "PoolTimeout":
+                raise StoreError(f"Postgres store: {exc}") from exc
+            raise
+
+    async def ping(self) -> bool:
+        try:
+            async with self._conn() as conn:
+                await conn.execute("SELECT 1")
+            return True
+        except StoreError:
+            return False
+
+    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
+        async with self._conn() as conn:
+            await conn.execute("INSERT INTO conversations (id, state, status) VALUES "
+                               "(%s, %s, 'waiting')", (conversation_id, dumps(dict(state))))
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                "SELECT state, status, waiting_for, outcome, approvals, length "
+                "FROM conversations WHERE id = %s", (conversation_id,))
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            stored = Stored(conversation_id, row[0], row[1], row[2], row[3], row[4],
+                            length=row[5])
+            if messages:
+                cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
+                                         "= %s ORDER BY idx", (conversation_id,))
+                stored.messages = [Message.from_dict(m) for (m,) in await cur.fetchall()]
+            return stored
+
+    async def write(self, conversation_id: str, change: Change) -> None:
+        async with self._conn() as conn, conn.transaction():
+            if change.messages:
+                async with conn.cursor() as cur:
+                    await cur.executemany("INSERT INTO messages VALUES (%s, %s, %s)", [
+                        (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
+                await conn.execute("UPDATE conversations SET length = %s WHERE id = %s",
+                                   (change.messages[-1][0] + 1, conversation_id))
+            if change.state is not None:
+                await conn.execute("UPDATE conversations SET state = %s WHERE id = %s",
+                                   (dumps(change.state), conversation_id))
+            if change.approvals is not None:
+                await conn.execute("UPDATE conversations SET approvals = %s WHERE id = %s",
+                                   (dumps(change.approvals), conversation_id))
+            if change.status is not None:
+                await conn.execute(
+                    "UPDATE conversations SET status = %s, waiting_for = %s, outcome = %s "
+                    "WHERE id = %s", (change.status, _json(change.waiting_for),
+                                      _json(change.outcome), conversation_id))
+
+    async def delete(self, conversation_id: str) -> bool:
+        async with self._conn() as conn, conn.transaction():
+            for table in ("messages", "idempotency"):
+                await conn.execute(f"DELETE FROM {table} WHERE conversation_id = %s",
+                                   (conversation_id,))
+            cur = await conn.execute("DELETE FROM conversations WHERE id = %s",
+                                     (conversation_id,))
+            return bool(cur.rowcount)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        async with self._conn() as conn:
+            cur = await conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 7))",
+                                     (conversation_id,))
+            row = await cur.fetchone()
+            taken = bool(row and row[0])
+            try:
+                yield taken
+            finally:
+                if taken:
+                    await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 7))",
+                                       (conversation_id,))
+
+    async def idempotent(self, conversation_id: str, key: str
+                         ) -> tuple[str, dict[str, Any] | None] | None:
+        async with self._conn() as conn:
+            cur = await conn.execute("SELECT digest, response FROM idempotency WHERE "
+                                     "conversation_id = %s AND key = %s", (conversation_id, key))
+            row = await cur.fetchone()
+            return None if row is None else (row[0], row[1])
+
+    async def remember(self, conversation_id: str, key: str, digest: str,
+                       response: dict[str, Any] | None) -> bool:
+        async with self._conn() as conn:
+            if response is None:
+                cur = await conn.execute("INSERT INTO idempotency VALUES (%s, %s, %s, NULL) "
+                                         "ON CONFLICT DO NOTHING", (conversation_id, key, digest))
+                return bool(cur.rowcount)
+            await conn.execute(
+                "INSERT INTO idempotency VALUES (%s, %s, %s, %s) ON CONFLICT (conversation_id, "
+                "key) DO UPDATE SET response = EXCLUDED.response",
+                (conversation_id, key, digest, dumps(response)))
+            return True
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)

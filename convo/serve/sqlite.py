@@ -1,0 +1,208 @@
+"""SQLite store: stdlib ``sqlite3`` in WAL mode with a busy timeout, so concurrent
+conversations (and several worker processes on one machine) never see "database is locked".
+
+The turn lock is a lease on the conversation's row, taken with one atomic ``UPDATE``: its
+owner names the host and process, so a lock left by a killed process on this machine is
+taken over at once; any other stale lock once its lease ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Final, TypeVar
+
+from ..messages import Message
+from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
+
+LEASE_S: Final = 3600.0
+T = TypeVar("T")
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, state TEXT NOT NULL, status TEXT NOT NULL, waiting_for TEXT,
+    outcome TEXT, approvals TEXT NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
+    lock_owner TEXT, lock_until REAL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idempotency (
+    conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
+    PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
+"""
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _dead(owner: str | None) -> bool:
+    """Whether a lock's owner is a process of this machine that no longer runs."""
+    if not owner:
+        return True
+    host, _, rest = owner.partition(":")
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(int(rest.partition(":")[0]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
+
+
+class SQLiteStore:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._owner = _owner()
+
+    async def _do(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def call() -> T:
+            with self._lock:
+                if self._db is None:
+                    raise StoreError(f"the SQLite store {self.path} is closed")
+                try:
+                    with self._db:  # one transaction
+                        return fn(self._db)
+                except sqlite3.Error as exc:
+                    raise StoreError(f"SQLite store {self.path}: {exc}") from exc
+
+        return await asyncio.to_thread(call)
+
+    async def open(self) -> None:
+        def connect() -> None:
+            db = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
+                                 isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA busy_timeout=30000")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+            db.execute("INSERT OR IGNORE INTO convo_meta VALUES ('schema_version', ?)",
+                       (str(SCHEMA_VERSION),))
+            db.isolation_level = "DEFERRED"
+            self._db = db
+
+        try:
+            await asyncio.to_thread(connect)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the SQLite store {self.path}: {exc}") from exc
+
+    async def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    async def ping(self) -> bool:
+        try:
+            return await self._do(lambda db: db.execute("SELECT 1").fetchone() == (1,))
+        except StoreError:
+            return False
+
+    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
+        await self._do(lambda db: db.execute(
+            "INSERT INTO conversations (id, state, status, created) VALUES (?, ?, ?, ?)",
+            (conversation_id, dumps(dict(state)), "waiting", time.time())))
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        def read(db: sqlite3.Connection) -> Stored | None:
+            row = db.execute("SELECT state, status, waiting_for, outcome, approvals, length "
+                             "FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if row is None:
+                return None
+            stored = Stored(conversation_id, json.loads(row[0]), row[1],
+                            json.loads(row[2]) if row[2] else None,
+                            json.loads(row[3]) if row[3] else None, json.loads(row[4]),
+                            length=row[5])
+            if messages:
+                stored.messages = [Message.from_dict(json.loads(m)) for (m,) in db.execute(
+                    "SELECT message FROM messages WHERE conversation_id = ? ORDER BY idx",
+                    (conversation_id,))]
+            return stored
+
+        return await self._do(read)
+
+    async def write(self, conversation_id: str, change: Change) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            if change.messages:
+                db.executemany("INSERT INTO messages VALUES (?, ?, ?)", [
+                    (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
+                db.execute("UPDATE conversations SET length = ? WHERE id = ?",
+                           (change.messages[-1][0] + 1, conversation_id))
+            for column, value in (("state", change.state), ("approvals", change.approvals)):
+                if value is not None:
+                    db.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?",
+                               (dumps(value), conversation_id))
+            if change.status is not None:
+                db.execute("UPDATE conversations SET status = ?, waiting_for = ?, outcome = ? "
+                           "WHERE id = ?", (change.status, _json(change.waiting_for),
+                                            _json(change.outcome), conversation_id))
+
+        await self._do(write)
+
+    async def delete(self, conversation_id: str) -> bool:
+        def delete(db: sqlite3.Connection) -> bool:
+            for table in ("messages", "idempotency"):
+                db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))
+            return db.execute("DELETE FROM conversations WHERE id = ?",
+                              (conversation_id,)).rowcount > 0
+
+        return await self._do(delete)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        def take(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
+                             (conversation_id,)).fetchone()
+            if row is None:
+                return False
+            owner, until = row
+            if owner and (until or 0) > time.time() and not _dead(owner):
+                return False
+            return db.execute(
+                "UPDATE conversations SET lock_owner = ?, lock_until = ? WHERE id = ? AND "
+                "lock_owner IS ?", (self._owner, time.time() + LEASE_S, conversation_id,
+                                    owner)).rowcount == 1
+
+        taken = await self._do(take)
+        try:
+            yield taken
+        finally:
+            if taken:
+                await self._do(lambda db: db.execute(
+                    "UPDATE conversations SET lock_owner = NULL, lock_until = NULL "
+                    "WHERE id = ? AND lock_owner = ?", (conversation_id, self._owner)))
+
+    async def idempotent(self, conversation_id: str, key: str
+                         ) -> tuple[str, dict[str, Any] | None] | None:
+        row = await self._do(lambda db: db.execute(
+            "SELECT digest, response FROM idempotency WHERE conversation_id = ? AND key = ?",
+            (conversation_id, key)).fetchone())
+        return None if row is None else (row[0], json.loads(row[1]) if row[1] else None)
+
+    async def remember(self, conversation_id: str, key: str, digest: str,
+                       response: dict[str, Any] | None) -> bool:
+        if response is None:
+            return await self._do(lambda db: db.execute(
+                "INSERT OR IGNORE INTO idempotency VALUES (?, ?, ?, NULL)",
+                (conversation_id, key, digest)).rowcount == 1)
+        await self._do(lambda db: db.execute(
+            "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?, ?)",
+            (conversation_id, key, digest, dumps(response))))
+        return True
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else dumps(value)

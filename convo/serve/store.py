@@ -1,0 +1,171 @@
+"""Where served conversations live: one small async interface, three implementations.
+
+A conversation is a row (its state, status, what it waits for, its outcome, the approvals)
+and its messages, stored append-only (a turn writes only what it added, so its cost does not
+grow with the conversation). ``turn(id)`` holds the conversation's turn lock — one turn at a
+time per conversation across every worker — and gives ``None`` when another turn holds it.
+Schema versions: ``SCHEMA_VERSION`` is written on first start, so a later convo can migrate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final, Protocol
+
+import attrs
+
+from ..messages import Message
+
+SCHEMA_VERSION: Final = 1
+
+
+class StoreError(Exception):
+    """The store cannot be reached or refused a write (the server answers 503)."""
+
+
+@attrs.define(slots=True)
+class Stored:
+    """A conversation as stored."""
+
+    id: str
+    state: dict[str, Any]
+    status: str = "waiting"
+    waiting_for: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
+    approvals: dict[str, Any] = attrs.field(factory=dict)
+    messages: list[Message] = attrs.field(factory=list)
+    length: int = 0  # how many messages are stored (without loading them)
+
+
+@attrs.frozen(slots=True)
+class Change:
+    """What one step of a turn wrote: new messages (with their indexes) and the row's
+    fields."""
+
+    messages: tuple[tuple[int, Message], ...] = ()
+    state: dict[str, Any] | None = None
+    approvals: dict[str, Any] | None = None
+    status: str | None = None
+    waiting_for: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
+
+
+class Store(Protocol):
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> bool: ...
+
+    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None: ...
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None: ...
+
+    async def write(self, conversation_id: str, change: Change) -> None: ...
+
+    async def delete(self, conversation_id: str) -> bool: ...
+
+    def turn(self, conversation_id: str) -> contextlib.AbstractAsyncContextManager[bool]: ...
+
+    async def idempotent(self, conversation_id: str, key: str
+                         ) -> tuple[str, dict[str, Any] | None] | None: ...
+
+    async def remember(self, conversation_id: str, key: str, digest: str,
+                       response: dict[str, Any] | None) -> bool: ...
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class MemoryStore:
+    """Everything in one process's memory (tests, one worker); lost when it stops."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, Stored] = {}
+        self._running: set[str] = set()
+        self._keys: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def ping(self) -> bool:
+        return True
+
+    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
+        self._rows[conversation_id] = Stored(conversation_id, json.loads(dumps(dict(state))))
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        row = self._rows.get(conversation_id)
+        if row is None:
+            return None
+        copy = attrs.evolve(row, messages=list(row.messages) if messages else [],
+                            state=json.loads(dumps(row.state)))
+        copy.length = len(row.messages)
+        return copy
+
+    async def write(self, conversation_id: str, change: Change) -> None:
+        row = self._rows[conversation_id]
+        for index, message in change.messages:
+            if index != len(row.messages):
+                raise StoreError(f"conversation {conversation_id}: message {index} written "
+                                 f"out of order (have {len(row.messages)})")
+            row.messages.append(message)
+        _apply(row, change)
+
+    async def delete(self, conversation_id: str) -> bool:
+        return self._rows.pop(conversation_id, None) is not None
+
+    @contextlib.asynccontextmanager
+    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        if conversation_id in self._running:
+            yield False
+            return
+        self._running.add(conversation_id)
+        try:
+            yield True
+        finally:
+            self._running.discard(conversation_id)
+
+    async def idempotent(self, conversation_id: str, key: str
+                         ) -> tuple[str, dict[str, Any] | None] | None:
+        return self._keys.get((conversation_id, key))
+
+    async def remember(self, conversation_id: str, key: str, digest: str,
+                       response: dict[str, Any] | None) -> bool:
+        slot = (conversation_id, key)
+        if response is None and slot in self._keys:
+            return False
+        self._keys[slot] = (digest, response)
+        return True
+
+
+def _apply(row: Stored, change: Change) -> None:
+    if change.state is not None:
+        row.state = json.loads(dumps(change.state))
+    if change.approvals is not None:
+        row.approvals = dict(change.approvals)
+    if change.status is not None:
+        row.status = change.status
+        row.waiting_for = change.waiting_for
+        row.outcome = change.outcome
+
+
+def open_store(url: str) -> Store:
+    """A store from ``memory``, ``sqlite:///PATH`` or ``postgresql://…``."""
+    if url == "memory":
+        return MemoryStore()
+    if url.startswith("sqlite:///"):
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(url[len("sqlite:///"):])
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url)
+    raise ValueError(f"--store must be memory, sqlite:///PATH or postgresql://…, got {url!r}")

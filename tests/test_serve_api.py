@@ -1,0 +1,250 @@
+"""The HTTP API of API.md §9, in process (Starlette's TestClient and httpx over ASGI): every
+route, status code and error, idempotency, SSE order, approvals, a failed model call then
+retry, and one turn at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.serve import create_app
+
+ran: list[str] = []
+
+
+@tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order."""
+    ran.append(order)
+    return f"refunded {order}"
+
+
+fail_next: list[bool] = []
+
+
+def reply(messages: Sequence[Message], tools: Any) -> str:
+    if fail_next:
+        fail_next.pop()
+        raise ModelError("HTTP 500 from the test model")
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Done: {last.content} {{finish()}}"
+    if last.content.startswith("refund "):
+        return f"{{refund(order='{last.content[7:]}')}}"
+    if last.content == "boom":
+        raise RuntimeError("a bug in the bot")
+    return f"You said {last.content!r}"
+
+
+TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    ran.clear()
+    fail_next.clear()
+    with TestClient(create_app(TEMPLATE, FunctionModel(reply), max_message_bytes=100)) as c:
+        yield c
+
+
+def _new(client: TestClient) -> str:
+    response = client.post("/api/conversations", json={})
+    assert response.status_code == 201
+    return str(response.json()["id"])
+
+
+def test_create_runs_until_the_template_waits(client: TestClient) -> None:
+    response = client.post("/api/conversations", json={"state": {"name": "Ada"}})
+    body = response.json()
+    assert response.status_code == 201
+    assert len(body["id"]) == 22  # 128 random bits, URL-safe
+    assert (body["status"], body["waiting_for"], body["outcome"]) == (
+        "waiting", {"type": "user", "prompt": None}, None)
+    assert body["messages"] == [{"role": "system", "content": "Be brief."}]
+    assert body["state"] == {"name": "Ada"}
+
+
+def test_a_message_answers_with_what_it_added(client: TestClient) -> None:
+    cid = _new(client)
+    response = client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
+    assert response.status_code == 200
+    assert response.json()["added"] == [{"role": "user", "content": "hi"},
+                                        {"role": "assistant", "content": "You said 'hi'"}]
+    shown = client.get(f"/api/conversations/{cid}").json()
+    assert [m["content"] for m in shown["messages"]] == ["Be brief.", "hi", "You said 'hi'"]
+    assert shown["status"] == "waiting"
+
+
+def test_sse_events_in_order(client: TestClient) -> None:
+    cid = _new(client)
+    with client.stream("POST", f"/api/conversations/{cid}/messages", json={"content": "hi"},
+                       headers={"Accept": "text/event-stream"}) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        text = "".join(stream.iter_text())
+    events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
+              for block in text.strip().split("\n\n")]
+    assert [e for e, _ in events] == ["message", "message", "done"]
+    assert events[0][1] == {"role": "user", "content": "hi"}
+    assert events[1][1] == {"role": "assistant", "content": "You said 'hi'"}
+    assert events[2][1]["added"] == [events[0][1], events[1][1]]
+
+
+@pytest.mark.parametrize(("body", "status", "error"), [
+    (b"[1]", 400, "the body must be a JSON object, got list"),
+    (b"{nope", 400, "the body must be a JSON object: Expecting property name enclosed in "
+                    "double quotes: line 1 column 2 (char 1)"),
+    (b'{"content": 3}', 400, '"content" must be a string: send {"content": "your message"}'),
+    (b"{}", 400, '"content" must be a string: send {"content": "your message"}'),
+    (json.dumps({"content": "é" * 51}).encode(), 413, '"content" is over 100 bytes'),
+    (b"x" * 70000, 413, "the request body is over 65936 bytes"),
+])
+def test_bad_bodies(client: TestClient, body: bytes, status: int, error: str) -> None:
+    cid = _new(client)
+    response = client.post(f"/api/conversations/{cid}/messages", content=body,
+                           headers={"Accept": "text/event-stream"})
+    assert (response.status_code, response.json()) == (status, {"error": error})
+
+
+def test_unknown_ids_routes_and_methods(client: TestClient) -> None:
+    assert client.get("/api/conversations/nope").status_code == 404
+    assert client.get("/api/conversations/nope").json() == {"error": "no conversation 'nope'"}
+    assert client.post("/api/conversations/nope/messages", json={"content": "x"}
+                       ).status_code == 404
+    assert client.get("/api/nothing").json() == {"error": "Not Found: GET /api/nothing"}
+    assert client.put("/api/conversations").status_code == 405
+
+
+def test_delete_then_404(client: TestClient) -> None:
+    cid = _new(client)
+    assert client.delete(f"/api/conversations/{cid}").status_code == 204
+    assert client.get(f"/api/conversations/{cid}").status_code == 404
+    assert client.delete(f"/api/conversations/{cid}").status_code == 404
+
+
+def test_idempotency_keys(client: TestClient) -> None:
+    cid = _new(client)
+    url = f"/api/conversations/{cid}/messages"
+    first = client.post(url, json={"content": "hi"}, headers={"Idempotency-Key": "k1"})
+    again = client.post(url, json={"content": "hi"}, headers={"Idempotency-Key": "k1"})
+    assert (again.status_code, again.json()) == (first.status_code, first.json())
+    other = client.post(url, json={"content": "ho"}, headers={"Idempotency-Key": "k1"})
+    assert (other.status_code, other.json()) == (
+        409, {"error": "this Idempotency-Key was used with other content"})
+    messages = client.get(f"/api/conversations/{cid}").json()["messages"]
+    assert [m["content"] for m in messages] == ["Be brief.", "hi", "You said 'hi'"]
+
+
+def test_approval_pauses_then_answers(client: TestClient) -> None:
+    cid = _new(client)
+    url = f"/api/conversations/{cid}"
+    body = client.post(f"{url}/messages", json={"content": "refund A1"}).json()
+    assert body["waiting_for"] == {"type": "approval", "calls": [
+        {"id": "call_1", "name": "refund", "arguments": {"order": "A1"}}]}
+    busy = client.post(f"{url}/messages", json={"content": "hello?"})
+    assert busy.status_code == 409
+    assert busy.json()["error"].startswith("an approval is pending: answer it with POST ")
+    missing = client.post(f"{url}/approvals", json={"decisions": []})
+    assert (missing.status_code, missing.json()) == (
+        400, {"error": "decide every pending call; missing: call_1"})
+    done = client.post(f"{url}/approvals", json={"decisions": [
+        {"call_id": "call_1", "approve": False, "reason": "not now"}]})
+    assert done.status_code == 200
+    assert [m["content"] for m in done.json()["added"]][:1] == ["Rejected by the user: not now"]
+    assert ran == []
+    assert done.json()["waiting_for"] == {"type": "user", "prompt": None}
+
+
+def test_a_failed_model_call_keeps_the_message_and_waits_for_retry(client: TestClient) -> None:
+    cid = _new(client)
+    url = f"/api/conversations/{cid}"
+    fail_next.append(True)
+    failed = client.post(f"{url}/messages", json={"content": "hi"})
+    assert failed.status_code == 502
+    assert failed.json()["error"] == "HTTP 500 from the test model"
+    assert failed.json()["waiting_for"] == {"type": "retry",
+                                            "error": "HTTP 500 from the test model"}
+    assert failed.json()["added"] == [{"role": "user", "content": "hi"}]
+    assert client.post(f"{url}/messages", json={"content": "again"}).status_code == 409
+    retried = client.post(f"{url}/retry", json={})
+    assert retried.status_code == 200
+    assert retried.json()["added"] == [{"role": "assistant", "content": "You said 'hi'"}]
+
+
+def test_a_bug_ends_the_conversation_with_500(client: TestClient) -> None:
+    cid = _new(client)
+    response = client.post(f"/api/conversations/{cid}/messages", json={"content": "boom"})
+    assert response.status_code == 500
+    assert response.json()["error"] == "RuntimeError: a bug in the bot"
+    assert response.json()["status"] == "ended"
+    ended = client.post(f"/api/conversations/{cid}/messages", json={"content": "x"})
+    assert (ended.status_code, ended.json()) == (
+        409, {"error": f"conversation {cid!r} has ended"})
+
+
+def test_token() -> None:
+    app = create_app(TEMPLATE, FunctionModel(reply), token="s3cret")
+    with TestClient(app) as client:
+        assert client.get("/api/health").status_code == 200
+        refused = client.post("/api/conversations", json={})
+        assert (refused.status_code, refused.json()) == (401, {
+            "error": "this server needs a token: send the header Authorization: Bearer <token>"})
+        ok = client.post("/api/conversations", json={},
+                         headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 201
+        assert client.get(f"/api/conversations/{ok.json()['id']}").status_code == 401
+
+
+def test_the_page_and_health(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert client.get("/api/health").json() == {"status": "ok"}
+
+
+def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
+    async def main() -> list[int]:
+        gate = asyncio.Event()
+        entered = asyncio.Event()
+
+        async def slow(messages: Sequence[Message], tools: Any) -> str:
+            entered.set()
+            await gate.wait()
+            return "answered"
+
+        app = create_app(TEMPLATE, FunctionModel(slow))
+        transport = httpx.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=transport, base_url="http://test") as c:
+            cid = (await c.post("/api/conversations", json={})).json()["id"]
+            url = f"/api/conversations/{cid}/messages"
+            first = asyncio.create_task(c.post(url, json={"content": "one"}))
+            await entered.wait()
+            second = await c.post(url, json={"content": "two"})
+            running = (await c.get(f"/api/conversations/{cid}")).json()["status"]
+            gate.set()
+            done = await first
+            shown = (await c.get(f"/api/conversations/{cid}")).json()
+            assert [m["content"] for m in shown["messages"]] == ["Be brief.", "one", "answered"]
+            assert second.json()["error"].startswith("a turn is running in this conversation")
+            assert running == "running"
+            return [done.status_code, second.status_code]
+
+    assert asyncio.run(main()) == [200, 409]

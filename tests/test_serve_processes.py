@@ -1,0 +1,187 @@
+"""`convo serve` as real processes: killed with SIGKILL mid-turn and between turns on SQLite and
+started again (nothing lost or doubled, each tool ran once), and two workers sharing a real
+Postgres (a throwaway server started here with initdb/pg_ctl)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+BOT = str(Path(__file__).parent / "serve_fixtures" / "counting_bot.py")
+WAIT_S = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """One `convo serve` process."""
+
+    def __init__(self, store: str, workdir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",
+                                                                 "OPENAI_BASE_URL")}
+        env["CONVO_TEST_DIR"] = str(workdir)
+        self.log = workdir / f"serve-{self.port}.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "convo", "serve", BOT, "--port", str(self.port),
+                 "--store", store], env=env, stdout=subprocess.DEVNULL, stderr=log)
+        self.client = httpx.Client(base_url=self.url, timeout=WAIT_S)
+        self._wait_until_healthy()
+
+    def _wait_until_healthy(self) -> None:
+        with httpx.Client(base_url=self.url, timeout=1.0) as probe:
+            for _ in range(int(WAIT_S / 0.1)):
+                if self.process.poll() is not None:
+                    raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
+                try:
+                    if probe.get("/api/health").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                try:
+                    self.process.wait(timeout=0.1)
+                except subprocess.TimeoutExpired:
+                    pass
+        raise AssertionError("convo serve did not become healthy")
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        return self.client.post(path, json=body or {})
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.client.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.client.close()
+
+
+def _contents(server: Server, cid: str) -> list[str]:
+    return [m["content"] for m in server.client.get(f"/api/conversations/{cid}").json()[
+        "messages"]]
+
+
+def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'convo.db'}"
+    server = Server(store, tmp_path)
+    try:
+        ids = [server.post("/api/conversations").json()["id"] for _ in range(3)]
+        for i, cid in enumerate(ids):
+            assert server.post(f"/api/conversations/{cid}/messages",
+                               {"content": f"note a{i}"}).status_code == 200
+        # Mid-turn: the model is answering "slow" when the server is killed.
+        slow = subprocess.Popen([sys.executable, "-c", (
+            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'slow'}, timeout=60)"),
+            f"{server.url}/api/conversations/{ids[0]}/messages"],
+            stderr=subprocess.DEVNULL)
+        for _ in range(int(WAIT_S / 0.05)):
+            if (tmp_path / "entered").exists():
+                break
+            try:
+                slow.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        assert (tmp_path / "entered").exists()
+        server.kill()
+        slow.kill()
+        slow.wait()
+        (tmp_path / "gate").touch()
+        server = Server(store, tmp_path)
+        assert _contents(server, ids[0])[-1] == "slow"  # committed before the model answered
+        assert server.post(f"/api/conversations/{ids[0]}/messages",
+                           {"content": "x"}).status_code == 409
+        retried = server.post(f"/api/conversations/{ids[0]}/retry")
+        assert retried.status_code == 200
+        assert [m["content"] for m in retried.json()["added"]] == ["slow done"]
+        # Between turns.
+        server.kill()
+        server = Server(store, tmp_path)
+        for i, cid in enumerate(ids):
+            assert server.post(f"/api/conversations/{cid}/messages",
+                               {"content": f"note b{i}"}).status_code == 200
+        for i, cid in enumerate(ids):
+            expected = ["Take notes.", f"note a{i}", "", f"noted a{i}", f"ok, noted a{i}",
+                        "Finished"]
+            if i == 0:
+                expected += ["slow", "slow done"]
+            expected += [f"note b{i}", "", f"noted b{i}", f"ok, noted b{i}", "Finished"]
+            assert _contents(server, cid) == expected
+        calls = (tmp_path / "tool_calls.txt").read_text().split()
+        assert sorted(calls) == sorted([f"a{i}" for i in range(3)] + [f"b{i}" for i in range(3)])
+    finally:
+        server.stop()
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    bin_dir = _postgres_bin()
+    if bin_dir is None:
+        pytest.fail("PostgreSQL server binaries are missing: .ci/run installs the Debian "
+                    "postgresql package")
+    data = Path(tempfile.mkdtemp(prefix="convo-pg-"))  # outside pytest's private tmp dirs
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # the server refuses to run as root
+        shutil.chown(data, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = _free_port()
+    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
+                    "-U", "postgres"], check=True, capture_output=True)
+    subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-w", "-l",
+                    str(data / "log"), "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
+                    "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-m", "fast",
+                        "-w", "stop"], check=False, capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_two_workers_share_postgres(postgres: str, tmp_path: Path) -> None:
+    servers = [Server(postgres, tmp_path), Server(postgres, tmp_path)]
+    rng = random.Random(7)
+    try:
+        ids = [rng.choice(servers).post("/api/conversations").json()["id"] for _ in range(50)]
+        for turn in range(3):
+            for i, cid in enumerate(ids):
+                response = rng.choice(servers).post(f"/api/conversations/{cid}/messages",
+                                                    {"content": f"hello {i}.{turn}"})
+                assert response.status_code == 200, response.text
+        for i, cid in enumerate(ids):
+            expected = ["Take notes."]
+            for turn in range(3):
+                expected += [f"hello {i}.{turn}", f"echo hello {i}.{turn}"]
+            assert _contents(rng.choice(servers), cid) == expected
+    finally:
+        for server in servers:
+            server.stop()
