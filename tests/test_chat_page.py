@@ -41,7 +41,7 @@ EVIL = ('Look: <script>window.pwned = 1</script> and <img src=x onerror="window.
 class Server:
     """``convo serve`` on the test bot, in a subprocess on a free port."""
 
-    def __init__(self, gates: pathlib.Path, *extra: str) -> None:
+    def __init__(self, gates: pathlib.Path, *extra: str, **environ: str) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -49,7 +49,7 @@ class Server:
         self.gates = gates
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
-        env["CHAT_PAGE_GATES"] = str(gates)
+        env.update(environ, CHAT_PAGE_GATES=str(gates))
         cmd = [sys.executable, "-m", "convo", "serve", str(BOT), "--host", "127.0.0.1",
                "--port", str(port), "--store", "memory", *extra]
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
@@ -253,6 +253,24 @@ def test_a_conversation_that_ends_in_an_error(page: Page, server: Server) -> Non
     expect(page.locator("#send")).to_be_disabled()
 
 
+def test_a_conversation_that_reaches_its_limit(browser: Browser, tmp_path: pathlib.Path) -> None:
+    limited = Server(tmp_path, CHAT_PAGE_MODEL_CALLS="2")
+    try:
+        context = browser.new_context()
+        pg = context.new_page()
+        open_chat(pg, limited.url)
+        say(pg, "one")
+        say(pg, "two")
+        expect(pg.locator("#log .msg.assistant")).to_have_count(2)
+        say(pg, "three")
+        expect(pg.locator("#panel .card.end p")).to_have_text(
+            "The conversation has ended: the model_calls limit was reached.")
+        assert users(pg) == ["one", "two", "three"]
+        context.close()
+    finally:
+        limited.stop()
+
+
 def test_model_html_is_shown_as_text_and_runs_nothing(page: Page, server: Server) -> None:
     open_chat(page, server.url)
     say(page, "evil")
@@ -295,26 +313,69 @@ TRICKS = [
 ]
 
 
-@pytest.mark.parametrize("text", TRICKS)
-def test_the_markdown_renderer_only_makes_its_own_tags(page: Page, server: Server,
-                                                        text: str) -> None:
+def test_the_markdown_renderer_only_makes_its_own_tags(page: Page, server: Server) -> None:
     """The page's own renderer, on text a model might write to break out of it."""
     page.goto(server.url)
-    found = page.evaluate("""(text) => {
-        const d = document.createElement("div");
-        d.innerHTML = markdown(text);
-        return [...d.querySelectorAll("*")].map((e) => [e.tagName,
-            [...e.attributes].map((a) => a.name + "=" + a.value)]);
-    }""", text)
     allowed = {"P", "BR", "STRONG", "EM", "CODE", "PRE", "UL", "OL", "LI", "A"}
-    for tag, attributes in found:
-        assert tag in allowed, (text, found)
-        if tag == "A":
-            href, target, rel = attributes
-            assert href.startswith("href=https://a.example/"), (text, found)
-            assert (target, rel) == ("target=_blank", "rel=noopener noreferrer")
-        else:
-            assert attributes == [], (text, found)
+    links = 0
+    for text in TRICKS:
+        found = page.evaluate("""(text) => {
+            const d = document.createElement("div");
+            d.innerHTML = markdown(text);
+            return [...d.querySelectorAll("*")].map((e) => [e.tagName,
+                [...e.attributes].map((a) => a.name + "=" + a.value)]);
+        }""", text)
+        for tag, attributes in found:
+            assert tag in allowed, (text, found)
+            if tag == "A":
+                links += 1
+                href, target, rel = attributes
+                assert href.startswith("href=https://a.example/"), (text, found)
+                assert (target, rel) == ("target=_blank", "rel=noopener noreferrer")
+            else:
+                assert attributes == [], (text, found)
+    assert links == 3  # the three https links; no other scheme makes one
+
+
+def test_approving_a_tool_call(page: Page, server: Server) -> None:
+    open_chat(page, server.url)
+    say(page, "delete")
+    card = page.locator("#panel .card.approval")
+    expect(card.locator("p")).to_have_text("The assistant wants to use a tool:")
+    expect(card.locator("legend")).to_have_text("delete_file")
+    expect(card.locator("pre")).to_have_text('{\n  "path": "notes.txt"\n}')
+    expect(page.locator("details.tool summary")).to_have_text("Tool: delete_file (running)")
+    approve = card.get_by_role("button", name="Approve")
+    expect(approve).to_be_focused()
+    approve.click()
+    expect(page.locator("#log .msg.assistant .body").last).to_have_text(
+        "The tool said: Deleted notes.txt")
+    expect(page.locator("details.tool summary")).to_have_text("Tool: delete_file (done)")
+    expect(card).to_have_count(0)
+
+
+def test_rejecting_one_of_two_tool_calls_with_a_reason(page: Page, server: Server) -> None:
+    open_chat(page, server.url)
+    say(page, "delete two")
+    card = page.locator("#panel .card.approval")
+    expect(card.locator("legend")).to_have_text(["delete_file", "delete_file"])
+    say(page, "wait, no")  # nowhere to send it yet: it stays in the box
+    expect(page.locator("#box")).to_have_value("wait, no")
+    first, second = card.locator("fieldset").all()
+    first.get_by_label("Reason (optional)").fill("keep it")
+    first.get_by_role("button", name="Reject").click()
+    expect(first).to_contain_text("Rejected")
+    expect(second.get_by_role("button", name="Approve")).to_be_focused()
+    second.get_by_role("button", name="Approve").click()
+    expect(page.locator("#log .msg.assistant .body").last).to_have_text(
+        "The tool said: Deleted todo.txt")
+    expect(page.locator("details.tool summary")).to_have_text(
+        ["Tool: delete_file (rejected)", "Tool: delete_file (done)"])
+    expect(page.locator("details.tool .result pre")).to_have_text(
+        ["Rejected by the user: keep it", "Deleted todo.txt"])
+    page.locator("#box").press("Enter")  # now it goes
+    expect(page.locator("#log .msg.assistant .body").last).to_have_text(
+        "You said 'wait, no' (message 2)")
 
 
 def test_typing_during_a_turn_is_queued_and_sent_after_it(page: Page, server: Server) -> None:

@@ -8,12 +8,16 @@ The model's reply depends on the last user message:
   answers;
 - ``evil``: a reply full of HTML and a ``javascript:`` link, which the page must show as text;
 - ``markdown``: a reply using the Markdown the page renders;
-- ``weather``: calls the ``weather`` tool, then answers with its result;
+- ``weather``: calls the ``weather`` tool, then answers with the last tool result;
+- ``delete``: calls ``delete_file`` (which needs the user's approval) for ``notes.txt``;
+  ``delete two``: for ``notes.txt`` and ``todo.txt`` at once;
 - ``bye``: the conversation ends with a farewell (an ``EndTemplate``, not the model);
 - ``crash``: the template itself fails (a bug, not a model failure): the conversation ends
   with outcome ``error``;
 - ``leave``: the model ends the conversation with the ``end_conversation`` tool;
 - anything else: echoed with the number of user messages so far.
+
+``$CHAT_PAGE_MODEL_CALLS``, when set, limits the model calls of a conversation.
 """
 
 import asyncio
@@ -58,6 +62,17 @@ def weather(city: str) -> str:
     return f"Sunny in {city}, 21 °C"
 
 
+@tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file (asks the user first)."""
+    return f"Deleted {path}"
+
+
+def calls(users: int, name: str, *arguments: dict[str, str]) -> Message:
+    return Message("assistant", "", tool_calls=[
+        ToolCall(f"call_{users}_{i}", name, a) for i, a in enumerate(arguments)])
+
+
 class PageModel:
     """The scripted model described above; sync and async, streaming through ``on_delta``."""
 
@@ -86,8 +101,11 @@ class PageModel:
             return Message("assistant", "Let me look.",
                            tool_calls=[ToolCall(f"call_{users}", "weather", {"city": "Paris"})])
         if text == "leave":
-            return Message("assistant", "", tool_calls=[ToolCall(
-                f"call_{users}", "end_conversation", {"message": "Bye from the model!"})])
+            return calls(users, "end_conversation", {"message": "Bye from the model!"})
+        if text == "delete":
+            return calls(users, "delete_file", {"path": "notes.txt"})
+        if text == "delete two":
+            return calls(users, "delete_file", {"path": "notes.txt"}, {"path": "todo.txt"})
         return [f"You said {text!r} (message {users})"], ""
 
     def complete(self, messages, tools=(), *, on_delta=None):
@@ -126,7 +144,9 @@ template = LinearTemplate([
     LoopTemplate([
         UserTemplate(),
         IfTemplate(said_bye, EndTemplate("Goodbye!")),
-        ToolingTemplate([weather, EndConversationTool()]),
+        ToolingTemplate([weather, delete_file, EndConversationTool()]),
     ]),
 ])
 mock_model = PageModel()
+limits = ({"model_calls": int(os.environ["CHAT_PAGE_MODEL_CALLS"])}
+          if os.environ.get("CHAT_PAGE_MODEL_CALLS") else None)
