@@ -192,6 +192,21 @@ def test_a_reload_shows_the_same_conversation(page: Page, server: Server) -> Non
         "You said 'three' (message 3)")
 
 
+def test_a_reload_during_a_turn_waits_for_it(page: Page, server: Server) -> None:
+    open_chat(page, server.url)
+    say(page, "stream reload")
+    expect(page.locator("#log .msg.streaming .body")).to_have_text("Streaming the first part.")
+    page.reload()  # the turn goes on on the server; the page shows what is committed so far
+    expect(page.locator("#log .msg.user .body")).to_have_text(["stream reload"])
+    expect(page.locator("#thinking")).to_be_visible()
+    assert replies(page) == []
+    server.open_gate("reload")
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(
+        ["Streaming the first part. And the rest."])
+    wait_idle(page)
+    expect(page.locator("#box")).to_be_focused()
+
+
 def test_an_unknown_conversation_in_the_url_starts_a_new_one(page: Page, server: Server) -> None:
     page.goto(server.url + "?c=no-such-conversation")
     expect(page).not_to_have_url(re.compile("no-such-conversation"))
@@ -403,8 +418,9 @@ def test_typing_during_a_turn_is_queued_and_sent_after_it(page: Page, server: Se
 
 def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
     page.goto(server.url)
-    box = page.locator("#box")
+    box = page.get_by_role("textbox", name="Message")
     expect(box).to_be_focused()  # ready to type at once
+    expect(page.get_by_role("log", name="Conversation")).to_have_attribute("aria-live", "polite")
     page.keyboard.type("line one")
     page.keyboard.press("Shift+Enter")
     page.keyboard.type("line two")
