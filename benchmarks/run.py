@@ -10,7 +10,9 @@ What is measured (docs/performance.md explains the method):
   process, sequential (sync and async) and N conversations at once, each as a ratio to the raw
   ``openai`` SDK (``OpenAI`` / ``AsyncOpenAI``) making the same two calls in the same run;
 - in-process: the same conversation on ``MockModel``, µs per conversation (sync and async);
-- ``import convo`` vs ``import openai``; memory per idle message vs a plain list of dicts.
+- ``import convo`` vs ``import openai``; memory per idle message vs a plain list of dicts;
+- tools: the first ``@tool`` of a process, each further one, and validating one call's
+  arguments (next to pydantic's own validation of them).
 
 Needs the ``bench`` extra for the plot (matplotlib); without it the plot is skipped.
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import inprocess
+import tools
 import wire
 
 import convo
@@ -49,16 +52,20 @@ TARGETS: dict[str, float] = {
     "import_ms": 150.0,
     "import_ratio": 0.25,         # import convo / import openai
     "memory_bytes": 300.0,        # per idle message
+    "tool_decorate_us": 2000.0,   # a @tool with a nested model, after the first
+    "tool_validate_us": 50.0,     # one call's arguments, the same tool
 }
 
 
 def _settings(quick: bool) -> dict[str, Any]:
     if quick:
         return {"seq_conversations": 10, "seq_rounds": 10, "levels": [(200, 3), (1000, 1)],
-                "inprocess_conversations": 500, "inprocess_rounds": 5, "import_samples": 5}
+                "inprocess_conversations": 500, "inprocess_rounds": 5, "import_samples": 5,
+                "tools": 100, "tool_calls": 5000, "tool_rounds": 5}
     return {"seq_conversations": 20, "seq_rounds": 30,
             "levels": [(10, 15), (50, 11), (200, 9), (1000, 5)],
-            "inprocess_conversations": 2000, "inprocess_rounds": 11, "import_samples": 15}
+            "inprocess_conversations": 2000, "inprocess_rounds": 11, "import_samples": 15,
+            "tools": 300, "tool_calls": 20000, "tool_rounds": 11}
 
 
 def _summary(values: list[float], scale: float = 1.0) -> dict[str, Any]:
@@ -109,6 +116,15 @@ def measure(quick: bool, log: Any) -> dict[str, Any]:
                          capture_output=True, text=True).stdout
     results["memory"] = json.loads(out)
 
+    log("tools: defining, validating ...")
+    results["tools"] = {
+        "first_tool_ms": _summary(tools.first_tool_ms(settings["import_samples"])),
+        **{k: _summary(v) for k, v in tools.decoration_us(settings["tools"],
+                                                          settings["tool_rounds"]).items()},
+        **{k: _summary(v) for k, v in tools.validation_us(settings["tool_calls"],
+                                                          settings["tool_rounds"]).items()},
+    }
+
     log("in-process, MockModel ...")
     n, rounds = settings["inprocess_conversations"], settings["inprocess_rounds"]
     results["inprocess"] = {
@@ -145,6 +161,8 @@ def _values(results: dict[str, Any]) -> dict[str, float | None]:
         "import_ms": results["import"]["convo_ms"]["median"],
         "import_ratio": results["import"]["ratio"],
         "memory_bytes": results["memory"]["convo"],
+        "tool_decorate_us": results["tools"]["decorate_rich"]["median"],
+        "tool_validate_us": results["tools"]["validate_rich"]["median"],
     }
 
 
@@ -192,11 +210,32 @@ def table(results: dict[str, Any]) -> str:
     rows.append(("memory per idle message (vs list of dicts)", f"{mem['convo']:.0f} B",
                  f"{mem['dicts']:.0f} B", f"{mem['convo'] / mem['dicts']:.3f}×", "—",
                  "≤ 300 B", _met(t["memory_bytes"])))
+    _tool_rows(results, rows)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |"
              for row in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
+
+def _tool_rows(results: dict[str, Any], rows: list[tuple[str, ...]]) -> None:
+    tl, t = results["tools"], results["targets"]
+    first = tl["first_tool_ms"]
+    rows.append(("first `@tool` of a process (imports pydantic)", f"{first['median']:.0f} ms",
+                 "—", "—", f"{first['q1']:.0f}–{first['q3']:.0f} ms", "—", "—"))
+    for kind in ("simple", "rich"):
+        d = tl[f"decorate_{kind}"]
+        rows.append((f"`@tool`, {kind} tool, after the first", f"{d['median']:.0f} µs", "—", "—",
+                     f"{d['q1']:.0f}–{d['q3']:.0f} µs",
+                     "≤ 2000 µs" if kind == "rich" else "—",
+                     _met(t["tool_decorate_us"]) if kind == "rich" else "—"))
+    for kind in ("simple", "rich"):
+        v, p = tl[f"validate_{kind}"], tl[f"validate_{kind}_pydantic"]
+        rows.append((f"validating a call, {kind} tool (vs pydantic alone)",
+                     f"{v['median']:.1f} µs", f"{p['median']:.1f} µs",
+                     f"{v['median'] / p['median']:.2f}×", f"{v['q1']:.1f}–{v['q3']:.1f} µs",
+                     "≤ 50 µs" if kind == "rich" else "—",
+                     _met(t["tool_validate_us"]) if kind == "rich" else "—"))
 
 
 def _met(verdict: dict[str, Any] | None) -> str:

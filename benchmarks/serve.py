@@ -9,22 +9,16 @@ may interleave. Requests are not kept: a benchmark sends hundreds of thousands.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from conversation import server_reply
 
 from convo.testing import OpenAIServer
 
 
-class BenchServer(OpenAIServer):
-    # OpenAIServer answers a fixed script in order; concurrent conversations need replies
-    # that depend on the request instead.
-    def _next(self, body: dict[str, Any]) -> tuple[int, Any]:
-        return 0, server_reply(body)
-
-
 def main() -> None:
-    with BenchServer() as server:
+    # A fixed script answers in order; concurrent conversations need replies that depend on
+    # the request instead: the handler gives them.
+    with OpenAIServer(handler=server_reply, keep_requests=False) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin (or dies)
 

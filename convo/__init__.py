@@ -22,9 +22,10 @@ from .errors import (
     ToolArgumentError,
     ToolCallParseError,
     ToolDefinitionError,
+    ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, Event
+from .events import ApprovalDecided, ApprovalRequested, Event, StateEntered
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
@@ -37,11 +38,14 @@ from .templates import (
     BreakTemplate,
     EndTemplate,
     GenerateTemplate,
+    GotoTemplate,
     IfTemplate,
     LinearTemplate,
     LoopGuard,
     LoopTemplate,
     MessageTemplate,
+    StateMachineTemplate,
+    SubroutineTemplate,
     SystemTemplate,
     Template,
     ToolingTemplate,
@@ -56,11 +60,12 @@ from .tools import (
     TerminateResponse,
     Tool,
     ToolArgument,
+    ToolContext,
     ToolResult,
+    Transition,
     tool,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str) -> Any:
@@ -93,6 +98,7 @@ __all__ = [
     "FinishTool",
     "FunctionModel",
     "GenerateTemplate",
+    "GotoTemplate",
     "IfTemplate",
     "InterfaceError",
     "Limits",
@@ -114,6 +120,9 @@ __all__ = [
     "ScriptError",
     "ScriptedInterface",
     "Session",
+    "StateEntered",
+    "StateMachineTemplate",
+    "SubroutineTemplate",
     "SystemTemplate",
     "Template",
     "TemplateSyntaxError",
@@ -123,10 +132,13 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolCallParseError",
+    "ToolContext",
     "ToolDefinitionError",
     "ToolResult",
+    "ToolRetry",
     "ToolingTemplate",
     "TranscriptError",
+    "Transition",
     "TurnResult",
     "Usage",
     "UserInterface",

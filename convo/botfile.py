@@ -102,7 +102,7 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
                                "(MockModel, FunctionModel, ...)")
         info(f"{why}: running offline on {path}'s mock_model")
         return mock, None
-    from . import OpenAIModel
+    from .models.openai import OpenAIModel
 
     kw: dict[str, Any] = {"stream": not args.no_stream}
     if args.model:

@@ -18,8 +18,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from . import __version__
 from .botfile import UsageProblem
+from .version import __version__
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -70,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--json", action="store_true",
                         help="print the session as JSON (Session.from_json reads it)")
+    graph = sub.add_parser("graph", parents=[common], help="print a template's states as Mermaid",
+                           description="Print the state machines of the template NAME "
+                                       "(default: template) as a Mermaid stateDiagram.")
+    graph.add_argument("target", metavar="FILE[:NAME]")
     from .serve.command import add_parser as add_serve  # imports nothing heavy
 
     add_serve(sub, common)
@@ -92,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .serve.command import run as serve
 
             return serve(args)
+        if args.command == "graph":
+            return _graph(args)
         return command.replay(args)
     except UsageProblem as exc:
         if args.debug:
@@ -104,3 +110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `convo replay x | head`
         sys.stderr.close()
         return EXIT_OK
+
+
+def _graph(args: argparse.Namespace) -> int:
+    from .botfile import find_template, load_file, split_target
+    from .errors import DefinitionError
+    from .templates.graph import mermaid
+
+    path, name = split_target(args.target)
+    try:
+        print(mermaid(find_template(load_file(path), path, name)), end="")
+    except DefinitionError as exc:
+        raise UsageProblem(f"{args.target}: {exc}") from exc
+    return EXIT_OK

@@ -1,43 +1,23 @@
-"""One run of a conversation: its counters and limits, and the answering of each request.
+"""One run of a conversation: its counters, its limits and how it ended.
 
-``Run`` holds what one run knows (the session, counts, usage, the last turn) and answers each
-request type (``convo.requests``) with a pair of handlers, blocking and async, named by the
-request's ``handler``. ``Runner`` (runner.py) drives the template generator and dispatches to
-them; a served conversation (convo.serve) uses the same handlers, answering the requests that
-pause (the user, an approval) itself.
+``Run`` holds what one run knows (the session, counts, usage, the last turn) and, being an
+``Answers`` (answers.py), answers each request type (``convo.requests``) with a pair of
+handlers, blocking and async, named by the request's ``handler``. ``Runner`` (runner.py)
+drives the template generator and dispatches to them; a served conversation (convo.serve)
+uses the same handlers, answering the requests that pause (the user, an approval) itself.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
-from .approval import Approval
-from .errors import DefinitionError, InterfaceError, ModelError, ReachedEndTemplateException
-from .events import (
-    ApprovalDecided,
-    ApprovalRequested,
-    Event,
-    MessageAdded,
-    ModelCallEnded,
-    ModelCallStarted,
-    Replayed,
-    RunEnded,
-    TextDelta,
-    TurnEnded,
-    UserInput,
-)
-from .interfaces.base import UserInterface
-from .invoking import run_async, run_sync
-from .messages import Message, ToolCall
-from .requests import Approve, AskUser, CallModel, Invocation, Request, RunTools, ToolRun
+from .answers import Answers, Settings
+from .errors import ReachedEndTemplateException
+from .events import Event, MessageAdded, Replayed, RunEnded, TurnEnded
+from .messages import Message
+from .requests import CallModel, Invocation, Request, RunTools, ToolRun
 from .session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
-
-if TYPE_CHECKING:
-    from .models.base import Model
-    from .runner import Runner
 
 
 class MaxMessages(Exception):
@@ -52,13 +32,13 @@ class UsageLimitReached(Exception):
         self.limit = limit
 
 
-class Run:
+class Run(Answers):
     """The state of one run: counters, the clock, and the answers to requests."""
 
     __slots__ = ("added", "limit_reached", "model_calls", "on_event", "runner", "session",
                  "started", "tool_calls", "turn", "usage")
 
-    def __init__(self, runner: Runner, session: Session) -> None:
+    def __init__(self, runner: Settings, session: Session) -> None:
         self.runner = runner
         self.session = session
         self.on_event = runner.on_event
@@ -69,10 +49,6 @@ class Run:
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
         self.started = time.perf_counter()
-
-    def emit(self, event: Event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
 
     def apply(self, step: Message | Event) -> None:
         """Append a message or pass an event on (TurnEnded also lands on session.turns)."""
@@ -137,135 +113,6 @@ class Run:
         if not skipped:
             return request, []
         return (RunTools(tuple(allowed)) if allowed else None), skipped
-
-    def counted_tools(self, invocations: Sequence[Invocation]) -> None:
-        self.tool_calls += sum(not inv.tool.rerun_on_resume for inv in invocations)
-
-    # -- the model ---------------------------------------------------------------------------
-
-    def model_for(self, request: CallModel) -> Model:
-        model = request.model or self.runner.model
-        if model is None:
-            raise DefinitionError(
-                "no model to call: give the Runner a model, or the template its own model="
-            )
-        self.model_calls += 1
-        if self.on_event is not None:  # no event objects when nobody listens
-            self.on_event(ModelCallStarted(self.model_calls, len(self.session.messages),
-                                           len(request.tools)))
-        return model
-
-    def on_delta(self) -> Callable[[str], None] | None:
-        if self.on_event is None:
-            return None
-        emit = self.on_event
-        return lambda text: emit(TextDelta(text))
-
-    def model_replied(self, reply: Any, started: float) -> Message:
-        if not isinstance(reply, Message) or reply.role != "assistant":
-            raise ModelError(f"the model must return an assistant Message, got {reply!r}")
-        usage = reply.metadata.get("usage") if reply.metadata else None
-        call_usage = Usage.from_dict(usage) if usage else NO_USAGE
-        if usage:
-            self.usage = self.usage + call_usage
-            limits = self.runner.limits
-            if limits is not None and self.limit_reached is None:
-                self.limit_reached = limits.tokens_over(self.usage)
-        if self.on_event is not None:
-            self.on_event(ModelCallEnded(self.model_calls, reply, call_usage,
-                                         time.perf_counter() - started))
-        return reply
-
-    def call_model(self, request: CallModel) -> Message:
-        model = self.model_for(request)
-        started = time.perf_counter()
-        reply = model.complete(self.session.messages, request.tools, on_delta=self.on_delta())
-        return self.model_replied(reply, started)
-
-    async def acall_model(self, request: CallModel) -> Message:
-        model = self.model_for(request)
-        started = time.perf_counter()
-        reply = await model.acomplete(self.session.messages, request.tools,
-                                      on_delta=self.on_delta())
-        return self.model_replied(reply, started)
-
-    # -- tools -------------------------------------------------------------------------------
-
-    def run_tools(self, request: RunTools) -> list[ToolRun]:
-        self.counted_tools(request.invocations)
-        return [run_sync(inv) for inv in request.invocations]
-
-    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
-        self.counted_tools(request.invocations)
-        invocations = request.invocations
-        if len(invocations) == 1:
-            return [await run_async(invocations[0])]
-        import asyncio
-
-        return list(await asyncio.gather(*(run_async(inv) for inv in invocations)))
-
-    # -- the user ----------------------------------------------------------------------------
-
-    def user_interface(self) -> UserInterface:
-        ui = self.runner.user_interface
-        if ui is None:
-            raise InterfaceError(
-                "the template asks the user for input (a UserTemplate without content), "
-                "but the Runner has no user_interface"
-            )
-        return ui
-
-    def ask_user(self, request: AskUser) -> str:
-        ui = self.user_interface()
-        answer = ui.ask(self.session, request.instruction, request.default)
-        self.emit(UserInput(getattr(ui, "echoes_input", False)))
-        return answer
-
-    async def aask_user(self, request: AskUser) -> str:
-        ui = self.user_interface()
-        aask = getattr(ui, "aask", None)
-        if aask is not None:
-            answer: str = await aask(self.session, request.instruction, request.default)
-        else:
-            answer = ui.ask(self.session, request.instruction, request.default)
-        self.emit(UserInput(getattr(ui, "echoes_input", False)))
-        return answer
-
-    # -- approval ----------------------------------------------------------------------------
-
-    def decided(self, call: ToolCall, approval: Approval) -> Approval:
-        """Record a decision (a resumed or rebuilt run never asks for it again)."""
-        self.session.approvals[call.id] = approval
-        self.emit(ApprovalDecided(call, approval))
-        return approval
-
-    def approve(self, request: Approve) -> list[Approval]:
-        return [self._approve_one(call) for call in request.calls]
-
-    async def aapprove(self, request: Approve) -> list[Approval]:
-        ui = self.runner.user_interface
-        if getattr(ui, "aapprove", None) is None:
-            return self.approve(request)
-        answers = []
-        for call in request.calls:
-            known = self.session.approvals.get(call.id)
-            if known is not None:
-                answers.append(known)
-                continue
-            self.emit(ApprovalRequested(call))
-            value = await ui.aapprove(self.session, call)  # type: ignore[union-attr]
-            answers.append(self.decided(call, Approval.of(value)))
-        return answers
-
-    def _approve_one(self, call: ToolCall) -> Approval:
-        known = self.session.approvals.get(call.id)
-        if known is not None:
-            return known
-        self.emit(ApprovalRequested(call))
-        approve = getattr(self.runner.user_interface, "approve", None)
-        if approve is None:  # nobody can approve: an unapproved tool never runs
-            return self.decided(call, Approval(False))
-        return self.decided(call, Approval.of(approve(self.session, call)))
 
     # -- the end -----------------------------------------------------------------------------
 

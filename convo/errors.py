@@ -5,10 +5,11 @@
     ConvoError
     ├── DefinitionError            a mistake by the template's author, raised early
     │   │                          (when a template, tool or runner is built), naming the place
-    │   ├── TemplateSyntaxError    Jinja that does not compile
+    │   ├── TemplateSyntaxError    Jinja that does not compile (also a jinja2.TemplateSyntaxError)
     │   └── ToolDefinitionError    a tool that cannot be described to a model
     └── RunError                   a failure while a conversation runs
-        ├── RenderError            an undefined variable, a failing Jinja filter
+        ├── RenderError            an undefined variable (also a jinja2.UndefinedError), a
+        │                          failing Jinja filter
         ├── ToolArgumentError      arguments that do not fit a tool (the model is told)
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
         │   └── ScriptError        a scripted model or replay ran out or went off script
@@ -17,6 +18,7 @@
     TranscriptError                a file is not a readable convo transcript
 
     ReachedEndTemplateException    not an error: the one control signal, "end the conversation"
+    ToolRetry                      raised by a tool: "ask the model again, with this message"
 
 Messages say what was expected, what was found, and where.
 """
@@ -88,3 +90,14 @@ class ReachedEndTemplateException(Exception):
     def __init__(self, farewell_message: str | None = None) -> None:
         super().__init__(farewell_message)
         self.farewell_message = farewell_message
+
+
+class ToolRetry(Exception):
+    """Raised by a tool: the model is told ``message`` and asked to call again.
+
+    Counts as a failed call for the tool's ``retries`` budget.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

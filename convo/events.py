@@ -12,7 +12,7 @@ import attrs
 
 from .approval import Approval
 from .messages import Message, ToolCall
-from .session import NO_USAGE, Outcome, TurnResult, Usage
+from .session import NO_USAGE, Outcome, SubroutineRun, TurnResult, Usage
 
 
 @attrs.frozen(slots=True)
@@ -123,6 +123,29 @@ class Replayed(Event):
     model_calls: int = 0
     tool_calls: int = 0
     usage: Usage = NO_USAGE
+
+
+@attrs.frozen(slots=True)
+class StateEntered(Event):
+    """A ``StateMachineTemplate`` entered state ``name`` (``previous=None`` for the start)."""
+
+    name: str
+    previous: str | None
+
+
+@attrs.frozen(slots=True)
+class SubroutineStarted(Event):
+    """A ``SubroutineTemplate`` starts. A resuming run answers it with a function that wraps
+    the child's template to replay its saved run; the runner answers ``None`` (run live)."""
+
+    label: str
+
+
+@attrs.frozen(slots=True)
+class SubroutineEnded(Event):
+    """A ``SubroutineTemplate``'s child session ended; transcripts write it as one line."""
+
+    run: SubroutineRun
 
 
 def describe(event: Event) -> dict[str, Any]:

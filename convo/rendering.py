@@ -42,6 +42,30 @@ def __getattr__(name: str) -> Any:
 _MARKUP: Final = ("{{", "{%", "{#")
 
 
+@functools.cache
+def jinja_errors() -> tuple[type[TemplateSyntaxError], type[RenderError]]:
+    """convo's Jinja errors that are also jinja2's own, so that code written to catch
+    ``jinja2.TemplateSyntaxError`` / ``jinja2.UndefinedError`` keeps catching them.
+
+    Made on first use, like the environment: ``import convo`` never imports jinja2.
+    """
+    import jinja2
+
+    class JinjaSyntaxError(TemplateSyntaxError, jinja2.TemplateSyntaxError):
+        """Jinja that does not compile (a ``convo`` and a ``jinja2`` TemplateSyntaxError)."""
+
+        def __init__(self, message: str, lineno: int) -> None:
+            jinja2.TemplateSyntaxError.__init__(self, message, lineno)
+            self.translated = True  # str() is the message as convo wrote it
+
+    class UndefinedVariableError(RenderError, jinja2.UndefinedError):
+        """An undefined variable (a ``convo.RenderError`` and a ``jinja2.UndefinedError``)."""
+
+    for cls in (JinjaSyntaxError, UndefinedVariableError):
+        cls.__module__, cls.__qualname__ = "convo.errors", cls.__name__
+    return JinjaSyntaxError, UndefinedVariableError
+
+
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -62,9 +86,9 @@ class Text:
         try:
             self._compiled = environment().from_string(source)
         except jinja2.TemplateSyntaxError as exc:
-            raise TemplateSyntaxError(
+            raise jinja_errors()[0](
                 f"{owner}: Jinja syntax error on line {exc.lineno}: {exc.message} "
-                f"in {_short(source)!r}"
+                f"in {_short(source)!r}", exc.lineno
             ) from exc
 
     def render(self, session: Session) -> str:
@@ -78,7 +102,7 @@ class Text:
         try:
             return self._compiled.render(variables)
         except jinja2.UndefinedError as exc:
-            raise RenderError(
+            raise jinja_errors()[1](
                 f"{self.owner}: undefined variable in {_short(self.source)!r}: {exc.message}. "
                 f"Defined: {', '.join(sorted(variables)) or 'nothing'} "
                 "(set it in session.state)"

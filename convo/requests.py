@@ -77,15 +77,19 @@ class AskUser(Request):
 class CallModel(Request):
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
-    ``model=None`` means the runner's model.
+    ``model=None`` means the runner's model; ``messages=None`` the session's (a
+    ``SubroutineTemplate`` sends its child session's).
     """
 
     handler: ClassVar[str] = "call_model"
 
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
+    messages: Sequence[Message] | None = None
 
     def replay(self, saved: Saved) -> Any:
+        if self.messages is not None:  # a child's call: its own replay answers it
+            return NOTHING
         nxt = saved.next
         return nxt if nxt is not None and nxt.role == "assistant" else NOTHING
 

@@ -10,29 +10,42 @@ on are dropped (``CaughtUp`` says so). A served conversation is rebuilt the same
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
 
-from .events import CaughtUp, Event, Replayed
+from .events import CaughtUp, Event, Replayed, SubroutineStarted
 from .messages import Message
 from .requests import NOTHING, CallModel, Flow, RunTools, Saved
-from .session import Session, Usage
+from .session import Session, SubroutineRun, Usage
 from .templates.base import Template
 
 
-def _saved_of(value: Session | Saved) -> Saved:
+def _saved_of(value: Session | Saved | Sequence[Message]) -> Saved:
     if isinstance(value, Saved):
         return value
-    return Saved(tuple(value.messages), dict(value.approvals))
+    if isinstance(value, Session):
+        return Saved(tuple(value.messages), dict(value.approvals))
+    return Saved(tuple(value))
+
+
+def _runs(runs: Iterable[SubroutineRun]) -> tuple[SubroutineRun, ...]:
+    return tuple(runs)
 
 
 @attrs.define(slots=True, eq=False)
 class Resume(Template):
-    """Runs ``template`` with its requests answered from a saved conversation, then live."""
+    """Runs ``template`` with its requests answered from a saved conversation, then live.
+
+    ``subroutines``: the saved child sessions, replayed the same way; ``quiet``: no
+    ``CaughtUp`` (a child's replay, inside its parent's).
+    """
 
     template: Template
     saved: Saved = attrs.field(converter=_saved_of)
+    subroutines: tuple[SubroutineRun, ...] = attrs.field(default=(), converter=_runs)
+    quiet: bool = attrs.field(default=False, kw_only=True)
 
     def children(self) -> tuple[Template, ...]:
         return (self.template,)
@@ -40,6 +53,7 @@ class Resume(Template):
     def render(self, session: Session) -> Flow:
         flow = self.template.render(session)
         saved = Saved(self.saved.messages, self.saved.approvals)  # a cursor of this run's own
+        runs = list(self.subroutines)
         replaying = True
         answer: Any = None
         try:
@@ -49,6 +63,10 @@ class Resume(Template):
                 except StopIteration as stop:
                     return stop.value
                 answer = None
+                if (replaying and isinstance(step, SubroutineStarted) and runs
+                        and runs[0].label == step.label):
+                    answer = _child_replay(runs.pop(0))
+                    continue
                 if replaying and not isinstance(step, Event):
                     if isinstance(step, Message):
                         nxt = saved.next
@@ -63,7 +81,8 @@ class Resume(Template):
                             answer = found
                             continue
                     replaying = False
-                    yield CaughtUp(saved.at, len(saved.messages))
+                    if not self.quiet:
+                        yield CaughtUp(saved.at, len(saved.messages))
                 answer = yield step
         finally:
             flow.close()
@@ -80,6 +99,11 @@ def _counted(request: Any, answer: Any) -> Replayed:
     return Replayed()
 
 
+def _child_replay(run: SubroutineRun) -> Callable[[Template], Template]:
+    """How a SubroutineTemplate replays its child from a saved run."""
+    return lambda template: Resume(template, run.messages[run.inherited:], quiet=True)
+
+
 def _same(a: Message, b: Message) -> bool:
     # Metadata (usage, timings) may differ between runs without changing the conversation.
     return (a.role, a.content, a.tool_calls, a.tool_call_id, a.name) == (
@@ -93,4 +117,4 @@ def resume(template: Template, saved: Session) -> tuple[Template, Session]:
     rebuilds the saved messages (and turns) as it replays them.
     """
     session = Session(state=dict(saved.state), approvals=dict(saved.approvals))
-    return Resume(template, saved), session
+    return Resume(template, saved, saved.subroutines), session

@@ -86,10 +86,18 @@ class TurnResult:
     injections: int = 0
     restriction_exhausted: bool = False
     done: bool = False
+    #: The validated object of a turn with ``output_type`` (read back from JSON: plain data).
+    output: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = attrs.asdict(self)
+        d = attrs.asdict(self, recurse=False)
         d["status"] = self.status.value
+        if self.output is None:
+            del d["output"]  # only typed turns carry it
+        else:
+            from pydantic_core import to_jsonable_python
+
+            d["output"] = to_jsonable_python(self.output)
         return d
 
     @classmethod
@@ -118,7 +126,9 @@ class Outcome:
             if self.farewell else "the conversation was ended",
             RunStatus.STOPPED: "the user quit or the run was cancelled",
             RunStatus.MAX_MESSAGES: "the runner's max_messages bound was reached",
-            RunStatus.ERROR: f"an error: {self.error}",
+            RunStatus.ERROR: f"an error: {self.error}" if self.error
+            else f"the last turn failed: {self.turn.note}" if self.turn and self.turn.note
+            else "an error",
             RunStatus.USAGE_LIMIT: f"the {self.limit} limit was reached",
         }.get(self.status)
         if why is None and self.turn is not None and self.turn.terminated_by:
@@ -154,6 +164,30 @@ class Outcome:
         )
 
 
+def _as_tuple(messages: Iterable[Message]) -> tuple[Message, ...]:
+    return tuple(messages)
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class SubroutineRun:
+    """The child session of one ``SubroutineTemplate`` run: all its messages, the first
+    ``inherited`` of them copied from the parent, which had ``index`` messages then."""
+
+    label: str
+    index: int
+    inherited: int
+    messages: tuple[Message, ...] = attrs.field(converter=_as_tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "index": self.index, "inherited": self.inherited,
+                "messages": [m.to_dict() for m in self.messages]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SubroutineRun:
+        return cls(label=d["label"], index=d["index"], inherited=d["inherited"],
+                   messages=[Message.from_dict(m) for m in d["messages"]])
+
+
 def _to_list(messages: Iterable[Message] | None) -> list[Message]:
     return list(messages or ())  # a copy: a run never changes the caller's list
 
@@ -172,6 +206,8 @@ class Session:
     outcome: Outcome | None = attrs.field(default=None, kw_only=True)
     #: Decisions on tool calls that needed approval, by call id (a resumed run reuses them).
     approvals: dict[str, Approval] = attrs.field(factory=dict, kw_only=True)
+    #: The child sessions of the SubroutineTemplates run so far (see docs/states.md).
+    subroutines: list[SubroutineRun] = attrs.field(factory=list, kw_only=True)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -189,7 +225,8 @@ class Session:
             "turns": [t.to_dict() for t in self.turns],
             "outcome": self.outcome.to_dict() if self.outcome else None,
             "approvals": {k: a.to_dict() for k, a in self.approvals.items()},
-        }
+        } | ({"subroutines": [r.to_dict() for r in self.subroutines]} if self.subroutines
+             else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:
@@ -209,6 +246,7 @@ class Session:
             turns=[TurnResult.from_dict(t) for t in d.get("turns") or ()],
             outcome=Outcome.from_dict(outcome) if outcome else None,
             approvals={k: Approval.from_dict(a) for k, a in (d.get("approvals") or {}).items()},
+            subroutines=[SubroutineRun.from_dict(r) for r in d.get("subroutines") or ()],
         )
 
     def to_json(self, **dumps_kw: Any) -> str:

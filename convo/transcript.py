@@ -8,6 +8,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "message", "index": 0, "message": {"role": "system", "content": "..."}}
     {"type": "state", "state": {...}}          # session.state, whenever it changed
     {"type": "turn", "turn": {...}}            # a TurnResult, when an agent turn ends
+    {"type": "subroutine", "subroutine": {...}}  # a SubroutineTemplate's child session
     {"type": "approval", "call_id": "...", "approved": false, "reason": "..."}
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
@@ -30,9 +31,17 @@ import attrs
 
 from .approval import Approval
 from .errors import TranscriptError
-from .events import ApprovalDecided, CaughtUp, Event, MessageAdded, RunEnded, TurnEnded
+from .events import (
+    ApprovalDecided,
+    CaughtUp,
+    Event,
+    MessageAdded,
+    RunEnded,
+    SubroutineEnded,
+    TurnEnded,
+)
 from .messages import Message
-from .session import Outcome, Session, TurnResult
+from .session import Outcome, Session, SubroutineRun, TurnResult
 
 FORMAT: Final = "convo.transcript"
 FORMAT_VERSION: Final = 1
@@ -109,6 +118,8 @@ def _replay_records(records: list[dict[str, Any]]) -> Session:
             session.state = dict(record["state"])
         elif kind == "turn":
             session.turns.append(TurnResult.from_dict(record["turn"]))
+        elif kind == "subroutine":
+            session.subroutines.append(SubroutineRun.from_dict(record["subroutine"]))
         elif kind == "approval":
             session.approvals[record["call_id"]] = Approval.from_dict(record)
         elif kind == "outcome":
@@ -116,6 +127,7 @@ def _replay_records(records: list[dict[str, Any]]) -> Session:
         elif kind == "resumed":
             del session.messages[record["messages"]:]
             del session.turns[record["turns"]:]
+            del session.subroutines[record.get("subroutines", len(session.subroutines)):]
             session.outcome = None
         # Unknown kinds are skipped: a later minor version may add informative lines.
     return session
@@ -145,7 +157,7 @@ class TranscriptWriter:
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
                source: str | None = None) -> TranscriptWriter:
-        from . import __version__
+        from .version import __version__
 
         file = open(path, "x", encoding="utf-8")
         writer = cls(file, session)
@@ -177,7 +189,8 @@ class TranscriptWriter:
     def _go_live(self, event: CaughtUp | None) -> None:
         self._replaying = False
         record: dict[str, Any] = {"type": "resumed", "messages": len(self.session.messages),
-                                  "turns": len(self.session.turns), "at": _now()}
+                                  "turns": len(self.session.turns),
+                                  "subroutines": len(self.session.subroutines), "at": _now()}
         if event is not None:
             record["saved"] = event.saved
         self._write(record)
@@ -198,6 +211,8 @@ class TranscriptWriter:
                          "message": event.message.to_dict()})
         elif isinstance(event, TurnEnded):
             self._write({"type": "turn", "turn": event.result.to_dict()})
+        elif isinstance(event, SubroutineEnded):
+            self._write({"type": "subroutine", "subroutine": event.run.to_dict()})
         elif isinstance(event, ApprovalDecided):
             self._write({"type": "approval", "call_id": event.call.id,
                          **event.approval.to_dict()})

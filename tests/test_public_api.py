@@ -18,12 +18,14 @@ Tool ToolArgument ToolResult tool TerminateResponse FinishTool EndConversationTo
 FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTION_MESSAGE LoopGuard
 Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
+StateMachineTemplate Transition GotoTemplate SubroutineTemplate StateEntered
 """.split()
 
 EXTRA_NAMES = """
 ConvoError DefinitionError RunError RenderError ModelError ScriptError InterfaceError
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
 ToolCallParseError TranscriptError
+ToolContext ToolRetry
 """.split()
 
 # API.md §10 (approval and limits).
@@ -57,6 +59,14 @@ def test_registry_has_the_four_built_in_tools() -> None:
     assert list(registry) == [
         "finishTool", "endConversationTool", "finishResponseTool", "finishTaskTool",
     ]
+
+
+def test_import_convo_does_not_import_pydantic_jinja2_or_docstring_parser() -> None:
+    code = ("import sys, convo; print([m for m in ('pydantic', 'jinja2', 'docstring_parser') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_import_convo_does_not_import_openai() -> None:

@@ -65,7 +65,8 @@ def test_block_parsing_follows_the_convention() -> None:
 def test_docs_exist() -> None:
     names = {p.name for p in ALL_DOCS}
     assert {"README.md", "quickstart.md", "templates.md", "tools.md", "termination.md",
-            "runner.md", "models.md", "cli.md", "testing.md", "performance.md"} <= names
+            "runner.md", "models.md", "cli.md", "testing.md", "performance.md",
+            "states.md"} <= names
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))

@@ -27,14 +27,14 @@ SCHEMAS: list[tuple[Any, dict[str, Any]]] = [
     (int, {"type": "integer"}),
     (float, {"type": "number"}),
     (bool, {"type": "boolean"}),
-    (list, {"type": "array"}),
+    (list, {"type": "array", "items": {}}),
     (list[str], {"type": "array", "items": {"type": "string"}}),
     (list[list[int]], {"type": "array", "items": {"type": "array",
                                                    "items": {"type": "integer"}}}),
     (tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
     (Sequence[float], {"type": "array", "items": {"type": "number"}}),
-    (dict, {"type": "object"}),
-    (dict[str, Any], {"type": "object"}),
+    (dict, {"type": "object", "additionalProperties": True}),
+    (dict[str, Any], {"type": "object", "additionalProperties": True}),
     (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
     (Mapping[str, str], {"type": "object", "additionalProperties": {"type": "string"}}),
     (Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),
@@ -54,11 +54,19 @@ def test_json_schema_of_types(tp: Any, schema: dict[str, Any]) -> None:
     assert json_schema(tp) == schema
 
 
+class Unknown:
+    """A class pydantic knows nothing about."""
+
+
 def test_an_unsupported_type_is_a_definition_error_naming_the_place() -> None:
     with pytest.raises(ToolDefinitionError) as info:
-        json_schema(object, "tool 'x' argument 'y'")
-    assert str(info.value).startswith("tool 'x' argument 'y': cannot describe type <class "
-                                      "'object'> to a model; use str, int, float, bool")
+        json_schema(Unknown, "tool 'x' argument 'y'")
+    assert str(info.value).startswith(
+        "tool 'x' argument 'y': cannot describe type <class 'test_schema.Unknown'> to a model "
+        "(Unable to generate pydantic-core schema for <class 'test_schema.Unknown'>. Set "
+        "`arbitrary_types_allowed=True` in the model_config to ignore this error or implement "
+        "`__get_pydantic_core_schema__` on your type to fully support it.); use a type "
+        "pydantic supports: str, int, float, bool")
 
 
 class Everything(Tool):
@@ -110,7 +118,7 @@ EXPECTED_PARAMETERS = {
         "f": {"type": "number", "description": "a number"},
         "b": {"type": "boolean", "description": "a flag"},
         "items": {"type": "array", "items": {"type": "string"}, "description": "strings"},
-        "d": {"type": "object", "description": "an object"},
+        "d": {"type": "object", "additionalProperties": True, "description": "an object"},
         "mode": {"type": "string", "enum": ["fast", "slow"], "description": "a literal"},
         "color": {"type": "string", "enum": ["red", "blue"], "description": "an enum"},
         "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "optional"},
@@ -121,14 +129,26 @@ EXPECTED_PARAMETERS = {
 }
 
 
-@pytest.mark.parametrize("subject", [Everything(), everything], ids=["subclass", "decorator"])
-def test_subclass_and_decorator_give_the_same_schema(subject: Tool) -> None:
+# The function's defaults are written into the schema; ToolArgument has no default to write.
+WITH_DEFAULTS = {**EXPECTED_PARAMETERS, "properties": {
+    **EXPECTED_PARAMETERS["properties"],  # type: ignore[dict-item]
+    "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "optional",
+              "default": None},
+    "n": {"type": "integer", "description": "with a default", "default": 3},
+}}
+
+
+@pytest.mark.parametrize(("subject", "parameters"), [
+    (Everything(), EXPECTED_PARAMETERS), (everything, WITH_DEFAULTS),
+], ids=["subclass", "decorator"])
+def test_subclass_and_decorator_give_the_same_schema(subject: Tool,
+                                                     parameters: dict[str, Any]) -> None:
     assert subject.schema() == {
         "type": "function",
         "function": {
             "name": "everything",
             "description": "Takes every kind of argument.",
-            "parameters": EXPECTED_PARAMETERS,
+            "parameters": parameters,
         },
     }
 
@@ -138,7 +158,8 @@ def test_subclass_and_decorator_check_the_same_way(subject: Tool) -> None:
     good = {"s": "x", "i": 1, "f": 2, "b": False, "items": ["a"], "d": {"k": [1]},
             "mode": "fast", "color": "blue"}
     checked = subject.validate(good)
-    assert checked == {**good, "f": 2.0, "color": Color.BLUE}
+    defaults = {"maybe": None, "n": 3} if subject is everything else {}
+    assert checked == {**good, "f": 2.0, "color": Color.BLUE, **defaults}
     assert isinstance(checked["f"], float)
     with pytest.raises(ToolArgumentError, match="argument 'color' must be one of 'red', "
                                                 "'blue', got string 'green'"):
@@ -182,9 +203,9 @@ MISFITS: list[tuple[Any, Any, str]] = [
     (list[int], [1, "2"], "arg[1] must be integer, got string '2'"),
     (dict[str, int], {"a": "1"}, "arg['a'] must be integer, got string '1'"),
     (dict, [1], "arg must be object, got array [1]"),
-    (Literal[1, 2], True, "arg must be one of 1, 2, got boolean True"),
+    (Literal[1, 2], 3, "arg must be one of 1, 2, got integer 3"),
     (Level, "2", "arg must be one of 1, 2, got string '2'"),
-    (Optional[int], "x", "arg must be integer, got string 'x'"),  # noqa: UP045
+    (Optional[int], "x", "arg must be integer or null, got string 'x'"),  # noqa: UP045
     (int | str, 1.5, "arg must be integer or string, got number 1.5"),
     (int, "x" * 100, "arg must be integer, got string '" + "x" * 56 + "..."),
 ]

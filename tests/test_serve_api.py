@@ -248,3 +248,71 @@ def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
             return [done.status_code, second.status_code]
 
     assert asyncio.run(main()) == [200, 409]
+
+
+def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> None:
+    from convo import OpenAIModel, UserTemplate
+    from convo.testing import OpenAIServer
+
+    template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
+    with OpenAIServer(["Hello there, how can I help?"]) as server:
+        model = OpenAIModel("m", base_url=server.base_url, stream=True, max_retries=0)
+        with TestClient(create_app(template, model)) as client:
+            cid = client.post("/api/conversations", json={}).json()["id"]
+            with client.stream("POST", f"/api/conversations/{cid}/messages",
+                               json={"content": "hi"},
+                               headers={"Accept": "text/event-stream"}) as stream:
+                text = "".join(stream.iter_text())
+        model.close()
+    events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
+              for block in text.strip().split("\n\n")]
+    names = [e for e, _ in events]
+    assert names[0] == "message" and names[-2:] == ["message", "done"]
+    assert set(names[1:-2]) == {"delta"} and len(names) > 4
+    assert "".join(d["text"] for e, d in events if e == "delta") == \
+        "Hello there, how can I help?"
+    assert events[-2][1]["content"] == "Hello there, how can I help?"
+
+
+def test_a_conversation_waiting_for_approval_is_rebuilt_on_another_worker(tmp_path: Any) -> None:
+    ran.clear()
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    first = create_app(TEMPLATE, FunctionModel(reply), store=store)
+    second = create_app(TEMPLATE, FunctionModel(reply), store=store)
+    with TestClient(first) as one, TestClient(second) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        asked = one.post(f"/api/conversations/{cid}/messages",
+                         json={"content": "refund A1"}).json()["waiting_for"]
+        # The other worker has never seen it: it rebuilds it and finds the same pending call.
+        busy = two.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
+        assert busy.status_code == 409 and busy.json()["error"].startswith(
+            "an approval is pending")
+        done = two.post(f"/api/conversations/{cid}/approvals", json={"decisions": [
+            {"call_id": asked["calls"][0]["id"], "approve": True}]})
+        assert done.status_code == 200, done.text
+        assert ran == ["A1"]
+        # Back on the first worker: its cached copy is stale, so it rebuilds; the decided call
+        # is neither asked nor run again.
+        again = one.post(f"/api/conversations/{cid}/messages", json={"content": "thanks"})
+        assert again.status_code == 200, again.text
+        assert ran == ["A1"]
+        assert [m["content"] for m in again.json()["messages"]] == [
+            "Be brief.", "refund A1", "", "refunded A1", "Done: refunded A1", "Finished",
+            "thanks", "You said 'thanks'"]
+
+
+def test_limits_count_over_the_whole_served_conversation_across_workers(tmp_path: Any) -> None:
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    apps = [create_app(TEMPLATE, FunctionModel(reply), store=store, limits={"model_calls": 2})
+            for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        assert one.post(f"/api/conversations/{cid}/messages",
+                        json={"content": "a"}).status_code == 200
+        assert two.post(f"/api/conversations/{cid}/messages",
+                        json={"content": "b"}).status_code == 200
+        last = one.post(f"/api/conversations/{cid}/messages", json={"content": "c"}).json()
+    assert last["status"] == "ended"
+    assert (last["outcome"]["status"], last["outcome"]["limit"],
+            last["outcome"]["model_calls"]) == ("usage_limit", "model_calls", 2)
+    assert last["added"] == [{"role": "user", "content": "c"}]

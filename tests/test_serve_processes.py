@@ -32,7 +32,7 @@ def _free_port() -> int:
 class Server:
     """One `convo serve` process."""
 
-    def __init__(self, store: str, workdir: Path) -> None:
+    def __init__(self, store: str, workdir: Path, bot: str = BOT) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",
@@ -41,7 +41,7 @@ class Server:
         self.log = workdir / f"serve-{self.port}.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "convo", "serve", BOT, "--port", str(self.port),
+                [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
                  "--store", store], env=env, stdout=subprocess.DEVNULL, stderr=log)
         self.client = httpx.Client(base_url=self.url, timeout=WAIT_S)
         self._wait_until_healthy()
@@ -70,7 +70,8 @@ class Server:
         self.process.wait()
         self.client.close()
 
-    def stop(self) -> None:
+    def stop(self) -> int | None:
+        """Ctrl-C; the exit status."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -79,6 +80,7 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.client.close()
+        return self.process.returncode
 
 
 def _contents(server: Server, cid: str) -> list[str]:
@@ -142,8 +144,27 @@ def _postgres_bin() -> Path | None:
     return found[-1].parent if found else None
 
 
+class Postgres:
+    """A throwaway server: started, stopped and started again by the tests."""
+
+    def __init__(self, bin_dir: Path, data: Path, as_user: list[str], port: int) -> None:
+        self.bin_dir, self.data, self.as_user, self.port = bin_dir, data, as_user, port
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+    def ctl(self, *args: str) -> None:
+        subprocess.run([*self.as_user, str(self.bin_dir / "pg_ctl"), "-D", str(self.data / "db"),
+                        "-w", *args], check=True, capture_output=True)
+
+    def start(self) -> None:
+        self.ctl("-l", str(self.data / "log"), "-o",
+                 f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1", "start")
+
+    def stop(self) -> None:
+        self.ctl("-m", "fast", "stop")
+
+
 @pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
+def postgres() -> Iterator[Postgres]:
     bin_dir = _postgres_bin()
     if bin_dir is None:
         pytest.fail("PostgreSQL server binaries are missing: .ci/run installs the Debian "
@@ -156,19 +177,18 @@ def postgres() -> Iterator[str]:
     port = _free_port()
     subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
                     "-U", "postgres"], check=True, capture_output=True)
-    subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-w", "-l",
-                    str(data / "log"), "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
-                    "start"], check=True, capture_output=True)
+    server = Postgres(bin_dir, data, as_user, port)
+    server.start()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield server
     finally:
         subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-m", "fast",
                         "-w", "stop"], check=False, capture_output=True)
         shutil.rmtree(data, ignore_errors=True)
 
 
-def test_two_workers_share_postgres(postgres: str, tmp_path: Path) -> None:
-    servers = [Server(postgres, tmp_path), Server(postgres, tmp_path)]
+def test_two_workers_share_postgres(postgres: Postgres, tmp_path: Path) -> None:
+    servers = [Server(postgres.url, tmp_path), Server(postgres.url, tmp_path)]
     rng = random.Random(7)
     try:
         ids = [rng.choice(servers).post("/api/conversations").json()["id"] for _ in range(50)]
@@ -185,3 +205,43 @@ def test_two_workers_share_postgres(postgres: str, tmp_path: Path) -> None:
     finally:
         for server in servers:
             server.stop()
+
+
+def test_a_database_restart_shows_in_health_and_breaks_no_turn(postgres: Postgres,
+                                                               tmp_path: Path) -> None:
+    server = Server(postgres.url, tmp_path)
+    try:
+        cid = server.post("/api/conversations").json()["id"]
+        assert server.post(f"/api/conversations/{cid}/messages",
+                           {"content": "one"}).status_code == 200
+        postgres.stop()
+        try:
+            health = server.client.get("/api/health")
+            assert (health.status_code, health.json()) == (
+                503, {"status": "the store does not answer"})
+            down = server.post(f"/api/conversations/{cid}/messages", {"content": "lost?"})
+            assert down.status_code == 503
+            assert down.json()["error"].startswith("the store does not answer: ")
+        finally:
+            postgres.start()
+        assert server.client.get("/api/health").status_code == 200
+        after = server.post(f"/api/conversations/{cid}/messages", {"content": "two"})
+        assert after.status_code == 200, after.text
+        assert _contents(server, cid) == ["Take notes.", "one", "echo one", "two", "echo two"]
+    finally:
+        assert server.stop() == 0
+
+
+def test_the_readme_line_serves_the_refund_bot(tmp_path: Path) -> None:
+    bot = str(Path(__file__).resolve().parent.parent / "examples" / "refund_bot.py")
+    server = Server(f"sqlite:///{tmp_path / 'convo.db'}", tmp_path, bot=bot)
+    try:
+        assert "<html" in server.client.get("/").text
+        cid = server.post("/api/conversations").json()["id"]
+        body = server.post(f"/api/conversations/{cid}/messages",
+                           {"content": "Please refund order A1"}).json()
+        assert body["waiting_for"]["type"] == "approval"
+        assert [c["name"] for c in body["waiting_for"]["calls"]] == ["refund"]
+    finally:
+        assert server.stop() == 0
+    assert "convo: serving " in server.log.read_text()

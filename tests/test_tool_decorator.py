@@ -38,7 +38,8 @@ def test_name_description_and_arguments_come_from_the_function() -> None:
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": 'The city to look up, for example "Paris".'},
-            "unit": {"type": "string", "description": '"celsius" or "fahrenheit".'},
+            "unit": {"type": "string", "description": '"celsius" or "fahrenheit".',
+                     "default": "celsius"},
         },
         "required": ["city"],
         "additionalProperties": False,
@@ -104,7 +105,8 @@ def test_no_docstring_gives_empty_descriptions() -> None:
     ("def f(x): return x", "@tool 'f': argument 'x' needs a type hint"),
     ("def f(*xs: int): return xs", "@tool 'f': *args and **kwargs cannot be described"),
     ("def f(**kw: int): return kw", "@tool 'f': *args and **kwargs cannot be described"),
-    ("def f(x: object): return x", "tool 'f' argument 'x': cannot describe type"),
+    ("import threading\ndef f(x: threading.Lock): return x",
+     "tool 'f' argument 'x': cannot describe type"),
     ("def f(x: 'Missing'): return x", "@tool 'f': cannot resolve the type hints"),
 ])
 def test_author_mistakes_are_raised_when_decorating(source: str, message: str) -> None:

@@ -120,7 +120,8 @@ def test_render_yields_requests_without_any_runner() -> None:
     assert flow.send(None) == ToolCallStarted(ToolCall("c1", "add", {"a": 2}))
     request = flow.send(None)
     assert isinstance(request, RunTools)
-    assert [(i.call.id, i.args) for i in request.invocations] == [("c1", {"a": 2})]
+    # The function's defaults are filled in: the function never sees a missing argument.
+    assert [(i.call.id, i.args) for i in request.invocations] == [("c1", {"a": 2, "b": 1})]
     assert flow.send([ToolRun(3)]) == _tool("c1", "add", "3")
 
 
@@ -179,16 +180,16 @@ def test_step2_results_are_json_once_and_strings_as_is() -> None:
 def test_step2_a_result_that_is_not_json_is_an_error_result() -> None:
     @tool
     def odd() -> Any:
-        """Returns a set."""
-        return {1, 2}
+        """Returns an object nothing can write as JSON."""
+        return object()
 
     session, model = _turn([odd], ["{odd()}", "Never mind."])
 
     assert session.messages[2] == _tool(
         "call_1", "odd",
-        "Error: tool 'odd': the tool returned a set, which cannot be sent to the model as "
-        "JSON (Object of type set is not JSON serializable); return a str, a ToolResult or "
-        "JSON values", error=True)
+        "Error: tool 'odd': the tool returned a object, which cannot be sent to the model as "
+        "JSON (Unable to serialize unknown type: <class 'object'>); return a str, a ToolResult "
+        "or JSON values", error=True)
     assert len(model.calls) == 2
 
 
@@ -302,7 +303,7 @@ def test_a_malformed_tool_is_rejected_at_build() -> None:
 
     class BadType(Tool):
         name = "bad"
-        arguments = {"x": ToolArgument("x", "", object)}  # noqa: RUF012
+        arguments = {"x": ToolArgument("x", "", Nameless)}  # noqa: RUF012
 
     with pytest.raises(ToolDefinitionError, match="has no name"):
         ToolingTemplate([Nameless()])
@@ -312,9 +313,19 @@ def test_a_malformed_tool_is_rejected_at_build() -> None:
 
 @pytest.mark.parametrize(("kw", "message"), [
     ({"mode": "chat"}, "ToolingTemplate: mode must be 'response' or 'task', got 'chat'"),
-    ({"max_iterations": 0}, "ToolingTemplate: max_iterations must be >= 1, got 0"),
+    ({"max_iterations": 0},
+     "ToolingTemplate: max_iterations must be an int >= 1 or None (no limit), got 0"),
+    ({"max_iterations": "3"},
+     "ToolingTemplate: max_iterations must be an int >= 1 or None (no limit), got '3'"),
+    ({"max_iterations": True},
+     "ToolingTemplate: max_iterations must be an int >= 1 or None (no limit), got True"),
     ({"restriction_max_injections": -1},
-     "ToolingTemplate: restriction_max_injections must be >= 0 (0 = unlimited), got -1"),
+     "ToolingTemplate: restriction_max_injections must be an int >= 0 (0 = unlimited), "
+     "got -1"),
+    ({"restriction_max_injections": None},
+     "ToolingTemplate: restriction_max_injections must be an int >= 0 (0 = unlimited), "
+     "got None"),
+    ({"loop_guard": 3}, "ToolingTemplate: loop_guard must be a LoopGuard or None, got 3"),
 ])
 def test_bad_settings_are_rejected_at_build(kw: dict[str, Any], message: str) -> None:
     with pytest.raises(DefinitionError) as info:

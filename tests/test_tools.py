@@ -141,8 +141,13 @@ def test_to_text_of_return_values() -> None:
     assert to_text("x") == "x"
     assert to_text(ToolResult({"a": 1})) == '{"a": 1}'
     assert to_text({"b": 2}) == '{"b": 2}'
-    with pytest.raises(TypeError, match="the tool returned a set"):
-        to_text({1})
+    assert to_text({1}) == "[1]"  # what pydantic dumps: sets, dataclasses, models, dates
+    with pytest.raises(TypeError) as info:
+        to_text(Greet())
+    assert str(info.value) == (
+        "the tool returned a Greet, which cannot be sent to the model as JSON (Unable to "
+        "serialize unknown type: <class 'test_tools.Greet'>); return a str, a ToolResult or "
+        "JSON values")
 
 
 def test_schema_is_built_once() -> None:

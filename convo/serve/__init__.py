@@ -31,7 +31,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
         raise ImportError('serving needs the extra: pip install "convo[serve]"') from exc
     from ..runner import Runner
     from .engine import Engine
-    from .store import open_store
+    from .stores import open_store
 
     runner = Runner(model, template, limits=limits, raise_errors=False)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,

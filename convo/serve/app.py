@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .engine import Emit, Engine, HTTPProblem, Live
+from .engine import Engine
+from .live import Emit, HTTPProblem, Live
 from .store import StoreError
 
 PAGE = Path(__file__).with_name("page.html")

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .store import open_store
+        from .stores import open_store
     except ImportError:
         raise UsageProblem('convo serve needs the serve extra: pip install "convo[serve]"'
                            ) from None

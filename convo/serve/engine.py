@@ -14,96 +14,18 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from ..approval import Approval
-from ..driving import Run
 from ..errors import ModelError
-from ..events import CaughtUp, Event, MessageAdded, TextDelta
-from ..messages import Message
 from ..requests import Approve, AskUser, CallModel, Request
 from ..resume import resume
 from ..runner import Runner
 from ..session import Session
 from ..templates.base import Template
-from .store import Change, Store, Stored, dumps
-
-Emit = Callable[[str, Any], None]
-
-
-class HTTPProblem(Exception):
-    """An error answered as JSON ``{"error": ...}`` with an HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@attrs.define(slots=True, eq=False)
-class Live:
-    """A conversation paused in this worker."""
-
-    id: str
-    run: Run
-    driver: Generator[Request, Any, None]
-    pending: Request | None = None
-    error: str | None = None
-    committed: int = 0
-    state: str = "{}"
-    approvals: int = 0
-    replaying: bool = False
-    fresh: list[tuple[int, Message]] = attrs.field(factory=list)
-    emit: Emit | None = None
-
-    def on_event(self, event: Event) -> None:
-        if isinstance(event, CaughtUp):
-            self.replaying = False
-        elif self.replaying:
-            return
-        elif isinstance(event, MessageAdded):
-            self.fresh.append((event.index, event.message))
-        elif isinstance(event, TextDelta) and self.emit is not None:
-            self.emit("delta", {"text": event.text})
-
-    @property
-    def session(self) -> Session:
-        return self.run.session
-
-    def waiting_for(self) -> dict[str, Any] | None:
-        request = self.pending
-        if isinstance(request, AskUser):
-            return {"type": "user", "prompt": request.instruction}
-        if isinstance(request, Approve):
-            return {"type": "approval", "calls": [
-                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in request.calls]}
-        if isinstance(request, CallModel):
-            return {"type": "retry", "error": self.error or "the model call did not finish"}
-        return None
-
-    @property
-    def status(self) -> str:
-        return "ended" if self.pending is None else "waiting"
-
-    def view(self, added_from: int | None = None) -> dict[str, Any]:
-        outcome = self.session.outcome
-        messages = [m.to_dict() for m in self.session.messages]
-        body: dict[str, Any] = {
-            "id": self.id, "status": self.status, "messages": messages,
-            "state": self.session.state,
-            "outcome": outcome.to_dict() if outcome is not None else None,
-            "waiting_for": self.waiting_for()}
-        if added_from is not None:
-            body["added"] = messages[added_from:]
-        return body
-
-
-def stored_view(stored: Stored) -> dict[str, Any]:
-    return {"id": stored.id, "status": stored.status,
-            "messages": [m.to_dict() for m in stored.messages], "state": stored.state,
-            "outcome": stored.outcome, "waiting_for": stored.waiting_for}
+from .live import Emit, HTTPProblem, Live, stored_view
+from .store import Change, Store, dumps
 
 
 class Engine:
@@ -226,32 +148,9 @@ class Engine:
         """Answer the pending request and drive the conversation to its next pause."""
         live.emit, added_from = emit, live.committed
         await self.store.write(live.id, Change(status="running"))
-        value: Any = answer
-        send: Callable[[Any], Request] = live.driver.send
-        request: Request | None = live.pending if retry else None
-        failure: str | None = None
         done = False
         try:
-            while True:
-                if request is None:
-                    try:
-                        request = send(value)
-                    except StopIteration:
-                        live.pending = None
-                        break
-                    await self._commit(live)
-                if request.pauses:
-                    live.pending = request
-                    break
-                try:
-                    value = await getattr(live.run, "a" + request.handler)(request)
-                    send = live.driver.send
-                except ModelError as exc:
-                    live.pending, live.error, failure = request, str(exc), str(exc)
-                    break
-                except Exception as exc:
-                    value, send = exc, live.driver.throw
-                request = None
+            failure = await self._drive(live, answer, live.pending if retry else None)
             done = True
         finally:
             live.emit = None
@@ -266,6 +165,32 @@ class Engine:
         if outcome is not None and outcome.status == "error":
             return 500, {"error": outcome.error or "the conversation failed", **body}
         return 200, body
+
+    async def _drive(self, live: Live, value: Any, request: Request | None) -> str | None:
+        """Send ``value`` in (or answer ``request`` again) and go on until a request pauses,
+        the flow ends, or a model call fails (its message, the conversation waits for retry).
+        What each step added is committed before the next one starts."""
+        send: Callable[[Any], Request] = live.driver.send
+        while True:
+            if request is None:
+                try:
+                    request = send(value)
+                except StopIteration:
+                    live.pending = None
+                    return None
+                await self._commit(live)
+            if request.pauses:
+                live.pending = request
+                return None
+            try:
+                value = await getattr(live.run, "a" + request.handler)(request)
+                send = live.driver.send
+            except ModelError as exc:
+                live.pending, live.error = request, str(exc)
+                return str(exc)
+            except Exception as exc:
+                value, send = exc, live.driver.throw
+            request = None
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
         """Write what the turn added so far; then (and only then) let the client see it."""

@@ -154,18 +154,3 @@ def _apply(row: Stored, change: Change) -> None:
         row.status = change.status
         row.waiting_for = change.waiting_for
         row.outcome = change.outcome
-
-
-def open_store(url: str) -> Store:
-    """A store from ``memory``, ``sqlite:///PATH`` or ``postgresql://…``."""
-    if url == "memory":
-        return MemoryStore()
-    if url.startswith("sqlite:///"):
-        from .sqlite import SQLiteStore
-
-        return SQLiteStore(url[len("sqlite:///"):])
-    if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
-
-        return PostgresStore(url)
-    raise ValueError(f"--store must be memory, sqlite:///PATH or postgresql://…, got {url!r}")

@@ -11,6 +11,8 @@ from .messages import (
     SystemTemplate,
     UserTemplate,
 )
+from .states import GotoTemplate, StateMachineTemplate
+from .subroutine import SubroutineTemplate
 from .tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
 
 __all__ = [
@@ -19,11 +21,14 @@ __all__ = [
     "BreakTemplate",
     "EndTemplate",
     "GenerateTemplate",
+    "GotoTemplate",
     "IfTemplate",
     "LinearTemplate",
     "LoopGuard",
     "LoopTemplate",
     "MessageTemplate",
+    "StateMachineTemplate",
+    "SubroutineTemplate",
     "SystemTemplate",
     "Template",
     "ToolingTemplate",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..errors import DefinitionError
 from ..messages import ROLES, Message, Role
 from ..rendering import Text
 from ..requests import AskUser, CallModel, Flow
@@ -88,19 +89,34 @@ class GenerateTemplate(Template):
 
 @attrs.define(slots=True, eq=False)
 class AssistantTemplate(Template):
-    """A scripted assistant message (``content``), or one model call without tools."""
+    """A scripted assistant message (``content``), or one model call without tools.
+
+    With ``output_type``, the model answers through the final-output tool and the turn's
+    ``output`` is the validated object (a ``ToolingTemplate`` without other tools).
+    """
 
     content: str | None = None
     model: Model | None = attrs.field(default=None, kw_only=True)
+    output_type: Any = attrs.field(default=None, kw_only=True)
     _text: Text | None = attrs.field(init=False, repr=False)
+    _typed: Template | None = attrs.field(init=False, repr=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         self._text = None if self.content is None else Text(self.content, self.label())
+        if self.output_type is not None:
+            if self.content is not None:
+                raise DefinitionError(f"{self.label()}: give content (a scripted message) or "
+                                      "output_type (a model's typed answer), not both")
+            from .tooling import ToolingTemplate
+
+            self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type)
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
             yield Message("assistant", self._text.render(session))
             return session
+        if self._typed is not None:
+            return (yield from self._typed.render(session))
         reply: Message = yield CallModel(self.model)
         yield reply
         return session

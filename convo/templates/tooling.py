@@ -9,7 +9,6 @@ bounded by ``max_iterations`` model calls and watched by the ``LoopGuard``.
 
 from __future__ import annotations
 
-import json
 import logging
 import warnings
 from collections.abc import Mapping, Sequence
@@ -28,10 +27,13 @@ from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCall
 from ..messages import Message, ToolCall
 from ..requests import Approve, CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
-from ..tools.base import Tool, ToolResult, to_text
-from ..tools.termination import TerminateResponse
+from ..tools.base import Tool, ToolResult
+from ..tools.context import Bound, ToolContext
+from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
+from ..tools.transition import Moving
 from .base import Template
 from .guard import LoopGuard, TurnWatch
+from .tool_calls import Batch, check_count, check_tools, count, record, tool_message
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -53,45 +55,7 @@ class _Turn:
     injections: int = 0
     response: str | None = None
     last_tool_text: str | None = None
-
-
-@attrs.define(slots=True)
-class _Batch:
-    """What answering one batch of tool calls decided."""
-
-    farewell: str | None = None
-    ended: bool = False
-    ended_by: str | None = None
-    terminal: str | None = None
-    terminal_by: str | None = None
-    terminate: TerminateResponse | None = None
-    terminate_by: str | None = None
-    last_text: str | None = None
-
-
-def _tool_message(call: ToolCall, content: str, *, error: bool = False,
-                  metadata: Mapping[str, Any] | None = None) -> Message:
-    meta = {**(metadata or {}), "error": True} if error else metadata
-    return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
-
-
-def _check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
-    by_name: dict[str, Tool] = {}
-    for i, candidate in enumerate(tools):
-        if not isinstance(candidate, Tool):
-            raise DefinitionError(
-                f"ToolingTemplate: tools[{i}] is {type(candidate).__name__} {candidate!r}, "
-                "expected a Tool (subclass Tool, or decorate a function with @tool)"
-            )
-        candidate.schema()
-        for name in (candidate.name, *candidate.aliases):
-            other = by_name.setdefault(name, candidate)
-            if other is not candidate:
-                raise ToolDefinitionError(
-                    f"ToolingTemplate: two tools are named {name!r}: {other!r} and "
-                    f"{candidate!r} (tools[{i}])"
-                )
-    return by_name
+    failures: dict[str, int] = attrs.field(factory=dict)  # failed calls in a row, per tool
 
 
 def _approvals(invocations: Sequence[Invocation]) -> Flow:
@@ -107,7 +71,7 @@ def _approvals(invocations: Sequence[Invocation]) -> Flow:
 
 @attrs.define(slots=True, eq=False)
 class ToolingTemplate(Template):
-    """One agent turn: the model/tool loop (see docs/termination.md)."""
+    """One agent turn: the model/tool loop (see docs/termination.md and docs/tools.md)."""
 
     tools: Sequence[Tool] = attrs.field(converter=tuple)
     model: Model | None = attrs.field(default=None, kw_only=True)
@@ -115,29 +79,44 @@ class ToolingTemplate(Template):
     restrict_output: bool = attrs.field(default=False, kw_only=True)
     restriction_message: str = attrs.field(default=DEFAULT_RESTRICTION_MESSAGE, kw_only=True)
     restriction_max_injections: int = attrs.field(default=0, kw_only=True)
-    max_iterations: int = attrs.field(default=25, kw_only=True)
+    max_iterations: int | None = attrs.field(default=25, kw_only=True)
     loop_guard: LoopGuard | None = attrs.field(factory=LoopGuard, kw_only=True)
+    output_type: Any = attrs.field(default=None, kw_only=True)
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
+    _output: Output | None = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         where = self.label()
         if self.mode not in MODES:
             raise DefinitionError(f"{where}: mode must be 'response' or 'task', got {self.mode!r}")
-        if self.max_iterations < 1:
-            raise DefinitionError(f"{where}: max_iterations must be >= 1, "
-                                  f"got {self.max_iterations}")
-        if self.restriction_max_injections < 0:
-            raise DefinitionError(f"{where}: restriction_max_injections must be >= 0 "
-                                  f"(0 = unlimited), got {self.restriction_max_injections}")
-        self._by_name = _check_tools(self.tools)
+        check_count(where, "max_iterations", self.max_iterations, 1, none="no limit")
+        check_count(where, "restriction_max_injections", self.restriction_max_injections, 0,
+                     none="", hint=" (0 = unlimited)")
+        if self.loop_guard is not None and not isinstance(self.loop_guard, LoopGuard):
+            raise DefinitionError(f"{where}: loop_guard must be a LoopGuard or None, "
+                                  f"got {self.loop_guard!r}")
+        self._by_name = check_tools(self.tools)
+        for t in self.tools:
+            check_count(f"{where}: tool {t.name!r}", "retries", t.retries, 0, none="no budget")
         self._schemas = tuple(t.schema() for t in self.tools)
+        self._output = None
+        if self.output_type is not None:
+            if OUTPUT_TOOL in self._by_name:
+                raise ToolDefinitionError(f"{where}: a tool is named {OUTPUT_TOOL!r}, the name "
+                                          "of the final-output tool of output_type")
+            self._output = Output(self.output_type, where)
+            self._schemas = (*self._schemas, self._output.schema)
 
     # -- the turn ---------------------------------------------------------------------------
 
+    def _more(self, turn: _Turn) -> bool:
+        return self.max_iterations is None or turn.iterations < self.max_iterations
+
     def render(self, session: Session) -> Flow:
+        # Why longer than 40 lines: the loop of §4, step by step, reads best in one place.
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None)
-        while turn.iterations < self.max_iterations:
+        while self._more(turn):
             reply: Message = yield CallModel(self.model, self._schemas)
             turn.iterations += 1
             yield reply
@@ -148,16 +127,21 @@ class ToolingTemplate(Template):
             if reply.tool_calls:
                 if verdict is not None:
                     for call in reply.tool_calls:
-                        yield _tool_message(
+                        yield tool_message(
                             call, f"Not run: {verdict[1]}; the loop guard ended the turn.",
                             error=True)
                     yield from self._end(turn, verdict[0])
                     return session
-                batch: _Batch = yield from self._answer(reply.tool_calls)
+                batch: Batch = yield from self._answer(session, turn, reply.tool_calls)
                 turn.last_tool_text = batch.last_text
                 if (yield from self._terminated(turn, batch)):
                     return session
                 continue
+            if self._output is not None:
+                output = self._output.from_text(reply.content)
+                if output is not NO_OUTPUT:
+                    yield from self._end(turn, RunStatus.COMPLETED, output=output, done=True)
+                    return session
             budget = self.restriction_max_injections
             if self.restrict_output and budget and turn.injections >= budget:
                 # The budget ends the turn anyway: that, not the guard, is why it ended.
@@ -167,22 +151,23 @@ class ToolingTemplate(Template):
             if verdict is not None:
                 yield from self._end(turn, verdict[0], response=reply.content)
                 return session
-            if not self.restrict_output:
+            if not self.restrict_output and self._output is None:
                 status = RunStatus.COMPLETED if self.mode == "response" else \
                     RunStatus.IMPLICIT_COMPLETION
                 yield from self._end(turn, status, response=reply.content)
                 return session
-            if turn.iterations >= self.max_iterations:
+            if not self._more(turn):
                 break  # no model call would follow an injection
             turn.injections += 1
-            yield Message("system", self.restriction_message)
-            yield RestrictionInjected(self.restriction_message, turn.injections)
+            message = OUTPUT_MESSAGE if self._output is not None else self.restriction_message
+            yield Message("system", message)
+            yield RestrictionInjected(message, turn.injections)
         limit = RunStatus.MAX_ITERATIONS if self.mode == "response" else \
             RunStatus.ITERATIONS_EXCEEDED
         yield from self._end(turn, limit)
         return session
 
-    def _terminated(self, turn: _Turn, batch: _Batch) -> Flow:
+    def _terminated(self, turn: _Turn, batch: Batch) -> Flow:
         """Apply the termination family, by precedence; True when the turn is over."""
         if batch.ended:
             if batch.farewell:
@@ -190,6 +175,10 @@ class ToolingTemplate(Template):
             yield from self._end(turn, RunStatus.ENDED, response=batch.farewell or turn.response,
                                  terminated_by=batch.ended_by, done=True)
             raise ReachedEndTemplateException(batch.farewell)
+        if batch.move is not None:  # beats a terminal tool, whose result stays in history
+            yield from self._end(turn, RunStatus.COMPLETED, terminated_by=batch.move.by,
+                                 done=True)
+            raise Moving(batch.move)
         if batch.terminal is not None:
             yield Message("assistant", batch.terminal)
             yield from self._end(turn, RunStatus.COMPLETED, response=batch.terminal,
@@ -200,9 +189,18 @@ class ToolingTemplate(Template):
             yield from self._end(turn, t.status, terminated_by=batch.terminate_by, note=t.note,
                                  summary=t.summary, finish_status=t.finish_status, done=True)
             return True
+        if batch.output is not NO_OUTPUT:
+            yield from self._end(turn, RunStatus.COMPLETED, output=batch.output,
+                                 terminated_by=OUTPUT_TOOL, done=True)
+            return True
+        if batch.exhausted is not None:
+            yield from self._end(turn, RunStatus.ERROR, note=batch.exhausted)
+            return True
         return False
 
     def _end(self, turn: _Turn, status: RunStatus, **fields: Any) -> Flow:
+        if "output" in fields and self._output is not None:
+            fields.setdefault("response", self._output.dump(fields["output"]))
         fields.setdefault("response", turn.response)
         result = TurnResult(status=status, iterations=turn.iterations,
                             injections=turn.injections, **fields)
@@ -217,6 +215,8 @@ class ToolingTemplate(Template):
         tool = self._by_name.get(call.name)
         if tool is None:
             names = ", ".join(t.name for t in self.tools) or "none"
+            if self._output is not None:
+                names = f"{names}, {OUTPUT_TOOL}" if self.tools else OUTPUT_TOOL
             raise ToolArgumentError(f"there is no tool named {call.name!r}; "
                                     f"available tools: {names}")
         if tool.finish_mode is not None and tool.finish_mode != self.mode:
@@ -238,67 +238,61 @@ class ToolingTemplate(Template):
                 pass  # warnings-as-errors must not end a run over the model's choice of name
         return tool, tool.arguments_of(call)
 
-    def _answer(self, calls: Sequence[ToolCall]) -> Flow:
-        """Run a batch; one tool message per call, in call order. Returns a ``_Batch``."""
-        problems: dict[int, tuple[str, bool]] = {}
+    def _answer(self, session: Session, turn: _Turn, calls: Sequence[ToolCall]) -> Flow:
+        """Run a batch; one tool message per call, in call order. Returns a ``Batch``."""
+        done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
         invocations: list[Invocation] = []
+        contexts: dict[int, ToolContext] = {}
         terminal_by: str | None = None
+        batch = Batch()
         for i, call in enumerate(calls):
             yield ToolCallStarted(call)
+            if self._output is not None and call.name == OUTPUT_TOOL:
+                done[i] = self._take_output(batch, call)
+                continue
             try:
                 tool, args = self._prepare(call, terminal_by)
             except ToolArgumentError as exc:
-                problems[i] = (f"Error: {exc}", True)
+                done[i] = f"Error: {exc}", True
                 continue
             if tool.terminal:
                 terminal_by = tool.name
-            invocations.append(Invocation(call, tool, args))
+            if tool.takes_context:
+                contexts[i] = ToolContext(session, call, turn.failures.get(tool.name, 0))
+            runnable = Bound(tool, contexts[i]) if i in contexts else tool
+            invocations.append(Invocation(call, runnable, args))
         rejected: dict[str, str] = yield from _approvals(invocations)
         for i, call in enumerate(calls):
             if call.id in rejected:
-                problems[i] = (rejected[call.id], False)
+                done[i] = rejected[call.id], False
         invocations = [inv for inv in invocations if inv.call.id not in rejected]
         runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
-        batch = _Batch()
         pending = iter(zip(invocations, runs, strict=True))
         for i, call in enumerate(calls):
             metadata: Mapping[str, Any] | None = None
-            if i in problems:
-                content, error = problems[i]
+            if i in done:
+                content, error = done[i]
                 if call.id in rejected:
                     metadata = {"rejected": True}
             else:
                 invocation, run = next(pending)
-                content, error = self._record(batch, invocation, run)
+                content, error = record(batch, invocation, run)
                 if not error and isinstance(run.value, ToolResult):
                     metadata = run.value.metadata
-            yield _tool_message(call, content, error=error, metadata=metadata)
+            if i in contexts:
+                yield from contexts[i].events
+            count(turn.failures, self._by_name.get(call.name), batch, content, error)
+            yield tool_message(call, content, error=error, metadata=metadata)
             yield ToolCallEnded(call, content, error)
             batch.last_text = content
         return batch
 
-    @staticmethod
-    def _record(batch: _Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bool]:
-        """The tool message text of one run, noting any termination on the batch."""
-        tool = invocation.tool
-        assert isinstance(tool, Tool)
-        if isinstance(run.error, ReachedEndTemplateException):
-            farewell = run.error.farewell_message
-            if not batch.ended:
-                batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
-            return json.dumps({"status": "success", "message": farewell}), False
-        if run.skipped is not None:
-            return f"Not run: {run.skipped}", True
-        if run.error is not None:
-            exc = run.error
-            return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
-        value = run.value
+    def _take_output(self, batch: Batch, call: ToolCall) -> tuple[str, bool]:
+        assert self._output is not None
         try:
-            content = value.text if isinstance(value, TerminateResponse) else to_text(value)
-        except TypeError as exc:
-            return f"Error: tool {tool.name!r}: {exc}", True
-        if tool.terminal:
-            batch.terminal, batch.terminal_by = content, tool.name
-        elif isinstance(value, TerminateResponse) and batch.terminate is None:
-            batch.terminate, batch.terminate_by = value, tool.name
-        return content, False
+            output = self._output.from_call(call)
+        except ToolArgumentError as exc:
+            return f"Error: {exc}", True
+        if batch.output is NO_OUTPUT:
+            batch.output = output
+        return "Final result received.", False

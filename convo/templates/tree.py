@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from ..errors import DefinitionError
 from .base import Template
 from .control import BreakTemplate, LoopTemplate
+from .graph import check_states
 
 
 def walk(root: Template, path: str = "") -> Iterator[tuple[Template, str, int]]:
@@ -31,7 +32,8 @@ def walk(root: Template, path: str = "") -> Iterator[tuple[Template, str, int]]:
 
 
 def validate_tree(root: Template) -> None:
-    """Reject duplicate ``template_id``s (naming both places) and a Break outside any loop."""
+    """Reject duplicate ``template_id``s (naming both places), a Break outside any loop, and
+    state machines that name unknown states (``graph.check_states``)."""
     if not isinstance(root, Template):
         raise DefinitionError(f"expected a Template to run, got {type(root).__name__} {root!r}")
     seen: dict[str, tuple[Template, str]] = {}
@@ -47,3 +49,4 @@ def validate_tree(root: Template) -> None:
                 f"BreakTemplate at {where} is not inside any LoopTemplate: "
                 "it can only leave an enclosing loop"
             )
+    check_states(root)  # states: unknown targets, moves outside a machine

@@ -1,4 +1,5 @@
-"""The public test kit: a fake OpenAI server, pytest fixtures, strategies, record and replay.
+"""The public test kit: a fake OpenAI server, pytest fixtures, strategies, record and replay,
+simulated users, conversation snapshots and a model that needs no script (``SmokeModel``).
 
 ``convo.testing.strategies`` (hypothesis) is a submodule: import it by name.
 
@@ -11,6 +12,9 @@ from typing import Any
 
 _LAZY = {
     "OpenAIServer": "convo.testing.server",
+    "SimulatedUser": "convo.testing.simulated_user",
+    "SmokeModel": "convo.testing.smoke",
+    "assert_matches_snapshot": "convo.testing.snapshots",
     "ErrorReply": "convo.testing.server",
     "SlowReply": "convo.testing.server",
     "CutReply": "convo.testing.server",

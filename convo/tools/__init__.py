@@ -1,6 +1,7 @@
 """Tools: definitions, ``@tool``, the termination family, and the registry."""
 
 from .base import Tool, ToolArgument, ToolResult
+from .context import ToolContext
 from .decorator import FunctionTool, tool
 from .registry import ToolRegistry, registry
 from .termination import (
@@ -10,6 +11,7 @@ from .termination import (
     FinishTool,
     TerminateResponse,
 )
+from .transition import Transition
 
 __all__ = [
     "EndConversationTool",
@@ -20,8 +22,10 @@ __all__ = [
     "TerminateResponse",
     "Tool",
     "ToolArgument",
+    "ToolContext",
     "ToolRegistry",
     "ToolResult",
+    "Transition",
     "registry",
     "tool",
 ]

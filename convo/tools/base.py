@@ -5,13 +5,17 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
 from ..errors import ToolArgumentError, ToolDefinitionError
 from ..messages import ToolCall
-from .schema import check, describe, json_schema
+from .schema import describe
+from .validation import ABSENT, Arguments, Spec
+
+if TYPE_CHECKING:
+    from .context import ToolContext
 
 NeedsApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
 
@@ -50,7 +54,7 @@ def to_text(value: Any) -> str:
     if isinstance(value, ToolResult):
         return value.text
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, default=_jsonable)
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"the tool returned a {type(value).__name__}, which cannot be sent to the model "
@@ -58,20 +62,65 @@ def to_text(value: Any) -> str:
         ) from exc
 
 
+def _jsonable(value: Any) -> Any:
+    """pydantic models, dataclasses, dates, sets...: what pydantic dumps them as."""
+    from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+    try:
+        return to_jsonable_python(value)
+    except PydanticSerializationError as exc:
+        raise TypeError(str(exc)) from None
+
+
+def timed_out(name: str, timeout: float) -> TimeoutError:
+    return TimeoutError(f"tool {name!r} timed out after {timeout:g} s")
+
+
+def _in_thread(fn: Any, *args: Any, name: str, timeout: float) -> Any:
+    """``fn(*args)`` in a worker thread, abandoned (left to finish alone) after ``timeout``."""
+    import threading
+
+    box: list[Any] = []
+
+    def work() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:
+            box.append((False, exc))
+
+    worker = threading.Thread(target=work, name=f"convo tool {name}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not box:
+        raise timed_out(name, timeout)
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
 class Tool:
     """A tool a model may call.
 
     Subclass it with class attributes ``name``, ``description``, ``arguments`` (a dict of
     ``ToolArgument``), optionally ``terminal = True``, and implement ``_execute(args)``
-    (``async def`` works too). ``execute(**kwargs)`` validates, then calls ``_execute``.
+    (``async def`` works too; with ``takes_context = True`` it is
+    ``_execute(args, context)``). ``execute(**kwargs)`` validates, then calls ``_execute``.
     """
 
     name: str = ""
     description: str = ""
     arguments: Mapping[str, ToolArgument] = {}
     terminal: bool = False
-    #: Seconds an async tool may run under ``Runner.arun`` before it becomes an error result.
+    #: Seconds a call may run before it becomes an error result (a sync tool runs in a worker
+    #: thread that is abandoned on timeout).
     timeout: float | None = None
+    #: Consecutive failed calls allowed before the turn ends (None: bounded by the turn only).
+    retries: int | None = None
+    #: Send the schema in OpenAI's strict form (``"strict": true``; see docs/tools.md).
+    strict: bool = False
+    #: Whether ``_execute`` takes a ``ToolContext`` after the arguments.
+    takes_context: bool = False
     #: Other names the model may call it by (not advertised).
     aliases: tuple[str, ...] = ()
     #: For finish tools: the ToolingTemplate mode whose turns this tool finishes.
@@ -102,19 +151,36 @@ class Tool:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self._execute)
 
-    def invoke(self, args: dict[str, Any]) -> Any:
-        """Run with already validated arguments."""
+    def _call(self, args: dict[str, Any], context: ToolContext | None) -> Any:
+        if self.takes_context:
+            return self._execute(args, context)  # type: ignore[call-arg]
         return self._execute(args)
 
-    async def ainvoke(self, args: dict[str, Any]) -> Any:
-        result = self._execute(args)
+    def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
+        """Run with already validated arguments (within ``timeout``, when set)."""
+        if self.timeout is None:
+            return self._call(args, context)
+        return _in_thread(self._call, args, context, name=self.name, timeout=self.timeout)
+
+    async def ainvoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
+        result = self._call(args, context)
         if inspect.isawaitable(result):
-            result = await result
+            if self.timeout is None:
+                return await result
+            import asyncio
+
+            try:
+                return await asyncio.wait_for(result, self.timeout)
+            except TimeoutError:
+                raise timed_out(self.name, self.timeout) from None
         return result
 
-    def execute(self, **kwargs: Any) -> Any:
-        """Validate ``kwargs``, then run (an async tool returns an awaitable)."""
-        return self._execute(self.validate(kwargs))
+    def execute(self, context: ToolContext | None = None, /, **kwargs: Any) -> Any:
+        """Validate ``kwargs``, then run (an async tool returns an awaitable).
+
+        A tool that takes a ``ToolContext`` gets ``context`` (None when not given).
+        """
+        return self._call(self.validate(kwargs), context)
 
     # -- schema and validation ---------------------------------------------------------------
 
@@ -125,40 +191,40 @@ class Tool:
             cached = self.__dict__["_schema"] = self._build_schema()
         return cached
 
-    def _build_schema(self) -> dict[str, Any]:
-        where = f"tool {type(self).__name__}"
-        if not self.name or not isinstance(self.name, str):
-            raise ToolDefinitionError(f"{where} has no name: set the class attribute `name`")
-        properties: dict[str, Any] = {}
-        required: list[str] = []
+    def _specs(self) -> list[Spec]:
+        specs = []
         for key, arg in self.arguments.items():
             if not isinstance(arg, ToolArgument):
                 raise ToolDefinitionError(
                     f"tool {self.name!r}: arguments[{key!r}] must be a ToolArgument, "
                     f"got {type(arg).__name__}"
                 )
-            prop = json_schema(arg.value_type, f"tool {self.name!r} argument {key!r}")
-            if arg.description:
-                prop = {**prop, "description": arg.description}
-            properties[key] = prop
-            if arg.required:
-                required.append(key)
+            specs.append(Spec(key, arg.value_type, ... if arg.required else ABSENT,
+                              arg.description))
+        return specs
+
+    def compiled(self) -> Arguments:
+        """The arguments compiled into a pydantic model (once per tool)."""
+        cached: Arguments | None = self.__dict__.get("_compiled")
+        if cached is None:
+            if not self.name or not isinstance(self.name, str):
+                raise ToolDefinitionError(f"tool {type(self).__name__} has no name: set the "
+                                          "class attribute `name`")
+            cached = self.__dict__["_compiled"] = Arguments(
+                self.name, self._specs(), strict=self.strict, keep_defaults=False,
+                signature=self.signature_text)
+        return cached
+
+    def _build_schema(self) -> dict[str, Any]:
+        parameters = self.compiled().parameters
         description = self.description or ""
         if self.terminal:
             description = f"{description.rstrip()} {TERMINAL_NOTE}".strip()
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": description,
-                "parameters": {
-                    "type": "object",
-                    "properties": properties,
-                    "required": required,
-                    "additionalProperties": False,
-                },
-            },
-        }
+        function: dict[str, Any] = {"name": self.name, "description": description,
+                                    "parameters": parameters}
+        if self.strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
 
     def signature_text(self) -> str:
         """``a (integer), b (string, optional)`` — for messages to the model."""
@@ -169,24 +235,8 @@ class Tool:
         return ", ".join(parts) or "no arguments"
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Check arguments against ``arguments``; ``ToolArgumentError`` saying what is wrong."""
-        unexpected = [k for k in args if k not in self.arguments]
-        if unexpected:
-            raise ToolArgumentError(
-                f"tool {self.name!r} got unexpected argument "
-                f"{', '.join(repr(k) for k in unexpected)}; it takes {self.signature_text()}"
-            )
-        checked: dict[str, Any] = {}
-        for key, arg in self.arguments.items():
-            if key in args:
-                checked[key] = check(arg.value_type, args[key],
-                                     f"tool {self.name!r} argument {key!r}")
-            elif arg.required:
-                raise ToolArgumentError(
-                    f"tool {self.name!r} is missing required argument {key!r} "
-                    f"({describe(arg.value_type)}); it takes {self.signature_text()}"
-                )
-        return checked
+        """Check and coerce arguments; ``ToolArgumentError`` saying what is wrong."""
+        return self.compiled().validate(args)
 
     def parse_raw(self, raw: str) -> dict[str, Any]:
         """Arguments from text that was not a JSON object (override to accept bare strings)."""

@@ -3,47 +3,52 @@
 from __future__ import annotations
 
 import inspect
-import re
+import sys
+import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from ..errors import ToolDefinitionError
 from .base import NeedsApproval, Tool, ToolArgument
+from .context import ToolContext
 from .schema import _optional_inner
-
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|"
-                      r"Notes?|Attributes)\s*:\s*$")
-_ARG_LINE = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+from .validation import Arguments, Spec
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The description (text before the sections) and the ``Args:`` descriptions."""
-    lines = inspect.cleandoc(doc or "").splitlines()
-    description: list[str] = []
-    args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    arg_indent: int | None = None
-    for line in lines:
-        header = _SECTION.match(line)
-        if header:
-            section, current, arg_indent = header.group(1), None, None
-            continue
-        if section is None:
-            description.append(line)
-            continue
-        if section not in ("Args", "Arguments", "Parameters") or not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        match = _ARG_LINE.match(line)
-        if match and (arg_indent is None or indent <= arg_indent):
-            arg_indent = indent
-            current = match.group(1)
-            args[current] = match.group(2).strip()
-        elif current is not None:
-            args[current] = f"{args[current]} {line.strip()}".strip()
-    return " ".join(" ".join(description).split()), args
+    """The description and the argument descriptions of a Google, Sphinx (``:param x:``),
+    NumPy or Epydoc docstring; text in sections other than the arguments is left out."""
+    if not doc or not doc.strip():
+        return "", {}
+    import docstring_parser
+
+    parsed = docstring_parser.parse(doc)
+    text = " ".join(p for p in (parsed.short_description, parsed.long_description) if p)
+    args = {p.arg_name.lstrip("*"): " ".join((p.description or "").split())
+            for p in parsed.params}
+    return " ".join(text.split()), args
+
+
+def _hints(fn: Callable[..., Any], name: str,
+           localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters' type hints; the return annotation is never needed, so never resolved.
+
+    ``localns`` (the namespace where ``@tool`` was applied) resolves names of classes
+    defined inside a function.
+    """
+    annotations = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"}
+    holder = types.SimpleNamespace(__annotations__=annotations,
+                                   __globals__=getattr(fn, "__globals__", {}))
+    try:
+        return typing.get_type_hints(holder, localns=dict(localns or {}), include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(f"@tool {name!r}: cannot resolve the type hints ({exc})"
+                                  ) from exc
+
+
+def _is_context(hint: Any) -> bool:
+    return hint is ToolContext or _optional_inner(hint) is ToolContext
 
 
 class FunctionTool(Tool):
@@ -52,31 +57,32 @@ class FunctionTool(Tool):
     def __init__(
         self, fn: Callable[..., Any], *, name: str | None = None,
         description: str | None = None, terminal: bool = False,
-        timeout: float | None = None, needs_approval: NeedsApproval = False,
+        timeout: float | None = None, retries: int | None = None, strict: bool = False,
+        localns: Mapping[str, Any] | None = None, needs_approval: NeedsApproval = False,
     ) -> None:
         self.fn = fn
         self.needs_approval = needs_approval
         self.name = name or fn.__name__
         summary, arg_docs = parse_docstring(fn.__doc__)
         self.description = description if description is not None else summary
-        self.terminal = terminal
-        self.timeout = timeout
-        self._none_defaults: list[str] = []
-        self.arguments = self._arguments_from(fn, arg_docs)
+        self.terminal, self.timeout, self.retries, self.strict = terminal, timeout, retries, strict
+        if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int)
+                                    or retries < 0):
+            raise ToolDefinitionError(f"@tool {self.name!r}: retries must be an int >= 0 or "
+                                      f"None, got {retries!r}")
+        specs = self._specs_from(fn, arg_docs, localns)
+        self.arguments = {s.name: ToolArgument(s.name, s.description, s.annotation,
+                                               required=s.required) for s in specs}
+        self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
+                                               keep_defaults=True, signature=self.signature_text)
         self._async = inspect.iscoroutinefunction(fn)
-        self.schema()  # an unsupported type is the author's mistake: say so now
+        self.schema()
 
-    def _arguments_from(
-        self, fn: Callable[..., Any], arg_docs: dict[str, str]
-    ) -> dict[str, ToolArgument]:
-        try:
-            hints = typing.get_type_hints(fn, include_extras=False)
-        except Exception as exc:
-            raise ToolDefinitionError(
-                f"@tool {self.name!r}: cannot resolve the type hints ({exc})"
-            ) from exc
-        arguments: dict[str, ToolArgument] = {}
-        for param in inspect.signature(fn).parameters.values():
+    def _specs_from(self, fn: Callable[..., Any], arg_docs: dict[str, str],
+                    localns: Mapping[str, Any] | None) -> list[Spec]:
+        hints = _hints(fn, self.name, localns)
+        specs: list[Spec] = []
+        for i, param in enumerate(inspect.signature(fn).parameters.values()):
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ToolDefinitionError(
                     f"@tool {self.name!r}: *args and **kwargs cannot be described to a model"
@@ -86,22 +92,27 @@ class FunctionTool(Tool):
                     f"@tool {self.name!r}: argument {param.name!r} needs a type hint"
                 )
             hint = hints[param.name]
-            no_default = param.default is inspect.Parameter.empty
-            if no_default and _optional_inner(hint) is not None:
-                self._none_defaults.append(param.name)  # Optional: may be left out
-            arguments[param.name] = ToolArgument(
-                param.name, arg_docs.get(param.name, ""), hint,
-                required=no_default and param.name not in self._none_defaults,
-            )
-        return arguments
+            if _is_context(hint):
+                if i != 0:
+                    raise ToolDefinitionError(f"@tool {self.name!r}: the ToolContext must be "
+                                              f"the first parameter, not {param.name!r}")
+                self.takes_context = True
+                continue
+            default = param.default
+            if default is inspect.Parameter.empty:
+                # Optional without a default may be left out, and is then None.
+                default = None if _optional_inner(hint) is not None else ...
+            specs.append(Spec(param.name, hint, default, arg_docs.get(param.name, "")))
+        return specs
 
     @property
     def is_async(self) -> bool:
         return self._async
 
-    def _execute(self, args: dict[str, Any]) -> Any:
-        missing = {name: None for name in self._none_defaults if name not in args}
-        return self.fn(**args, **missing)
+    def _execute(self, args: dict[str, Any], context: Any = None) -> Any:
+        if self.takes_context:
+            return self.fn(context, **args)
+        return self.fn(**args)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -114,25 +125,33 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None, terminal: bool = False,
-    timeout: float | None = None, needs_approval: NeedsApproval = False,
+    timeout: float | None = None, retries: int | None = None, strict: bool = False,
+    needs_approval: NeedsApproval = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
 def tool(
     fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     description: str | None = None, terminal: bool = False, timeout: float | None = None,
-    needs_approval: NeedsApproval = False,
+    retries: int | None = None, strict: bool = False, needs_approval: NeedsApproval = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed, documented function (sync or ``async def``) into a Tool.
 
-    The name comes from the function, the description from the docstring, argument
-    descriptions from its Google-style ``Args:`` section, the schema from the type hints;
-    arguments with defaults are optional. ``needs_approval`` (a bool, or a function of the
+    The name comes from the function, the description and argument descriptions from its
+    docstring (Google, Sphinx or NumPy style), the schema and validation from the type hints
+    through pydantic; arguments with defaults are optional. A first parameter typed
+    ``ToolContext`` receives the call's context and is not shown to the model.
+    ``retries=N`` ends the turn after N+1 failed calls of this tool in a row; ``strict=True``
+    sends the schema in OpenAI's strict form. ``needs_approval`` (a bool, or a function of the
     arguments) makes the runner ask a person before each call runs (docs/approval.md).
     """
 
-    def build(f: Callable[..., Any]) -> FunctionTool:
+    def make(f: Callable[..., Any], localns: Mapping[str, Any]) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, terminal=terminal,
-                            timeout=timeout, needs_approval=needs_approval)
+                            timeout=timeout, retries=retries, strict=strict, localns=localns,
+                            needs_approval=needs_approval)
 
-    return build if fn is None else build(fn)
+    def build(f: Callable[..., Any]) -> FunctionTool:
+        return make(f, sys._getframe(1).f_locals)
+
+    return build if fn is None else make(fn, sys._getframe(1).f_locals)

@@ -1,20 +1,30 @@
-"""Python types ↔ JSON schema, and checking a model's argument values against them.
+"""Python types → JSON schema, through pydantic; the schema convo sends to the model.
 
-One place serves both ``Tool`` subclasses (``ToolArgument.value_type``) and ``@tool``
-functions (type hints), so both give the same real JSON-schema types.
+One place serves ``Tool`` subclasses (``ToolArgument.value_type``), ``@tool`` functions (type
+hints) and typed output, so all give the same schemas. pydantic is imported on first use
+(it costs ~40 ms), never by ``import convo``.
+
+What pydantic writes is tidied for models: no ``title`` keys, ``$ref``s inlined (unless a type
+refers to itself), and ``additionalProperties: false`` on every object with fixed fields.
+``strict_schema`` then makes the form OpenAI's strict mode accepts (docs/tools.md).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from ..errors import ToolArgumentError, ToolDefinitionError
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
 def _optional_inner(tp: Any) -> Any | None:
@@ -26,50 +36,149 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
-def _enum_schema(values: list[Any]) -> dict[str, Any]:
-    """``{"type": ..., "enum": [...]}``; the type is left out when the values mix types."""
-    kinds = {_SCALARS.get(type(v)) for v in values}
-    if len(kinds) == 1 and None not in kinds:
-        return {"type": kinds.pop(), "enum": values}
-    return {"enum": values}
+def definition_error(where: str, tp: Any, exc: Exception) -> ToolDefinitionError:
+    """The author's mistake of a type pydantic cannot handle, said plainly."""
+    reason = str(exc).split("\n", 1)[0]
+    return ToolDefinitionError(
+        f"{where}: cannot describe type {tp!r} to a model ({reason}); use a type pydantic "
+        "supports: str, int, float, bool, list[...], dict[str, ...], Literal[...], an Enum, "
+        "a pydantic model, a dataclass, a TypedDict (from typing_extensions), or Optional of those"
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def adapter(tp: Any) -> TypeAdapter[Any]:
+    """A cached pydantic ``TypeAdapter`` (pydantic is imported here, on first use)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
+
+
+def _pydantic_failure(exc: Exception) -> bool:
+    from pydantic import PydanticUserError
+
+    return isinstance(exc, PydanticUserError | TypeError | NameError)
 
 
 def json_schema(tp: Any, where: str = "argument") -> dict[str, Any]:
     """The JSON schema of a Python type; ``ToolDefinitionError`` for one it cannot describe."""
-    if tp is Any:
-        return {}
-    if tp in _SCALARS:
-        return {"type": _SCALARS[tp]}
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return _enum_schema([m.value for m in tp])
-    inner = _optional_inner(tp)
-    if inner is not None:
-        return {"anyOf": [json_schema(inner, where), {"type": "null"}]}
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is Literal:
-        return _enum_schema(list(args))
-    if tp in (list, tuple, Sequence) or origin in (list, tuple, Sequence):
-        schema: dict[str, Any] = {"type": "array"}
-        if args and args[0] is not Ellipsis:
-            schema["items"] = json_schema(args[0], where)
-        return schema
-    if tp in (dict, Mapping) or origin in (dict, Mapping):
-        schema = {"type": "object"}
-        if len(args) == 2 and args[1] is not Any:
-            schema["additionalProperties"] = json_schema(args[1], where)
-        return schema
-    if origin in (Union, types.UnionType):
-        return {"anyOf": [json_schema(a, where) for a in args]}
-    raise ToolDefinitionError(
-        f"{where}: cannot describe type {tp!r} to a model; use str, int, float, bool, list[...], "
-        "dict[str, ...], Literal[...], an Enum, or Optional of those"
-    )
+    try:
+        raw = adapter(tp).json_schema()
+    except Exception as exc:
+        if _pydantic_failure(exc):
+            raise definition_error(where, tp, exc) from None
+        raise
+    return tidy(raw)
+
+
+def tidy(schema: dict[str, Any]) -> dict[str, Any]:
+    """pydantic's schema without titles, with ``$ref``s inlined, objects closed."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    try:
+        inlined: dict[str, Any] = _tidy(schema, defs, (), inline=True)
+        return inlined
+    except RecursionError:
+        pass
+    # A type that refers to itself: keep its $defs.
+    out: dict[str, Any] = _tidy(schema, defs, (), inline=False)
+    out["$defs"] = {k: _tidy(v, defs, (), inline=False) for k, v in defs.items()}
+    return out
+
+
+def _tidy(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...], *, inline: bool) -> Any:
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if inline and isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref[len("#/$defs/"):]
+        if name in seen:
+            raise RecursionError(name)
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return _tidy({**defs[name], **rest}, defs, (*seen, name), inline=True)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$defs" or (key == "title" and isinstance(value, str)):
+            continue
+        if key == "properties":
+            out[key] = {k: _tidy(v, defs, seen, inline=inline) for k, v in value.items()}
+        elif key in _SCHEMA_LISTS:
+            out[key] = [_tidy(v, defs, seen, inline=inline) for v in value]
+        elif key in ("items", "additionalProperties", "not"):
+            out[key] = _tidy(value, defs, seen, inline=inline)
+        else:
+            out[key] = value
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def strict_schema(parameters: dict[str, Any], where: str) -> tuple[dict[str, Any], set[str]]:
+    """The form of ``parameters`` that OpenAI's strict mode accepts, and the top-level
+    properties made nullable (a model's ``null`` for them means "left out").
+
+    Every object lists all its properties as required; a property that was optional accepts
+    ``null`` instead; ``default`` keys go. A free-form object (``dict``) cannot be strict.
+    """
+    made_nullable: set[str] = set()
+    out = _strict(parameters, where, made_nullable, top=True)
+    return out, made_nullable
+
+
+def _strict(node: Any, where: str, made_nullable: set[str], *, top: bool = False) -> Any:
+    if not isinstance(node, dict):
+        return node
+    if node.get("type") == "object" and "properties" not in node:
+        raise ToolDefinitionError(
+            f"{where}: strict mode cannot describe a free-form object (a dict); use a pydantic "
+            "model, a dataclass or a TypedDict, or strict=False"
+        )
+    out = {k: v for k, v in node.items() if k != "default"}
+    for key in _SCHEMA_LISTS:
+        if key in out:
+            out[key] = [_strict(v, where, made_nullable) for v in out[key]]
+    if isinstance(out.get("items"), dict):
+        out["items"] = _strict(out["items"], where, made_nullable)
+    if "$defs" in out:
+        out["$defs"] = {k: _strict(v, where, made_nullable) for k, v in out["$defs"].items()}
+    if "properties" in out:
+        required = set(out.get("required", ()))
+        props: dict[str, Any] = {}
+        for name, prop in out["properties"].items():
+            prop = _strict(prop, where, made_nullable)
+            if name not in required and not _nullable(prop):
+                prop = _with_null(prop)
+                if top:
+                    made_nullable.add(name)
+            props[name] = prop
+        out["properties"], out["required"] = props, list(props)
+        out["additionalProperties"] = False
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "null" or (isinstance(kind, list) and "null" in kind) or any(
+        isinstance(s, dict) and s.get("type") == "null" for s in schema.get("anyOf", ()))
+
+
+def _with_null(schema: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(schema.get("type"), str) and set(schema) <= {"type", "description"}:
+        return {**schema, "type": [schema["type"], "null"]}
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    described = {"description": schema["description"]} if "description" in schema else {}
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    return {"anyOf": [inner, {"type": "null"}], **described}
 
 
 def describe(tp: Any) -> str:
     """A short human name of a type, for messages to the model."""
+    if typing.get_origin(tp) is Annotated:
+        return describe(typing.get_args(tp)[0])
     if tp is Any:
         return "any value"
+    if tp is type(None):
+        return "null"
     if tp in _SCALARS:
         return _SCALARS[tp]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -80,61 +189,42 @@ def describe(tp: Any) -> str:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in args)
-    if tp in (list, tuple) or origin in (list, tuple, Sequence):
+    if tp in (list, tuple) or origin in (list, tuple, Sequence, set, frozenset):
         return f"array of {describe(args[0])}" if args and args[0] is not Ellipsis else "array"
     if tp in (dict, Mapping) or origin in (dict, Mapping):
         return "object"
     if origin in (Union, types.UnionType):
         return " or ".join(describe(a) for a in args)
+    if _fields_of(tp) is not None:
+        return f"object {tp.__name__}"
     return getattr(tp, "__name__", repr(tp))
 
 
-def _shown(value: Any) -> str:
-    kind = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array",
-            dict: "object", type(None): "null"}.get(type(value), type(value).__name__)
-    text = repr(value)
-    return f"{kind} {text if len(text) <= 60 else text[:57] + '...'}"
+def _fields_of(tp: Any) -> dict[str, Any] | None:
+    """Field name → type of a pydantic model, a dataclass or a TypedDict; else None."""
+    if not isinstance(tp, type):
+        return None
+    fields = getattr(tp, "model_fields", None)
+    if isinstance(fields, dict):
+        return {name: f.annotation for name, f in fields.items()}
+    if hasattr(tp, "__dataclass_fields__") or hasattr(tp, "__required_keys__"):
+        try:
+            return typing.get_type_hints(tp)
+        except Exception:
+            return None
+    return None
 
 
 def check(tp: Any, value: Any, where: str) -> Any:
-    """``value`` checked against ``tp`` (enums converted); ``ToolArgumentError`` if it misfits.
+    """``value`` validated against ``tp`` as JSON, in pydantic's strict mode (``"3"`` is not an
+    integer; an object becomes a model); ``ToolArgumentError`` saying expected and got."""
+    from pydantic import ValidationError
 
-    Strict on purpose (``"3"`` is not an integer): the model is told and can correct itself.
-    An integer is accepted where a number is expected.
-    """
+    from .validation import as_json, explain
+
     if tp is Any:
         return value
-    if tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    elif tp in _SCALARS:
-        if type(value) is tp:
-            return value
-    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
-        for member in tp:
-            if member.value == value and type(member.value) is type(value):
-                return member
-    elif (inner := _optional_inner(tp)) is not None:
-        return None if value is None else check(inner, value, where)
-    else:
-        origin, args = typing.get_origin(tp), typing.get_args(tp)
-        if origin is Literal:
-            if any(value == a and type(value) is type(a) for a in args):
-                return value
-        elif tp in (list, tuple, Sequence) or origin in (list, tuple, Sequence):
-            if isinstance(value, list):
-                if not args or args[0] is Ellipsis:
-                    return value
-                return [check(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
-        elif tp in (dict, Mapping) or origin in (dict, Mapping):
-            if isinstance(value, dict):
-                if len(args) != 2 or args[1] is Any:
-                    return value
-                return {k: check(args[1], v, f"{where}[{k!r}]") for k, v in value.items()}
-        elif origin in (Union, types.UnionType):
-            for option in args:
-                try:
-                    return check(option, value, where)
-                except ToolArgumentError:
-                    continue
-    raise ToolArgumentError(f"{where} must be {describe(tp)}, got {_shown(value)}")
+    try:
+        return adapter(tp).validate_json(as_json(value), strict=True)
+    except ValidationError as exc:
+        raise ToolArgumentError(explain(exc, {"": tp}, {"": value}, where, top=False)) from None

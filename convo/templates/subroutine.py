@@ -1,0 +1,151 @@
+"""SubroutineTemplate: a sub-task on its own session, folded back into the conversation.
+
+The child template runs on a session of its own, which starts with some of the parent's
+messages (``inherit``); its model calls see only that session. When it ends, ``keep`` decides
+what the parent gets, and the child's whole session is recorded on ``session.subroutines``
+(one ``subroutine`` line in a transcript). See docs/states.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from ..errors import DefinitionError, ReachedEndTemplateException
+from ..events import Event, SubroutineEnded, SubroutineStarted, TurnEnded
+from ..messages import Message
+from ..requests import CallModel, Flow
+from ..session import Session, SubroutineRun
+from .base import Template
+
+if TYPE_CHECKING:
+    from ..models.base import Model
+
+INHERIT: Final = ("system", "all", "none")
+KEEP: Final = ("last", "all", "none")
+
+
+def _check_inherit(instance: Any, _: attrs.Attribute[Any], value: Any) -> None:
+    if value in INHERIT:
+        return
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return
+    raise DefinitionError(f"SubroutineTemplate: inherit must be 'system', 'all', 'none' or a "
+                          f"number of messages (an int >= 0), got {value!r}")
+
+
+def _check_keep(instance: Any, _: attrs.Attribute[Any], value: Any) -> None:
+    if value not in KEEP:
+        raise DefinitionError(f"SubroutineTemplate: keep must be 'last', 'all' or 'none', "
+                              f"got {value!r}")
+
+
+def inherited(messages: Sequence[Message], inherit: str | int) -> list[Message]:
+    """The parent's messages a child session starts with."""
+    if inherit == "all":
+        return list(messages)
+    if inherit == "none":
+        return []
+    if inherit == "system":
+        return [m for m in messages if m.role == "system"]
+    assert isinstance(inherit, int)
+    start = max(len(messages) - inherit, 0) if inherit else len(messages)
+    # Never start inside a tool call's results: they would answer a call the child never saw.
+    while start < len(messages) and messages[start].role == "tool":
+        start += 1
+    return list(messages[start:])
+
+
+def kept(added: Sequence[Message], keep: str) -> list[Message]:
+    """What the parent gets of the messages the child added."""
+    if keep == "all":
+        return list(added)
+    if keep == "last":
+        last = [m for m in added if m.role == "assistant" and m.content and not m.tool_calls]
+        return last[-1:]
+    return []
+
+
+@attrs.define(slots=True, eq=False)
+class SubroutineTemplate(Template):
+    """Runs ``template`` on its own session; ``keep`` of it is appended to the parent.
+
+    ``inherit``: ``"system"`` (the parent's system messages), ``"all"``, ``"none"`` or the
+    last N messages. ``keep``: the child's last assistant message (``"last"``), everything it
+    added (``"all"``) or nothing (``"none"``). ``model``: the child's model (default: the
+    runner's). The child sees the parent's ``session.state``, and its changes are kept. Ending
+    the conversation inside the child (``EndTemplate``, ``end_conversation``) ends the child.
+    """
+
+    template: Template
+    inherit: str | int = attrs.field(default="system", kw_only=True, validator=_check_inherit)
+    keep: str = attrs.field(default="last", kw_only=True, validator=_check_keep)
+    model: Model | None = attrs.field(default=None, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.template, Template):
+            raise DefinitionError(f"SubroutineTemplate: template is "
+                                  f"{type(self.template).__name__} {self.template!r}, "
+                                  "expected a Template")
+
+    def children(self) -> tuple[Template, ...]:
+        return (self.template,)
+
+    def render(self, session: Session) -> Flow:
+        label = self.label() if self.template_id else f"SubroutineTemplate({self.template.label()})"
+        start = inherited(session.messages, self.inherit)
+        child = Session(start, session.state)
+        # A resuming run answers with how to replay the child's saved messages.
+        replay = yield SubroutineStarted(label)
+        template = self.template if replay is None else replay(self.template)
+        index = len(session.messages)
+        try:
+            yield from self._drive(template.render(child), child)
+        except ReachedEndTemplateException:
+            pass  # the child's conversation ended, not the parent's
+        except GeneratorExit:  # the run was cut short: keep the record, there is no yielding
+            self._ended(label, index, start, child, session)
+            raise
+        except BaseException:
+            yield self._ended(label, index, start, child, session)
+            raise
+        yield self._ended(label, index, start, child, session)
+        yield from kept(child.messages[len(start):], self.keep)
+        return session
+
+    def _drive(self, flow: Flow, child: Session) -> Flow:
+        """Answer the child's steps on its own session; pass I/O and events up."""
+        answer: Any = None
+        try:
+            while True:
+                try:
+                    step = flow.send(answer)
+                except StopIteration:
+                    return
+                answer = None
+                if isinstance(step, Message):
+                    child.messages.append(step)
+                elif isinstance(step, CallModel):
+                    answer = yield attrs.evolve(step, model=step.model or self.model,
+                                                messages=tuple(child.messages))
+                elif isinstance(step, TurnEnded):  # the child's, not a turn of the parent
+                    child.turns.append(step.result)
+                elif isinstance(step, Event):
+                    yield step
+                else:
+                    answer = yield step
+        finally:
+            flow.close()
+
+    @staticmethod
+    def _ended(label: str, index: int, start: list[Message], child: Session,
+               session: Session) -> SubroutineEnded:
+        if child.state != session.state:
+            session.state.clear()
+            session.state.update(child.state)
+        record = SubroutineRun(label=label, index=index, inherited=len(start),
+                               messages=child.messages)
+        session.subroutines.append(record)
+        return SubroutineEnded(record)

@@ -1,0 +1,151 @@
+"""SmokeModel: a model that needs no script, for smoke-testing a whole bot in one line.
+
+Offered tools, it calls each of them once (in one batch), with arguments made up from the
+tool's JSON schema; once their results are in, it answers with a summary of them. With no
+tools it answers ``"SmokeModel reply N."``. So every tool of a bot runs and every template
+gets a reply, without writing a script::
+
+    session = Runner(SmokeModel(), bot, ScriptedInterface(["hi"])).run()
+    assert session.outcome.status != "error"
+
+The name does not start with ``Test``: pytest would try to collect a ``TestModel`` class
+imported into a test module as a test class (and warn that it cannot, which a suite run
+with warnings as errors turns into a failure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from ..messages import Message, ToolCall
+from ..models.base import DeltaCallback, SyncModel, ToolSchemas
+
+#: convo's termination family: calling them ends the turn or the conversation, so by default
+#: SmokeModel leaves them alone (a restriction injection makes it call ``finish`` or kin).
+TERMINATION: Final = frozenset({"finish", "finish_response", "finish_task", "task_completed",
+                                "end_conversation"})
+_FINISHERS: Final = ("finish", "finish_response", "finish_task")
+
+
+def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
+    """A value that fits a JSON schema: the first enum value, the minimum, ``"example"``,
+    one item for an array, every property for an object; the first non-null option of an
+    ``anyOf``/``oneOf``."""
+    defs = defs if defs is not None else schema.get("$defs") or schema.get("definitions") or {}
+    if "$ref" in schema:
+        return example_value(defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {}), defs)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("default") is not None:  # a null default says less than the type does
+        return schema["default"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
+            return example_value(options[0], defs)
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    return _of_type(str(kind), schema, defs)
+
+
+def _of_type(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
+    if kind == "integer":
+        return int(schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1))
+    if kind == "number":
+        return float(schema.get("minimum", 0.0))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        item = example_value(schema.get("items") or {}, defs)
+        return [item] * max(1, int(schema.get("minItems", 1)))
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: example_value(sub, defs) for name, sub in properties.items()}
+    text = "example"
+    return text.ljust(int(schema.get("minLength", 0)), "x")
+
+
+def example_arguments(tool_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for one OpenAI function-tool schema, made up from its parameters."""
+    function = tool_schema.get("function", tool_schema)
+    value = example_value(function.get("parameters") or {"type": "object"})
+    return value if isinstance(value, dict) else {}
+
+
+def _name(tool_schema: Mapping[str, Any]) -> str:
+    return str(tool_schema.get("function", tool_schema).get("name", ""))
+
+
+class SmokeModel(SyncModel):
+    """A model that needs no script: it calls each offered tool once, then sums up.
+
+    - ``tools``: the names of the tools to call (default: every offered tool but convo's
+      termination family, ``TERMINATION``). Each is called once per turn (a turn starts at
+      the last user message).
+    - After a restriction injection (a system message after its text), it calls the first
+      offered finish tool (``finish``, ``finish_response``, ``finish_task``).
+    - ``.calls`` counts its model calls.
+    """
+
+    __slots__ = ("_ids", "calls", "tools")
+
+    def __init__(self, *, tools: Iterable[str] | None = None) -> None:
+        self.tools = None if tools is None else frozenset(tools)
+        self.calls = 0
+        self._ids = 0
+
+    def _wanted(self, name: str) -> bool:
+        return name not in TERMINATION if self.tools is None else name in self.tools
+
+    def complete(
+        self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+        on_delta: DeltaCallback | None = None,
+    ) -> Message:
+        self.calls += 1
+        turn = _this_turn(messages)
+        called = {c.name for m in turn for c in m.tool_calls}
+        to_call = [t for t in tools if self._wanted(_name(t)) and _name(t) not in called]
+        if to_call:
+            return Message("assistant", "", tool_calls=tuple(
+                self._call(_name(t), example_arguments(t)) for t in to_call))
+        offered = [_name(t) for t in tools]
+        finisher = next((n for n in _FINISHERS if n in offered and n not in called), None)
+        if finisher is not None and turn and turn[-1].role == "system":
+            return Message("assistant", "", tool_calls=(self._call(finisher, {}),))
+        reply = _summary(turn) or f"SmokeModel reply {self.calls}."
+        if on_delta is not None:
+            on_delta(reply)
+        return Message("assistant", reply)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
+        self._ids += 1
+        return ToolCall(f"smoke_{self._ids}", name, arguments)
+
+    def __repr__(self) -> str:
+        return f"SmokeModel({self.calls} calls)"
+
+
+def _this_turn(messages: Sequence[Message]) -> list[Message]:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return list(messages[i + 1:])
+    return list(messages)
+
+
+def _summary(turn: Sequence[Message]) -> str:
+    """One line per tool result of this turn: the call and what it gave."""
+    calls = {c.id: c for m in turn for c in m.tool_calls}
+    lines = []
+    for message in turn:
+        call = calls.get(message.tool_call_id or "")
+        if message.role == "tool" and call is not None:
+            result = " ".join(message.content.split())
+            lines.append(f"- {call.name}({call.arguments_json()}) -> {result[:200]}")
+    if not lines:
+        return ""
+    return f"SmokeModel called {len(lines)} tool{'s' * (len(lines) != 1)}:\n" + "\n".join(lines)

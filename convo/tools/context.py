@@ -1,0 +1,78 @@
+"""ToolContext: what a tool that asks for it sees of the conversation it runs in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from ..events import Event
+    from ..messages import ToolCall
+    from ..session import Session
+    from .base import Tool
+
+
+@attrs.define(slots=True, eq=False)
+class ToolContext:
+    """Given to a tool whose first parameter is typed ``ToolContext`` (never shown to the model).
+
+    ``state`` is ``session.state``: what a tool writes there is recorded in transcripts and
+    restored on resume, so a tool never needs a global. ``emit(event)`` hands an ``Event`` to
+    the runner's ``on_event`` (delivered when the tool's batch of calls has run, in call
+    order, before the tool messages). ``retry`` counts this tool's failed calls in a row.
+    """
+
+    session: Session
+    call: ToolCall
+    retry: int = 0
+    events: list[Event] = attrs.field(factory=list, repr=False)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.session.state
+
+    @property
+    def call_id(self) -> str:
+        return self.call.id
+
+    @property
+    def tool_name(self) -> str:
+        return self.call.name
+
+    def emit(self, event: Event) -> None:
+        from ..events import Event
+
+        if not isinstance(event, Event):
+            raise TypeError(f"ToolContext.emit takes an Event (subclass convo.Event), got "
+                            f"{type(event).__name__} {event!r}")
+        self.events.append(event)
+
+
+@attrs.frozen(slots=True)
+class Bound:
+    """A tool with its context: what the runner invokes for a tool that takes one."""
+
+    tool: Tool
+    context: ToolContext
+
+    @property
+    def is_async(self) -> bool:
+        return self.tool.is_async
+
+    @property
+    def timeout(self) -> float | None:
+        return self.tool.timeout
+
+    @property
+    def rerun_on_resume(self) -> bool:
+        return self.tool.rerun_on_resume
+
+    def requires_approval(self, args: dict[str, Any]) -> bool:
+        return self.tool.requires_approval(args)
+
+    def invoke(self, args: dict[str, Any]) -> Any:
+        return self.tool.invoke(args, self.context)
+
+    async def ainvoke(self, args: dict[str, Any]) -> Any:
+        return await self.tool.ainvoke(args, self.context)
