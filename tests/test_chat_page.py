@@ -416,6 +416,23 @@ def test_typing_during_a_turn_is_queued_and_sent_after_it(page: Page, server: Se
     assert users(page) == ["stream queue", "typed meanwhile"]
 
 
+def test_a_reload_keeps_what_was_typed_or_queued(page: Page, server: Server) -> None:
+    open_chat(page, server.url)
+    say(page, "stream draft")
+    expect(page.locator("#log .msg.streaming")).to_be_visible()
+    say(page, "queued first")
+    expect(page.locator("#queued .msg.user")).to_have_count(1)
+    page.locator("#box").fill("typed second")
+    page.reload()
+    expect(page.locator("#box")).to_have_value("queued first\n\ntyped second")
+    server.open_gate("draft")
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(
+        ["Streaming the first part. And the rest."])
+    page.locator("#box").press("Enter")
+    expect(page.locator("#log .msg.assistant .body").last).to_have_text(
+        r"You said 'queued first\n\ntyped second' (message 2)")  # the bot's repr()
+
+
 def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
     page.goto(server.url)
     box = page.get_by_role("textbox", name="Message")
