@@ -10,6 +10,7 @@ reply is made observable by a model that stops half-way until the test opens a g
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import pathlib
 import re
@@ -304,6 +305,26 @@ def test_model_html_is_shown_as_text_and_runs_nothing(page: Page, server: Server
     assert page.evaluate("window.pwned") is None
 
 
+def test_the_content_security_policy_stops_html_that_got_in(browser: Browser,
+                                                            server: Server) -> None:
+    """Were the renderer ever wrong, the page's policy would still run nothing injected."""
+    context = browser.new_context()
+    pg = context.new_page()
+    open_chat(pg, server.url)
+    refused = lambda m: "Content Security Policy" in m.text  # noqa: E731
+    with pg.expect_console_message(refused):
+        pg.evaluate("""() => { const d = document.createElement("div");
+            d.innerHTML = '<img src="data:," onerror="window.pwned = 1">';
+            document.body.append(d); }""")
+    with pg.expect_console_message(refused):
+        pg.evaluate("""() => { const a = document.createElement("a");
+            a.href = "javascript:window.pwned = 2"; a.id = "j"; a.textContent = "j";
+            document.body.append(a); }""")
+        pg.locator("#j").click()
+    assert pg.evaluate("window.pwned") is None
+    context.close()
+
+
 def test_markdown_in_replies(page: Page, server: Server) -> None:
     open_chat(page, server.url)
     say(page, "markdown")
@@ -520,6 +541,15 @@ def test_the_page_is_self_contained_and_small() -> None:
     assert len(html.encode()) < 25_000
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
+    # Model text reaches HTML only through the Markdown renderer, which escapes first.
+    assert html.count("innerHTML") == 1 and "body.innerHTML = markdown(" in html
+    # Defence in depth: the page's Content-Security-Policy lets its own script run and
+    # nothing else (no inline handlers, no javascript: URLs, no other origin).
+    script = re.search(r"<script>(.*?)</script>", html, re.S)
+    assert script is not None
+    digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in html, (
+        f"the page's script changed: put 'sha256-{digest}' in its Content-Security-Policy")
     size_kb = round(len(html.encode()) / 1000)
     assert f"{size_kb} kB" in (ROOT / "docs" / "serving.md").read_text()
 
