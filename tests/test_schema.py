@@ -9,7 +9,8 @@ from typing import Any, Literal, Optional
 import pytest
 
 from convo import Tool, ToolArgument, ToolArgumentError, ToolDefinitionError, tool
-from convo.tools.schema import check, describe, json_schema
+from convo.tools.schema import describe, json_schema
+from convo.tools.validation import check
 
 
 class Color(enum.Enum):

@@ -14,8 +14,7 @@ import attrs
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError, ToolRetry
 from ..messages import Message, ToolCall
 from ..requests import Invocation, ToolRun
-from ..tools.base import Tool, to_text
-from ..tools.context import Bound
+from ..tools.base import Bound, Tool, to_text
 from ..tools.output import NO_OUTPUT
 from ..tools.termination import TerminateResponse
 from ..tools.transition import Move

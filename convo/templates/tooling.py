@@ -27,8 +27,8 @@ from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCall
 from ..messages import Message, ToolCall
 from ..requests import Approve, CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
-from ..tools.base import Tool, ToolResult
-from ..tools.context import Bound, ToolContext
+from ..tools.base import Bound, Tool, ToolResult
+from ..tools.context import ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools.transition import Moving
 from .base import Template

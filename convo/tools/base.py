@@ -5,17 +5,15 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 from ..errors import ToolArgumentError, ToolDefinitionError
 from ..messages import ToolCall
+from .context import ToolContext
 from .schema import describe
 from .validation import ABSENT, Arguments, Spec
-
-if TYPE_CHECKING:
-    from .context import ToolContext
 
 NeedsApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
 
@@ -261,3 +259,32 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+@attrs.frozen(slots=True)
+class Bound:
+    """A tool with its context: what the runner invokes for a tool that takes one."""
+
+    tool: Tool
+    context: ToolContext
+
+    @property
+    def is_async(self) -> bool:
+        return self.tool.is_async
+
+    @property
+    def timeout(self) -> float | None:
+        return self.tool.timeout
+
+    @property
+    def rerun_on_resume(self) -> bool:
+        return self.tool.rerun_on_resume
+
+    def requires_approval(self, args: dict[str, Any]) -> bool:
+        return self.tool.requires_approval(args)
+
+    def invoke(self, args: dict[str, Any]) -> Any:
+        return self.tool.invoke(args, self.context)
+
+    async def ainvoke(self, args: dict[str, Any]) -> Any:
+        return await self.tool.ainvoke(args, self.context)

@@ -10,7 +10,6 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..messages import ToolCall
     from ..session import Session
-    from .base import Tool
 
 
 @attrs.define(slots=True, eq=False)
@@ -47,32 +46,3 @@ class ToolContext:
             raise TypeError(f"ToolContext.emit takes an Event (subclass convo.Event), got "
                             f"{type(event).__name__} {event!r}")
         self.events.append(event)
-
-
-@attrs.frozen(slots=True)
-class Bound:
-    """A tool with its context: what the runner invokes for a tool that takes one."""
-
-    tool: Tool
-    context: ToolContext
-
-    @property
-    def is_async(self) -> bool:
-        return self.tool.is_async
-
-    @property
-    def timeout(self) -> float | None:
-        return self.tool.timeout
-
-    @property
-    def rerun_on_resume(self) -> bool:
-        return self.tool.rerun_on_resume
-
-    def requires_approval(self, args: dict[str, Any]) -> bool:
-        return self.tool.requires_approval(args)
-
-    def invoke(self, args: dict[str, Any]) -> Any:
-        return self.tool.invoke(args, self.context)
-
-    async def ainvoke(self, args: dict[str, Any]) -> Any:
-        return await self.tool.ainvoke(args, self.context)

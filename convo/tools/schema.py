@@ -18,7 +18,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from ..errors import ToolArgumentError, ToolDefinitionError
+from ..errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -213,18 +213,3 @@ def _fields_of(tp: Any) -> dict[str, Any] | None:
         except Exception:
             return None
     return None
-
-
-def check(tp: Any, value: Any, where: str) -> Any:
-    """``value`` validated against ``tp`` as JSON, in pydantic's strict mode (``"3"`` is not an
-    integer; an object becomes a model); ``ToolArgumentError`` saying expected and got."""
-    from pydantic import ValidationError
-
-    from .validation import as_json, explain
-
-    if tp is Any:
-        return value
-    try:
-        return adapter(tp).validate_json(as_json(value), strict=True)
-    except ValidationError as exc:
-        raise ToolArgumentError(explain(exc, {"": tp}, {"": value}, where, top=False)) from None

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Union
 import attrs
 
 from ..errors import ToolArgumentError
-from .schema import _fields_of, _optional_inner, definition_error, describe, strict_schema, tidy
+from .schema import (
+    _fields_of,
+    _optional_inner,
+    adapter,
+    definition_error,
+    describe,
+    strict_schema,
+    tidy,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -266,3 +274,16 @@ def _sentence(error: Any, loc: tuple[Any, ...], types_: Mapping[str, Any],
     if message.startswith("Input should be "):
         return f"{head} must be {message[16:]}, got {_shown(error['input'])}"
     return f"{head}: {message[:1].lower()}{message[1:]}, got {_shown(error['input'])}"
+
+
+def check(tp: Any, value: Any, where: str) -> Any:
+    """``value`` validated against ``tp`` as JSON, in pydantic's strict mode (``"3"`` is not an
+    integer; an object becomes a model); ``ToolArgumentError`` saying expected and got."""
+    from pydantic import ValidationError
+
+    if tp is Any:
+        return value
+    try:
+        return adapter(tp).validate_json(as_json(value), strict=True)
+    except ValidationError as exc:
+        raise ToolArgumentError(explain(exc, {"": tp}, {"": value}, where, top=False)) from None
