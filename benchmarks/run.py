@@ -13,6 +13,7 @@ What is measured (docs/performance.md explains the method):
 - ``import convo`` vs ``import openai``; memory per idle message vs a plain list of dicts;
 - tools: the first ``@tool`` of a process, each further one, and validating one call's
   arguments (next to pydantic's own validation of them).
+- ``ContextWindow``: choosing what to send for a 10,000-message history, per call.
 
 Needs the ``bench`` extra for the plot (matplotlib); without it the plot is skipped.
 """
@@ -30,6 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import context
 import inprocess
 import tools
 import wire
@@ -54,6 +56,7 @@ TARGETS: dict[str, float] = {
     "memory_bytes": 300.0,        # per idle message
     "tool_decorate_us": 2000.0,   # a @tool with a nested model, after the first
     "tool_validate_us": 50.0,     # one call's arguments, the same tool
+    "context_choice_us": 1000.0,  # ContextWindow, 10,000 messages, per call
 }
 
 
@@ -132,6 +135,9 @@ def measure(quick: bool, log: Any) -> dict[str, Any]:
         "async_us": _summary(inprocess.conversation_async(n, rounds), 1e6),
     }
 
+    log("ContextWindow, 10,000-message history ...")
+    results["context"] = context.measure()
+
     with wire.server() as base_url:
         log("wire, sequential, sync ...")
         seq_n, seq_rounds = settings["seq_conversations"], settings["seq_rounds"]
@@ -163,6 +169,7 @@ def _values(results: dict[str, Any]) -> dict[str, float | None]:
         "memory_bytes": results["memory"]["convo"],
         "tool_decorate_us": results["tools"]["decorate_rich"]["median"],
         "tool_validate_us": results["tools"]["validate_rich"]["median"],
+        "context_choice_us": max(r["median_us"] for r in results["context"].values()),
     }
 
 
@@ -211,6 +218,11 @@ def table(results: dict[str, Any]) -> str:
                  f"{mem['dicts']:.0f} B", f"{mem['convo'] / mem['dicts']:.3f}×", "—",
                  "≤ 300 B", _met(t["memory_bytes"])))
     _tool_rows(results, rows)
+    ctx = results["context"]
+    rows.append(("ContextWindow: what to send, 10,000 messages (per call)",
+                 " / ".join(f"{r['median_us']:.0f} µs" for r in ctx.values()), "—", "—",
+                 "p99 " + " / ".join(f"{r['p99_us']:.0f} µs" for r in ctx.values()),
+                 "≤ 1000 µs", _met(t["context_choice_us"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |"
              for row in rows]

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from .approval import Approval
+from .context import ContextWindow
 from .errors import (
+    ContextLengthError,
     ConvoError,
     DefinitionError,
     InterfaceError,
@@ -25,7 +27,7 @@ from .errors import (
     ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, Event, StateEntered
+from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event, StateEntered
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
@@ -86,6 +88,9 @@ __all__ = [
     "BreakTemplate",
     "CLIInterface",
     "CommandLineRunner",
+    "ContextLengthError",
+    "ContextTrimmed",
+    "ContextWindow",
     "ConvoError",
     "DefinitionError",
     "EchoMockInterface",

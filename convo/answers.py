@@ -75,11 +75,12 @@ class Answers:
         return model
 
     def sent(self, request: CallModel) -> Sequence[Message]:
-        """What the model is sent: the session's messages, or a subroutine's own."""
+        """What the model is sent: the session's messages, a subroutine's own, or those a
+        ContextWindow chose."""
         return self.session.messages if request.messages is None else request.messages
 
-    def on_delta(self) -> Callable[[str], None] | None:
-        if self.on_event is None:
+    def on_delta(self, request: CallModel) -> Callable[[str], None] | None:
+        if self.on_event is None or request.purpose != "reply":
             return None
         emit = self.on_event
         return lambda text: emit(TextDelta(text))
@@ -102,14 +103,15 @@ class Answers:
     def call_model(self, request: CallModel) -> Message:
         model = self.model_for(request)
         started = time.perf_counter()
-        reply = model.complete(self.sent(request), request.tools, on_delta=self.on_delta())
+        reply = model.complete(self.sent(request), request.tools,
+                               on_delta=self.on_delta(request))
         return self.model_replied(reply, started)
 
     async def acall_model(self, request: CallModel) -> Message:
         model = self.model_for(request)
         started = time.perf_counter()
         reply = await model.acomplete(self.sent(request), request.tools,
-                                      on_delta=self.on_delta())
+                                      on_delta=self.on_delta(request))
         return self.model_replied(reply, started)
 
     # -- tools -------------------------------------------------------------------------------

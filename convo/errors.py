@@ -12,7 +12,8 @@
         │                          failing Jinja filter
         ├── ToolArgumentError      arguments that do not fit a tool (the model is told)
         ├── ModelError             the model could not answer (network, HTTP status, bad reply)
-        │   └── ScriptError        a scripted model or replay ran out or went off script
+        │   ├── ScriptError        a scripted model or replay ran out or went off script
+        │   └── ContextLengthError the conversation does not fit in the model's context
         ├── ToolCallParseError     text meant to hold tool calls does not parse
         └── InterfaceError         the user interface cannot answer
     TranscriptError                a file is not a readable convo transcript
@@ -66,6 +67,11 @@ class ScriptError(ModelError, AssertionError):
 
     Also an ``AssertionError`` so that pytest reports it as a failed expectation.
     """
+
+
+class ContextLengthError(ModelError):
+    """The conversation is longer than the model's context (the server said so), or its newest
+    messages alone do not fit in the run's ``ContextWindow``."""
 
 
 class ToolCallParseError(RunError, ValueError):

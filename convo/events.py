@@ -67,6 +67,17 @@ class RestrictionInjected(Event):
 
 
 @attrs.frozen(slots=True)
+class ContextTrimmed(Event):
+    """A model call was sent only part of the history (a ``ContextWindow``): ``dropped``
+    messages were left out, ``kept`` were sent, and ``summarized`` says whether a summary of
+    the left-out part was sent in their place."""
+
+    dropped: int
+    kept: int
+    summarized: bool
+
+
+@attrs.frozen(slots=True)
 class TurnEnded(Event):
     result: TurnResult
 

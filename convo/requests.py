@@ -26,6 +26,7 @@ from .events import Event
 from .messages import Message, ToolCall
 
 if TYPE_CHECKING:
+    from .context import ContextWindow
     from .models.base import Model
 
 NOTHING: Final = object()
@@ -78,7 +79,9 @@ class CallModel(Request):
     """Call a model with the session's messages; answered with one assistant ``Message``.
 
     ``model=None`` means the runner's model; ``messages=None`` the session's (a
-    ``SubroutineTemplate`` sends its child session's).
+    ``SubroutineTemplate`` sends its child session's; a ``ContextWindow`` what it chose).
+    ``context``: the template's ``ContextWindow`` (else the runner's applies). ``purpose``:
+    ``"reply"``, or ``"summary"`` for a window's summary call (not streamed to the user).
     """
 
     handler: ClassVar[str] = "call_model"
@@ -86,6 +89,8 @@ class CallModel(Request):
     model: Model | None = None
     tools: Sequence[Mapping[str, Any]] = ()
     messages: Sequence[Message] | None = None
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True)
+    purpose: str = attrs.field(default="reply", kw_only=True)
 
     def replay(self, saved: Saved) -> Any:
         if self.messages is not None:  # a child's call: its own replay answers it

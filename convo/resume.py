@@ -19,6 +19,7 @@ from .events import CaughtUp, Event, Replayed, SubroutineStarted
 from .messages import Message
 from .requests import NOTHING, CallModel, Flow, RunTools, Saved
 from .session import Session, SubroutineRun, Usage
+from .summary import replayed_summaries
 from .templates.base import Template
 
 
@@ -56,6 +57,9 @@ class Resume(Template):
         runs = list(self.subroutines)
         replaying = True
         answer: Any = None
+        counted = replayed_summaries(session.state)
+        if counted is not None:
+            yield counted  # the summary calls the saved conversation made (convo.summary)
         try:
             while True:
                 try:

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from .context import ContextWindow, check_window
 from .driving import Run
 from .errors import DefinitionError
 from .events import Event
@@ -20,8 +21,9 @@ from .interfaces.base import UserInterface
 from .limits import Limits
 from .messages import Message
 from .models.base import Model
-from .requests import Flow, Request, RunTools, ToolRun
+from .requests import CallModel, Flow, Request, RunTools, ToolRun
 from .session import Session
+from .summary import fit
 from .templates.base import Template
 from .templates.tree import validate_tree
 
@@ -52,7 +54,8 @@ class Runner:
     ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
     ended. An exception that escapes is re-raised after the outcome (status ``error``) is
     recorded, unless ``raise_errors=False``. ``limits`` bounds what the whole conversation
-    may use (a ``Limits`` or a dict of its fields).
+    may use (a ``Limits`` or a dict of its fields). ``context`` (a ``ContextWindow``) bounds
+    what every model call is sent; a template's own ``context=`` takes precedence.
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -62,7 +65,8 @@ class Runner:
     max_messages: int = attrs.field(default=1000, kw_only=True, validator=_check_max_messages)
     raise_errors: bool = attrs.field(default=True, kw_only=True)
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
-    context: Any = attrs.field(default=None, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)
@@ -125,6 +129,11 @@ class Runner:
                 if isinstance(step, Message | Event):
                     run.apply(step)
                     answer = None
+                elif isinstance(step, CallModel) and \
+                        (window := step.context or self.context) is not None:
+                    # A ContextWindow chooses what is sent (and may make a summary call first).
+                    answer = yield from _within(run, fit(window, run.session, step,
+                                                         step.model or self.model, run.emit))
                 elif isinstance(step, Request):
                     answer = yield from _answer(run, step)
                 else:
@@ -153,3 +162,18 @@ def _answer(run: Run, request: Request) -> Generator[Request, Any, Any]:
     left = iter(skipped)
     kept = {id(inv) for inv in admitted.invocations} if isinstance(admitted, RunTools) else set()
     return [next(ran) if id(inv) in kept else next(left) for inv in request.invocations]
+
+
+def _within(run: Run, flow: Generator[CallModel, Any, Message]) -> Generator[Request, Any, Any]:
+    """Answer the model calls of a ContextWindow's ``flow`` (its summary calls too) like any
+    request, limits checked; returns the reply to the template's call."""
+    try:
+        answer: Any = None
+        while True:
+            try:
+                request = flow.send(answer)
+            except StopIteration as stop:
+                return stop.value
+            answer = yield from _answer(run, request)
+    finally:
+        flow.close()

@@ -19,6 +19,7 @@ FinishResponseTool FinishTaskTool ReachedEndTemplateException DEFAULT_RESTRICTIO
 Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
 StateMachineTemplate Transition GotoTemplate SubroutineTemplate StateEntered
+ContextWindow
 """.split()
 
 EXTRA_NAMES = """
@@ -26,6 +27,7 @@ ConvoError DefinitionError RunError RenderError ModelError ScriptError Interface
 TemplateSyntaxError ToolDefinitionError ToolArgumentError Event Usage __version__
 ToolCallParseError TranscriptError
 ToolContext ToolRetry
+ContextTrimmed ContextLengthError
 """.split()
 
 # API.md §10 (approval and limits).

@@ -8,7 +8,8 @@ from typing import Any
 
 import openai
 
-from ..errors import ModelError
+from ..context import context_length_hint
+from ..errors import ContextLengthError, ModelError
 
 
 def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float | None,
@@ -26,6 +27,10 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
         return _connection_error(exc, where, retries)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        hint = context_length_hint(_server_says(exc))
+        if hint is not None:
+            return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}"
+                                      f"{_server_says(exc)}. {hint}")
         return ModelError(
             f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
             f"{_hint(status, model, retries)}"

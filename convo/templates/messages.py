@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..context import ContextWindow, check_window
 from ..errors import DefinitionError
 from ..messages import ROLES, Message, Role
 from ..rendering import Text
@@ -91,12 +92,15 @@ class GenerateTemplate(Template):
 class AssistantTemplate(Template):
     """A scripted assistant message (``content``), or one model call without tools.
 
+    ``context``: a ``ContextWindow`` for that call (else the runner's applies).
     With ``output_type``, the model answers through the final-output tool and the turn's
     ``output`` is the validated object (a ``ToolingTemplate`` without other tools).
     """
 
     content: str | None = None
     model: Model | None = attrs.field(default=None, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
     output_type: Any = attrs.field(default=None, kw_only=True)
     _text: Text | None = attrs.field(init=False, repr=False)
     _typed: Template | None = attrs.field(init=False, repr=False, default=None)
@@ -109,7 +113,8 @@ class AssistantTemplate(Template):
                                       "output_type (a model's typed answer), not both")
             from .tooling import ToolingTemplate
 
-            self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type)
+            self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type,
+                                          context=self.context)
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
@@ -117,6 +122,6 @@ class AssistantTemplate(Template):
             return session
         if self._typed is not None:
             return (yield from self._typed.render(session))
-        reply: Message = yield CallModel(self.model)
+        reply: Message = yield CallModel(self.model, context=self.context)
         yield reply
         return session

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from ..approval import Approval
+from ..context import ContextWindow, check_window
 from ..errors import (
     DefinitionError,
     ReachedEndTemplateException,
@@ -81,6 +82,8 @@ class ToolingTemplate(Template):
     restriction_max_injections: int = attrs.field(default=0, kw_only=True)
     max_iterations: int | None = attrs.field(default=25, kw_only=True)
     loop_guard: LoopGuard | None = attrs.field(factory=LoopGuard, kw_only=True)
+    context: ContextWindow | None = attrs.field(default=None, kw_only=True,
+                                                validator=check_window)
     output_type: Any = attrs.field(default=None, kw_only=True)
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
@@ -117,7 +120,7 @@ class ToolingTemplate(Template):
         # Why longer than 40 lines: the loop of §4, step by step, reads best in one place.
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None)
         while self._more(turn):
-            reply: Message = yield CallModel(self.model, self._schemas)
+            reply: Message = yield CallModel(self.model, self._schemas, context=self.context)
             turn.iterations += 1
             yield reply
             if reply.content.strip():

@@ -14,6 +14,7 @@ from typing import Final, TextIO
 
 from ..events import (
     CaughtUp,
+    ContextTrimmed,
     Event,
     MessageAdded,
     ModelCallEnded,
@@ -100,6 +101,7 @@ class ConsolePrinter:
         self.color = self.fancy and not os.environ.get("NO_COLOR")
         self.skip_next_user = False
         self._streaming = False
+        self._trimmed: ContextTrimmed | None = None
         self._lock = threading.Lock()
         self.spinner = Spinner(self.stream, self._lock)
 
@@ -138,6 +140,8 @@ class ConsolePrinter:
             self.note(f"conversation {event.outcome.describe()}")
         elif isinstance(event, CaughtUp):
             self._caught_up(event.replayed, event.saved)
+        elif isinstance(event, ContextTrimmed):
+            self._context_trimmed(event)
         elif isinstance(event, UserInput):
             self.skip_next_user = event.echoed
 
@@ -179,6 +183,13 @@ class ConsolePrinter:
         for call in message.tool_calls:
             line = f"  → {call.name}({_one_line(call.arguments_json())})"
             self.write(self.paint(line, "tool") + "\n")
+
+    def _context_trimmed(self, event: ContextTrimmed) -> None:
+        # Once per change: the calls of one turn usually leave out the same messages.
+        last, self._trimmed = self._trimmed, event
+        if last is None or (last.dropped, last.summarized) != (event.dropped, event.summarized):
+            how = "summarised" if event.summarized else "not sent"
+            self.note(f"context: {event.dropped} earlier messages {how}")
 
     def _caught_up(self, replayed: int, saved: int) -> None:
         if replayed < saved:
