@@ -316,3 +316,18 @@ def test_limits_count_over_the_whole_served_conversation_across_workers(tmp_path
     assert (last["outcome"]["status"], last["outcome"]["limit"],
             last["outcome"]["model_calls"]) == ("usage_limit", "model_calls", 2)
     assert last["added"] == [{"role": "user", "content": "c"}]
+
+
+def test_mounted_in_another_app_the_store_opens_on_first_use(tmp_path: Any) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    bot = create_app(TEMPLATE, FunctionModel(reply), store=f"sqlite:///{tmp_path / 'm.db'}")
+    outer = Starlette(routes=[Mount("/bot", app=bot)])  # the outer app's lifespan only
+    with TestClient(outer) as client:
+        created = client.post("/bot/api/conversations", json={})
+        assert created.status_code == 201, created.text
+        cid = created.json()["id"]
+        said = client.post(f"/bot/api/conversations/{cid}/messages", json={"content": "hi"})
+        assert said.json()["added"][-1] == {"role": "assistant", "content": "You said 'hi'"}
+        assert client.get("/bot/api/health").json() == {"status": "ok"}

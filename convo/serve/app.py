@@ -13,9 +13,11 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .engine import Engine
 from .live import Emit, HTTPProblem, Live
@@ -60,6 +62,20 @@ class API:
         self.max_message_bytes = max_message_bytes
         self.body_limit = 4 * max_message_bytes + 65536
         self.tasks: set[asyncio.Task[Any]] = set()
+        self._opened = False
+        self._opening: asyncio.Lock | None = None
+
+    async def ready(self) -> None:
+        """Open the store once: at startup, or on the first request when the app is mounted
+        in another app (whose lifespan does not run this one's)."""
+        if self._opened:
+            return
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if not self._opened:
+                await self.engine.store.open()
+                self._opened = True
 
     def check_token(self, request: Request) -> None:
         if self.token is None:
@@ -229,12 +245,36 @@ def build(api: API) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await api.engine.store.open()
+        try:
+            await api.ready()
+        except StoreError:
+            pass  # said by /api/health and each request until the store answers
         try:
             yield
         finally:
             await api.drain()
             await api.engine.store.close()
 
-    return Starlette(routes=routes(api), lifespan=lifespan, exception_handlers={
-        HTTPProblem: problem, HTTPException: http, StoreError: store_down})
+    return Starlette(routes=routes(api), lifespan=lifespan,
+                     middleware=[Middleware(_Ready, api=api)], exception_handlers={
+                         HTTPProblem: problem, HTTPException: http, StoreError: store_down})
+
+
+class _Ready:
+    """Opens the store before the first request it serves (pure ASGI middleware)."""
+
+    def __init__(self, app: ASGIApp, api: API) -> None:
+        self.app, self.api = app, api
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.api._opened:
+            try:
+                await self.api.ready()
+            except StoreError as exc:
+                status = 503
+                body = json.dumps({"error": f"the store does not answer: {exc}"}).encode()
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
