@@ -39,6 +39,7 @@ from .messages import Message
 from .requests import AskUser, CallModel, Flow, Invocation, RunTools, ToolRun
 from .session import Outcome, Session, TurnResult
 from .templates.base import Template
+from .tools.base import SavedToolError
 from .tools.termination import (
     EndConversationTool,
     FinishResponseTool,
@@ -318,8 +319,15 @@ def _answer_from(step: Any, saved: Sequence[Message], at: int) -> Any:
             results[message.tool_call_id] = message
         if all(inv.call.id in results for inv in step.invocations):
             return [_rerun(inv) if isinstance(inv.tool, _PURE_TOOLS)
-                    else ToolRun(results[inv.call.id].content) for inv in step.invocations]
+                    else _saved_run(results[inv.call.id]) for inv in step.invocations]
     return _NOTHING
+
+
+def _saved_run(message: Message) -> ToolRun:
+    # A saved failure stays a failure (it counts against the tool's retries again).
+    if message.metadata.get("error"):
+        return ToolRun(error=SavedToolError(message.content))
+    return ToolRun(message.content)
 
 
 def _rerun(invocation: Invocation) -> ToolRun:

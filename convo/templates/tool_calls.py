@@ -14,7 +14,7 @@ import attrs
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError, ToolRetry
 from ..messages import Message, ToolCall
 from ..requests import Invocation, ToolRun
-from ..tools.base import Tool, to_text
+from ..tools.base import SavedToolError, Tool, to_text
 from ..tools.context import Bound
 from ..tools.output import NO_OUTPUT
 from ..tools.termination import TerminateResponse
@@ -83,6 +83,8 @@ def record(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, boo
         if not batch.ended:
             batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
         return json.dumps({"status": "success", "message": farewell}), False
+    if isinstance(run.error, SavedToolError):
+        return str(run.error), True
     if isinstance(run.error, ToolRetry):
         return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
     if run.error is not None:
