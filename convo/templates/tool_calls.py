@@ -62,7 +62,7 @@ def check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
 
 
 def check_count(where: str, name: str, value: Any, least: int, *, none: str,
-                 hint: str = "") -> None:
+                hint: str = "") -> None:
     """An int >= ``least`` (or None when ``none`` says what None means), else the author's
     mistake, naming the parameter."""
     if value is None and none:
