@@ -24,6 +24,7 @@ import attrs
 from .approval import Approval
 from .events import Event
 from .messages import Message, ToolCall
+from .tools.base import SavedToolError
 
 if TYPE_CHECKING:
     from .context import ContextWindow
@@ -157,7 +158,14 @@ class RunTools(Request):
         if not all(inv.call.id in results for inv in self.invocations):
             return NOTHING
         return [rerun(inv) if inv.tool.rerun_on_resume
-                else ToolRun(results[inv.call.id].content) for inv in self.invocations]
+                else _saved_run(results[inv.call.id]) for inv in self.invocations]
+
+
+def _saved_run(message: Message) -> ToolRun:
+    # A saved failure stays a failure (it counts against the tool's retries again).
+    if message.metadata.get("error"):
+        return ToolRun(error=SavedToolError(message.content))
+    return ToolRun(message.content)
 
 
 def rerun(invocation: Invocation) -> ToolRun:

@@ -205,3 +205,39 @@ def test_jinja_errors_are_also_jinja2_errors() -> None:
     assert str(undefined.value) == (
         "SystemTemplate: undefined variable in 'Hi {{ name }}': 'name' is undefined. Defined: "
         "last_message, messages (set it in session.state)")
+
+
+# -- retry budgets across resume ----------------------------------------------------------------
+
+def test_a_resumed_turn_counts_saved_failures_again(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from convo import LoopTemplate, ScriptedInterface
+    from convo.resume import resume
+    from convo.transcript import TranscriptWriter, load_transcript
+
+    @tool(retries=1)
+    def odd_only(n: int) -> str:
+        """Odd numbers only."""
+        if n % 2 == 0:
+            raise ToolRetry(f"{n} is even")
+        return "ok"
+
+    chat = LoopTemplate([UserTemplate(), ToolingTemplate([odd_only])])
+    path = Path(str(tmp_path)) / "t.jsonl"
+    session = Session()
+    writer = TranscriptWriter.create(path, session)
+    try:
+        Runner(MockModel(["{odd_only(n=2)}", "{odd_only(n=4)}"]), chat,
+               ScriptedInterface(["go"]), on_event=writer).run(session)
+    finally:
+        writer.close()
+    assert session.turns[-1].status == RunStatus.ERROR
+
+    saved = load_transcript(path)
+    resumed, again = resume(chat, saved)
+    model = MockModel(["{odd_only(n=1)}", "Done."])
+    Runner(model, resumed, ScriptedInterface(["more"])).run(again)
+    model.assert_complete()  # the saved turn ended where it did: no model call was added
+    assert [t.status for t in again.turns] == [RunStatus.ERROR, RunStatus.COMPLETED]
+    assert again.messages[:5] == saved.messages[:5]

@@ -375,3 +375,24 @@ def test_strict_mode_refuses_a_free_form_object() -> None:
     assert str(info.value) == (
         "tool 'f': strict mode cannot describe a free-form object (a dict); use a pydantic "
         "model, a dataclass or a TypedDict, or strict=False")
+
+
+def test_a_strict_tool_through_the_openai_sdk_and_the_fake_server() -> None:
+    from convo import Message, OpenAIModel, ToolCall
+    from convo.testing import OpenAIServer
+
+    @tool(strict=True)
+    def find(query: str, limit: int = 10) -> str:
+        """Find things."""
+        return f"{query}:{limit}"
+
+    with OpenAIServer() as server:
+        server.add(Message("assistant", "", tool_calls=(
+            ToolCall("c1", "find", {"query": "x", "limit": None}),)), "Found.")
+        with OpenAIModel("test-model", base_url=server.base_url, api_key="test",
+                         max_retries=0) as model:
+            session = Runner(model, LinearTemplate([UserTemplate("Find x."),
+                                                    ToolingTemplate([find])])).run()
+        assert server.requests[0]["tools"] == [find.schema()]
+        assert server.requests[0]["tools"][0]["function"]["strict"] is True
+    assert session.messages[2].content == "x:10"  # null: left out, the default

@@ -186,3 +186,25 @@ def test_typed_output_through_the_openai_sdk_and_the_fake_server() -> None:
     assert session.turns[-1].output == Forecast(city="Oslo", degrees=22)
     assert json.loads(session.turns[-1].response or "") == {"city": "Oslo", "degrees": 22,
                                                             "sunny": True}
+
+
+def test_a_resumed_turn_has_its_output_object_again(tmp_path: Path) -> None:
+    from convo import LoopTemplate, ScriptedInterface
+    from convo.resume import resume
+
+    chat = LoopTemplate([UserTemplate(), ToolingTemplate([weather], output_type=Forecast)])
+    path = tmp_path / "t.jsonl"
+    session = Session()
+    writer = TranscriptWriter.create(path, session)
+    try:
+        Runner(MockModel(["{weather(city='Oslo')}", "{final_result(city='Oslo', degrees=21)}"]),
+               chat, ScriptedInterface(["Oslo?"]), on_event=writer).run(session)
+    finally:
+        writer.close()
+    resumed, again = resume(chat, load_transcript(path))
+    model = MockModel(['{"city": "Bergen", "degrees": 12}'])
+    Runner(model, resumed, ScriptedInterface(["Bergen?"])).run(again)
+    model.assert_complete()
+    # Replaying validates the saved final_result call again: the object, not plain data.
+    assert [t.output for t in again.turns] == [Forecast(city="Oslo", degrees=21),
+                                               Forecast(city="Bergen", degrees=12)]

@@ -14,7 +14,7 @@ import attrs
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError, ToolRetry
 from ..messages import Message, ToolCall
 from ..requests import Invocation, ToolRun
-from ..tools.base import Bound, Tool, to_text
+from ..tools.base import Bound, SavedToolError, Tool, to_text
 from ..tools.output import NO_OUTPUT
 from ..tools.termination import TerminateResponse
 from ..tools.transition import Move
@@ -63,7 +63,7 @@ def check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
 
 
 def check_count(where: str, name: str, value: Any, least: int, *, none: str,
-                 hint: str = "") -> None:
+                hint: str = "") -> None:
     """An int >= ``least`` (or None when ``none`` says what None means), else the author's
     mistake, naming the parameter."""
     if value is None and none:
@@ -86,6 +86,8 @@ def record(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, boo
         return json.dumps({"status": "success", "message": farewell}), False
     if run.skipped is not None:
         return f"Not run: {run.skipped}", True
+    if isinstance(run.error, SavedToolError):
+        return str(run.error), True
     if isinstance(run.error, ToolRetry):
         return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
     if run.error is not None:

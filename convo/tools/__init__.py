@@ -1,4 +1,9 @@
-"""Tools: definitions, ``@tool``, the termination family, and the registry."""
+"""Tools: definitions, ``@tool``, the termination family, and the registry.
+
+Schemas and validation come from pydantic (``schema.py``, ``validation.py``), imported when the
+first tool is built; ``context.py`` is what a tool sees of the conversation; ``output.py`` the
+final-output tool of typed turns.
+"""
 
 from .base import Tool, ToolArgument, ToolResult
 from .context import ToolContext

@@ -60,6 +60,10 @@ def to_text(value: Any) -> str:
         ) from exc
 
 
+class SavedToolError(Exception):
+    """A failed call answered from a saved transcript: its tool message, verbatim."""
+
+
 def _jsonable(value: Any) -> Any:
     """pydantic models, dataclasses, dates, sets...: what pydantic dumps them as."""
     from pydantic_core import PydanticSerializationError, to_jsonable_python
