@@ -100,6 +100,7 @@ class TurnResult:
     injections: int = 0
     restriction_exhausted: bool = False
     done: bool = False
+    truncated: bool = False  # a reply in the turn was cut off at the model's token limit
 
     def to_dict(self) -> dict[str, Any]:
         d = attrs.asdict(self)

@@ -52,6 +52,7 @@ class _Turn:
     injections: int = 0
     response: str | None = None
     last_tool_text: str | None = None
+    truncated: bool = False
 
 
 @attrs.define(slots=True)
@@ -129,6 +130,8 @@ class ToolingTemplate(Template):
             reply: Message = yield CallModel(self.model, self._schemas)
             turn.iterations += 1
             yield reply
+            if reply.metadata.get("finish_reason") == "length":
+                turn.truncated = True
             if reply.content.strip():
                 turn.response = reply.content
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
@@ -193,7 +196,7 @@ class ToolingTemplate(Template):
     def _end(self, turn: _Turn, status: RunStatus, **fields: Any) -> Flow:
         fields.setdefault("response", turn.response)
         result = TurnResult(status=status, iterations=turn.iterations,
-                            injections=turn.injections, **fields)
+                            injections=turn.injections, truncated=turn.truncated, **fields)
         yield TurnEnded(result)
         if status is RunStatus.PENDING_REVIEW:
             yield TaskCompleted(result.finish_status or "done", result.summary)
