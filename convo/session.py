@@ -102,6 +102,7 @@ class TurnResult:
     done: bool = False
     #: The validated object of a turn with ``output_type`` (read back from JSON: plain data).
     output: Any = None
+    truncated: bool = False  # a reply in the turn was cut off at the model's token limit
 
     def to_dict(self) -> dict[str, Any]:
         d = attrs.asdict(self, recurse=False)

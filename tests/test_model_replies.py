@@ -101,3 +101,13 @@ def test_the_runner_option_defaults_to_keeping(value: bool) -> None:
     runner = Runner(None, CHAT, truncated_is_error=value)
     assert runner.truncated_is_error is value
     assert Runner(None, CHAT).truncated_is_error is False
+
+
+def test_the_turn_says_a_reply_was_cut_off() -> None:
+    from convo import ToolingTemplate
+
+    agent = LinearTemplate([UserTemplate("Tell me."), ToolingTemplate([])])
+    cut = Runner(_model(CUT), agent).run()
+    full = Runner(_model(FULL), agent).run()
+    assert [t.truncated for t in cut.turns + full.turns] == [True, False]
+    assert Session.from_json(cut.to_json()).turns == cut.turns

@@ -160,9 +160,21 @@ def test_unreadable_transcripts_are_one_line_errors(tmp_path: Path, data: bytes,
         read_transcript(path)
     assert error in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("data", [
+    b'{"type": "header", "format": "convo.transcript", "version": 1}\n\xff\xff\n{}\n',
+    b'{"type": "header", "format": "convo.transcript", "version": 1}\n'
+    b'{"type": "message", "index": 0, "message": [1, 2]}\n',
+])
+@pytest.mark.parametrize("command", ["replay", "run"])
+def test_replay_and_resume_of_an_unreadable_transcript_print_no_traceback(
+        tmp_path: Path, data: bytes, command: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(data)
     env = {**os.environ, "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
-    for args in (["replay", str(path)],
-                 ["run", str(FIXTURES / "chat.py"), "--resume", str(path)]):
+    run = ["run", str(FIXTURES / "chat.py"), "--resume", str(path)]
+    for args in [["replay", str(path)] if command == "replay" else run]:
         result = subprocess.run([sys.executable, "-m", "convo", *args], env=env, input="",
                                 capture_output=True, text=True, timeout=30, check=False)
         assert result.returncode == 2, result.stderr

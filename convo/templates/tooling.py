@@ -57,6 +57,7 @@ class _Turn:
     response: str | None = None
     last_tool_text: str | None = None
     failures: dict[str, int] = attrs.field(factory=dict)  # failed calls in a row, per tool
+    truncated: bool = False
 
 
 def _approvals(invocations: Sequence[Invocation]) -> Flow:
@@ -123,6 +124,8 @@ class ToolingTemplate(Template):
             reply: Message = yield CallModel(self.model, self._schemas, context=self.context)
             turn.iterations += 1
             yield reply
+            if reply.metadata.get("finish_reason") == "length":
+                turn.truncated = True
             if reply.content.strip():
                 turn.response = reply.content
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
@@ -206,7 +209,7 @@ class ToolingTemplate(Template):
             fields.setdefault("response", self._output.dump(fields["output"]))
         fields.setdefault("response", turn.response)
         result = TurnResult(status=status, iterations=turn.iterations,
-                            injections=turn.injections, **fields)
+                            injections=turn.injections, truncated=turn.truncated, **fields)
         yield TurnEnded(result)
         if status is RunStatus.PENDING_REVIEW:
             yield TaskCompleted(result.finish_status or "done", result.summary)
