@@ -245,3 +245,31 @@ def test_the_readme_line_serves_the_refund_bot(tmp_path: Path) -> None:
     finally:
         assert server.stop() == 0
     assert "convo: serving " in server.log.read_text()
+
+
+def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_at_once(postgres: Postgres,
+                                                                    tmp_path: Path) -> None:
+    one, two = Server(postgres.url, tmp_path), Server(postgres.url, tmp_path)
+    try:
+        cid = one.post("/api/conversations").json()["id"]
+        slow = subprocess.Popen([sys.executable, "-c", (
+            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'slow'}, timeout=60)"),
+            f"{one.url}/api/conversations/{cid}/messages"], stderr=subprocess.DEVNULL)
+        for _ in range(int(WAIT_S / 0.05)):
+            if (tmp_path / "entered").exists():
+                break
+            try:
+                slow.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        assert two.post(f"/api/conversations/{cid}/retry").status_code == 409  # one is alive
+        one.kill()
+        slow.kill()
+        slow.wait()
+        (tmp_path / "gate").touch()
+        retried = two.post(f"/api/conversations/{cid}/retry")  # the dead owner's lock is taken
+        assert retried.status_code == 200, retried.text
+        assert _contents(two, cid) == ["Take notes.", "slow", "slow done"]
+    finally:
+        one.stop()
+        two.stop()

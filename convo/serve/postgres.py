@@ -2,14 +2,18 @@
 so a database restart or a connection reaped during a long model call does not break the next
 turn. Several workers (and machines) share it.
 
-The turn lock is a session-level advisory lock held on its own pooled connection for the
-length of the turn: a worker that dies releases it with its connection.
+The turn lock is the conversation row's ``lock_owner``, set and cleared by atomic updates, so
+a turn holds no connection while it waits for the model (a pool of 20 serves any number of
+turns at once). Each worker holds one session-level advisory lock on its own id, on one
+connection of its own: a worker that dies releases it with that connection, and another
+worker that finds the conversation locked by a dead owner takes the lock over at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
@@ -21,7 +25,7 @@ CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY, state JSONB NOT NULL, status TEXT NOT NULL, waiting_for JSONB,
     outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
-    created TIMESTAMPTZ NOT NULL DEFAULT now());
+    lock_owner BIGINT, created TIMESTAMPTZ NOT NULL DEFAULT now());
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
@@ -36,6 +40,8 @@ class PostgresStore:
         self.url = url
         self.max_size = max_size
         self._pool: Any = None
+        self._owner = secrets.randbits(62)  # this worker's id, and its liveness lock's key
+        self._alive: Any = None  # the connection holding that lock
 
     async def open(self) -> None:
         try:
@@ -57,8 +63,22 @@ class PostgresStore:
             raise StoreError(f"cannot open the Postgres store: {exc}") from exc
 
     async def close(self) -> None:
+        if self._alive is not None:
+            await self._alive.close()
         if self._pool is not None:
             await self._pool.close()
+
+    async def _stay_alive(self) -> None:
+        """Hold this worker's liveness lock (again, after the database restarted)."""
+        import psycopg
+
+        if self._alive is not None and not self._alive.closed and not self._alive.broken:
+            return
+        try:
+            self._alive = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+            await self._alive.execute("SELECT pg_advisory_lock(%s)", (self._owner,))
+        except (psycopg.Error, OSError) as exc:
+            raise StoreError(f"Postgres store: {exc}") from exc
 
     @contextlib.asynccontextmanager
     async def _conn(self) -> AsyncIterator[Any]:
@@ -134,17 +154,38 @@ class PostgresStore:
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        await self._stay_alive()
+        taken = await self._take(conversation_id)
+        try:
+            yield taken
+        finally:
+            if taken:
+                async with self._conn() as conn:
+                    await conn.execute("UPDATE conversations SET lock_owner = NULL WHERE id = %s "
+                                       "AND lock_owner = %s", (conversation_id, self._owner))
+
+    async def _take(self, conversation_id: str) -> bool:
         async with self._conn() as conn:
-            cur = await conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 7))",
+            cur = await conn.execute(
+                "UPDATE conversations SET lock_owner = %s WHERE id = %s AND lock_owner IS NULL "
+                "RETURNING 1", (self._owner, conversation_id))
+            if await cur.fetchone():
+                return True
+            cur = await conn.execute("SELECT lock_owner FROM conversations WHERE id = %s",
                                      (conversation_id,))
             row = await cur.fetchone()
-            taken = bool(row and row[0])
-            try:
-                yield taken
-            finally:
-                if taken:
-                    await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 7))",
-                                       (conversation_id,))
+            if row is None or row[0] is None or row[0] == self._owner:
+                return False
+            # Is the owner alive? Its liveness lock is free only when its connection is gone.
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (row[0],))
+            free = await cur.fetchone()
+            if not (free and free[0]):
+                return False
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (row[0],))
+            cur = await conn.execute(
+                "UPDATE conversations SET lock_owner = %s WHERE id = %s AND lock_owner = %s "
+                "RETURNING 1", (self._owner, conversation_id, row[0]))
+            return bool(await cur.fetchone())
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None:
