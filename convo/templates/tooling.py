@@ -5,6 +5,9 @@ run the tool calls it makes (one tool message per call, in call order) and apply
 termination family; a reply without tool calls ends the turn, unless output is restricted,
 in which case a system message asks for a tool (within the injection budget). The turn is
 bounded by ``max_iterations`` model calls and watched by the ``LoopGuard``.
+
+(Just over 300 lines: the turn and the batch belong together; the batch's helpers are already
+in ``tool_calls.py``.)
 """
 
 from __future__ import annotations
@@ -246,6 +249,8 @@ class ToolingTemplate(Template):
 
     def _answer(self, session: Session, turn: _Turn, calls: Sequence[ToolCall]) -> Flow:
         """Run a batch; one tool message per call, in call order. Returns a ``Batch``."""
+        # Why longer than 40 lines: prepare, approve, run and record one batch in one place, so
+        # that the guarantee (one tool message per call, in call order) is visible at a glance.
         done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
         invocations: list[Invocation] = []
         contexts: dict[int, ToolContext] = {}
