@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY, state JSONB NOT NULL, status TEXT NOT NULL, waiting_for JSONB,
     outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
     lock_owner BIGINT, created TIMESTAMPTZ NOT NULL DEFAULT now());
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
