@@ -399,8 +399,9 @@ def test_two_parallel_tool_calls(server: OpenAIServer) -> None:
     first, second = server.requests
     assert [t["function"]["name"] for t in first["tools"]] == ["weather"]
     assert first["tools"][0]["function"]["parameters"]["properties"]["city"]["type"] == "string"
+    assert first["tool_choice"] == "auto"
     assert second["messages"][2:] == [
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_1", "type": "function",
              "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}},
             {"id": "call_2", "type": "function",

@@ -78,7 +78,7 @@ def _hint(status: int, model: str, retries: str) -> str:
             "URL and the extra settings passed to create()")
 
 
-def _is_connect_error(exc: BaseException) -> bool:
+def is_connect_error(exc: BaseException) -> bool:
     """Whether the HTTP library failed to connect at all (httpx and httpx2 name it alike)."""
     return any(cls.__name__ in ("ConnectError", "ConnectTimeout", "UnsupportedProtocol")
                or issubclass(cls, ConnectionRefusedError) for cls in type(exc).__mro__)
@@ -87,7 +87,7 @@ def _is_connect_error(exc: BaseException) -> bool:
 def _connection_error(exc: openai.APIConnectionError, where: str, retries: str) -> ModelError:
     cause = exc.__cause__ or exc.__context__
     detail = f" ({cause})" if cause else ""
-    if cause is not None and not _is_connect_error(cause):
+    if cause is not None and not is_connect_error(cause):
         return ModelError(
             f"no HTTP status: the connection to {where} broke off before the reply "
             f"was complete{detail}, {retries}. Check the server and the network; "

@@ -22,6 +22,8 @@ from ..errors import ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
 from .errors import sdk_error
+from .local import ServerWait, acreate_waiting, create_waiting
+from .text_protocol import TOOL_FORMATS, hide_calls, messages_for_text, read_reply
 from .wire import (
     StreamAccumulator,
     WireError,
@@ -62,6 +64,14 @@ class OpenAIModel:
     ``stream=True`` streams: text deltas reach the runner as they arrive. ``timeout`` (seconds)
     and ``max_retries`` configure the SDK; ``temperature``, ``max_tokens`` and any ``extra``
     keyword arguments are passed to ``chat.completions.create``.
+
+    Tools (API.md §12): ``tool_format="native"`` sends them natively, with ``tool_choice``
+    (default ``"auto"``; ``None`` leaves it out), and reads a reply whose whole text is a
+    call of an offered tool as that call (``recover_tool_calls=False`` turns it off);
+    ``tool_format="text"`` describes them in the system message and reads ``<tool_call>``
+    blocks from the text, for models and servers without native tools. ``start_wait``:
+    seconds to wait for a server that refuses connections (default 30 for a local base URL,
+    0 otherwise).
     """
 
     def __init__(
@@ -77,8 +87,19 @@ class OpenAIModel:
         max_tokens: int | None = None,
         timeout: float | None = None,
         max_retries: int = 2,
+        tool_format: str = "native",
+        tool_choice: Any = "auto",
+        recover_tool_calls: bool = True,
+        start_wait: float | None = None,
         **extra: Any,
     ) -> None:
+        if tool_format not in TOOL_FORMATS:
+            raise ValueError(f"OpenAIModel: tool_format must be 'native' or 'text', "
+                             f"got {tool_format!r}")
+        self.tool_format = tool_format
+        self.tool_choice = tool_choice
+        self.recover_tool_calls = recover_tool_calls
+        self.start_wait = start_wait
         self.model = model
         self.api_key = api_key
         self.base_url = base_url
@@ -192,9 +213,13 @@ class OpenAIModel:
 
     def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``."""
+        if tools and self.tool_format == "text":
+            messages = messages_for_text(messages, tools)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
-        if tools:
+        if tools and self.tool_format == "native":
             kwargs["tools"] = tools_to_wire(tools)
+            if self.tool_choice is not None:
+                kwargs["tool_choice"] = self.tool_choice
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -222,11 +247,12 @@ class OpenAIModel:
         completions = self.client.chat.completions
         try:
             if not stream:
-                return self._parse(_raw(completions).create(**kwargs))
-            response = completions.create(**kwargs)
+                return self._read(self._parse(self._create(_raw(completions), kwargs)), tools)
+            response = self._create(completions, kwargs)
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
         accumulator = StreamAccumulator()
+        on_delta, flush = self._deltas(on_delta, tools)
         try:
             for chunk in response:
                 text = accumulator.add(chunk)
@@ -236,7 +262,8 @@ class OpenAIModel:
             raise self._stream_error(exc, accumulator) from exc
         finally:
             response.close()
-        return self._finish_stream(accumulator)
+        flush()
+        return self._read(self._finish_stream(accumulator), tools)
 
     async def acomplete(
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
@@ -247,11 +274,13 @@ class OpenAIModel:
         completions = (await self._aclient()).chat.completions
         try:
             if not stream:
-                return self._parse(await _raw(completions).create(**kwargs))
-            response = await completions.create(**kwargs)
+                reply = self._parse(await self._acreate(_raw(completions), kwargs))
+                return self._read(reply, tools)
+            response = await self._acreate(completions, kwargs)
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
         accumulator = StreamAccumulator()
+        on_delta, flush = self._deltas(on_delta, tools)
         try:
             async for chunk in response:
                 text = accumulator.add(chunk)
@@ -261,15 +290,37 @@ class OpenAIModel:
             raise self._stream_error(exc, accumulator) from exc
         finally:
             await response.close()
-        return self._finish_stream(accumulator)
+        flush()
+        return self._read(self._finish_stream(accumulator), tools)
+
+    def _create(self, completions: Any, kwargs: dict[str, Any]) -> Any:
+        wait = ServerWait(self._base_url(), self._where(), self.start_wait)
+        return create_waiting(completions.create, kwargs, wait)
+
+    async def _acreate(self, completions: Any, kwargs: dict[str, Any]) -> Any:
+        wait = ServerWait(self._base_url(), self._where(), self.start_wait)
+        return await acreate_waiting(completions.create, kwargs, wait)
+
+    def _deltas(self, on_delta: DeltaCallback | None, tools: ToolSchemas
+                ) -> tuple[DeltaCallback | None, Any]:
+        """Streamed text as shown: text-format calls are held back."""
+        if tools and self.tool_format == "text":
+            return hide_calls(on_delta)
+        return on_delta, _nothing
+
+    def _read(self, message: Message, tools: ToolSchemas) -> Message:
+        return read_reply(message, tools, tool_format=self.tool_format,
+                          recover=self.recover_tool_calls)
 
     # -- replies and failures ----------------------------------------------------------------
 
-    def _where(self) -> str:
+    def _base_url(self) -> str:
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or ""
         client = self._client or self._async_client
-        if client is not None:
-            base_url = str(getattr(client, "base_url", "") or base_url)
+        return str(getattr(client, "base_url", "") or base_url)
+
+    def _where(self) -> str:
+        base_url = self._base_url()
         return f"{base_url.rstrip('/') or 'https://api.openai.com/v1'} (model {self.model!r})"
 
     def _parse(self, response: Any) -> Message:
@@ -311,6 +362,10 @@ class OpenAIModel:
         """A ModelError that names the server's status and what to check."""
         return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
                          max_retries=self.max_retries)
+
+
+def _nothing() -> None:
+    pass
 
 
 async def _keep(client: Any) -> AsyncGenerator[None, None]:
