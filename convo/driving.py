@@ -26,6 +26,7 @@ from .events import (
     Replayed,
     RunEnded,
     TextDelta,
+    ToolCallsRecovered,
     TurnEnded,
     UserInput,
 )
@@ -174,6 +175,9 @@ class Run:
         if self.on_event is not None:
             self.on_event(ModelCallEnded(self.model_calls, reply, call_usage,
                                          time.perf_counter() - started))
+            if "recovered_tool_calls" in reply.metadata:
+                self.on_event(ToolCallsRecovered(reply.tool_calls,
+                                                 reply.metadata["recovered_tool_calls"]))
         return reply
 
     def call_model(self, request: CallModel) -> Message:

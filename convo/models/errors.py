@@ -4,11 +4,22 @@ status and what to check. Pure functions of the SDK's exception: tested without 
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 import openai
 
 from ..errors import ModelError
+
+# The server's own words are often the only useful line: kept whole up to this many characters.
+SERVER_TEXT_LIMIT: Final = 4000
+
+# How servers say that they (or the model) take no native tools: Ollama's "does not support
+# tools", vLLM's "--enable-auto-tool-choice", llama.cpp's "--jinja", and the generic shapes.
+_NO_TOOLS: Final = re.compile(
+    r"does not support tools|tools? (?:are |is )?not supported|unsupported .*tool|"
+    r"tool.*(?:not support|unsupported|requires|not allowed|unrecognized|unknown)|"
+    r"enable-auto-tool-choice|tool-call-parser|--jinja", re.IGNORECASE)
 
 
 def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float | None,
@@ -26,10 +37,12 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
         return _connection_error(exc, where, retries)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return ModelError(
-            f"HTTP {status}{_reason(exc)} from {where}{_server_says(exc)}. "
-            f"{_hint(status, model, retries)}"
-        )
+        says = _server_says(exc)
+        hint = _hint(status, model, retries)
+        if _NO_TOOLS.search(says):
+            hint = ("The server or the model takes no native tools: use tool_format=\"text\" "
+                    "(convo run --tool-format text), which describes the tools in the prompt")
+        return ModelError(f"HTTP {status}{_reason(exc)} from {where}{says}. {hint}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError(
             f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
@@ -59,7 +72,9 @@ def _server_says(exc: openai.APIStatusError) -> str:
     if not message:
         return ""
     text = str(message)
-    return f": {text[:500]}"
+    if len(text) > SERVER_TEXT_LIMIT:
+        text = f"{text[:SERVER_TEXT_LIMIT]}... ({len(text) - SERVER_TEXT_LIMIT} more characters)"
+    return f": {text}"
 
 
 def _hint(status: int, model: str, retries: str) -> str:

@@ -94,7 +94,8 @@ class OpenAIServer:
       ``CutReply``. ``.add(*replies)`` scripts more. A request beyond the script gets HTTP 500
       with a message saying that the script ran out.
     - ``.requests``: every request body received (parsed JSON), in order.
-    - ``.base_url``: what the SDK needs (``http://127.0.0.1:PORT/v1``).
+    - ``.base_url``: what the SDK needs (``http://127.0.0.1:PORT/v1``); ``port``: a fixed
+      port instead of a free one.
 
     Streamed requests get SSE with text and tool-call arguments split across chunks and,
     with ``stream_options={"include_usage": True}``, a final usage chunk. Usage is counted in
@@ -102,7 +103,7 @@ class OpenAIServer:
     once; ``close()`` (or leaving the ``with`` block) stops it and drops open connections.
     """
 
-    def __init__(self, replies: Iterable[ServerReply] = ()) -> None:
+    def __init__(self, replies: Iterable[ServerReply] = (), *, port: int = 0) -> None:
         self._lock = threading.Lock()
         self._ids = CallIds()
         self._replies: list[Any] = []
@@ -116,7 +117,7 @@ class OpenAIServer:
         self._loop = asyncio.new_event_loop()
         self._connections: set[asyncio.Task[None]] = set()
         self._server = self._loop.run_until_complete(asyncio.start_server(
-            self._serve, "127.0.0.1", 0, backlog=1024, limit=_LIMIT))
+            self._serve, "127.0.0.1", port, backlog=1024, limit=_LIMIT))
         self.port: int = self._server.sockets[0].getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._loop.run_forever,
