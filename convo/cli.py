@@ -4,6 +4,7 @@
 
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
     convo replay PATH
+    convo models [--base-url URL]
     convo --version
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
@@ -19,7 +20,7 @@ import traceback
 from collections.abc import Sequence
 
 from . import __version__
-from .botfile import UsageProblem
+from .botfile import UsageProblem, add_model_options
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -64,12 +65,18 @@ def _parser() -> argparse.ArgumentParser:
                      help="answer with the file's demo_input instead of reading the keyboard")
     run.add_argument("--max-messages", type=int, default=1000, metavar="N",
                      help="stop the run after N new messages (default: 1000)")
+    add_model_options(run)
 
     replay = sub.add_parser("replay", parents=[common], help="show a saved transcript",
                             description="Show a transcript written by convo run --save.")
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--json", action="store_true",
                         help="print the session as JSON (Session.from_json reads it)")
+
+    models = sub.add_parser("models", parents=[common], help="list the models a server offers",
+                            description="List the models an OpenAI-compatible server offers.")
+    models.add_argument("--base-url", metavar="URL",
+                        help="the server (default: $OPENAI_BASE_URL, else api.openai.com)")
     return parser
 
 
@@ -85,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return command.run(args)
+        if args.command == "models":
+            from .terminal import models
+
+            return models.list_models(args)
         return command.replay(args)
     except UsageProblem as exc:
         if args.debug:
