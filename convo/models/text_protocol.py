@@ -23,10 +23,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-import attrs
-
 from ..messages import Message
-from .text_tools import CLOSE, OPEN, parse_text_calls, recover_tool_calls
+from .text_tools import CLOSE, OPEN, could_be_call, parse_text_calls, recover_tool_calls
 from .wire import tool_to_wire
 
 TOOL_FORMATS: Final = ("native", "text")
@@ -135,24 +133,25 @@ def read_reply(message: Message, tools: Sequence[Mapping[str, Any]], *, tool_for
                recover: bool = True) -> Message:
     """A reply with the calls its text holds: all ``<tool_call>`` blocks in the text format,
     a leaked call (when ``recover``) in either."""
-    if not tools or message.tool_calls or not message.content:
+    content = message.content
+    if not tools or message.tool_calls or not content:
         return message
-    metadata = dict(message.metadata)
-    if tool_format == "text" and OPEN in message.content:
-        reply = parse_text_calls(message.content)
-        if reply.errors:
-            metadata[ERRORS_KEY] = dict(reply.errors)
-        return attrs.evolve(message, content=reply.content, tool_calls=reply.calls,
-                            metadata=metadata)
-    if not recover:
+    if tool_format == "text":
+        reply = parse_text_calls(content)
+        if reply.calls:
+            metadata = message.metadata
+            if reply.errors:
+                metadata = {**metadata, ERRORS_KEY: dict(reply.errors)}
+            return Message("assistant", reply.content, tool_calls=reply.calls,
+                           metadata=metadata, name=message.name)
+    if not recover or not could_be_call(content):
         return message
-    names = {str(_function(t).get("name")) for t in tools}
-    found = recover_tool_calls(message.content, names)
+    found = recover_tool_calls(content, {str(_function(t).get("name")) for t in tools})
     if found is None:
         return message
     calls, form = found
-    metadata[RECOVERED_KEY] = form
-    return attrs.evolve(message, content="", tool_calls=calls, metadata=metadata)
+    return Message("assistant", "", tool_calls=calls, name=message.name,
+                   metadata={**message.metadata, RECOVERED_KEY: form})
 
 
 class CallHider:

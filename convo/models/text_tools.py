@@ -15,12 +15,12 @@ Pure functions over strings (STYLE habit 3), shared by both tool formats of ``Op
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable, Container, Mapping
-from typing import Any, Final
-
-import attrs
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
 
 from ..errors import ToolCallParseError
 from ..messages import ToolCall
@@ -34,19 +34,27 @@ _STARTS: Final = frozenset("<{[`")
 _ENDS: Final = frozenset(">}]`")
 
 
+# Random per process, counted within it: ids stay unique across processes and restarts (a
+# resumed or served conversation), at the cost of a counter step each.
+_ID_PREFIX: Final = f"call_{os.urandom(5).hex()}_"
+_ID_COUNTER: Final = itertools.count(1)
+
+
 def new_call_id() -> str:
-    """A fresh tool-call id: random, so ids stay unique across a resumed conversation."""
-    return "call_" + os.urandom(6).hex()
+    """A fresh tool-call id, unique across processes (``call_<random>_<n>``)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNTER)}"
 
 
-@attrs.frozen(slots=True)
-class TextReply:
+_NO_ERRORS: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+class TextReply(NamedTuple):
     """A reply read for text tool calls: the text left, the calls, and each malformed call's
     problem by call id."""
 
     content: str
     calls: tuple[ToolCall, ...] = ()
-    errors: Mapping[str, str] = attrs.field(factory=dict)
+    errors: Mapping[str, str] = _NO_ERRORS
 
 
 # -- one call ------------------------------------------------------------------------------
@@ -73,7 +81,7 @@ def call_from_object(value: Any, new_id: Callable[[], str], *,
     if not isinstance(value, dict):
         raise ToolCallParseError(
             f'expected a JSON object with "name" and "arguments", got {type(value).__name__}')
-    if isinstance(value.get("function"), dict):
+    if "function" in value and isinstance(value["function"], dict):
         value = value["function"]
     if strict and "arguments" not in value and "parameters" not in value:
         raise ToolCallParseError('the object has no "arguments"')
@@ -113,14 +121,14 @@ def parse_block(block: str, new_id: Callable[[], str] = new_call_id, *,
 # -- the text protocol ---------------------------------------------------------------------
 
 
-def _blocks(text: str) -> tuple[list[str], list[str]]:
-    """The text outside ``<tool_call>`` blocks and the blocks' insides. A last block the
-    model never closed (it stopped there) runs to the end of the text."""
+def _blocks(text: str, start: int) -> tuple[list[str], list[str]]:
+    """The text outside ``<tool_call>`` blocks and the blocks' insides, the first block
+    starting at ``start``. A last block the model never closed (it stopped there) runs to the
+    end of the text."""
     kept: list[str] = []
     blocks: list[str] = []
     pos = 0
     while True:
-        start = text.find(OPEN, pos)
         if start == -1:
             kept.append(text[pos:])
             return kept, blocks
@@ -131,13 +139,15 @@ def _blocks(text: str) -> tuple[list[str], list[str]]:
             return kept, blocks
         blocks.append(text[start + len(OPEN):end])
         pos = end + len(CLOSE)
+        start = text.find(OPEN, pos)
 
 
 def parse_text_calls(text: str, new_id: Callable[[], str] = new_call_id) -> TextReply:
     """Read ``<tool_call>`` blocks out of a reply (the text protocol); see the module doc."""
-    if OPEN not in text:
+    start = text.find(OPEN)
+    if start == -1:
         return TextReply(text)
-    kept, blocks = _blocks(text)
+    kept, blocks = _blocks(text, start)
     calls: list[ToolCall] = []
     errors: dict[str, str] = {}
     for block in blocks:
@@ -147,11 +157,18 @@ def parse_text_calls(text: str, new_id: Callable[[], str] = new_call_id) -> Text
             call = ToolCall(new_id(), MALFORMED_CALL, {}, raw_arguments=block.strip())
             calls.append(call)
             errors[call.id] = str(exc)
-    content = "\n".join(part.strip() for part in kept if part.strip())
-    return TextReply(content, tuple(calls), errors)
+    parts = [stripped for part in kept if (stripped := part.strip())]
+    content = parts[0] if len(parts) == 1 else "\n".join(parts)
+    return TextReply(content, tuple(calls), errors or _NO_ERRORS)
 
 
 # -- recovery (native format) --------------------------------------------------------------
+
+
+def could_be_call(text: str) -> bool:
+    """Whether a reply might be a leaked call: a look at its first and last characters."""
+    text = text.strip()
+    return bool(text) and text[0] in _STARTS and text[-1] in _ENDS
 
 
 def recover_tool_calls(text: str, names: Container[str],
