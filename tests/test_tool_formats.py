@@ -18,6 +18,7 @@ from convo import (
     LinearTemplate,
     LoopTemplate,
     Message,
+    ModelError,
     OpenAIModel,
     Runner,
     RunStatus,
@@ -308,3 +309,11 @@ def test_a_refused_remote_server_is_not_waited_for() -> None:
     exc = ConnectionError("x")
     exc.__cause__ = ConnectionRefusedError("refused")
     assert ServerWait("https://api.example.com/v1", "x").retry_after(exc) is None
+
+
+def test_a_server_that_never_starts_fails_after_the_wait() -> None:
+    port = _free_port()
+    with OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0,
+                     start_wait=0.3) as model, pytest.raises(ModelError) as info:
+        model.complete([Message("user", "hi")])
+    assert f"could not connect to http://127.0.0.1:{port}/v1" in str(info.value)
