@@ -319,3 +319,14 @@ def test_call_hider_shows_text_as_soon_as_it_is_decided() -> None:
     hider = CallHider()
     assert hider.feed("Hello <") == "Hello "
     assert hider.feed("b>") == "<b>"
+
+
+def test_without_tools_the_earlier_calls_still_go_as_text() -> None:
+    messages = [Message("user", "Hi"),
+                Message("assistant", "", tool_calls=[ToolCall("a", "finish", {})]),
+                Message("tool", "Finished", tool_call_id="a", name="finish")]
+    assert _wire(messages_for_text(messages, ())) == [
+        ("user", "Hi"),
+        ("assistant", '<tool_call>\n{"name": "finish", "arguments": {}}\n</tool_call>'),
+        ("user", '<tool_response name="finish">\nFinished\n</tool_response>'),
+    ]

@@ -213,7 +213,7 @@ class OpenAIModel:
 
     def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``."""
-        if tools and self.tool_format == "text":
+        if self.tool_format == "text":  # also without tools: earlier turns' calls as text
             messages = messages_for_text(messages, tools)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
         if tools and self.tool_format == "native":
