@@ -317,3 +317,18 @@ def test_a_server_that_never_starts_fails_after_the_wait() -> None:
                      start_wait=0.3) as model, pytest.raises(ModelError) as info:
         model.complete([Message("user", "hi")])
     assert f"could not connect to http://127.0.0.1:{port}/v1" in str(info.value)
+
+
+def test_the_real_model_suite_says_why_it_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from convo.testing import llama
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    assert llama.llama_cpp_missing() == (
+        'llama_cpp cannot be imported: pip install "llama-cpp-python[server]" (builds '
+        "llama.cpp from source, a few minutes)")
+    with pytest.raises(llama.LlamaUnavailable, match="llama_cpp cannot be imported"):
+        llama.LlamaServer()

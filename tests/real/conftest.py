@@ -22,3 +22,10 @@ def llama() -> Iterator[LlamaServer]:
         pytest.skip(f"no real model: {missing}")
     with LlamaServer(n_ctx=N_CTX) as server:
         yield server
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say it out loud when the real-model suite could not run (never a silent skip)."""
+    missing = llama_cpp_missing()
+    if missing is not None:
+        terminalreporter.write_line(f"tests/real skipped: {missing}", yellow=True, bold=True)
