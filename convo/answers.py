@@ -19,6 +19,7 @@ from .events import (
     ModelCallStarted,
     ReplyTruncated,
     TextDelta,
+    ToolCallsRecovered,
     UserInput,
 )
 from .interfaces.base import UserInterface
@@ -100,6 +101,9 @@ class Answers:
         if self.on_event is not None:
             self.on_event(ModelCallEnded(self.model_calls, reply, call_usage,
                                          time.perf_counter() - started))
+            if "recovered_tool_calls" in reply.metadata:
+                self.on_event(ToolCallsRecovered(reply.tool_calls,
+                                                 reply.metadata["recovered_tool_calls"]))
         if reply.metadata and reply.metadata.get("finish_reason") == "length":
             self.truncated(reply)
         return reply

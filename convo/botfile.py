@@ -104,13 +104,44 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
         return mock, None
     from .models.openai import OpenAIModel
 
-    kw: dict[str, Any] = {"stream": not args.no_stream}
+    kw: dict[str, Any] = {"stream": not args.no_stream, **model_options(args)}
     if args.model:
         kw["model"] = args.model
     if base_url:
         kw["base_url"] = base_url
     model = OpenAIModel(**kw)
     return model, f"model {model.model} at {base_url or 'api.openai.com'}"
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The OpenAIModel settings users of local models reach for (``run``, ``serve``, ``chat``)."""
+    parser.add_argument("--tool-format", choices=("native", "text"), default="native",
+                        help="native: the server's tool calling; text: tools described in the "
+                             "prompt, for models and servers without it (default: native)")
+    parser.add_argument("--tool-choice", metavar="CHOICE",
+                        help="auto (default), none, required, unset (not sent), or the name of "
+                             "a tool the model must call")
+    parser.add_argument("--max-tokens", type=int, metavar="N", help="cap each reply at N tokens")
+    parser.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="give up on a model call after SECONDS")
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``OpenAIModel`` keyword arguments from ``add_model_options``'s flags (absent: none)."""
+    kw: dict[str, Any] = {}
+    for flag in ("tool_format", "max_tokens", "temperature", "timeout"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            kw[flag] = value
+    choice = getattr(args, "tool_choice", None)
+    if choice == "unset":
+        kw["tool_choice"] = None
+    elif choice in ("auto", "none", "required"):
+        kw["tool_choice"] = choice
+    elif choice:
+        kw["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    return kw
 
 
 def info(text: str) -> None:

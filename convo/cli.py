@@ -5,6 +5,7 @@
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
     convo test FILE[:NAME] [--user "PERSONA|GOAL"] [--turns N]
     convo replay PATH
+    convo models [--base-url URL]
     convo --version
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
@@ -19,7 +20,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from .botfile import UsageProblem
+from .botfile import UsageProblem, add_model_options
 from .version import __version__
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -65,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="answer with the file's demo_input instead of reading the keyboard")
     run.add_argument("--max-messages", type=int, default=1000, metavar="N",
                      help="stop the run after N new messages (default: 1000)")
+    add_model_options(run)
 
     from .testing import trial
 
@@ -85,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     from .serve.command import add_parser as add_serve  # imports nothing heavy
 
     add_serve(sub, common)
+
+    models = sub.add_parser("models", parents=[common], help="list the models a server offers",
+                            description="List the models an OpenAI-compatible server offers.")
+    models.add_argument("--base-url", metavar="URL",
+                        help="the server (default: $OPENAI_BASE_URL, else api.openai.com)")
     return parser
 
 
@@ -110,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(args)
         if args.command == "graph":
             return _graph(args)
+        if args.command == "models":
+            from .terminal import models
+
+            return models.list_models(args)
         return command.replay(args)
     except UsageProblem as exc:
         if args.debug:

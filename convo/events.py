@@ -59,6 +59,15 @@ class ReplyTruncated(Event):
 
 
 @attrs.frozen(slots=True)
+class ToolCallsRecovered(Event):
+    """A reply's text was a tool call the server left as text; it was read as ``calls``.
+    ``form``: ``"tool_call_tags"``, ``"json"`` or ``"fenced_json"`` (API.md §12)."""
+
+    calls: tuple[ToolCall, ...]
+    form: str
+
+
+@attrs.frozen(slots=True)
 class ToolCallStarted(Event):
     call: ToolCall
 

@@ -71,3 +71,33 @@ def test_a_context_length_400_says_the_conversation_is_too_long() -> None:
     assert "context window" in _error(_status(400, {"error": {"message": "maximum context "
                                                                      "length exceeded"}}))
     assert "model name" in _error(_status(400, {"error": {"message": "context is fine"}}))
+NO_TOOLS = [
+    "registry.ollama.ai/library/gemma:2b does not support tools",
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    "tools param requires --jinja flag",
+    "Tools are not supported for this model",
+]
+
+
+def test_a_server_without_tools_suggests_the_text_format() -> None:
+    for text in NO_TOOLS:
+        message = _error(_status(400, {"error": {"message": text}}))
+        assert message == (
+            f"HTTP 400 Bad Request from {WHERE}: {text}. The server or the model takes no "
+            'native tools: use tool_format="text" (convo run --tool-format text), which '
+            "describes the tools in the prompt"
+        ), text
+
+
+def test_an_other_400_keeps_the_general_hint() -> None:
+    message = _error(_status(400, {"error": {"message": "temperature must be <= 2"}}))
+    assert message.endswith("The server rejected the request: check the model name ('m'), "
+                            "the base URL and the extra settings passed to create()")
+
+
+def test_the_server_text_is_kept_whole_up_to_4000_characters() -> None:
+    useful = "x" * 3990 + " LAST LINE"
+    assert f": {useful}. " in _error(_status(500, {"error": {"message": useful}}))
+    longer = "y" * 5000
+    message = _error(_status(500, {"error": {"message": longer}}))
+    assert f": {'y' * 4000}... (1000 more characters). The server failed" in message

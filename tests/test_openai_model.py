@@ -320,7 +320,8 @@ def test_client_errors_say_what_to_check(server: OpenAIServer, status: int,
 
 def test_connection_refused() -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    with OpenAIModel(base_url=base_url, api_key="t", max_retries=0) as model:
+    # start_wait=0: a local server that refuses is otherwise waited for (test_tool_formats)
+    with OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0) as model:
         session = Runner(model, chat_template(), raise_errors=False).run()
     error = error_of(session)
     assert f"could not connect to {base_url}" in error
@@ -331,7 +332,7 @@ def test_connection_refused() -> None:
 
 def test_connection_refused_async() -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    model = OpenAIModel(base_url=base_url, api_key="t", max_retries=0)
+    model = OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0)
 
     async def main() -> Session:
         async with model:
@@ -399,8 +400,9 @@ def test_two_parallel_tool_calls(server: OpenAIServer) -> None:
     first, second = server.requests
     assert [t["function"]["name"] for t in first["tools"]] == ["weather"]
     assert first["tools"][0]["function"]["parameters"]["properties"]["city"]["type"] == "string"
+    assert first["tool_choice"] == "auto"
     assert second["messages"][2:] == [
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_1", "type": "function",
              "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}},
             {"id": "call_2", "type": "function",

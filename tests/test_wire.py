@@ -30,7 +30,7 @@ OUT = [
     pytest.param(
         Message("assistant", "", tool_calls=[ToolCall("c1", "add", {"a": 1}),
                                              ToolCall("c2", "add", {"a": 2})]),
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}},
             {"id": "c2", "type": "function", "function": {"name": "add", "arguments": '{"a": 2}'}},
         ]},

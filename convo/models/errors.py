@@ -4,12 +4,23 @@ status and what to check. Pure functions of the SDK's exception: tested without 
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 import openai
 
 from ..context import context_length_hint
 from ..errors import ContextLengthError, ModelError
+
+# The server's own words are often the only useful line: kept whole up to this many characters.
+SERVER_TEXT_LIMIT: Final = 4000
+
+# How servers say that they (or the model) take no native tools: Ollama's "does not support
+# tools", vLLM's "--enable-auto-tool-choice", llama.cpp's "--jinja", and the generic shapes.
+_NO_TOOLS: Final = re.compile(
+    r"does not support tools|tools? (?:are |is )?not supported|unsupported .*tool|"
+    r"tool.*(?:not support|unsupported|requires|not allowed|unrecognized|unknown)|"
+    r"enable-auto-tool-choice|tool-call-parser|--jinja", re.IGNORECASE)
 
 
 def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float | None,
@@ -32,8 +43,11 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
         if hint is not None or (status in (400, 413, 422) and _too_long(exc, said)):
             return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}{said}. "
                                       f"{_CONTEXT_HINT}")
-        return ModelError(f"HTTP {status}{_reason(exc)} from {where}{said}. "
-                          f"{_hint(status, model, retries)}")
+        hint = _hint(status, model, retries)
+        if _NO_TOOLS.search(said):
+            hint = ("The server or the model takes no native tools: use tool_format=\"text\" "
+                    "(convo run --tool-format text), which describes the tools in the prompt")
+        return ModelError(f"HTTP {status}{_reason(exc)} from {where}{said}. {hint}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError(
             f"malformed reply (HTTP {exc.status_code}) from {where}: {exc.message}. Check "
@@ -63,7 +77,9 @@ def _server_says(exc: openai.APIStatusError) -> str:
     if not message:
         return ""
     text = str(message)
-    return f": {text[:500]}"
+    if len(text) > SERVER_TEXT_LIMIT:
+        text = f"{text[:SERVER_TEXT_LIMIT]}... ({len(text) - SERVER_TEXT_LIMIT} more characters)"
+    return f": {text}"
 
 
 _CONTEXT_HINT = ("The conversation is longer than the model's context window: bound what is sent "
@@ -102,7 +118,7 @@ def _hint(status: int, model: str, retries: str) -> str:
             "URL and the extra settings passed to create()")
 
 
-def _is_connect_error(exc: BaseException) -> bool:
+def is_connect_error(exc: BaseException) -> bool:
     """Whether the HTTP library failed to connect at all (httpx and httpx2 name it alike)."""
     return any(cls.__name__ in ("ConnectError", "ConnectTimeout", "UnsupportedProtocol")
                or issubclass(cls, ConnectionRefusedError) for cls in type(exc).__mro__)
@@ -111,7 +127,7 @@ def _is_connect_error(exc: BaseException) -> bool:
 def _connection_error(exc: openai.APIConnectionError, where: str, retries: str) -> ModelError:
     cause = exc.__cause__ or exc.__context__
     detail = f" ({cause})" if cause else ""
-    if cause is not None and not _is_connect_error(cause):
+    if cause is not None and not is_connect_error(cause):
         return ModelError(
             f"no HTTP status: the connection to {where} broke off before the reply "
             f"was complete{detail}, {retries}. Check the server and the network; "

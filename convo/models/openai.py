@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import AsyncGenerator, Sequence
 from types import TracebackType
 from typing import Any, TypeAlias
@@ -21,7 +22,9 @@ from ..errors import ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
 from .errors import sdk_error
+from .local import ServerWait
 from .reading import Deadline, ReplyReader
+from .text_protocol import TOOL_FORMATS, hide_calls, messages_for_text, read_reply
 from .wire import messages_to_wire, tools_to_wire
 
 # Local servers ignore the key, but the SDK refuses to start without one.
@@ -38,6 +41,14 @@ class OpenAIModel:
     ``stream=True`` streams: text deltas reach the runner as they arrive. ``timeout`` (seconds)
     and ``max_retries`` configure the SDK; ``temperature``, ``max_tokens`` and any ``extra``
     keyword arguments are passed to ``chat.completions.create``.
+
+    Tools (API.md §12): ``tool_format="native"`` sends them natively, with ``tool_choice``
+    (default ``"auto"``; ``None`` leaves it out), and reads a reply whose whole text is a
+    call of an offered tool as that call (``recover_tool_calls=False`` turns it off);
+    ``tool_format="text"`` describes them in the system message and reads ``<tool_call>``
+    blocks from the text, for models and servers without native tools. ``start_wait``:
+    seconds to wait for a server that refuses connections (default 30 for a local base URL,
+    0 otherwise).
     """
 
     def __init__(
@@ -53,8 +64,19 @@ class OpenAIModel:
         max_tokens: int | None = None,
         timeout: float | None = None,
         max_retries: int = 2,
+        tool_format: str = "native",
+        tool_choice: Any = "auto",
+        recover_tool_calls: bool = True,
+        start_wait: float | None = None,
         **extra: Any,
     ) -> None:
+        if tool_format not in TOOL_FORMATS:
+            raise ValueError(f"OpenAIModel: tool_format must be 'native' or 'text', "
+                             f"got {tool_format!r}")
+        self.tool_format = tool_format
+        self.tool_choice = tool_choice
+        self.recover_tool_calls = recover_tool_calls
+        self.start_wait = start_wait
         self.model = model
         self.api_key = api_key
         self.base_url = base_url
@@ -168,9 +190,13 @@ class OpenAIModel:
 
     def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``."""
+        if self.tool_format == "text":  # also without tools: earlier turns' calls as text
+            messages = messages_for_text(messages, tools)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
-        if tools:
+        if tools and self.tool_format == "native":
             kwargs["tools"] = tools_to_wire(tools)
+            if self.tool_choice is not None:
+                kwargs["tool_choice"] = self.tool_choice
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -193,6 +219,51 @@ class OpenAIModel:
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
         on_delta: DeltaCallback | None = None,
     ) -> Message:
+        wait = ServerWait(self._base_url(), self._where(), self.start_wait)
+        shown, flush = self._deltas(on_delta, tools)
+        while True:
+            try:
+                reply = self._complete_once(messages, tools, shown)
+                break
+            except ModelError as exc:
+                delay = _retry_after(wait, exc)
+                if delay is None:
+                    raise
+                time.sleep(delay)
+        flush()
+        return self._read(reply, tools)
+
+    async def acomplete(
+        self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+        on_delta: DeltaCallback | None = None,
+    ) -> Message:
+        wait = ServerWait(self._base_url(), self._where(), self.start_wait)
+        shown, flush = self._deltas(on_delta, tools)
+        while True:
+            try:
+                reply = await self._acomplete_once(messages, tools, shown)
+                break
+            except ModelError as exc:
+                delay = _retry_after(wait, exc)
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        flush()
+        return self._read(reply, tools)
+
+    def _deltas(self, on_delta: DeltaCallback | None, tools: ToolSchemas
+                ) -> tuple[DeltaCallback | None, Any]:
+        """Streamed text as shown: text-format calls are held back."""
+        if tools and self.tool_format == "text":
+            return hide_calls(on_delta)
+        return on_delta, _nothing
+
+    def _read(self, message: Message, tools: ToolSchemas) -> Message:
+        return read_reply(message, tools, tool_format=self.tool_format,
+                          recover=self.recover_tool_calls)
+
+    def _complete_once(self, messages: Sequence[Message], tools: ToolSchemas,
+                       on_delta: DeltaCallback | None) -> Message:
         kwargs = self.request(messages, tools)
         completions = self.client.chat.completions
         reader = ReplyReader(self._where(), stream=bool(kwargs.get("stream")),
@@ -217,10 +288,8 @@ class OpenAIModel:
             raise self._error(exc) from exc
         return reader.finish()
 
-    async def acomplete(
-        self, messages: Sequence[Message], tools: ToolSchemas = (), *,
-        on_delta: DeltaCallback | None = None,
-    ) -> Message:
+    async def _acomplete_once(self, messages: Sequence[Message], tools: ToolSchemas,
+                              on_delta: DeltaCallback | None) -> Message:
         kwargs = self.request(messages, tools)
         deadline = Deadline(self.timeout)
         completions = (await self._aclient()).chat.completions
@@ -281,17 +350,29 @@ class OpenAIModel:
 
     # -- replies and failures ----------------------------------------------------------------
 
-    def _where(self) -> str:
+    def _base_url(self) -> str:
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or ""
         client = self._client or self._async_client
-        if client is not None:
-            base_url = str(getattr(client, "base_url", "") or base_url)
+        return str(getattr(client, "base_url", "") or base_url)
+
+    def _where(self) -> str:
+        base_url = self._base_url()
         return f"{base_url.rstrip('/') or 'https://api.openai.com/v1'} (model {self.model!r})"
 
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""
         return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
                          max_retries=self.max_retries)
+
+
+def _nothing() -> None:
+    pass
+
+
+def _retry_after(wait: ServerWait, error: ModelError) -> float | None:
+    """How long to wait before trying a local server that refused to connect again."""
+    cause = error.__cause__
+    return wait.retry_after(cause) if isinstance(cause, openai.APIConnectionError) else None
 
 
 async def _keep(client: Any) -> AsyncGenerator[None, None]:

@@ -45,11 +45,11 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "",
                 "content": message.content}
+    # A tool-calls-only reply goes with "content": "", never null: OpenAI, vLLM and Ollama
+    # take both, but llama-cpp-python answers HTTP 500 to null.
     d: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         d["tool_calls"] = [tool_call_to_wire(c) for c in message.tool_calls]
-        if not message.content:
-            d["content"] = None  # what the API itself sends for a tool-calls-only reply
     if message.name is not None:
         d["name"] = message.name
     return d

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         model = RecordingModel(model, args.record)
     writer = _writer(args, session, saved)
     printer = ConsolePrinter()
+    printer.ignored_tools.enabled = getattr(model, "tool_format", "native") == "native"
     runner = CommandLineRunner(model, template, user, on_event=writer, printer=printer,
                                max_messages=args.max_messages, raise_errors=args.debug,
                                limits=bot_limits(module, path))

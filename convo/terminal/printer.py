@@ -25,6 +25,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message
+from .notices import IgnoredTools
 
 LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
 _COLORS: Final = {"system": "2", "user": "1;32", "assistant": "1;36", "tool": "2", "dim": "2",
@@ -106,6 +107,7 @@ class ConsolePrinter:
         self._cut_off = False
         self._lock = threading.Lock()
         self.spinner = Spinner(self.stream, self._lock)
+        self.ignored_tools = IgnoredTools()
 
     def write(self, text: str) -> None:
         with self._lock:
@@ -127,6 +129,10 @@ class ConsolePrinter:
         self.note("conversation started (/exit or Ctrl-D to quit)")
 
     def __call__(self, event: Event) -> None:
+        notice = self.ignored_tools(event)
+        if notice is not None:
+            self.end_stream()
+            self.note(notice)
         if isinstance(event, ModelCallStarted):
             if self.fancy:
                 self.spinner.start("thinking…")

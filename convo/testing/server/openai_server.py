@@ -59,7 +59,8 @@ class OpenAIServer:
       the script. An exception in it answers HTTP 500 naming it.
     - ``.requests``: every request body received (parsed JSON), in order (none are kept with
       ``keep_requests=False``, for servers that answer millions).
-    - ``.base_url``: what the SDK needs (``http://127.0.0.1:PORT/v1``).
+    - ``.base_url``: what the SDK needs (``http://127.0.0.1:PORT/v1``); ``port=``: a fixed
+      port instead of a free one.
     - ``check_complete``: whether the ``openai_server`` fixture fails a test that leaves
       scripted replies unused (set it to ``False`` on the fixture's server to allow that).
 
@@ -70,7 +71,8 @@ class OpenAIServer:
     """
 
     def __init__(self, replies: Iterable[ServerReply] = (), *, handler: Handler | None = None,
-                 keep_requests: bool = True, check_complete: bool = True) -> None:
+                 keep_requests: bool = True, check_complete: bool = True,
+                 port: int = 0) -> None:
         self._lock = threading.Lock()
         self._ids = CallIds()
         self._script: list[tuple[Any, Any]] = []  # (as given, prepared)
@@ -88,7 +90,7 @@ class OpenAIServer:
         self._loop = asyncio.new_event_loop()
         self._connections: set[asyncio.Task[None]] = set()
         self._server = self._loop.run_until_complete(asyncio.start_server(
-            self._serve, "127.0.0.1", 0, backlog=1024, limit=connection.LIMIT))
+            self._serve, "127.0.0.1", port, backlog=1024, limit=connection.LIMIT))
         self.port: int = self._server.sockets[0].getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._loop.run_forever,
