@@ -1,10 +1,16 @@
-"""The ``convo`` command: run a template from a Python file in the terminal, show transcripts.
+"""The ``convo`` command: chat in the terminal, run a template from a Python file, show
+transcripts.
 
 ::
 
+    convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [-c] [--plain] [--no-log]
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
     convo replay PATH
     convo --version
+
+Each command is a module with ``add_parser(subparsers, common)`` (which sets ``main`` as the
+parser's default) and ``main(args) -> exit code``; adding a command is one line in
+``COMMANDS``.
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
 ``error``, 2 for a mistake on the command line or in the file (said in one line; ``--debug``
@@ -14,17 +20,19 @@ shows the traceback), 130 when Ctrl-C is pressed a second time.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Final
 
 from . import __version__
 from .botfile import UsageProblem
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-
-# --- the command line ------------------------------------------------------------------------
+#: The modules of the commands, in the order ``convo --help`` lists them.
+COMMANDS: Final = ("convo.terminal.chat", "convo.terminal.command", "convo.terminal.replay")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,37 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"convo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    run = sub.add_parser(
-        "run", parents=[common], help="chat with a template defined in a Python file",
-        description="Run the template NAME (default: template) from a Python file. The model "
-                    "is OpenAI's (or any OpenAI-compatible server's) when OPENAI_API_KEY or a "
-                    "base URL is set, else the file's own mock_model.",
-    )
-    run.add_argument("target", metavar="FILE[:NAME]",
-                     help="a Python file and the name of the template in it")
-    run.add_argument("--model", help="the model name (default: gpt-4o-mini)")
-    run.add_argument("--base-url", metavar="URL",
-                     help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
-    run.add_argument("--mock", action="store_true",
-                     help="use the file's mock_model even when an API key is set")
-    run.add_argument("--no-stream", action="store_true", help="do not stream replies")
-    run.add_argument("--save", metavar="PATH",
-                     help="write the transcript to PATH (JSON lines) as the conversation goes")
-    run.add_argument("--resume", metavar="PATH",
-                     help="continue the conversation saved in the transcript PATH")
-    run.add_argument("--record", metavar="PATH",
-                     help="record every model exchange to PATH, for ReplayModel in tests")
-    run.add_argument("--demo", action="store_true",
-                     help="answer with the file's demo_input instead of reading the keyboard")
-    run.add_argument("--max-messages", type=int, default=1000, metavar="N",
-                     help="stop the run after N new messages (default: 1000)")
-
-    replay = sub.add_parser("replay", parents=[common], help="show a saved transcript",
-                            description="Show a transcript written by convo run --save.")
-    replay.add_argument("path", metavar="PATH")
-    replay.add_argument("--json", action="store_true",
-                        help="print the session as JSON (Session.from_json reads it)")
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(sub, common)
     return parser
 
 
@@ -80,12 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from .terminal import command
-
     try:
-        if args.command == "run":
-            return command.run(args)
-        return command.replay(args)
+        code: int = args.main(args)
+        return code
     except UsageProblem as exc:
         if args.debug:
             traceback.print_exc()
@@ -97,3 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `convo replay x | head`
         sys.stderr.close()
         return EXIT_OK
+    except Exception as exc:  # a failure outside the conversation: one line, not a traceback
+        if args.debug:
+            traceback.print_exc()
+        print(f"convo: error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
+              file=sys.stderr)
+        return EXIT_RUN_ERROR
