@@ -67,8 +67,9 @@ def main(args: argparse.Namespace) -> int:
     model, name = _model(args)
     reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
     turn: list[Template] = [UserTemplate(), reply]
-    talk = Talk(template=LoopTemplate(turn), session=session, model=model,
-                kind="chat", model_name=name, history_id=history_id)
+    loop = LoopTemplate(turn)  # type: ignore[arg-type]  # mypy misreads attrs' converter=tuple
+    talk = Talk(template=loop, session=session, model=model, kind="chat", model_name=name,
+                history_id=history_id)
     return hold(args, talk, before=lambda printer: _show(printer, session, history_id))
 
 
@@ -83,7 +84,8 @@ def _start(args: argparse.Namespace) -> tuple[int | None, Session]:
     if args.no_log:
         raise UsageProblem("-c continues a chat of the local history, which --no-log turns "
                            "off: give one or the other")
-    from .history import History, data_dir
+    from .history import History
+    from .paths import data_dir
 
     history = History.open()
     try:

@@ -86,7 +86,8 @@ def _saved(args: argparse.Namespace, source: str) -> tuple[int | None, Any]:
     if args.no_log:
         raise UsageProblem("--continue picks up a conversation of the local history, which "
                            "--no-log turns off: give one or the other")
-    from .history import History, data_dir
+    from .history import History
+    from .paths import data_dir
 
     history = History.open()
     try:

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any, Final
 
 from ..events import Event, MessageAdded, RunEnded
 from ..messages import Message
 from ..session import Outcome, Session
+from .paths import data_dir
 
-HOME_ENV: Final = "CONVO_HOME"
-HISTORY_ENV: Final = "CONVO_HISTORY"
 DB_NAME: Final = "history.db"
 
 _SCHEMA: Final = """
@@ -42,31 +39,6 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (conversation, idx)
 );
 """
-
-
-def data_dir() -> Path:
-    """Where convo keeps its files: ``$CONVO_HOME``, else ``$XDG_DATA_HOME/convo``, else the
-    platform's user data directory (``~/.local/share/convo`` on Linux)."""
-    home = os.environ.get(HOME_ENV)
-    if home:
-        return Path(home)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg) / "convo"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "convo"
-    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "convo"
-    return Path.home() / ".local" / "share" / "convo"
-
-
-def input_history_path() -> Path | None:
-    """Where typed lines are kept between sessions: ``$CONVO_HISTORY`` (empty: nowhere), else
-    ``input_history`` in ``data_dir()``."""
-    value = os.environ.get(HISTORY_ENV)
-    if value is None:
-        return data_dir() / "input_history"
-    return Path(value) if value else None
 
 
 def _now() -> str:

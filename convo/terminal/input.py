@@ -9,7 +9,7 @@ from typing import Any
 from ..session import Session
 from .cancel import drop_empty_cancelled
 from .commands import Commands
-from .history import input_history_path
+from .paths import input_history_path
 
 FENCE = '"""'
 

@@ -89,7 +89,8 @@ def _recorder(args: argparse.Namespace, talk: Talk) -> Any:
     """The history's on_event handler (None with --no-log, or when it cannot be written)."""
     import sqlite3
 
-    from .history import History, Recorder, data_dir
+    from .history import History, Recorder
+    from .paths import data_dir
 
     if args.no_log:
         return None
