@@ -173,7 +173,8 @@ class Commands:
         price = PRICES.get(name) if isinstance(name, str) else None
         if price is not None:
             cost = (total.prompt_tokens * price[0] + total.completion_tokens * price[1]) / 1e6
-            line += f"; about ${cost:.4f} at {name}'s list price"
+            money = f"about ${cost:.2f}" if cost >= 0.01 else "under a cent"
+            line += f"; {money} at {name}'s list price"
         self.say(line)
 
 

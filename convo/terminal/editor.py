@@ -95,7 +95,7 @@ class Editor:
                 pass  # not writable: this session's history only
         self.session: PromptSession[str] = PromptSession(
             history=history, completer=SlashCompleter(), complete_while_typing=True,
-            key_bindings=_bindings(), reserve_space_for_menu=0,
+            key_bindings=_bindings(), reserve_space_for_menu=4,
             prompt_continuation=lambda width, line, wrapped: "." * (width - 1) + " ",
         )
 

@@ -1,14 +1,13 @@
 """Replies rendered as Markdown in the terminal, also while they stream (rich, imported only
 when a reply is shown: ``import convo`` does not load it).
 
-While a reply streams it is redrawn in place (at most every 50 ms) in a live region that shows
-its most recent lines; when it is complete the live region is erased and the whole reply is
-printed once, so the terminal's scrollback holds it exactly once however long it is.
+While a reply streams it is redrawn in place (every 50 ms, by rich's thread) in a live region
+that shows its most recent lines; when it is complete the live region is erased and the whole
+reply is printed once, so the terminal's scrollback holds it exactly once however long it is.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, Final, TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -35,7 +34,6 @@ class MarkdownView:
         self._live: Live | None = None
         self._text = ""
         self._label = ""
-        self._drawn = 0.0
 
     def renderable(self, label: str, text: str) -> RenderableType:
         """The label inline when the reply opens with a paragraph, else on a line of its own."""
@@ -54,15 +52,14 @@ class MarkdownView:
     def add(self, label: str, text: str) -> None:
         if self._live is None:
             self._label, self._text = label, ""
-            self._live = Live(console=self.console, auto_refresh=False, transient=True,
-                              redirect_stdout=False, redirect_stderr=False,
-                              vertical_overflow="crop", get_renderable=self._tail)
-            self._live.start()
+            self._live = Live(console=self.console, transient=True,
+                              refresh_per_second=1 / REDRAW_S, redirect_stdout=False,
+                              redirect_stderr=False, vertical_overflow="crop",
+                              get_renderable=self._tail)
+            self._text = text
+            self._live.start(refresh=True)  # the first words at once, the rest as they come
+            return
         self._text += text
-        now = time.monotonic()
-        if now - self._drawn >= REDRAW_S:
-            self._drawn = now
-            self._live.refresh()
 
     def _tail(self) -> Any:
         height = max(self.console.size.height - 2, 3)
