@@ -104,6 +104,9 @@ def _replay_records(records: list[dict[str, Any]]) -> Session:
     for record in records[1:]:
         kind = record.get("type")
         if kind == "message":
+            index = record.get("index")
+            if isinstance(index, int) and index < len(session.messages):
+                del session.messages[index:]  # they were dropped (/undo, /retry, /clear)
             session.messages.append(Message.from_dict(record["message"]))
         elif kind == "state":
             session.state = dict(record["state"])

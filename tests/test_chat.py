@@ -96,6 +96,15 @@ def test_slash_commands_never_reach_the_model(env: dict[str, str], tmp_path: Pat
     assert history(env) == [Message("system", "Be brief.")]
 
 
+def test_a_saved_transcript_follows_undo_and_retry(env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    result = convo_cmd("run", str(FIXTURES / "chat.py"), "--save", str(path), env=env,
+                       stdin="one\n/undo\ntwo\n/retry\n")
+    assert result.returncode == 0
+    assert [m.content for m in load_transcript(path).messages] == [
+        "You are a math tutor.", "two", "You said 'two' (message 1)"]
+
+
 def test_a_quoted_block_is_one_message(env: dict[str, str]) -> None:
     result = convo_cmd("chat", env=env, stdin='"""\nfirst line\n\nthird line\n"""\n')
     assert "You: first line\n\nthird line\n" in result.stdout
