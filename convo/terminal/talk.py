@@ -40,30 +40,15 @@ class Talk:
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
          ) -> int:
-    """Run the conversation in the terminal; returns the exit code."""
+    """Run the conversation in the terminal; returns the exit code. ``before(printer)`` shows
+    what comes before the conversation starts."""
     from .cancel import Interrupts
-    from .commands import Commands
-    from .input import CLIInterface
     from .printer import ConsolePrinter
-    from .runner import CommandLineRunner
 
     printer = ConsolePrinter(markdown=False if args.plain else None)
     recorder = _recorder(args, talk)
-    commands = Commands(say=printer.say)
-    if recorder is not None:
-        commands.changed = recorder.sync
-    user = talk.user if talk.user is not None else CLIInterface(commands=commands)
-    handlers = [h for h in (talk.writer, recorder) if h is not None]
-
-    def on_event(event: Event) -> None:
-        for handler in handlers:
-            handler(event)
-
     interrupts = Interrupts()
-    runner = CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
-                               printer=printer, max_messages=args.max_messages,
-                               raise_errors=args.debug, interrupts=interrupts,
-                               exit_on_error=False)
+    runner = _runner(args, talk, printer, recorder, interrupts)
     if before is not None:
         before(printer)
     previous = signal.signal(signal.SIGINT, interrupts)
@@ -83,6 +68,30 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
         info(f"kept in the history: {talk.continue_hint} continues it")
     failed = outcome is not None and outcome.status == RunStatus.ERROR
     return EXIT_RUN_ERROR if failed else EXIT_OK
+
+
+def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
+            interrupts: Any) -> Any:
+    """The CommandLineRunner: the terminal (with slash commands) unless the talk has its own
+    user interface; the transcript (--save) and the history see every event."""
+    from .commands import Commands
+    from .input import CLIInterface
+    from .runner import CommandLineRunner
+
+    commands = Commands(say=printer.say)
+    if recorder is not None:
+        commands.changed = recorder.sync
+    user = talk.user if talk.user is not None else CLIInterface(commands=commands)
+    handlers = [h for h in (talk.writer, recorder) if h is not None]
+
+    def on_event(event: Event) -> None:
+        for handler in handlers:
+            handler(event)
+
+    return CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
+                             printer=printer, max_messages=args.max_messages,
+                             raise_errors=args.debug, interrupts=interrupts,
+                             exit_on_error=False)
 
 
 def _recorder(args: argparse.Namespace, talk: Talk) -> Any:
