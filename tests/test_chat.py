@@ -136,10 +136,12 @@ def test_no_log_keeps_the_chat_out_of_the_history(env: dict[str, str]) -> None:
 
 def test_a_chat_with_a_server_shows_usage_and_sends_the_whole_conversation(
         env: dict[str, str]) -> None:
-    with OpenAIServer(["Hello there!", "Fine, thanks."]) as server:
+    with OpenAIServer(["Hello there!", "Fine, thanks.", "Switched."]) as server:
         result = convo_cmd("chat", "--base-url", server.base_url, "-m", "test-model", env=env,
-                           stdin="hi\nhow are you?\n/usage\n")
+                           stdin="hi\nhow are you?\n/usage\n/model other-model\nand?\n")
         requests = server.requests
+    assert [r["model"] for r in requests] == ["test-model", "test-model", "other-model"]
+    assert "model: other-model from now on\n" in result.stdout
     assert result.returncode == 0
     assert result.stderr == f"convo: model test-model at {server.base_url}\n" + KEPT
     assert "Assistant: Fine, thanks.\n  (9 tokens in, 2 out)\n" in result.stdout
