@@ -122,3 +122,11 @@ def test_a_cancelled_reply_says_so() -> None:
     assert out.getvalue() == (
         "Assistant: Half\n  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
         "  (reply cancelled with Ctrl-C)\n")
+
+
+def test_a_reply_that_opens_with_a_number_is_still_a_paragraph(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = io.StringIO()
+    ConsolePrinter(out, fancy=True).show(Message("assistant", "2 + 2 = 4"))
+    assert plain(out.getvalue()) == "Assistant: 2 + 2 = 4\n"

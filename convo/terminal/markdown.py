@@ -8,6 +8,7 @@ reply is printed once, so the terminal's scrollback holds it exactly once howeve
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -16,12 +17,13 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 REDRAW_S: Final = 0.05
-_BLOCK_STARTS: Final = ("#", "```", "~~~", "-", "*", "+", ">", "|", "    ", "\t")
+#: How Markdown blocks that are not paragraphs begin: headings, fences, lists, quotes, tables,
+#: indented code.
+_BLOCK: Final = re.compile(r"#|```|~~~|[-*+] |\d+[.)] |>|\||    |\t")
 
 
 def _starts_with_block(text: str) -> bool:
-    first = text.lstrip("\n")
-    return first.startswith(_BLOCK_STARTS) or first[:1].isdigit()
+    return _BLOCK.match(text.lstrip("\n")) is not None
 
 
 class MarkdownView:
