@@ -26,7 +26,7 @@ from typing import Any, Final
 from ..driving import Run
 from ..invoking import run_sync
 from ..messages import Message
-from ..requests import CallModel, RunTools, ToolRun
+from ..requests import AskUser, CallModel, RunTools, ToolRun
 from ..session import RunStatus, Session
 from ..tools.termination import TerminateResponse
 
@@ -78,9 +78,16 @@ class CancellableRun(Run):
         try:
             return super().call_model(request)
         except KeyboardInterrupt:
-            self._cancelled()
+            self._reset_interrupts()
             reply = Message("assistant", "".join(self.partial), metadata={CANCELLED: True})
             return self.model_replied(reply, started)
+
+    def ask_user(self, request: AskUser) -> str:
+        self._reset_interrupts()  # a Ctrl-C at the prompt is not the first of a pair during a reply
+        try:
+            return super().ask_user(request)
+        finally:
+            self._reset_interrupts()
 
     def run_tools(self, request: RunTools) -> list[ToolRun]:
         self.counted_tools(request.invocations)
@@ -94,11 +101,11 @@ class CancellableRun(Run):
             try:
                 runs.append(run_sync(invocation))
             except KeyboardInterrupt:
-                self._cancelled()
+                self._reset_interrupts()
                 runs.append(ToolRun(stop))
         return runs
 
-    def _cancelled(self) -> None:
+    def _reset_interrupts(self) -> None:
         interrupts = getattr(self.runner, "interrupts", None)
         if interrupts is not None:
             interrupts.reset()

@@ -49,22 +49,21 @@ class CLIInterface:
         hint = f"[{default}] " if default else ""
         interrupted = False
         while True:
-            try:
+            try:  # a Ctrl-C between two prompts counts as one at the prompt
                 text = self._read(f"{self.prompt}{hint}")
+                interrupted = False
+                if not text.strip():
+                    if default is not None:
+                        return text
+                    continue
+                answer = self.commands.handle(text, session)
+                if answer is not None:
+                    return answer
             except KeyboardInterrupt:
                 if interrupted or not _is_terminal(sys.stdin):
                     raise
                 interrupted = True
                 self.commands.say("(press Ctrl-C again or Ctrl-D to leave)")
-                continue
-            interrupted = False
-            if not text.strip():
-                if default is not None:
-                    return text
-                continue
-            answer = self.commands.handle(text, session)
-            if answer is not None:
-                return answer
 
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         import asyncio  # only async runs need it, and it is slow to import
