@@ -377,9 +377,11 @@ def test_base_url_runs_on_an_openai_compatible_server(terminal: Spawn) -> None:
 
 def test_ctrl_c_at_an_empty_prompt_asks_again(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
-    t.type("half a thought\x03")  # Ctrl-C clears what is typed: nothing is sent
     t.expect("You:")
-    t.child.sendintr()
+    t.child.send("half a thought")
+    t.expect("half a thought")
+    t.child.sendintr()  # Ctrl-C clears what is typed: nothing is sent
+    t.child.sendintr()  # and at the empty prompt asks
     t.expect("(press Ctrl-C again or Ctrl-D to leave)")
     t.type("hello")  # anything else, and it asks again next time
     t.expect("Assistant: You said 'hello' (message 1)")
