@@ -146,13 +146,28 @@ class Outcome:
             else "an error",
             RunStatus.USAGE_LIMIT: f"the {self.limit} limit was reached",
         }.get(self.status)
-        if why is None and self.turn is not None and self.turn.terminated_by:
-            why = f"the model called {self.turn.terminated_by!r}"
+        if why is None and self.turn is not None:
+            why = self._turn_ending(self.turn)
         if why is None:
             why = "the conversation ran to its end"
         counts = (f"{self.messages} message{'s' * (self.messages != 1)}, "
                   f"{self.model_calls} model call{'s' * (self.model_calls != 1)}")
         return f"{self.status.value}: {why} ({counts})"
+
+    def _turn_ending(self, turn: TurnResult) -> str | None:
+        """Why the last agent turn ended, when that ended the run: in plain words."""
+        if turn.terminated_by:
+            return f"the model called {turn.terminated_by!r}"
+        if turn.note and turn.note.startswith("loop guard: "):
+            return f"the loop guard ended the turn ({turn.note.removeprefix('loop guard: ')})"
+        return {
+            RunStatus.MAX_ITERATIONS: f"the agent turn reached its max_iterations "
+                                      f"({turn.iterations} model calls)",
+            RunStatus.ITERATIONS_EXCEEDED: f"the task reached its max_iterations "
+                                           f"({turn.iterations} model calls) unfinished",
+            RunStatus.IMPLICIT_COMPLETION: "the model answered without calling a finish tool",
+            RunStatus.LLM_EMPTY_RESPONSE_ERROR: "the model's replies were empty",
+        }.get(self.status)
 
     def to_dict(self) -> dict[str, Any]:
         return {

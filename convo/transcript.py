@@ -10,6 +10,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "turn", "turn": {...}}            # a TurnResult, when an agent turn ends
     {"type": "subroutine", "subroutine": {...}}  # a SubroutineTemplate's child session
     {"type": "approval", "call_id": "...", "approved": false, "reason": "..."}
+    {"type": "dropped", "messages": 6}         # messages from index 6 on were removed (/undo)
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
 
@@ -152,6 +153,8 @@ def _replay(session: Session, record: dict[str, Any]) -> None:
         session.approvals[record["call_id"]] = Approval.from_dict(record)
     elif kind == "outcome":
         session.outcome = Outcome.from_dict(record["outcome"])
+    elif kind == "dropped":  # the chat's /undo, /retry, /clear
+        del session.messages[record["messages"]:]
     elif kind == "resumed":
         del session.messages[record["messages"]:]
         del session.turns[record["turns"]:]
@@ -186,6 +189,7 @@ class TranscriptWriter:
         self._replaying = replaying
         self._state = _state_text(session.state)
         self._refused: str | None = None
+        self._next: int | None = None  # the index the next message line should have
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
@@ -268,6 +272,11 @@ class TranscriptWriter:
 
     def _write_event(self, event: Event) -> None:
         if isinstance(event, MessageAdded):
+            if self._next is not None and event.index < self._next:
+                # messages were dropped since (the chat's /undo, /retry, /clear): say so, so
+                # that a reader tells this from the lines of two runs mixed in one file
+                self._write({"type": "dropped", "messages": event.index})
+            self._next = event.index + 1
             self._write({"type": "message", "index": event.index,
                          "message": event.message.to_dict()})
         elif isinstance(event, TurnEnded):

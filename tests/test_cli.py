@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
+from terminal_harness import TIMEOUT, Spawn, convo_cmd, env, terminal
 
 import convo
 from convo import Message, RunStatus
@@ -21,80 +20,9 @@ FIXTURES = Path(__file__).parent / "cli_fixtures"
 CHAT = str(FIXTURES / "chat.py")
 OFFLINE = ("convo: no OPENAI_API_KEY or --base-url: running offline on "
            f"{CHAT}'s mock_model\n")
-STARTED = "--- conversation started (/exit or Ctrl-D to quit) ---\n"
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
-TIMEOUT = 20
+STARTED = "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"
 
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """The environment of a user without an API key, with history kept in tmp_path."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NO_COLOR")}
-    env.update(HOME=str(tmp_path), CONVO_HISTORY=str(tmp_path / "history"), TERM="xterm",
-               NO_COLOR="1",
-               PYTHONIOENCODING="utf-8")
-    return env
-
-
-def convo_cmd(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "convo", *args], input=stdin, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
-
-
-class _Terminal:
-    """A pexpect child, and everything it printed so far with terminal escapes removed."""
-
-    def __init__(self, child: pexpect.spawn) -> None:
-        self.child = child
-        self.seen = ""
-
-    def expect(self, text: str) -> None:
-        self.child.expect_exact(text)
-        self.seen += ANSI.sub("", self.child.before + self.child.after)
-
-    def type(self, line: str) -> None:
-        self.expect("You: ")
-        self.child.sendline(line)
-
-    def end_of_input(self) -> None:
-        """Ctrl-D. A Ctrl-D typed before readline has set the terminal up can be lost, so it
-        is typed again until the command ends (a second one is harmless)."""
-        for _ in range(5):
-            self.child.sendeof()
-            if self.child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=2) == 0:
-                self.seen += ANSI.sub("", self.child.before)
-                self.child.expect(pexpect.EOF)  # again, for finish()
-                return
-            self.seen += ANSI.sub("", self.child.before)
-        raise AssertionError("Ctrl-D did not end the run")
-
-    def finish(self) -> int:
-        self.child.expect(pexpect.EOF)
-        self.seen += ANSI.sub("", self.child.before)
-        self.child.close()
-        assert self.child.exitstatus is not None, f"killed by {self.child.signalstatus}"
-        return int(self.child.exitstatus)
-
-
-Spawn = Callable[..., _Terminal]
-
-
-@pytest.fixture
-def terminal(env: dict[str, str]) -> Iterator[Spawn]:
-    terminals: list[_Terminal] = []
-
-    def spawn(*args: str) -> _Terminal:
-        child = pexpect.spawn(sys.executable, ["-m", "convo", *args], env=env,
-                              encoding="utf-8", timeout=TIMEOUT, dimensions=(40, 200))
-        terminals.append(_Terminal(child))
-        return terminals[-1]
-
-    yield spawn
-    for t in terminals:
-        if t.child.isalive():
-            t.child.kill(signal.SIGKILL)
-        t.child.close()
+__all__ = ["env", "terminal"]  # fixtures
 
 
 # --- version, help, python -m convo -----------------------------------------------------------
@@ -251,10 +179,12 @@ def test_typed_input_and_exit(terminal: Spawn) -> None:
     t.expect("Assistant: You said 'hello' (message 1)")
     t.type("/exit")
     assert t.finish() == 0
-    assert t.seen.endswith(
+    assert t.screen() == (
+        OFFLINE + STARTED + "System: You are a math tutor.\n"
+        "You: hello\nAssistant: You said 'hello' (message 1)\nYou: /exit\n"
         "--- conversation stopped: the user quit or the run was cancelled "
-        "(3 messages, 1 model call) ---\n")
-    assert "You: hello\nAssistant: You said 'hello' (message 1)\nYou: /exit\n" in t.seen
+        "(3 messages, 1 model call) ---\n"
+        f"convo: kept in the history: convo run {CHAT} -c continues it\n")
 
 
 def test_quit_and_ctrl_d_end_the_run(terminal: Spawn) -> None:
@@ -262,7 +192,7 @@ def test_quit_and_ctrl_d_end_the_run(terminal: Spawn) -> None:
     t.type("/quit")
     assert t.finish() == 0
     t = terminal("run", CHAT)
-    t.expect("You: ")
+    t.expect("You:")
     t.end_of_input()
     assert t.finish() == 0
     assert "--- conversation stopped: the user quit or the run was cancelled " in t.seen
@@ -272,25 +202,35 @@ def test_history_recalls_earlier_lines(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
     t.type("hello")
     t.expect("Assistant: You said 'hello' (message 1)")
-    t.expect("You: ")
-    t.child.send("\x1b[A")  # arrow up
-    t.child.send("\r")
+    t.type("\x1b[A")  # arrow up, then Enter
     t.expect("Assistant: You said 'hello' (message 2)")
+    t.type("/exit")
+    assert t.finish() == 0
+    t = terminal("run", CHAT)  # and in the next session, before /exit
+    t.type("\x1b[A\x1b[A")
+    t.expect("Assistant: You said 'hello' (message 1)")
     t.type("/exit")
     assert t.finish() == 0
 
 
-def test_ctrl_c_cancels_a_slow_model_call(terminal: Spawn, tmp_path: Path) -> None:
+def test_ctrl_c_cancels_a_slow_model_call_and_the_chat_goes_on(terminal: Spawn,
+                                                               tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", CHAT, "--save", str(path))
     t.type("slow")
     t.expect("(the model is thinking)")
     t.expect("thinking… ")  # the spinner: stdout is a terminal
     t.child.sendintr()
+    t.expect("(reply cancelled with Ctrl-C)")
+    t.type("hello")
+    t.expect("Assistant: You said 'hello' (message 1)")  # the unanswered message is dropped
+    t.type("/exit")
     assert t.finish() == 0
-    assert "--- conversation stopped: the user quit or the run was cancelled " in t.seen
+    assert "You: slow\n(the model is thinking)\n  (reply cancelled with Ctrl-C)\nYou: hello\n" \
+        in t.screen()
     session = load_transcript(path)
-    assert session.messages[-1] == Message("user", "slow")
+    assert session.messages[-2:] == [Message("user", "hello"),
+                                     Message("assistant", "You said 'hello' (message 1)")]
     assert session.outcome is not None and session.outcome.status is RunStatus.STOPPED
 
 
@@ -435,10 +375,23 @@ def test_base_url_runs_on_an_openai_compatible_server(terminal: Spawn) -> None:
     assert request["messages"][-1] == {"role": "user", "content": "hi"}
 
 
-def test_ctrl_c_at_the_prompt_stops_the_run(terminal: Spawn) -> None:
+def test_ctrl_c_at_an_empty_prompt_asks_again(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
-    t.expect("You: ")
+    t.expect("You:")
+    t.child.send("half a thought")
+    t.expect("half a thought")
+    t.child.sendintr()  # Ctrl-C clears what is typed: nothing is sent
+    t.child.sendintr()  # and at the empty prompt asks
+    t.expect("(press Ctrl-C again or Ctrl-D to leave)")
+    t.type("hello")  # anything else, and it asks again next time
+    t.expect("Assistant: You said 'hello' (message 1)")
+    t.expect("You:")
+    t.child.sendintr()
+    t.expect("(press Ctrl-C again or Ctrl-D to leave)")
+    t.expect("You:")
     t.child.sendintr()
     assert t.finish() == 0
-    assert t.seen.endswith("You: \n--- conversation stopped: the user quit or the run was "
-                           "cancelled (1 message, 0 model calls) ---\n")
+    assert t.screen().endswith(
+        "(press Ctrl-C again or Ctrl-D to leave)\nYou:\n--- conversation stopped: the user "
+        "quit or the run was cancelled (3 messages, 1 model call) ---\n"
+        f"convo: kept in the history: convo run {CHAT} -c continues it\n")

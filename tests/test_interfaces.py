@@ -105,7 +105,7 @@ def test_command_line_runner_shows_the_conversation() -> None:
     session = runner.run(Session(state={"subject": "math"}))
     assert session.outcome is not None and session.outcome.status is RunStatus.ENDED
     assert out.getvalue() == (
-        "--- conversation started (/exit or Ctrl-D to quit) ---\n"
+        "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"
         "System: You teach math.\n"
         "You: hi\n"
         "Assistant: Hello!\n"

@@ -68,7 +68,9 @@ def test_the_same_reply_text_three_times_is_an_implicit_completion() -> None:
         Message("assistant", "I am still thinking."), RESTRICTED,
         Message("assistant", "I am still thinking."),
     ]
-    assert session.turns == [TurnResult(status=RunStatus.IMPLICIT_COMPLETION,
+    assert session.turns == [TurnResult(
+        note="loop guard: the same reply 3 times in a row",
+        status=RunStatus.IMPLICIT_COMPLETION,
                                         response="I am still thinking.", iterations=3,
                                         injections=2)]
     assert len(model.calls) == 3
@@ -84,7 +86,9 @@ def test_the_same_tool_batch_three_times_is_not_run_the_third_time() -> None:
         Message("tool", "Not run: the same tool calls 3 times in a row; the loop guard ended "
                 "the turn.", tool_call_id="call_3", name="search", metadata={"error": True}),
     ]
-    assert session.turns == [TurnResult(status=RunStatus.IMPLICIT_COMPLETION, iterations=3)]
+    assert session.turns == [TurnResult(
+        note="loop guard: the same tool calls 3 times in a row",
+        status=RunStatus.IMPLICIT_COMPLETION, iterations=3)]
     assert len(model.calls) == 3
     assert sum(isinstance(e, ToolCallStarted) for e in events) == 2
 
@@ -112,7 +116,9 @@ def test_three_empty_replies_are_an_empty_response_error() -> None:
 
     assert [m.role for m in session.messages] == [
         "user", "assistant", "system", "assistant", "system", "assistant"]
-    assert session.turns == [TurnResult(status=RunStatus.LLM_EMPTY_RESPONSE_ERROR,
+    assert session.turns == [TurnResult(
+        note="loop guard: 3 empty replies in a row",
+        status=RunStatus.LLM_EMPTY_RESPONSE_ERROR,
                                         response="\n", iterations=3, injections=2)]
     assert session.outcome is not None
     assert session.outcome.status is RunStatus.LLM_EMPTY_RESPONSE_ERROR
@@ -122,7 +128,9 @@ def test_three_empty_replies_are_an_empty_response_error() -> None:
 def test_trivial_replies_mixed_with_empty_ones_are_an_implicit_completion() -> None:
     session, _ = _turn(["", "ok", "."], restrict_output=True)
 
-    assert session.turns == [TurnResult(status=RunStatus.IMPLICIT_COMPLETION, response=".",
+    assert session.turns == [TurnResult(
+        note="loop guard: 3 empty or trivial replies in a row",
+        status=RunStatus.IMPLICIT_COMPLETION, response=".",
                                         iterations=3, injections=2)]
 
 
@@ -150,7 +158,9 @@ def test_a_reply_echoing_the_last_tool_result_is_an_implicit_completion() -> Non
         Message("tool", "Found 3 notes about cats.", tool_call_id="call_1", name="search"),
         Message("assistant", "Found 3 notes about cats."),
     ]
-    assert session.turns == [TurnResult(status=RunStatus.IMPLICIT_COMPLETION,
+    assert session.turns == [TurnResult(
+        note="loop guard: the reply only echoed the last tool result",
+        status=RunStatus.IMPLICIT_COMPLETION,
                                         response="Found 3 notes about cats.", iterations=2)]
     assert len(model.calls) == 2
 

@@ -79,3 +79,11 @@ def test_import_convo_does_not_import_openai() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_import_convo_does_not_import_the_terminal_chats_libraries() -> None:
+    code = ("import sys, convo; print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'prompt_toolkit', 'rich', 'pygments', 'sqlite3'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

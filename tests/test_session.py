@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import attrs
 import pytest
@@ -85,6 +86,26 @@ def test_outcome_describe() -> None:
     assert Outcome(status="completed").describe() == (
         "completed: the conversation ran to its end (0 messages, 0 model calls)"
     )
+
+
+@pytest.mark.parametrize(("status", "turn", "why"), [
+    ("implicit_completion", {"note": "loop guard: the same reply 3 times in a row"},
+     "the loop guard ended the turn (the same reply 3 times in a row)"),
+    ("llm_empty_response_error", {"note": "loop guard: 3 empty replies in a row"},
+     "the loop guard ended the turn (3 empty replies in a row)"),
+    ("implicit_completion", {}, "the model answered without calling a finish tool"),
+    ("max_iterations", {"iterations": 25},
+     "the agent turn reached its max_iterations (25 model calls)"),
+    ("iterations_exceeded", {"iterations": 5},
+     "the task reached its max_iterations (5 model calls) unfinished"),
+    ("completed", {"terminated_by": "finish"}, "the model called 'finish'"),
+    ("usage_limit", {}, "the tokens limit was reached"),
+])
+def test_outcome_describe_names_the_real_ending(status: str, turn: dict[str, Any],
+                                                why: str) -> None:
+    outcome = Outcome(status=status, turn=TurnResult(status=status, **turn), limit="tokens",
+                      messages=1, model_calls=1)
+    assert outcome.describe() == f"{status}: {why} (1 message, 1 model call)"
 
 
 class _Turn(Template):

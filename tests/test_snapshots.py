@@ -133,25 +133,25 @@ def test_hello(mock_model, scripted_user, conversation_snapshot):
 
 
 def test_update_writes_then_a_change_fails_with_a_diff(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello!'"))
+    pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello!'"))
     result = pytester.runpytest("--convo-update-snapshots")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["convo: 2 conversation snapshots written:",
-                                 "*tests/snapshots/test_chat/test_hello.txt",
+                                 "*tests/snapshots/test_barista_chat/test_hello.txt",
                                  "*tests/snapshots/named/hello.txt"])
-    written = pytester.path / "tests" / "snapshots" / "test_chat" / "test_hello.txt"
+    written = pytester.path / "tests" / "snapshots" / "test_barista_chat" / "test_hello.txt"
     assert written.read_text(encoding="utf-8").endswith(
         "user: hi\nassistant: Hello!\n\noutcome: completed\n")
 
     pytester.runpytest().assert_outcomes(passed=1)
 
-    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello there!'"))
+    pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello there!'"))
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "E *AssertionError: the conversation differs from the snapshot "
-        "tests/snapshots/test_chat/test_hello.txt (- snapshot, + this run):",
-        "E *--- snapshot tests/snapshots/test_chat/test_hello.txt",
+        "tests/snapshots/test_barista_chat/test_hello.txt (- snapshot, + this run):",
+        "E *--- snapshot tests/snapshots/test_barista_chat/test_hello.txt",
         "E *+++ this run",
         "E *@@ -2,6 +2,6 @@",
         "E *-assistant: Hello!",
@@ -162,18 +162,18 @@ def test_update_writes_then_a_change_fails_with_a_diff(pytester: pytest.Pytester
 
 def test_the_snapshot_directory_is_an_ini_option(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nconvo_snapshot_dir = golden\n")
-    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello!'"))
+    pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello!'"))
     pytester.runpytest("--convo-update-snapshots").assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "named" / "hello.txt").exists()
 
 
 def test_the_update_environment_variable(pytester: pytest.Pytester,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Hello!'"))
+    pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello!'"))
     monkeypatch.setenv("CONVO_UPDATE_SNAPSHOTS", "1")
     result = pytester.runpytest()
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["convo: 2 conversation snapshots written:"])
     monkeypatch.setenv("CONVO_UPDATE_SNAPSHOTS", "0")
-    pytester.makepyfile(test_chat=CHAT.replace("REPLY", "'Changed!'"))
+    pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Changed!'"))
     pytester.runpytest().assert_outcomes(failed=1)

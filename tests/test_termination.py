@@ -694,5 +694,7 @@ def test_example_finish_task() -> None:
 
 def test_example_loop_guard() -> None:
     session = _run_example("loop_guard")
-    assert session.turns[-1] == TurnResult(status=RunStatus.IMPLICIT_COMPLETION, iterations=3)
+    assert session.turns[-1] == TurnResult(
+        note="loop guard: the same tool calls 3 times in a row",
+        status=RunStatus.IMPLICIT_COMPLETION, iterations=3)
     assert session.messages[-1].content.startswith("Not run: the same tool calls 3 times")

@@ -96,7 +96,8 @@ def test_live_one_model_plays_both_sides(tmp_path: Path) -> None:
                        "--base-url", server.base_url, "--no-stream", key=True)
         user_prompt = server.requests[2]["messages"]  # the user's second turn
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[1:6] == [
+    shown = [line for line in result.stdout.splitlines() if not line.startswith("  (")]
+    assert shown[1:6] == [  # (usage lines, "  (11 tokens in, 4 out)", left out)
         "Assistant: Hi! What can I get you?",
         "User (simulated): Two lattes, please.",
         "Assistant: Two lattes coming up.",

@@ -2,9 +2,10 @@
 seconds to load a model, and refuse connections meanwhile).
 
 For a base URL on this machine, a refused connection is tried again for up to
-``LOCAL_START_WAIT_S`` seconds, with one ``waiting for the server`` note on the ``convo``
-logger (shown on stderr when logging is not configured). Elsewhere a refused connection fails
-as before: a remote server that refuses is down, not starting.
+``LOCAL_START_WAIT_S`` seconds (``$CONVO_START_WAIT`` changes it; 0 turns it off), with one
+``waiting for the server`` note on the ``convo`` logger (shown on stderr when logging is not
+configured). Elsewhere a refused connection fails as before: a remote server that refuses is
+down, not starting.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def is_local(base_url: str | None) -> bool:
     return host in LOCAL_HOSTS or bool(host and host.startswith("127."))
 
 
+def _env_wait() -> float:
+    """``$CONVO_START_WAIT`` seconds (a number), else ``LOCAL_START_WAIT_S``."""
+    import os
+
+    try:
+        return float(os.environ.get("CONVO_START_WAIT") or LOCAL_START_WAIT_S)
+    except ValueError:
+        return LOCAL_START_WAIT_S
+
+
 class ServerWait:
     """Decides, failure by failure, whether to try a refused connection again and when.
 
@@ -48,7 +59,7 @@ class ServerWait:
 
     def __init__(self, base_url: str | None, where: str, limit: float | None = None) -> None:
         if limit is None:
-            limit = LOCAL_START_WAIT_S if is_local(base_url) else 0.0
+            limit = _env_wait() if is_local(base_url) else 0.0
         self.limit = limit
         self.where = where
         self._tries = 0

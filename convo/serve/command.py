@@ -8,7 +8,15 @@ import os
 import sys
 from typing import Any
 
-from ..botfile import UsageProblem, bot_limits, choose_model, find_template, load_file, split_target
+from ..botfile import (
+    UsageProblem,
+    add_model_options,
+    bot_limits,
+    choose_model,
+    find_template,
+    load_file,
+    split_target,
+)
 
 SPEC_ENV = "CONVO_SERVE_SPEC"
 
@@ -40,6 +48,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--mock", action="store_true",
                        help="use the file's mock_model even when an API key is set")
     serve.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    add_model_options(serve)
+    serve.set_defaults(main=run)
 
 
 def _positive(text: str) -> int:
@@ -62,7 +72,8 @@ def _port(text: str) -> int:
 def _spec(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
                                           "cache_size", "model", "base_url", "mock",
-                                          "no_stream")}
+                                          "no_stream", "tool_format", "tool_choice",
+                                          "max_tokens", "temperature", "timeout")}
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:

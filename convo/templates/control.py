@@ -57,14 +57,17 @@ class LoopTemplate(Template):
         passes = 0
         try:
             while self.exit_loop_count is None or passes < self.exit_loop_count:
-                before = len(session.messages)
+                # The last message too, not just the count: a pass may drop messages and add
+                # as many (a chat's /undo or /retry), which is progress.
+                before, last = len(session.messages), session.last_message
                 for template in self.templates:
                     yield from template.render(session)
                 passes += 1
                 if self.exit_condition is not None:
                     if self.exit_condition(session):
                         break
-                elif self.exit_loop_count is None and len(session.messages) == before:
+                elif self.exit_loop_count is None and len(session.messages) == before \
+                        and session.last_message is last:
                     raise RunError(
                         f"{self.label()} would loop forever: a whole pass added no message, and "
                         "it has no exit_condition or exit_loop_count"

@@ -139,7 +139,7 @@ class ToolingTemplate(Template):
                         yield tool_message(
                             call, f"Not run: {verdict[1]}; the loop guard ended the turn.",
                             error=True)
-                    yield from self._end(turn, verdict[0])
+                    yield from self._end(turn, verdict[0], note=f"loop guard: {verdict[1]}")
                     return session
                 batch: Batch = yield from self._answer(session, turn, reply.tool_calls)
                 turn.last_tool_text = batch.last_text
@@ -158,7 +158,8 @@ class ToolingTemplate(Template):
                                      restriction_exhausted=True)
                 return session
             if verdict is not None:
-                yield from self._end(turn, verdict[0], response=reply.content)
+                yield from self._end(turn, verdict[0], response=reply.content,
+                                     note=f"loop guard: {verdict[1]}")
                 return session
             if not self.restrict_output and self._output is None:
                 status = RunStatus.COMPLETED if self.mode == "response" else \

@@ -1,13 +1,10 @@
-"""``convo run`` and ``convo replay``: a conversation in the terminal, and a saved one shown."""
+"""``convo run``: a conversation defined in a Python file (a bot file), in the terminal."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import traceback
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any
 
 from ..botfile import (
@@ -19,37 +16,45 @@ from ..botfile import (
     load_file,
     split_target,
 )
-
-EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class _Interrupts:
-    """SIGINT: the first Ctrl-C cancels (KeyboardInterrupt ends the run ``stopped``); a
-    second one quits at once, in case cancelling hangs."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def reset(self) -> None:
-        """A Ctrl-C that was answered (an approval prompt rejects) does not count."""
-        self.count = 0
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.count == 1:
-            raise KeyboardInterrupt
-        os.write(2, b"\nconvo: interrupted twice, quitting\n")
-        os._exit(EXIT_INTERRUPTED)
+from .options import conversation_options
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..session import RunStatus
-    from .printer import ConsolePrinter
-    from .runner import CommandLineRunner
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    run = sub.add_parser(
+        "run", parents=[common, conversation_options()],
+        help="chat with a template defined in a Python file",
+        description="Run the template NAME (default: template) from a Python file. The model "
+                    "is OpenAI's (or any OpenAI-compatible server's) when OPENAI_API_KEY or a "
+                    "base URL is set, else the file's own mock_model.",
+    )
+    run.add_argument("target", metavar="FILE[:NAME]",
+                     help="a Python file and the name of the template in it")
+    run.add_argument("--mock", action="store_true",
+                     help="use the file's mock_model even when an API key is set")
+    run.add_argument("--save", metavar="PATH",
+                     help="write the transcript to PATH (JSON lines) as the conversation goes")
+    run.add_argument("--resume", metavar="PATH",
+                     help="continue the conversation saved in the transcript PATH")
+    run.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                     help="continue the last conversation with this file, from the history")
+    run.add_argument("--record", metavar="PATH",
+                     help="record every model exchange to PATH, for ReplayModel in tests")
+    run.add_argument("--demo", action="store_true",
+                     help="answer with the file's demo_input instead of reading the keyboard")
+    run.set_defaults(main=main)
 
+
+def main(args: argparse.Namespace) -> int:
+    from .talk import Talk, hold
+
+    if args.resume and args.continue_:
+        raise UsageProblem("--resume PATH continues a saved transcript, --continue the last "
+                           "conversation of the history: give one or the other")
     path, name = split_target(args.target)
     module = load_file(path)
-    template, session, saved = _conversation(args, module, path, name)
+    source = f"{Path(path).resolve()}:{name}"
+    history_id, saved = _saved(args, source)
+    template, session = _conversation(module, path, name, saved)
     user = _user(args, module, path)
     if args.save and Path(args.save).exists() and not _same_file(args.save, args.resume):
         raise UsageProblem(f"{args.save} already exists: continue it with --resume "
@@ -59,64 +64,70 @@ def run(args: argparse.Namespace) -> int:
         from ..testing.replay import RecordingModel
 
         model = RecordingModel(model, args.record)
-    writer = _writer(args, session, saved)
-    printer = ConsolePrinter()
-    printer.ignored_tools.enabled = getattr(model, "tool_format", "native") == "native"
-    runner = CommandLineRunner(model, template, user, on_event=writer, printer=printer,
-                               max_messages=args.max_messages, raise_errors=args.debug,
-                               limits=bot_limits(module, path))
+    talk = Talk(template=template, session=session, model=model, kind="run", source=source,
+                model_name=model_name, history_id=history_id, user=user,
+                writer=_writer(args, session, saved), continue_hint=f"convo run {args.target} -c",
+                limits=bot_limits(module, path))
     if model_name is not None:
         info(model_name)
-    if saved is not None:
-        printer.note(f"resuming {args.resume}: replaying {len(saved.session.messages)} saved "
-                     "messages")
-    previous = signal.signal(signal.SIGINT, _Interrupts())
-    try:
-        session = runner.run(session)
-    except Exception:
-        traceback.print_exc()  # only with --debug: raise_errors is off otherwise
-        return EXIT_RUN_ERROR
-    finally:
-        if writer is not None:
-            writer.close()
-        signal.signal(signal.SIGINT, previous)
-    outcome = session.outcome
+    where = args.resume or "the history"
+    code = hold(args, talk, before=None if saved is None else lambda printer: printer.note(
+        f"resuming {where}: replaying {len(saved.messages)} saved messages"))
     if args.save:
-        stopped = outcome is not None and outcome.status == RunStatus.STOPPED
+        stopped = talk.session.outcome is not None and talk.session.outcome.status == "stopped"
         hint = f" (continue it with --resume {args.save})" if stopped else ""
         info(f"transcript saved to {args.save}{hint}")
-    failed = outcome is not None and outcome.status == RunStatus.ERROR
-    return EXIT_RUN_ERROR if failed else EXIT_OK
+    return code
 
 
-def _conversation(args: argparse.Namespace, module: ModuleType, path: str, name: str
-                  ) -> tuple[Any, Any, Any]:
-    """The template to run, the session to run it on, and the saved transcript (--resume)."""
+def _saved(args: argparse.Namespace, source: str) -> tuple[int | None, Any]:
+    """The conversation to continue: from --resume PATH, or the history's last (--continue)."""
     from ..errors import TranscriptError
+    from ..transcript import read_transcript
+
+    if args.resume:
+        try:
+            return None, read_transcript(args.resume).session
+        except TranscriptError as exc:
+            raise UsageProblem(str(exc)) from exc
+    if not args.continue_:
+        return None, None
+    if args.no_log:
+        raise UsageProblem("--continue picks up a conversation of the local history, which "
+                           "--no-log turns off: give one or the other")
+    from .history import History
+    from .paths import data_dir
+
+    history = History.open()
+    try:
+        last = history.last("run", source)
+    finally:
+        history.close()
+    if last is None:
+        raise UsageProblem(f"--continue: no conversation with {args.target} in the history "
+                           f"yet ({data_dir()})")
+    return last
+
+
+def _conversation(module: ModuleType, path: str, name: str, saved: Any) -> tuple[Any, Any]:
+    """The template to run and the session to run it on (resuming ``saved``, if any)."""
     from ..resume import resume
     from ..session import Session
-    from ..transcript import read_transcript
 
     template = find_template(module, path, name)
     state = getattr(module, "state", None) or {}
     if not isinstance(state, dict):
         raise UsageProblem(f"{path}: state must be a dict, got {type(state).__name__}")
-    if not args.resume:
-        return template, Session(state=dict(state)), None
-    try:
-        saved = read_transcript(args.resume)
-    except TranscriptError as exc:
-        raise UsageProblem(str(exc)) from exc
-    template, session = resume(template, saved.session)
-    return template, session, saved
+    if saved is None:
+        return template, Session(state=dict(state))
+    return resume(template, saved)
 
 
 def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
     from ..interfaces.scripted import ScriptedInterface
-    from .input import CLIInterface
 
     if not args.demo:
-        return CLIInterface()
+        return None  # the terminal
     demo = getattr(module, "demo_input", None)
     if not isinstance(demo, list | tuple):
         raise UsageProblem(f"--demo: {path} defines no demo_input (a list of strings)")
@@ -141,31 +152,3 @@ def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
 
 def _same_file(a: str, b: str | None) -> bool:
     return b is not None and Path(a).resolve() == Path(b).resolve()
-
-
-def replay(args: argparse.Namespace) -> int:
-    from ..errors import TranscriptError
-    from ..transcript import read_transcript
-    from .printer import ConsolePrinter
-
-    try:
-        transcript = read_transcript(args.path)
-    except TranscriptError as exc:
-        raise UsageProblem(str(exc)) from exc
-    session = transcript.session
-    if args.json:
-        print(session.to_json(indent=2))
-        return EXIT_OK
-    header = transcript.header
-    printer = ConsolePrinter()
-    printer.note(f"transcript of {header.get('source') or 'a conversation'}, started "
-                 f"{header.get('started') or '?'} (convo {header.get('convo') or '?'})")
-    for message in session.messages:
-        printer.show(message)
-    if transcript.cut_off:
-        printer.note("the last line was cut off: the process was killed while writing it")
-    if session.outcome is not None:
-        printer.note(f"conversation {session.outcome.describe()}")
-    else:
-        printer.note("no outcome recorded: the run was killed, or is still going")
-    return EXIT_OK

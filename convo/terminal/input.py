@@ -1,78 +1,79 @@
-"""CLIInterface: asks the user in the terminal, with line editing and history."""
+"""CLIInterface: asks the user in the terminal, with a line editor, history and slash commands.
+"""
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
-from typing import Final
+from typing import Any
 
 from ..approval import Approval
 from ..interfaces.scripted import approval_of
 from ..messages import ToolCall
 from ..session import Session
+from .cancel import drop_empty_cancelled
+from .commands import Commands
+from .paths import input_history_path
 
-EXIT_COMMANDS: Final = frozenset({"/exit", "/quit"})
-HISTORY_ENV: Final = "CONVO_HISTORY"
-
-
-def history_path() -> Path | None:
-    """Where typed lines are kept between runs: ``$CONVO_HISTORY`` (empty: nowhere), else
-    ``~/.convo_history``."""
-    value = os.environ.get(HISTORY_ENV)
-    if value is None:
-        return Path.home() / ".convo_history"
-    return Path(value) if value else None
+FENCE = '"""'
 
 
 class CLIInterface:
-    """Reads a line from the terminal. ``/exit``, ``/quit`` and Ctrl-D end the run.
+    """Reads what the user types; a ``/command`` is carried out and never sent to the model.
 
-    In a terminal, input has line editing and history (stdlib ``readline``: arrow keys,
-    Ctrl-R; kept in ``~/.convo_history``, see ``history_path``). When input is not a terminal
-    (a pipe), lines are read without a prompt, and the printer shows them instead.
+    When both input and output are a terminal, input has a full line editor (prompt_toolkit,
+    see ``convo.terminal.editor``): multi-line messages, pasting, completion of ``/commands``,
+    history kept between sessions. When only input is a terminal, lines are read with
+    ``input()``; when input is not a terminal (a pipe), lines are read without a prompt, a
+    ``\"\"\"`` line starts a multi-line message, and the printer shows what was read.
+
+    ``/exit``, ``/quit`` and Ctrl-D end the run (``EOFError``). Ctrl-C at an empty prompt asks
+    to press it again (or Ctrl-D) to leave; twice in a row ends the run. Empty lines are not
+    sent (unless the question has a ``default``).
     """
 
-    __slots__ = ("_history", "_readline_ready", "prompt")
+    __slots__ = ("_editor", "_readline_ready", "commands", "prompt")
 
-    def __init__(self, prompt: str = "You: ") -> None:
+    def __init__(self, prompt: str = "You: ", commands: Commands | None = None) -> None:
         self.prompt = prompt
+        self.commands = commands if commands is not None else Commands()
+        self._editor: Any = None
         self._readline_ready = False
-        self._history: Path | None = None
 
     @property
     def echoes_input(self) -> bool:
         """Whether what the user types is already on the screen."""
-        return _interactive()
+        return _is_terminal(sys.stdin)
 
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
+        if drop_empty_cancelled(session) and self.commands.changed is not None:
+            self.commands.changed()
         if instruction:
             print(instruction, flush=True)
-        if not _interactive():
-            line = sys.stdin.readline()
-            if not line:
-                raise EOFError("end of input")
-            text = line.rstrip("\n")
-        else:
-            self._setup_readline()
-            hint = f"[{default}] " if default else ""
-            try:
-                text = input(f"{self.prompt}{hint}")
-            except (EOFError, KeyboardInterrupt):
-                print(flush=True)  # the cursor is still on the prompt's line
-                raise
-            self._save_history()
-        if text.strip() in EXIT_COMMANDS:
-            raise EOFError(text.strip())
-        return text
+        hint = f"[{default}] " if default else ""
+        interrupted = False
+        while True:
+            try:  # a Ctrl-C between two prompts counts as one at the prompt
+                text = self._read(f"{self.prompt}{hint}")
+                interrupted = False
+                if not text.strip():
+                    if default is not None:
+                        return text
+                    continue
+                answer = self.commands.handle(text, session)
+                if answer is not None:
+                    return answer
+            except KeyboardInterrupt:
+                if interrupted or not _is_terminal(sys.stdin):
+                    raise
+                interrupted = True
+                self.commands.say("(press Ctrl-C again or Ctrl-D to leave)")
 
     def approve(self, session: Session, call: ToolCall) -> Approval:
         """Show the call and ask ``y`` / ``n`` / a reason. Ctrl-C or Ctrl-D here rejects; it
         does not end the chat."""
         print(f"Approve {call.name}({_shown_arguments(call)})?", flush=True)
         try:
-            if _interactive():
-                self._setup_readline()
+            if _is_terminal(sys.stdin):
                 answer = input("[y]es / [n]o / or type a reason to reject: ")
             else:
                 answer = sys.stdin.readline()
@@ -94,36 +95,51 @@ class CLIInterface:
 
         return await asyncio.to_thread(self.ask, session, instruction, default)
 
+    def _read(self, prompt: str) -> str:
+        if not _is_terminal(sys.stdin):
+            return _read_piped()
+        if _is_terminal(sys.stdout):
+            if self._editor is None:
+                from .editor import Editor
+
+                self._editor = Editor(input_history_path())
+            text: str = self._editor.read(prompt)
+            return text
+        self._setup_readline()
+        try:
+            return input(prompt)
+        except (EOFError, KeyboardInterrupt):
+            print(flush=True)  # the cursor is still on the prompt's line
+            raise
+
     def _setup_readline(self) -> None:
-        if self._readline_ready:
-            return
-        self._readline_ready = True
-        try:
-            import readline  # importing it gives input() line editing and history
-        except ImportError:  # Windows without pyreadline: plain input()
-            return
-        self._history = history_path()
-        if self._history is not None:
+        if not self._readline_ready:
+            self._readline_ready = True
             try:
-                readline.read_history_file(self._history)
-            except OSError:
-                pass  # none yet
-            readline.set_history_length(1000)
-
-    def _save_history(self) -> None:
-        if self._history is None:
-            return
-        import readline  # importing it gives input() line editing and history
-
-        try:
-            readline.write_history_file(self._history)
-        except OSError:
-            self._history = None  # not writable: keep history for this run only
+                import readline  # noqa: F401  (importing it gives input() line editing)
+            except ImportError:  # Windows: plain input()
+                pass
 
 
-def _interactive() -> bool:
+def _read_piped() -> str:
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError("end of input")
+    text = line.rstrip("\n")
+    if text.strip() != FENCE:
+        return text
+    lines = []
+    while True:  # a """ block: up to the closing """ (or the end of input)
+        line = sys.stdin.readline()
+        if not line or line.rstrip("\n").rstrip().endswith(FENCE):
+            lines.append(line.rstrip("\n").rstrip()[: -len(FENCE)] if line else "")
+            return "\n".join(lines).rstrip("\n")
+        lines.append(line.rstrip("\n"))
+
+
+def _is_terminal(stream: Any) -> bool:
     try:
-        return sys.stdin.isatty()
+        return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from ..botfile import UsageProblem
 
 EXIT_OK, EXIT_RUN_ERROR = 0, 1
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    models = sub.add_parser("models", parents=[common], help="list the models a server offers",
+                            description="List the models an OpenAI-compatible server offers.")
+    models.add_argument("--base-url", metavar="URL",
+                        help="the server (default: $OPENAI_BASE_URL, else api.openai.com)")
+    models.set_defaults(main=list_models)
 
 
 def list_models(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """ConsolePrinter: shows a conversation in the terminal as it happens (an on_event handler).
 
-In a terminal it adds colour (unless ``NO_COLOR`` is set) and a spinner while the model is
-thinking; anywhere else (a pipe, a file) the output is plain text, one message per line.
+In a terminal it adds colour (unless ``NO_COLOR`` is set), a spinner while the model is
+thinking, and renders replies as Markdown as they stream (``markdown=False``: raw text);
+anywhere else (a pipe, a file) the output is plain text, one message per line.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 from ..events import (
     CaughtUp,
@@ -25,6 +26,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message
+from ..session import NO_USAGE, Usage
 from .notices import IgnoredTools
 
 LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
@@ -92,22 +94,38 @@ class Spinner:
 class ConsolePrinter:
     """Prints each message with who is speaking, streamed text as it arrives, and the outcome.
 
-    Tool calls and results take one compact line each. Messages the user typed are not printed
-    again (``skip_next_user``). ``fancy`` (default: the stream is a terminal) turns on colour
-    and the spinner.
+    Tool calls and results take one compact line each; the calls of tools that end a turn
+    (``finish``, terminal tools: ``hidden_tools``) are not shown, their effect is. Token usage
+    follows each reply in a dim line when the model reports it. Messages the user typed are
+    not printed again (``skip_next_user``). ``fancy`` (default: the stream is a terminal)
+    turns on colour and the spinner; ``markdown`` (default: ``fancy``) renders replies.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, fancy: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, fancy: bool | None = None,
+                 markdown: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
         self.fancy = is_terminal(self.stream) if fancy is None else fancy
         self.color = self.fancy and not os.environ.get("NO_COLOR")
+        self.markdown = self.fancy if markdown is None else markdown
         self.skip_next_user = False
+        self.hidden_tools: set[str] = set()
         self._streaming = False
         self._trimmed: ContextTrimmed | None = None
         self._cut_off = False
+        self._usage: Usage = NO_USAGE
+        self._view: Any = None
         self._lock = threading.Lock()
         self.spinner = Spinner(self.stream, self._lock)
         self.ignored_tools = IgnoredTools()
+
+    @property
+    def view(self) -> Any:
+        """The Markdown renderer (``convo.terminal.markdown``; rich is loaded on first use)."""
+        if self._view is None:
+            from .markdown import MarkdownView
+
+            self._view = MarkdownView(self.stream, color=self.color)
+        return self._view
 
     def write(self, text: str) -> None:
         with self._lock:
@@ -121,12 +139,16 @@ class ConsolePrinter:
     def paint(self, text: str, style: str) -> str:
         return f"\x1b[{_COLORS[style]}m{text}\x1b[0m" if self.color else text
 
+    def say(self, text: str) -> None:
+        """An answer to the user (a slash command's), as it is."""
+        self.write(text + "\n")
+
     def note(self, text: str) -> None:
         """A line about the conversation rather than in it."""
         self.write(self.paint(f"--- {text} ---", "dim") + "\n")
 
     def start(self) -> None:
-        self.note("conversation started (/exit or Ctrl-D to quit)")
+        self.note("conversation started (/help for commands, /exit or Ctrl-D to quit)")
 
     def __call__(self, event: Event) -> None:
         notice = self.ignored_tools(event)
@@ -139,6 +161,10 @@ class ConsolePrinter:
             return
         self.spinner.stop()
         if isinstance(event, TextDelta):
+            if self.markdown:
+                self._streaming = True
+                self.view.add(f"{LABELS['assistant']}:", event.text)
+                return
             if not self._streaming:
                 self.write(self._label("assistant"))
                 self._streaming = True
@@ -151,7 +177,7 @@ class ConsolePrinter:
         elif isinstance(event, ReplyTruncated):
             self._cut_off = True
         elif isinstance(event, ModelCallEnded):
-            pass  # the reply is shown as the message it becomes
+            self._usage = event.usage  # shown after the reply, once it is a message
         elif isinstance(event, RunEnded):
             self.end_stream()
             self.note(f"conversation {event.outcome.describe()}")
@@ -166,7 +192,10 @@ class ConsolePrinter:
         """Finish a streamed line that never became a message (a cancelled call)."""
         if self._streaming:
             self._streaming = False
-            self.write("\n")
+            if self.markdown:
+                self.view.end()
+            else:
+                self.write("\n")
 
     def show(self, message: Message) -> None:
         """Print one message (for showing a saved conversation)."""
@@ -177,29 +206,42 @@ class ConsolePrinter:
 
     def _message(self, message: Message) -> None:
         if self._streaming and message.role == "assistant":
-            self._streaming = False
-            self.write("\n")
-            self._calls(message)
+            self.end_stream()
+            self._after_reply(message)
             return
         self.end_stream()
         if message.role == "user" and self.skip_next_user:
             self.skip_next_user = False
             return
         if message.role == "tool":
-            line = f"  ↳ {message.name or 'tool'}: {_one_line(message.content)}"
-            self.write(self.paint(line, "tool") + "\n")
+            if message.name not in self.hidden_tools:
+                line = f"  ↳ {message.name or 'tool'}: {_one_line(message.content)}"
+                self.write(self.paint(line, "tool") + "\n")
             return
         if message.content:
-            text = message.content
-            if message.role == "system":
-                text = self.paint(text, "system")
-            self.write(f"{self._label(message.role)}{text}\n")
-        self._calls(message)
+            if message.role == "assistant" and self.markdown:
+                self.view.show(f"{LABELS['assistant']}:", message.content)
+            else:
+                text = message.content
+                if message.role == "system":
+                    text = self.paint(text, "system")
+                self.write(f"{self._label(message.role)}{text}\n")
+        if message.role == "assistant":
+            self._after_reply(message)
 
-    def _calls(self, message: Message) -> None:
+    def _after_reply(self, message: Message) -> None:
+        """The reply's tool calls, whether it was cancelled, and the tokens it took."""
         for call in message.tool_calls:
-            line = f"  → {call.name}({_one_line(call.arguments_json())})"
-            self.write(self.paint(line, "tool") + "\n")
+            if call.name not in self.hidden_tools:
+                line = f"  → {call.name}({_one_line(call.arguments_json())})"
+                self.write(self.paint(line, "tool") + "\n")
+        if message.metadata.get("cancelled"):
+            kept = "; the partial reply is kept" if message.content else ""
+            self.write(self.paint(f"  (reply cancelled with Ctrl-C{kept})", "dim") + "\n")
+        usage, self._usage = self._usage, NO_USAGE
+        if usage:
+            self.write(self.paint(f"  ({usage.prompt_tokens} tokens in, "
+                                  f"{usage.completion_tokens} out)", "dim") + "\n")
 
     def _context_trimmed(self, event: ContextTrimmed) -> None:
         # Once per change: the calls of one turn usually leave out the same messages.

@@ -6,9 +6,12 @@ from typing import Any
 
 import attrs
 
+from ..driving import Run
 from ..events import Event
 from ..runner import Runner
-from ..session import Session
+from ..session import RunStatus, Session
+from ..templates.tree import walk
+from .cancel import CancellableRun
 from .input import CLIInterface
 from .printer import ConsolePrinter
 
@@ -17,17 +20,33 @@ from .printer import ConsolePrinter
 class CommandLineRunner(Runner):
     """A Runner that shows the conversation in the terminal as it happens.
 
-    Its default user interface is ``CLIInterface()``; text is streamed when the model streams.
-    The ``printer`` (a ``ConsolePrinter`` by default) sees every event after the caller's own
-    ``on_event`` handler, so a transcript is written before the screen shows it.
+    Its default user interface is ``CLIInterface()`` (with slash commands); text is streamed
+    when the model streams. The ``printer`` (a ``ConsolePrinter`` by default) sees every event
+    after the caller's own ``on_event`` handler, so a transcript is written before the screen
+    shows it. In ``run()``, Ctrl-C during a model call or a tool cancels that reply only and the
+    conversation goes on (see ``convo.terminal.cancel``); ``interrupts`` is the SIGINT handler
+    to reset once a reply is cancelled, if the caller installed one.
+
+    Made to be a script's main loop, it shows a failure once (the last line says what went
+    wrong) and, with ``exit_on_error`` (the default), exits with status 1 instead of raising
+    and printing a traceback; ``raise_errors=True`` raises instead, as ``Runner`` does.
     """
 
     printer: Any = attrs.field(factory=ConsolePrinter, kw_only=True)
+    interrupts: Any = attrs.field(default=None, kw_only=True)
+    raise_errors: bool = attrs.field(default=False, kw_only=True)
+    exit_on_error: bool = attrs.field(default=True, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
         if self.user_interface is None:
             self.user_interface = CLIInterface()
+        commands = getattr(self.user_interface, "commands", None)
+        if commands is not None and commands.model is None:
+            commands.model = self.model
+        hide = getattr(self.printer, "hidden_tools", None)
+        if isinstance(hide, set):
+            hide.update(_termination_tools(self.template))
         user_handler, printer = self.on_event, self.printer
 
         def show(event: Event) -> None:
@@ -37,10 +56,30 @@ class CommandLineRunner(Runner):
 
         self.on_event = show
 
+    def start(self, session: Session | None = None) -> Run:
+        return CancellableRun(self, Session() if session is None else session)
+
     def run(self, session: Session | None = None) -> Session:
         self.printer.start()
-        return super().run(session)
+        return self._exit_on_error(super().run(session))
 
     async def arun(self, session: Session | None = None) -> Session:
         self.printer.start()
-        return await super().arun(session)
+        return self._exit_on_error(await super().arun(session))
+
+    def _exit_on_error(self, session: Session) -> Session:
+        outcome = session.outcome
+        if self.exit_on_error and outcome is not None and outcome.status == RunStatus.ERROR:
+            raise SystemExit(1)
+        return session
+
+
+def _termination_tools(template: Any) -> set[str]:
+    """Names of the tools whose calls end a turn (``finish``, terminal tools): the printer
+    does not show them, their effect is shown instead."""
+    names: set[str] = set()
+    for node, _, _ in walk(template):
+        for tool in getattr(node, "tools", ()):
+            if getattr(tool, "terminal", False) or getattr(tool, "rerun_on_resume", False):
+                names.add(tool.name)
+    return names

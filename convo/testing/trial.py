@@ -25,6 +25,16 @@ DEFAULT_PERSONA: Final = "a curious first-time user"
 DEFAULT_GOAL: Final = "find out what this assistant can do for you, then say goodbye"
 
 
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``convo test``: registered with the ``convo`` command (convo/cli.py)."""
+    parser = sub.add_parser(
+        "test", parents=[common], help="try a bot file against a simulated user",
+        description="Run the template NAME (default: template) from a Python file against a "
+                    "simulated user with a persona and a goal, and show the conversation.")
+    add_arguments(parser)
+    parser.set_defaults(main=main)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``convo test``."""
     parser.add_argument("target", metavar="FILE[:NAME]",

@@ -35,8 +35,8 @@ not_a_template = 42
 def _reply(messages, tools):
     text = messages[-1].content
     if text in ("slow", "stubborn"):
-        print("(the model is thinking)", flush=True)
         try:
+            print("(the model is thinking)", flush=True)
             threading.Event().wait()
         except KeyboardInterrupt:
             if text == "slow":

@@ -1,0 +1,146 @@
+"""``convo chat``: a plain chat with a model, no bot file needed.
+
+::
+
+    convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [-c] [--plain] [--no-log]
+
+The model is OpenAI's (or any OpenAI-compatible server's) when ``OPENAI_API_KEY`` or a base URL
+is set; otherwise an offline stand-in that echoes what you type, and the command says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..botfile import UsageProblem, info, load_file, model_options
+from ..messages import Message
+from ..models.base import DeltaCallback, SyncModel, ToolSchemas
+from ..session import Session
+from .options import conversation_options
+
+#: How many messages of a continued chat are shown again before the prompt.
+SHOWN_ON_CONTINUE = 10
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    chat = sub.add_parser(
+        "chat", parents=[common, conversation_options()],
+        help="chat with a model (no file needed)",
+        description="Chat with a model in the terminal: OpenAI's when OPENAI_API_KEY is set, "
+                    "an OpenAI-compatible server's with --base-url, else an offline mock that "
+                    "echoes you. Type /help in the chat for its commands and keys.",
+    )
+    chat.add_argument("-s", "--system", metavar="SYSTEM", help="a system prompt")
+    chat.add_argument("--tools", metavar="FILE",
+                      help="a Python file whose tools (@tool functions, Tool objects, or a "
+                           "list named tools) the model may call")
+    chat.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                      help="continue the last chat kept in the local history")
+    chat.set_defaults(main=main)
+
+
+class OfflineModel(SyncModel):
+    """The stand-in without an API key: echoes the last user message, streamed word by word."""
+
+    __slots__ = ()
+
+    def complete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+                 on_delta: DeltaCallback | None = None) -> Message:
+        said = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        text = f"(offline mock model) You said: {said}"
+        if on_delta is not None:
+            for i, word in enumerate(text.split(" ")):
+                on_delta(word if i == 0 else f" {word}")
+        return Message("assistant", text)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+    from ..templates.base import Template
+    from .talk import Talk, hold
+
+    tools = _tools(args.tools) if args.tools else []
+    history_id, session = _start(args)
+    model, name = _model(args)
+    reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
+    turn: list[Template] = [UserTemplate(), reply]
+    loop = LoopTemplate(turn)  # type: ignore[arg-type]  # mypy misreads attrs' converter=tuple
+    talk = Talk(template=loop, session=session, model=model, kind="chat", model_name=name,
+                history_id=history_id)
+    return hold(args, talk, before=lambda printer: _show(printer, session, history_id))
+
+
+def _start(args: argparse.Namespace) -> tuple[int | None, Session]:
+    """The conversation of the history to continue (-c), and the session to start from."""
+    if not args.continue_:
+        messages = [Message("system", args.system)] if args.system else []
+        return None, Session(messages)
+    if args.system:
+        raise UsageProblem("-s/--system starts a new chat; -c continues the last one with "
+                           "its own system prompt: give one or the other")
+    if args.no_log:
+        raise UsageProblem("-c continues a chat of the local history, which --no-log turns "
+                           "off: give one or the other")
+    from .history import History
+    from .paths import data_dir
+
+    history = History.open()
+    try:
+        last = history.last("chat")
+    finally:
+        history.close()
+    if last is None:
+        raise UsageProblem(f"-c: no chat in the history yet ({data_dir()}): start one with "
+                           "convo chat")
+    conversation, saved = last
+    return conversation, Session(saved.messages, saved.state)
+
+
+def _show(printer: Any, session: Session, continued: int | None) -> None:
+    """The system prompt of a new chat; the last messages of a continued one."""
+    messages = session.messages
+    hidden = max(0, len(messages) - SHOWN_ON_CONTINUE)
+    if continued is not None:
+        earlier = f" ({hidden} earlier not shown)" if hidden else ""
+        printer.note(f"continuing the last chat: {len(messages)} messages{earlier}")
+    for message in messages[hidden:]:
+        printer.show(message)
+
+
+def _model(args: argparse.Namespace) -> tuple[Any, str]:
+    key = os.environ.get("OPENAI_API_KEY")
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if not (key or base_url):
+        info("no OPENAI_API_KEY or --base-url: chatting offline with a mock model that "
+             "echoes you (set OPENAI_API_KEY, or pass --base-url URL of a local server)")
+        return OfflineModel(), "offline mock"
+    from ..models.openai import OpenAIModel
+
+    kw: dict[str, Any] = {"stream": not args.no_stream, **model_options(args)}
+    if args.model:
+        kw["model"] = args.model
+    if base_url:
+        kw["base_url"] = base_url
+    model = OpenAIModel(**kw)
+    info(f"model {model.model} at {base_url or 'api.openai.com'}")
+    return model, model.model
+
+
+def _tools(path: str) -> list[Any]:
+    from ..tools.base import Tool
+
+    module = load_file(path)
+    listed = getattr(module, "tools", None)
+    if listed is not None:
+        if not isinstance(listed, list | tuple) or not all(isinstance(t, Tool) for t in listed):
+            raise UsageProblem(f"--tools: {path}: tools must be a list of tools (@tool "
+                               "functions or Tool objects)")
+        return list(listed)
+    found = [v for k, v in vars(module).items() if isinstance(v, Tool) and not k.startswith("_")]
+    if not found:
+        raise UsageProblem(f"--tools: {path} defines no tools: decorate a function with "
+                           "@convo.tool, or list them in tools = [...]")
+    return found

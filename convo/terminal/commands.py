@@ -1,0 +1,192 @@
+"""Slash commands typed at the chat prompt: ``/help``, ``/exit``, ``/save``, ``/retry``...
+
+A line that starts with ``/word`` is a command and never reaches the model; an unknown one is
+refused with the list. Start a line with ``//`` to send one that begins with ``/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from ..session import Session, Usage
+
+#: name → (arguments, what it does); the order is the order of /help.
+COMMANDS: Final = {
+    "help": ("", "show the commands and keys"),
+    "exit": ("", "leave the chat (also /quit, Ctrl-D)"),
+    "save": ("[PATH]", "write the conversation so far to a transcript file"),
+    "retry": ("", "ask the model again for its last reply"),
+    "undo": ("", "drop the last exchange (your message and the reply)"),
+    "clear": ("", "start afresh: drop every message but the system prompt"),
+    "model": ("[NAME]", "show the model, or switch to another one"),
+    "usage": ("", "tokens (and the cost, for known models) so far"),
+}
+ALIASES: Final = {"quit": "exit"}
+KEYS: Final = (
+    ("Enter", "send"),
+    ("Alt+Enter, Esc Enter", "a new line (pasted lines stay one message)"),
+    ('"""', 'on a line of its own: a multi-line message up to the next """'),
+    ("Tab", "complete a /command"),
+    ("Up, Down, Ctrl-R", "earlier messages (kept between sessions)"),
+    ("Ctrl-C", "cancel the reply; at an empty prompt, twice to leave"),
+    ("Ctrl-D", "leave the chat"),
+)
+#: US dollars per million tokens (input, output), list prices of 2025; /usage estimates.
+PRICES: Final = {
+    "gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00), "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60), "gpt-4.1-nano": (0.10, 0.40),
+}
+_COMMAND: Final = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.S)
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """``("name", "argument")`` when ``text`` is a slash command, else None."""
+    match = _COMMAND.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match[1].lower(), (match[2] or "").strip()
+
+
+def help_text() -> str:
+    lines = ["commands:"]
+    lines += [f"  /{name} {args}".ljust(18) + what for name, (args, what) in COMMANDS.items()]
+    lines.append("keys:")
+    lines += [f"  {key}".ljust(24) + what for key, what in KEYS]
+    return "\n".join(lines)
+
+
+class Commands:
+    """Carries out slash commands on the session being asked about.
+
+    ``say`` shows a line to the user; ``model`` is the runner's model (for ``/model``);
+    ``changed`` is called after messages were dropped (the history follows).
+    """
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
+        self.model: Any = None
+        self.changed: Callable[[], None] | None = None
+
+    def handle(self, text: str, session: Session) -> str | None:
+        """Carry out the command in ``text``. Returns what to send to the model (``/retry``),
+        or None when the command is done; ``/exit`` raises ``EOFError``."""
+        if text.lstrip().startswith("//"):
+            return text.lstrip()[1:]
+        parsed = parse(text)
+        if parsed is None:
+            return text
+        name, arg = parsed
+        name = ALIASES.get(name, name)
+        if name not in COMMANDS:
+            known = ", ".join(f"/{n}" for n in COMMANDS)
+            self.say(f"unknown command /{name}: the commands are {known} "
+                     "(start the line with // to send it as it is)")
+            return None
+        if name == "exit":
+            raise EOFError("/exit")
+        handler: Callable[[str, Session], str | None] = getattr(self, f"_{name}")
+        return handler(arg, session)
+
+    def _help(self, arg: str, session: Session) -> None:
+        self.say(help_text())
+
+    def _save(self, arg: str, session: Session) -> None:
+        from ..events import MessageAdded
+        from ..transcript import TranscriptWriter
+
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = Path(arg or f"convo-{stamp}.jsonl").expanduser()
+        try:
+            writer = TranscriptWriter.create(path, Session(state=session.state),
+                                             source="convo chat")
+        except FileExistsError:
+            self.say(f"not saved: {path} already exists (give another PATH)")
+            return
+        except OSError as exc:
+            self.say(f"not saved: cannot write {path}: {exc.strerror}")
+            return
+        for index, message in enumerate(session.messages):
+            writer(MessageAdded(message, index))
+        writer.close()
+        self.say(f"saved {_count(session.messages)} to {path} (convo replay {path} shows it)")
+
+    def _retry(self, arg: str, session: Session) -> str | None:
+        at = _last_user(session)
+        if at is None:
+            self.say("nothing to retry yet")
+            return None
+        text = session.messages[at].content
+        self._drop(session, at)
+        self.say("asking again")
+        return text
+
+    def _undo(self, arg: str, session: Session) -> None:
+        at = _last_user(session)
+        if at is None:
+            self.say("nothing to undo")
+            return
+        dropped = len(session.messages) - at
+        self._drop(session, at)
+        self.say(f"dropped the last exchange ({_count(range(dropped))})")
+
+    def _clear(self, arg: str, session: Session) -> None:
+        keep = 0
+        while keep < len(session.messages) and session.messages[keep].role == "system":
+            keep += 1
+        dropped = len(session.messages) - keep
+        self._drop(session, keep)
+        self.say(f"cleared {_count(range(dropped))}: the model starts afresh"
+                 + (" (the system prompt stays)" if keep else ""))
+
+    def _drop(self, session: Session, at: int) -> None:
+        del session.messages[at:]
+        if self.changed is not None:
+            self.changed()
+
+    def _model(self, arg: str, session: Session) -> None:
+        name = getattr(self.model, "model", None)
+        if not arg:
+            self.say(f"model: {name or type(self.model).__name__} (/model NAME switches)")
+        elif isinstance(name, str):
+            self.model.model = arg
+            self.say(f"model: {arg} from now on")
+        else:
+            self.say(f"this chat runs on {type(self.model).__name__}, which has no model "
+                     "names to switch between")
+
+    def _usage(self, arg: str, session: Session) -> None:
+        total, replies = Usage(), 0
+        for message in session.messages:
+            usage = message.metadata.get("usage") if message.metadata else None
+            if message.role == "assistant" and usage:
+                total, replies = total + Usage.from_dict(usage), replies + 1
+        if not replies:
+            self.say("no token usage reported so far")
+            return
+        line = (f"{total.prompt_tokens} tokens in, {total.completion_tokens} out, "
+                f"{total.total_tokens} in all, over {_count(range(replies), 'reply')}")
+        name = getattr(self.model, "model", None)
+        price = PRICES.get(name) if isinstance(name, str) else None
+        if price is not None:
+            cost = (total.prompt_tokens * price[0] + total.completion_tokens * price[1]) / 1e6
+            money = f"about ${cost:.2f}" if cost >= 0.01 else "under a cent"
+            line += f"; {money} at {name}'s list price"
+        self.say(line)
+
+
+def _last_user(session: Session) -> int | None:
+    for index in range(len(session.messages) - 1, -1, -1):
+        if session.messages[index].role == "user":
+            return index
+    return None
+
+
+def _count(items: Any, noun: str = "message") -> str:
+    n = len(items)
+    plural = "replies" if noun == "reply" else f"{noun}s"
+    return f"{n} {noun if n == 1 else plural}"
+

@@ -1,0 +1,119 @@
+"""Holding a conversation in the terminal: what ``convo chat`` and ``convo run`` share.
+
+The printer, the prompt with its slash commands, the local history, Ctrl-C, and the exit code
+are set up here once; the commands only choose the template, the session and the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ..botfile import info
+from ..events import Event
+from ..session import RunStatus, Session
+
+EXIT_OK, EXIT_RUN_ERROR = 0, 1
+
+
+@attrs.define(kw_only=True)
+class Talk:
+    """A conversation to hold: what to run it on, and where it is kept."""
+
+    template: Any
+    session: Session
+    model: Any
+    kind: str  # "chat" or "run": what -c / --continue look for in the history
+    source: str | None = None
+    model_name: str | None = None
+    history_id: int | None = None  # continuing this conversation of the history
+    user: Any = None  # the user interface (default: the terminal)
+    writer: Any = None  # a TranscriptWriter (--save)
+    continue_hint: str = "convo chat -c"
+    limits: Any = None  # the bot file's Limits
+
+
+def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
+         ) -> int:
+    """Run the conversation in the terminal; returns the exit code. ``before(printer)`` shows
+    what comes before the conversation starts."""
+    from .cancel import Interrupts
+    from .printer import ConsolePrinter
+
+    printer = ConsolePrinter(markdown=False if args.plain else None)
+    printer.ignored_tools.enabled = getattr(talk.model, "tool_format", "native") == "native"
+    recorder = _recorder(args, talk)
+    interrupts = Interrupts()
+    runner = _runner(args, talk, printer, recorder, interrupts)
+    if before is not None:
+        before(printer)
+    previous = signal.signal(signal.SIGINT, interrupts)
+    try:
+        session = runner.run(talk.session)
+    except Exception:
+        traceback.print_exc()  # only with --debug: raise_errors is off otherwise
+        return EXIT_RUN_ERROR
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if talk.writer is not None:
+            talk.writer.close()
+        if recorder is not None:
+            recorder.history.close()
+    outcome = session.outcome
+    if recorder is not None and outcome is not None and outcome.status == RunStatus.STOPPED:
+        info(f"kept in the history: {talk.continue_hint} continues it")
+    failed = outcome is not None and outcome.status == RunStatus.ERROR
+    return EXIT_RUN_ERROR if failed else EXIT_OK
+
+
+def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
+            interrupts: Any) -> Any:
+    """The CommandLineRunner: the terminal (with slash commands) unless the talk has its own
+    user interface; the transcript (--save) and the history see every event."""
+    from .commands import Commands
+    from .input import CLIInterface
+    from .runner import CommandLineRunner
+
+    commands = Commands(say=printer.say)
+    if recorder is not None:
+        commands.changed = recorder.sync
+    user = talk.user if talk.user is not None else CLIInterface(commands=commands)
+    handlers = [h for h in (talk.writer, recorder) if h is not None]
+
+    def on_event(event: Event) -> None:
+        for handler in handlers:
+            handler(event)
+
+    return CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
+                             printer=printer, max_messages=args.max_messages,
+                             raise_errors=args.debug, interrupts=interrupts,
+                             exit_on_error=False, limits=talk.limits)
+
+
+def _recorder(args: argparse.Namespace, talk: Talk) -> Any:
+    """The history's on_event handler (None with --no-log, or when it cannot be written)."""
+    import sqlite3
+
+    from .history import History, Recorder
+    from .paths import data_dir
+
+    if args.no_log:
+        return None
+    try:
+        history = History.open()
+        conversation = talk.history_id
+        if conversation is None:
+            conversation = history.start(talk.kind, talk.source, talk.model_name)
+            for index, message in enumerate(talk.session.messages):  # a system prompt
+                history.put(conversation, index, message, talk.session.state)
+        return Recorder(history, conversation, talk.session)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"convo: warning: cannot keep the history in {data_dir()}: {exc}; "
+              "going on without it (--no-log turns it off)", file=sys.stderr)
+        return None

@@ -1,0 +1,136 @@
+"""Driving the real `convo` command in a pseudo-terminal (pexpect), and reading its screen.
+
+What the command prints is kept with terminal escapes removed and the padding rich puts at the
+end of rendered lines dropped, so that tests can look for plain text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+PADDING = re.compile(r" +\n")
+TIMEOUT = 20
+ROWS, COLUMNS = 100, 120
+
+
+def plain(raw: str) -> str:
+    return PADDING.sub("\n", ANSI.sub("", raw))
+
+
+def user_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user without an API key, with everything kept in tmp_path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NO_COLOR", "XDG_DATA_HOME")}
+    env.update(HOME=str(tmp_path), CONVO_HOME=str(tmp_path / "home"),
+               CONVO_HISTORY=str(tmp_path / "history"), TERM="xterm", NO_COLOR="1",
+               PYTHONIOENCODING="utf-8",
+               PROMPT_TOOLKIT_NO_CPR="1",  # pexpect does not answer cursor position requests
+               CONVO_START_WAIT="0")  # a refused local server fails at once
+    return env
+
+
+def convo_cmd(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "convo", *args], input=stdin, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+class Terminal:
+    """A pexpect child, and everything it printed so far (``seen``, as plain text)."""
+
+    def __init__(self, child: pexpect.spawn, rows: int = ROWS) -> None:
+        self.child = child
+        self.raw = ""
+        self.at = 0  # how far expect() has read in seen
+        self._screen = pyte.Screen(COLUMNS, rows)
+        self._stream = pyte.Stream(self._screen)
+        self._fed = 0
+
+    def screen(self) -> str:
+        """What the terminal shows now, as text (the lines' trailing blanks removed)."""
+        self._stream.feed(self.raw[self._fed:])
+        self._fed = len(self.raw)
+        return "\n".join(line.rstrip() for line in self._screen.display).strip("\n") + "\n"
+
+    @property
+    def seen(self) -> str:
+        return plain(self.raw)
+
+    def _read(self, timeout: float = TIMEOUT) -> None:
+        self.raw += self.child.read_nonblocking(65536, timeout=timeout)
+
+    def expect(self, text: str) -> None:
+        """Wait until ``text`` appears (as plain text) after what was expected before."""
+        while True:
+            found = self.seen.find(text, self.at)
+            if found >= 0:
+                self.at = found + len(text)
+                return
+            try:
+                self._read()
+            except (pexpect.EOF, pexpect.TIMEOUT) as exc:
+                raise AssertionError(f"{text!r} did not appear; the screen:\n{self.seen}") \
+                    from exc
+
+    def type(self, line: str) -> None:
+        self.expect("You:")  # the line editor draws the space after it by moving the cursor
+        self.child.send(line + "\r")
+
+    def end_of_input(self) -> None:
+        """Ctrl-D. A Ctrl-D typed before the editor has set the terminal up can be lost, so it
+        is typed again until the command ends (a second one is harmless)."""
+        for _ in range(5):
+            self.child.sendeof()
+            try:
+                while True:
+                    self._read(timeout=2)
+            except pexpect.EOF:
+                return
+            except pexpect.TIMEOUT:
+                continue
+        raise AssertionError("Ctrl-D did not end the run")
+
+    def finish(self) -> int:
+        try:
+            while True:
+                self._read()
+        except pexpect.EOF:
+            pass
+        self.child.close()
+        assert self.child.exitstatus is not None, f"killed by {self.child.signalstatus}"
+        return int(self.child.exitstatus)
+
+
+Spawn = Callable[..., Terminal]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return user_env(tmp_path)
+
+
+@pytest.fixture
+def terminal(env: dict[str, str]) -> Iterator[Spawn]:
+    terminals: list[Terminal] = []
+
+    def spawn(*args: str, rows: int = ROWS) -> Terminal:
+        child = pexpect.spawn(sys.executable, ["-m", "convo", *args], env=env,
+                              encoding="utf-8", timeout=TIMEOUT, dimensions=(rows, COLUMNS))
+        terminals.append(Terminal(child, rows))
+        return terminals[-1]
+
+    yield spawn
+    for t in terminals:
+        if t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+        t.child.close()
