@@ -17,6 +17,7 @@ from ..botfile import (
     load_file,
     split_target,
 )
+from ..terminal.options import positive_int, url
 
 SPEC_ENV = "CONVO_SERVE_SPEC"
 
@@ -33,17 +34,17 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--store", default="sqlite:///convo.db", metavar="URL",
                        help="sqlite:///PATH (default: sqlite:///convo.db), postgresql://..., "
                             "or memory")
-    serve.add_argument("--workers", type=_positive, default=1, metavar="N",
+    serve.add_argument("--workers", type=positive_int, default=1, metavar="N",
                        help="worker processes (several need a SQLite or Postgres store)")
     serve.add_argument("--token", default=os.environ.get("CONVO_SERVE_TOKEN"),
                        help="require Authorization: Bearer TOKEN on /api (default: "
                             "$CONVO_SERVE_TOKEN)")
-    serve.add_argument("--max-message-bytes", type=_positive, default=32768, metavar="N",
+    serve.add_argument("--max-message-bytes", type=positive_int, default=32768, metavar="N",
                        help="refuse messages over N UTF-8 bytes with 413 (default: 32768)")
-    serve.add_argument("--cache-size", type=_positive, default=1000, metavar="N",
+    serve.add_argument("--cache-size", type=positive_int, default=1000, metavar="N",
                        help="paused conversations kept in memory per worker (default: 1000)")
     serve.add_argument("--model", help="the model name (default: gpt-4o-mini)")
-    serve.add_argument("--base-url", metavar="URL",
+    serve.add_argument("--base-url", metavar="URL", type=url,
                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     serve.add_argument("--mock", action="store_true",
                        help="use the file's mock_model even when an API key is set")
@@ -52,18 +53,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.set_defaults(main=run)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of 1 or more, got {value}")
-    return value
-
-
 def _port(text: str) -> int:
-    value = _positive(text)
+    value = positive_int(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"expected a port up to 65535, got {value}")
     return value
