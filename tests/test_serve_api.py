@@ -331,3 +331,33 @@ def test_mounted_in_another_app_the_store_opens_on_first_use(tmp_path: Any) -> N
         said = client.post(f"/bot/api/conversations/{cid}/messages", json={"content": "hi"})
         assert said.json()["added"][-1] == {"role": "assistant", "content": "You said 'hi'"}
         assert client.get("/bot/api/health").json() == {"status": "ok"}
+
+
+def test_a_state_machine_served_goes_on_in_its_state_on_another_worker(tmp_path: Any) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "support_bot.py"
+    spec = importlib.util.spec_from_file_location("served_support_bot", path)
+    assert spec is not None and spec.loader is not None
+    bot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bot)
+    store = f"sqlite:///{tmp_path / 'states.db'}"
+    apps = [create_app(bot.template, bot.mock_model, store=store) for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        said = [one, two, one]
+        for client, text in zip(said, bot.demo_input, strict=True):
+            body = client.post(f"/api/conversations/{cid}/messages",
+                               json={"content": text}).json()
+        final = one.get(f"/api/conversations/{cid}").json()
+    assert body["status"] == "ended"
+    assert body["outcome"]["status"] == "ended"
+    assert body["outcome"]["farewell"] == "Glad I could help. Goodbye!"
+    systems = [m["content"] for m in final["messages"] if m["role"] == "system"]
+    assert systems == ["You are the support assistant of Mugs & Co.",
+                       "Find out what the customer needs and move to the right desk.",
+                       "You are at the billing desk: check charges, refund mistakes.",
+                       "You are at the returns desk: open returns and send labels."]
+    assert final["state"]["_convo_state"] == "returns"
+    bot.mock_model.assert_complete()
