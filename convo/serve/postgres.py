@@ -74,19 +74,26 @@ class PostgresStore:
         import psycopg
 
         if self._alive is not None and not self._alive.closed and not self._alive.broken:
-            return
+            try:  # a database restart drops the lock with the connection: check it lives
+                await self._alive.execute("SELECT 1")
+                return
+            except (psycopg.Error, OSError):
+                await self._alive.close()
         try:
-            self._alive = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+            self._alive = await psycopg.AsyncConnection.connect(self.url, autocommit=True,
+                                                                connect_timeout=10)
             await self._alive.execute("SELECT pg_advisory_lock(%s)", (self._owner,))
         except (psycopg.Error, OSError) as exc:
             raise StoreError(f"Postgres store: {exc}") from exc
 
     @contextlib.asynccontextmanager
-    async def _conn(self) -> AsyncIterator[Any]:
+    async def _conn(self, wait_s: float = 10.0) -> AsyncIterator[Any]:
+        """A pooled connection; a database that does not answer within ``wait_s`` seconds is a
+        ``StoreError`` (a 503), not a request left hanging."""
         import psycopg
 
         try:
-            async with self._pool.connection() as conn:
+            async with self._pool.connection(timeout=wait_s) as conn:
                 yield conn
         except (psycopg.Error, OSError) as exc:
             raise StoreError(f"Postgres store: {exc}") from exc
@@ -97,7 +104,7 @@ class PostgresStore:
 
     async def ping(self) -> bool:
         try:
-            async with self._conn() as conn:
+            async with self._conn(wait_s=3.0) as conn:
                 await conn.execute("SELECT 1")
             return True
         except StoreError:
