@@ -166,9 +166,9 @@ class Postgres:
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
     bin_dir = _postgres_bin()
-    if bin_dir is None:
-        pytest.fail("PostgreSQL server binaries are missing: .ci/run installs the Debian "
-                    "postgresql package")
+    if bin_dir is None:  # .ci/run installs it, so CI always runs these
+        pytest.skip("PostgreSQL server binaries are missing: apt-get install postgresql "
+                    "(.ci/run does) to run the Postgres store's tests")
     data = Path(tempfile.mkdtemp(prefix="convo-pg-"))  # outside pytest's private tmp dirs
     as_user: list[str] = []
     if os.geteuid() == 0:  # the server refuses to run as root
