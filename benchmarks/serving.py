@@ -152,6 +152,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--postgres", help="a Postgres URL to bench that store too")
+    parser.add_argument("--only", help="run only the targets whose name contains this")
     args = parser.parse_args()
     turns = 2 if args.quick else 5
     levels = [1, 50] if args.quick else [1, 50, 200]
@@ -167,6 +168,8 @@ def main() -> None:
             targets[f"convo/{name}"] = lambda url=url: convo_serve(base_url, url)
         if args.postgres:
             targets["convo/postgres x2"] = lambda: convo_serve(base_url, args.postgres, 2)
+        if args.only:
+            targets = {k: v for k, v in targets.items() if args.only in k}
         for name, start in targets.items():
             server = start()
             try:
@@ -182,6 +185,9 @@ def main() -> None:
         assert fake.stdin is not None
         fake.stdin.close()
         fake.wait()
+    if args.only:
+        print(json.dumps(results["served"]))
+        return
     results["rebuild"] = rebuild_times([10, 100] if args.quick else [10, 100, 1000])
     for row in results["rebuild"].values():
         print(f"rebuild {row['messages']:5} messages: read {row['read_ms']:.3f} ms, rebuild "
