@@ -61,7 +61,8 @@ def test_run_status_values_are_exactly_the_contract() -> None:
 
 
 def test_registry_has_the_four_built_in_tools() -> None:
-    assert list(registry) == [
+    # A doc block registers a tool of its own (docs/tools.md): the built-ins come first.
+    assert list(registry)[:4] == [
         "finishTool", "endConversationTool", "finishResponseTool", "finishTaskTool",
     ]
 
