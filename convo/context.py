@@ -30,6 +30,7 @@ import attrs
 
 from .errors import DefinitionError
 from .messages import Message
+from .models.overflow import context_length_hint as context_length_hint
 
 if TYPE_CHECKING:
     from .models.base import Model
@@ -275,24 +276,3 @@ class ContextWindow:
         raw = sum(estimate_message(m) for m in messages)
         return round(raw * self.ratio(model))
 
-
-_CONTEXT_PHRASES: Final = (
-    "context_length_exceeded", "maximum context length", "context length",
-    "exceeds the available context size", "exceed_context_size", "context window",
-    "context size", "prompt is too long", "input is too long", "too many tokens",
-    "max_new_tokens", "reduce the length of the messages",
-)
-
-
-def context_length_hint(message: str) -> str | None:
-    """What to do about a server's error ``message``, when it says the context is too long.
-
-    Recognises OpenAI's wording and the common compatible servers' (vLLM, llama.cpp, TGI,
-    LM Studio); ``None`` for any other message.
-    """
-    lowered = message.lower()
-    if not any(phrase in lowered for phrase in _CONTEXT_PHRASES):
-        return None
-    return ("The conversation is longer than the model's context: bound what is sent with "
-            "ContextWindow (Runner(..., context=ContextWindow(max_tokens=...)); see "
-            "docs/context.md), or use a model with a longer context")

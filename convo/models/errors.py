@@ -9,8 +9,8 @@ from typing import Any, Final
 
 import openai
 
-from ..context import context_length_hint
 from ..errors import ContextLengthError, ModelError
+from .overflow import says_context_too_long
 
 # The server's own words are often the only useful line: kept whole up to this many characters.
 SERVER_TEXT_LIMIT: Final = 4000
@@ -39,8 +39,7 @@ def sdk_error(exc: openai.OpenAIError, where: str, *, model: str, timeout: float
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         said = _server_says(exc)
-        hint = context_length_hint(said)
-        if hint is not None or (status in (400, 413, 422) and _too_long(exc, said)):
+        if says_context_too_long(said) or _context_code(exc):
             return ContextLengthError(f"HTTP {status}{_reason(exc)} from {where}{said}. "
                                       f"{_CONTEXT_HINT}")
         hint = _hint(status, model, retries)
@@ -86,20 +85,14 @@ _CONTEXT_HINT = ("The conversation is longer than the model's context window: bo
                  "with ContextWindow (Runner(..., context=ContextWindow(max_tokens=...)); see "
                  "docs/context.md), shorten it (fewer or shorter messages, smaller tool "
                  "results), lower max_tokens, or use a model with a longer context")
-_CONTEXT_WORDS = ("context length", "context window", "context size", "context_length",
-                  "maximum context",
-                  "too many tokens", "exceeds the context", "prompt is too long",
-                  "reduce the length")
 
 
-def _too_long(exc: openai.APIStatusError, said: str) -> bool:
-    """Whether the server refused the request for being longer than the model's context."""
+
+def _context_code(exc: openai.APIStatusError) -> bool:
+    """OpenAI's error code for a request longer than the model's context."""
     body = exc.body
     error = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
-        return True
-    said = said.lower()
-    return any(words in said for words in _CONTEXT_WORDS)
+    return isinstance(error, dict) and error.get("code") == "context_length_exceeded"
 
 
 def _hint(status: int, model: str, retries: str) -> str:

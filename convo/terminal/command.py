@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
                            f"{args.save} --save {args.save}, or choose another path")
     model, model_name = choose_model(args, module, path)
     if args.record:
-        from ..testing.replay import RecordingModel
+        from ..models.recording import RecordingModel
 
         model = RecordingModel(model, args.record)
     talk = Talk(template=template, session=session, model=model, kind="run", source=source,
