@@ -1,6 +1,9 @@
 """Postgres store: psycopg 3 with a connection pool that checks each connection before use,
 so a database restart or a connection reaped during a long model call does not break the next
-turn. Several workers (and machines) share it.
+turn. Several workers (and machines) share it. After the database was down, the pool would
+wait out its own growing back-off before it connects again (up to minutes); so the first
+request after a failure checks the database with a connection of its own and, when it answers,
+starts a fresh pool at once: the first request after a restart is served, not a 503.
 
 The turn lock is the conversation row's ``lock_owner``, set and cleared by atomic updates, so
 a turn holds no connection while it waits for the model (a pool of 20 serves any number of
@@ -41,20 +44,17 @@ class PostgresStore:
         self.url = url
         self.max_size = max_size
         self._pool: Any = None
+        self._failed = False  # the pool lost the database: recover before the next use
+        self._recovering: Any = None  # an asyncio.Lock: one request recovers, the rest wait
         self._owner = secrets.randbits(62)  # this worker's id, and its liveness lock's key
         self._alive: Any = None  # the connection holding that lock
 
     async def open(self) -> None:
+        import asyncio
+
+        self._recovering = asyncio.Lock()
         try:
-            from psycopg_pool import AsyncConnectionPool
-        except ImportError as exc:  # pragma: no cover - the extra is missing
-            raise StoreError('the Postgres store needs psycopg: pip install "convo[serve]"'
-                             ) from exc
-        self._pool = AsyncConnectionPool(self.url, min_size=1, max_size=self.max_size,
-                                         open=False, check=AsyncConnectionPool.check_connection,
-                                         kwargs={"autocommit": True})
-        try:
-            await self._pool.open(wait=True, timeout=30)
+            self._pool = await self._new_pool(timeout=30)
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(424242)")  # one migrator
                 await conn.execute(SCHEMA)
@@ -62,6 +62,36 @@ class PostgresStore:
                                    "ON CONFLICT DO NOTHING", (str(SCHEMA_VERSION),))
         except Exception as exc:
             raise StoreError(f"cannot open the Postgres store: {exc}") from exc
+
+    async def _new_pool(self, timeout: float) -> Any:
+        try:
+            from psycopg_pool import AsyncConnectionPool
+        except ImportError as exc:  # pragma: no cover - the extra is missing
+            raise StoreError('the Postgres store needs psycopg: pip install "convo[serve]"'
+                             ) from exc
+        pool = AsyncConnectionPool(self.url, min_size=1, max_size=self.max_size, open=False,
+                                   check=AsyncConnectionPool.check_connection,
+                                   kwargs={"autocommit": True})
+        await pool.open(wait=True, timeout=timeout)
+        return pool
+
+    async def _recover(self, wait_s: float) -> None:
+        """The pool lost the database: if it answers now, replace the pool (whose back-off
+        could keep it away for minutes); if not, a ``StoreError`` at once."""
+        import psycopg
+
+        async with self._recovering:
+            if not self._failed:  # another request recovered while this one waited
+                return
+            try:
+                probe = await psycopg.AsyncConnection.connect(
+                    self.url, connect_timeout=max(1, round(wait_s)))
+                await probe.close()
+                pool = await self._new_pool(timeout=wait_s)
+            except Exception as exc:
+                raise StoreError(f"Postgres store: {exc}") from exc
+            old, self._pool, self._failed = self._pool, pool, False
+            await old.close(timeout=1.0)  # connections still lent out close when returned
 
     async def close(self) -> None:
         if self._alive is not None:
@@ -92,15 +122,17 @@ class PostgresStore:
         ``StoreError`` (a 503), not a request left hanging."""
         import psycopg
 
+        if self._failed:
+            await self._recover(wait_s)
+        pool = self._pool
         try:
-            async with self._pool.connection(timeout=wait_s) as conn:
+            async with pool.connection(timeout=wait_s) as conn:
                 yield conn
-        except (psycopg.Error, OSError) as exc:
+        except (psycopg.OperationalError, OSError) as exc:  # PoolTimeout is one too
+            self._failed = self._failed or pool is self._pool  # not if already replaced
             raise StoreError(f"Postgres store: {exc}") from exc
-        except Exception as exc:
-            if type(exc).__name__ == "PoolTimeout":
-                raise StoreError(f"Postgres store: {exc}") from exc
-            raise
+        except psycopg.Error as exc:
+            raise StoreError(f"Postgres store: {exc}") from exc
 
     async def ping(self) -> bool:
         try:
