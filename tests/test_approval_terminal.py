@@ -3,7 +3,6 @@ and Ctrl-C at that prompt rejects without ending the chat."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 from terminal_harness import Spawn, env, terminal  # noqa: F401  (fixtures)
@@ -26,7 +25,7 @@ def test_y_n_a_reason_and_ctrl_c(terminal: Spawn) -> None:  # noqa: F811
         chat.expect(expected)
     chat.type("refund A1")
     chat.expect(PROMPT)
-    chat.child.kill(signal.SIGINT)
+    chat.child.sendintr()  # Ctrl-C
     chat.expect("(rejected)")
     chat.expect("Rejected by the user\n")
     chat.type("bye")  # the chat goes on

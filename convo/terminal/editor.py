@@ -85,6 +85,7 @@ class Editor:
     """One prompt_toolkit session for the whole chat (its history lives as long as it)."""
 
     def __init__(self, history_file: Path | None) -> None:
+        self._answers: PromptSession[str] | None = None
         history: History = InMemoryHistory()
         if history_file is not None:
             try:
@@ -101,3 +102,10 @@ class Editor:
 
     def read(self, prompt: str) -> str:
         return unfence(self.session.prompt(prompt))
+
+    def answer(self, prompt: str) -> str:
+        """A short answer to a question of the chat (an approval): one line, kept out of the
+        message history. Ctrl-C ends it with ``KeyboardInterrupt``, Ctrl-D with ``EOFError``."""
+        if self._answers is None:
+            self._answers = PromptSession()
+        return self._answers.prompt(prompt)

@@ -72,16 +72,21 @@ class CLIInterface:
         """Show the call and ask ``y`` / ``n`` / a reason. Ctrl-C or Ctrl-D here rejects; it
         does not end the chat."""
         print(f"Approve {call.name}({_shown_arguments(call)})?", flush=True)
+        question = "[y]es / [n]o / or type a reason to reject: "
+        editing = _is_terminal(sys.stdin) and _is_terminal(sys.stdout)
         try:
-            if _is_terminal(sys.stdin):
-                answer = input("[y]es / [n]o / or type a reason to reject: ")
+            if editing:
+                answer = self._line_editor().answer(question)  # Ctrl-C is a key, not a race
+            elif _is_terminal(sys.stdin):
+                answer = input(question)
             else:
                 answer = sys.stdin.readline()
                 if not answer:
                     raise EOFError("end of input")
         except (EOFError, KeyboardInterrupt):
             _calm_interrupts()
-            print("\n(rejected)", flush=True)
+            # The line editor ends its own line; input() leaves the cursor on the prompt's.
+            print("(rejected)" if editing else "\n(rejected)", flush=True)
             return Approval(False)
         return approval_of(answer)
 
@@ -99,11 +104,7 @@ class CLIInterface:
         if not _is_terminal(sys.stdin):
             return _read_piped()
         if _is_terminal(sys.stdout):
-            if self._editor is None:
-                from .editor import Editor
-
-                self._editor = Editor(input_history_path())
-            text: str = self._editor.read(prompt)
+            text: str = self._line_editor().read(prompt)
             return text
         self._setup_readline()
         try:
@@ -111,6 +112,13 @@ class CLIInterface:
         except (EOFError, KeyboardInterrupt):
             print(flush=True)  # the cursor is still on the prompt's line
             raise
+
+    def _line_editor(self) -> Any:
+        if self._editor is None:
+            from .editor import Editor
+
+            self._editor = Editor(input_history_path())
+        return self._editor
 
     def _setup_readline(self) -> None:
         if not self._readline_ready:
