@@ -14,17 +14,21 @@ back to the prompt:
 ``Interrupts`` is the SIGINT handler of the ``convo`` command: the first Ctrl-C raises
 ``KeyboardInterrupt`` (and the reply is cancelled); a second one before the cancel is done
 quits at once, in case cancelling hangs.
+
+Under ``arun()`` the same holds; how a Ctrl-C reaches a call that awaits is in
+``convo.terminal.async_cancel`` (loaded only then: it needs asyncio).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from types import FrameType
 from typing import Any, Final
 
 from ..driving import Run
-from ..invoking import run_sync
+from ..invoking import run_async, run_sync
 from ..messages import Message
 from ..requests import AskUser, CallModel, RunTools, ToolRun
 from ..session import RunStatus, Session
@@ -45,9 +49,13 @@ class Interrupts:
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
         if self.count == 1:
-            raise KeyboardInterrupt
+            self.first(frame)
+            return
         os.write(2, b"\nconvo: interrupted twice, quitting\n")
         os._exit(EXIT_INTERRUPTED)
+
+    def first(self, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
 
     def reset(self) -> None:
         self.count = 0
@@ -78,9 +86,21 @@ class CancellableRun(Run):
         try:
             return super().call_model(request)
         except KeyboardInterrupt:
-            self._reset_interrupts()
-            reply = Message("assistant", "".join(self.partial), metadata={CANCELLED: True})
-            return self.model_replied(reply, started)
+            return self._cancelled_reply(started)
+
+    async def acall_model(self, request: CallModel) -> Message:
+        from .async_cancel import CUT, cancellable
+
+        self.partial = []
+        started = time.perf_counter()
+        call = super().acall_model
+        [reply] = await cancellable([lambda: call(request)])
+        return self._cancelled_reply(started) if reply is CUT else reply
+
+    def _cancelled_reply(self, started: float) -> Message:
+        self._reset_interrupts()
+        reply = Message("assistant", "".join(self.partial), metadata={CANCELLED: True})
+        return self.model_replied(reply, started)
 
     def ask_user(self, request: AskUser) -> str:
         self._reset_interrupts()  # a Ctrl-C at the prompt is not the first of a pair during a reply
@@ -89,11 +109,17 @@ class CancellableRun(Run):
         finally:
             self._reset_interrupts()
 
+    async def aask_user(self, request: AskUser) -> str:
+        self._reset_interrupts()
+        try:
+            return await super().aask_user(request)
+        finally:
+            self._reset_interrupts()
+
     def run_tools(self, request: RunTools) -> list[ToolRun]:
         self.counted_tools(request.invocations)
         runs: list[ToolRun] = []
-        stop = TerminateResponse(TOOL_CANCELLED, status=RunStatus.STOPPED,
-                                 note="cancelled by the user (Ctrl-C)")
+        stop = _stop()
         for invocation in request.invocations:
             if runs and runs[-1].value is stop:
                 runs.append(ToolRun(stop))
@@ -105,10 +131,34 @@ class CancellableRun(Run):
                 runs.append(ToolRun(stop))
         return runs
 
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        from .async_cancel import CUT, cancellable
+
+        self.counted_tools(request.invocations)
+        runs = await cancellable([partial(run_async, inv) for inv in request.invocations])
+        if CUT not in runs:
+            return runs
+        self._reset_interrupts()
+        stop = _stop()
+        return [ToolRun(stop) if run is CUT else run for run in runs]
+
     def _reset_interrupts(self) -> None:
+        """A Ctrl-C answered is spent: the count towards quitting starts again (the runner's
+        handler, and the one that handles SIGINT now if it is another)."""
+        import signal  # not needed by `import convo`
+
         interrupts = getattr(self.runner, "interrupts", None)
         if interrupts is not None:
             interrupts.reset()
+        handler = signal.getsignal(signal.SIGINT)
+        if isinstance(handler, Interrupts) and handler is not interrupts:
+            handler.reset()
+
+
+def _stop() -> TerminateResponse:
+    """The result of a tool that Ctrl-C cancelled: it ends the turn, ``stopped``."""
+    return TerminateResponse(TOOL_CANCELLED, status=RunStatus.STOPPED,
+                             note="cancelled by the user (Ctrl-C)")
 
 
 def drop_empty_cancelled(session: Session) -> bool:

@@ -93,12 +93,18 @@ class CLIInterface:
     async def aapprove(self, session: Session, call: ToolCall) -> Approval:
         import asyncio  # only async runs need it, and it is slow to import
 
-        return await asyncio.to_thread(self.approve, session, call)
+        from .async_cancel import asking
+
+        with asking():  # in a thread, the loop goes on; Ctrl-C is the line editor's
+            return await asyncio.to_thread(self.approve, session, call)
 
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         import asyncio  # only async runs need it, and it is slow to import
 
-        return await asyncio.to_thread(self.ask, session, instruction, default)
+        from .async_cancel import asking
+
+        with asking():  # in a thread, the loop goes on; Ctrl-C is the line editor's
+            return await asyncio.to_thread(self.ask, session, instruction, default)
 
     def _read(self, prompt: str) -> str:
         if not _is_terminal(sys.stdin):

@@ -23,9 +23,10 @@ class CommandLineRunner(Runner):
     Its default user interface is ``CLIInterface()`` (with slash commands); text is streamed
     when the model streams. The ``printer`` (a ``ConsolePrinter`` by default) sees every event
     after the caller's own ``on_event`` handler, so a transcript is written before the screen
-    shows it. In ``run()``, Ctrl-C during a model call or a tool cancels that reply only and the
-    conversation goes on (see ``convo.terminal.cancel``); ``interrupts`` is the SIGINT handler
-    to reset once a reply is cancelled, if the caller installed one.
+    shows it. Ctrl-C during a model call or a tool cancels that reply only and the conversation
+    goes on (see ``convo.terminal.cancel``). In ``run()``, ``interrupts`` is the SIGINT handler
+    to reset once a reply is cancelled, if the caller installed one; ``arun()`` installs its own
+    for the run's duration (``convo.terminal.async_cancel``) when it runs on the main thread.
 
     Made to be a script's main loop, it shows a failure once (the last line says what went
     wrong) and, with ``exit_on_error`` (the default), exits with status 1 instead of raising
@@ -64,8 +65,20 @@ class CommandLineRunner(Runner):
         return self._exit_on_error(super().run(session))
 
     async def arun(self, session: Session | None = None) -> Session:
+        import asyncio
+
+        from .async_cancel import handling_interrupts
+
         self.printer.start()
-        return self._exit_on_error(await super().arun(session))
+        session = Session() if session is None else session
+        with handling_interrupts() as interrupts:
+            try:
+                session = await super().arun(session)
+            except asyncio.CancelledError:
+                if interrupts is None or not interrupts.stopped:
+                    raise
+                interrupts.task.uncancel()  # Ctrl-C ended the run: stopped, as in run()
+        return self._exit_on_error(session)
 
     def _exit_on_error(self, session: Session) -> Session:
         outcome = session.outcome
