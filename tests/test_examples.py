@@ -1,9 +1,9 @@
 """Every example runs offline, on its own mock model, with its demo input.
 
 The example convention (the ``convo`` command relies on it too): a file in ``examples/``
-defines ``template``, ``mock_model``, optionally ``state`` (the initial ``session.state``) and
-``demo_input`` (what a user would type). Files named ``test_*.py`` are example *tests* for
-users; they are run with pytest here.
+defines ``template``, ``mock_model``, optionally ``state`` (the initial ``session.state``),
+``limits``, ``context`` (a ``ContextWindow``) and ``demo_input`` (what a user would type).
+Files named ``test_*.py`` are example *tests* for users; they are run with pytest here.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def test_example_runs_offline_on_its_mock_model(example: ModuleType) -> None:
     session = Runner(example.mock_model, example.template,
                      ScriptedInterface(demo_input, approvals=approvals),
                      raise_errors=False, limits=getattr(example, "limits", None),
+                     context=getattr(example, "context", None),
                      ).run(Session(state=dict(state)))
 
     assert session.outcome is not None
