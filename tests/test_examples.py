@@ -11,13 +11,23 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from convo import Model, Runner, RunStatus, ScriptedInterface, Session, Template
+from convo import (
+    FunctionModel,
+    Message,
+    Model,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    Template,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))
@@ -114,7 +124,19 @@ def test_example_tests_pass(path: Path, pytester: pytest.Pytester,
 def test_refund_bot_asks_before_each_refund() -> None:
     [bot] = _load(EXAMPLES / "refund_bot.py")
     user = ScriptedInterface(bot.demo_input, approvals=bot.demo_approvals)
-    session = Runner(bot.mock_model, bot.template, user, limits=bot.limits).run()
+    notes: list[str] = []
+
+    def model(messages: Sequence[Message], tools: Any) -> Any:
+        notes.append(messages[-1].content)
+        return bot._reply(messages, tools)
+
+    session = Runner(FunctionModel(model), bot.template, user, limits=bot.limits).run()
+    assert notes[:3] == [  # the budget, told to the model (limits = Limits(tell_model=True))
+        "Budget: 39 of 40 model calls left; 20 of 20 tool calls left.",
+        "Budget: 38 of 40 model calls left; 19 of 20 tool calls left.",
+        "Budget: 37 of 40 model calls left; 19 of 20 tool calls left.",
+    ]
+    assert not any(m.content.startswith("Budget: ") for m in session.messages)
     assert [c.arguments["order"] for c in user.asked_approvals] == ["A1", "B2"]
     assert [m.content for m in session.messages if m.role == "tool"] == [
         "Order A1: a kettle, 25.00 EUR, delivered.", "Finished",
