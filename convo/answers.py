@@ -65,22 +65,35 @@ class Answers:
 
     # -- the model ---------------------------------------------------------------------------
 
-    def model_for(self, request: CallModel) -> Model:
+    def model_for(self, request: CallModel) -> tuple[Model, Sequence[Message]]:
+        """The model to call and what it is sent; counts the call."""
         model = request.model or self.runner.model
         if model is None:
             raise DefinitionError(
                 "no model to call: give the Runner a model, or the template its own model="
             )
         self.model_calls += 1
+        messages = self.sent(request)
         if self.on_event is not None:  # no event objects when nobody listens
-            self.on_event(ModelCallStarted(self.model_calls, len(self.sent(request)),
-                                           len(request.tools)))
-        return model
+            self.on_event(ModelCallStarted(self.model_calls, len(messages), len(request.tools)))
+        return model, messages
 
     def sent(self, request: CallModel) -> Sequence[Message]:
         """What the model is sent: the session's messages, a subroutine's own, or those a
-        ContextWindow chose."""
-        return self.session.messages if request.messages is None else request.messages
+        ContextWindow chose; then the budget note, if the limits tell the model (sent only,
+        never stored)."""
+        messages = self.session.messages if request.messages is None else request.messages
+        note = self.budget_note(request)
+        return messages if note is None else (*messages, note)
+
+    def budget_note(self, request: CallModel) -> Message | None:
+        """``Limits(tell_model=True)``: a system note of what is left of each limit, for a
+        reply call (not a summary); the calls made so far, this one once it is counted."""
+        limits = self.runner.limits
+        if limits is None or not limits.tell_model or request.purpose != "reply":
+            return None
+        text = limits.left(self.model_calls, self.tool_calls, self.usage)
+        return None if text is None else Message("system", text)
 
     def on_delta(self, request: CallModel) -> Callable[[str], None] | None:
         if self.on_event is None or request.purpose != "reply":
@@ -119,17 +132,15 @@ class Answers:
                 "raise max_tokens, or shorten what the model is asked for")
 
     def call_model(self, request: CallModel) -> Message:
-        model = self.model_for(request)
+        model, messages = self.model_for(request)
         started = time.perf_counter()
-        reply = model.complete(self.sent(request), request.tools,
-                               on_delta=self.on_delta(request))
+        reply = model.complete(messages, request.tools, on_delta=self.on_delta(request))
         return self.model_replied(reply, started)
 
     async def acall_model(self, request: CallModel) -> Message:
-        model = self.model_for(request)
+        model, messages = self.model_for(request)
         started = time.perf_counter()
-        reply = await model.acomplete(self.sent(request), request.tools,
-                                      on_delta=self.on_delta(request))
+        reply = await model.acomplete(messages, request.tools, on_delta=self.on_delta(request))
         return self.model_replied(reply, started)
 
     # -- tools -------------------------------------------------------------------------------

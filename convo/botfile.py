@@ -2,8 +2,9 @@
 
 It defines ``template`` (or another template named on the command line), and may define
 ``mock_model`` (the model offline), ``state`` (the session's starting state), ``limits`` (a
-``Limits`` or a dict) and ``demo_input`` (scripted user input for ``--demo``). Loading one and
-choosing its model is shared by ``convo run``, ``convo serve`` and the other commands.
+``Limits`` or a dict), ``context`` (a ``ContextWindow`` bounding what every model call is sent)
+and ``demo_input`` (scripted user input for ``--demo``). Loading one and choosing its model is
+shared by ``convo run``, ``convo serve`` and the other commands.
 """
 
 from __future__ import annotations
@@ -157,3 +158,14 @@ def bot_limits(module: ModuleType, path: str) -> Any:
         return Limits.from_mapping(getattr(module, "limits", None), f"{path}: limits")
     except DefinitionError as exc:
         raise UsageProblem(str(exc)) from exc
+
+
+def bot_context(module: ModuleType, path: str) -> Any:
+    """The file's ``context`` (a ``ContextWindow`` for every model call), or None."""
+    from .context import ContextWindow
+
+    window = getattr(module, "context", None)
+    if window is not None and not isinstance(window, ContextWindow):
+        raise UsageProblem(f"{path}: context must be a ContextWindow (context = "
+                           f"ContextWindow(max_tokens=...)), got {type(window).__name__}")
+    return window

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from .context import ContextWindow, check_window
+from .context import ContextWindow, check_window, estimate_message
 from .driving import Run
 from .errors import DefinitionError
 from .events import Event
@@ -54,10 +54,11 @@ class Runner:
     ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
     ended. An exception that escapes is re-raised after the outcome (status ``error``) is
     recorded, unless ``raise_errors=False``. ``limits`` bounds what the whole conversation
-    may use (a ``Limits`` or a dict of its fields). ``context`` (a ``ContextWindow``) bounds
-    what every model call is sent; a template's own ``context=`` takes precedence.
-    may use (a ``Limits`` or a dict of its fields). A reply cut off at the model's token
-    limit is kept (a ``ReplyTruncated`` event says so) unless ``truncated_is_error=True``.
+    may use (a ``Limits`` or a dict of its fields; with ``tell_model=True`` each model call is
+    also sent what is left). ``context`` (a ``ContextWindow``) bounds what every model call
+    is sent; a template's own ``context=`` takes precedence. A reply cut off at the model's
+    token limit is kept (a ``ReplyTruncated`` event says so) unless
+    ``truncated_is_error=True``.
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -134,9 +135,12 @@ class Runner:
                     answer = None
                 elif isinstance(step, CallModel) and \
                         (window := step.context or self.context) is not None:
-                    # A ContextWindow chooses what is sent (and may make a summary call first).
-                    answer = yield from _within(run, fit(window, run.session, step,
-                                                         step.model or self.model, run.emit))
+                    # A ContextWindow chooses what is sent (and may make a summary call first),
+                    # keeping room for the budget note added when the call is made.
+                    note = run.budget_note(step)
+                    answer = yield from _within(run, fit(
+                        window, run.session, step, step.model or self.model, run.emit,
+                        reserve=0 if note is None else estimate_message(note)))
                 elif isinstance(step, Request):
                     answer = yield from _answer(run, step)
                 else:

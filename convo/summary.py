@@ -209,10 +209,12 @@ def _too_long(window: ContextWindow, index: Index, fixed: int, ratio: float
 
 
 def fit(window: ContextWindow, session: Session, request: CallModel, model: Model | None,
-        emit: Callable[[Event], None]) -> Generator[CallModel, Any, Message]:
+        emit: Callable[[Event], None], *, reserve: int = 0) -> Generator[CallModel, Any, Message]:
     """Make the model call ``request`` within ``window``; returns the model's reply.
 
-    Raises ``ContextLengthError`` (before any call) when the newest messages alone do not fit.
+    ``reserve``: estimated tokens added to what is sent when the call is made (the budget
+    note of ``Limits(tell_model=True)``), kept free. Raises ``ContextLengthError`` (before any
+    call) when the newest messages alone do not fit.
     """
     # A subroutine's call carries its child's messages: the window trims those, but keeps no
     # summary for them (the state's summary is the session's own history's).
@@ -220,7 +222,7 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     messages = session.messages if request.messages is None else request.messages
     index = window.index(messages)
     ratio = window.ratio(model)
-    fixed = index.system_tokens + window.tools_tokens(request.tools)
+    fixed = index.system_tokens + window.tools_tokens(request.tools) + reserve
     room = int(window.max_tokens / ratio) - fixed
     cut = index.smallest_cut(room, window.keep_last)
     if cut is None:

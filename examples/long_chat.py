@@ -1,10 +1,11 @@
 """A long-running shop assistant: the conversation grows, what is sent to the model does not.
 
-The agent turn has a ``ContextWindow``: each model call is sent the system prompt, a summary
-of what was left out, the user's newest question and the newest messages that fit in 700
-tokens — never a tool result without its call. The summary is made once per cut (not per
-call) and kept in ``session.state["convo.context"]``, so ``--save`` writes it to the
-transcript and ``--resume`` reuses it. The terminal shows a dim note when history is left out.
+The file defines ``context``, a ``ContextWindow`` that ``convo run`` and ``convo serve`` apply
+to every model call (as ``Runner(..., context=context)`` does): each call is sent the system
+prompt, a summary of what was left out, the user's newest question and the newest messages
+that fit in 700 tokens — never a tool result without its call. The summary is made once per
+cut (not per call) and kept in ``session.state["convo.context"]``, so ``--save`` writes it to
+the transcript and ``--resume`` reuses it. The terminal shows a dim note when history is left out.
 
 The offline model below answers from the messages it is *sent*: watch it forget the early
 questions, except through the summary.
@@ -62,9 +63,10 @@ template = LinearTemplate([
                    "tool; never guess them."),
     LoopTemplate([
         UserTemplate(),
-        ToolingTemplate([price], context=ContextWindow(700, summarize=True)),
+        ToolingTemplate([price]),
     ]),
 ])
+context = ContextWindow(700, summarize=True)
 mock_model = FunctionModel(shopkeeper)
 demo_input = [f"What does {item} cost? I am asking for a friend who likes it a lot."
               for item in [*PRICES, "bread", *PRICES]]

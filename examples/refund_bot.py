@@ -4,7 +4,10 @@
 interface is asked — in the terminal a ``y`` / ``n`` / reason prompt, in a served conversation
 an Approve / Reject button, in a test ``ScriptedInterface(approvals=[...])``. A rejection is
 the tool message the model sees (``Rejected by the user: <reason>``), and the model goes on.
-``limits`` bounds the whole conversation: reaching one ends it with status ``usage_limit``.
+``limits`` bounds the whole conversation: reaching one ends it with status ``usage_limit``;
+with ``tell_model=True`` each model call is also sent what is left of it, in a system note at
+the end of the messages (``Budget: 39 of 40 model calls left; 20 of 20 tool calls left.``) that
+is never stored in the conversation.
 
 Run it: ``convo run examples/refund_bot.py`` (offline on the mock model below), or serve it:
 ``convo serve examples/refund_bot.py``.
@@ -66,12 +69,12 @@ template = LinearTemplate([
     ]),
 ])
 
-limits = Limits(model_calls=40, tool_calls=20)
+limits = Limits(model_calls=40, tool_calls=20, tell_model=True)
 
 
 def _reply(messages: Sequence[Message], tools: Any) -> str:
     """A scripted shop assistant: enough to try the bot, and to test it, without a key."""
-    last = messages[-1]
+    last = [m for m in messages if m.role != "system"][-1]  # the budget note comes last
     if last.role == "tool":
         return f"{last.content} Anything else? {{finish()}}"
     text = last.content.lower()

@@ -291,8 +291,8 @@ def test_the_long_chat_example_summarises_once() -> None:
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     events: list[Event] = []
-    session = Runner(example.mock_model, example.template,
-                     ScriptedInterface(example.demo_input), on_event=events.append).run()
+    session = Runner(example.mock_model, example.template, ScriptedInterface(example.demo_input),
+                     on_event=events.append, context=example.context).run()
     assert len(session.messages) == 1 + 4 * len(example.demo_input)
     assert session.state[CONTEXT_KEY]["calls"] == 1
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]

@@ -1,9 +1,9 @@
 """Every example runs offline, on its own mock model, with its demo input.
 
 The example convention (the ``convo`` command relies on it too): a file in ``examples/``
-defines ``template``, ``mock_model``, optionally ``state`` (the initial ``session.state``) and
-``demo_input`` (what a user would type). Files named ``test_*.py`` are example *tests* for
-users; they are run with pytest here.
+defines ``template``, ``mock_model``, optionally ``state`` (the initial ``session.state``),
+``limits``, ``context`` (a ``ContextWindow``) and ``demo_input`` (what a user would type).
+Files named ``test_*.py`` are example *tests* for users; they are run with pytest here.
 """
 
 from __future__ import annotations
@@ -11,13 +11,23 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from convo import Model, Runner, RunStatus, ScriptedInterface, Session, Template
+from convo import (
+    FunctionModel,
+    Message,
+    Model,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    Template,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))
@@ -67,6 +77,7 @@ def test_example_runs_offline_on_its_mock_model(example: ModuleType) -> None:
     session = Runner(example.mock_model, example.template,
                      ScriptedInterface(demo_input, approvals=approvals),
                      raise_errors=False, limits=getattr(example, "limits", None),
+                     context=getattr(example, "context", None),
                      ).run(Session(state=dict(state)))
 
     assert session.outcome is not None
@@ -113,7 +124,19 @@ def test_example_tests_pass(path: Path, pytester: pytest.Pytester,
 def test_refund_bot_asks_before_each_refund() -> None:
     [bot] = _load(EXAMPLES / "refund_bot.py")
     user = ScriptedInterface(bot.demo_input, approvals=bot.demo_approvals)
-    session = Runner(bot.mock_model, bot.template, user, limits=bot.limits).run()
+    notes: list[str] = []
+
+    def model(messages: Sequence[Message], tools: Any) -> Any:
+        notes.append(messages[-1].content)
+        return bot._reply(messages, tools)
+
+    session = Runner(FunctionModel(model), bot.template, user, limits=bot.limits).run()
+    assert notes[:3] == [  # the budget, told to the model (limits = Limits(tell_model=True))
+        "Budget: 39 of 40 model calls left; 20 of 20 tool calls left.",
+        "Budget: 38 of 40 model calls left; 19 of 20 tool calls left.",
+        "Budget: 37 of 40 model calls left; 19 of 20 tool calls left.",
+    ]
+    assert not any(m.content.startswith("Budget: ") for m in session.messages)
     assert [c.arguments["order"] for c in user.asked_approvals] == ["A1", "B2"]
     assert [m.content for m in session.messages if m.role == "tool"] == [
         "Order A1: a kettle, 25.00 EUR, delivered.", "Finished",

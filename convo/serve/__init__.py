@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from ..context import ContextWindow
     from ..limits import Limits
     from ..models.base import Model
     from ..templates.base import Template
@@ -18,12 +19,15 @@ if TYPE_CHECKING:
 
 def create_app(template: Template, model: Model | None = None, *, store: str | Store = "memory",
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
-               max_message_bytes: int = 32768, cache_size: int = 1000) -> Starlette:
+               context: ContextWindow | None = None, max_message_bytes: int = 32768,
+               cache_size: int = 1000) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
-    for ``Authorization: Bearer <token>``; ``cache_size`` bounds the paused conversations kept
-    in memory (the rest are rebuilt from the store when they go on).
+    for ``Authorization: Bearer <token>``; ``limits`` bounds what each conversation may use and
+    ``context`` (a ``ContextWindow``) what each model call is sent, as on a ``Runner``;
+    ``cache_size`` bounds the paused conversations kept in memory (the rest are rebuilt from
+    the store when they go on).
     """
     try:
         from .app import API, build
@@ -33,7 +37,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     from .engine import Engine
     from .stores import open_store
 
-    runner = Runner(model, template, limits=limits, raise_errors=False)
+    runner = Runner(model, template, limits=limits, context=context, raise_errors=False)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size)
     return build(API(engine, token=token, max_message_bytes=max_message_bytes))

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..botfile import UsageProblem, info, load_file, model_options
+from ..botfile import UsageProblem, bot_context, info, load_file, model_options
 from ..messages import Message
 from ..models.base import DeltaCallback, SyncModel, ToolSchemas
 from ..session import Session
@@ -62,14 +62,14 @@ def main(args: argparse.Namespace) -> int:
     from ..templates.base import Template
     from .talk import Talk, hold
 
-    tools = _tools(args.tools) if args.tools else []
+    tools, context = _tools(args.tools) if args.tools else ([], None)
     history_id, session = _start(args)
     model, name = _model(args)
     reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
     turn: list[Template] = [UserTemplate(), reply]
     loop = LoopTemplate(turn)  # type: ignore[arg-type]  # mypy misreads attrs' converter=tuple
     talk = Talk(template=loop, session=session, model=model, kind="chat", model_name=name,
-                history_id=history_id)
+                history_id=history_id, context=context)
     return hold(args, talk, before=lambda printer: _show(printer, session, history_id))
 
 
@@ -129,18 +129,20 @@ def _model(args: argparse.Namespace) -> tuple[Any, str]:
     return model, model.model
 
 
-def _tools(path: str) -> list[Any]:
+def _tools(path: str) -> tuple[list[Any], Any]:
+    """The tools of the ``--tools`` file, and its ``context`` (a ContextWindow, or None)."""
     from ..tools.base import Tool
 
     module = load_file(path)
+    context = bot_context(module, f"--tools: {path}")
     listed = getattr(module, "tools", None)
     if listed is not None:
         if not isinstance(listed, list | tuple) or not all(isinstance(t, Tool) for t in listed):
             raise UsageProblem(f"--tools: {path}: tools must be a list of tools (@tool "
                                "functions or Tool objects)")
-        return list(listed)
+        return list(listed), context
     found = [v for k, v in vars(module).items() if isinstance(v, Tool) and not k.startswith("_")]
-    if not found:
+    if not found and context is None:
         raise UsageProblem(f"--tools: {path} defines no tools: decorate a function with "
                            "@convo.tool, or list them in tools = [...]")
-    return found
+    return found, context

@@ -37,6 +37,7 @@ class Talk:
     writer: Any = None  # a TranscriptWriter (--save)
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
+    context: Any = None  # the bot file's ContextWindow
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -93,7 +94,8 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     return CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
                              printer=printer, max_messages=args.max_messages,
                              raise_errors=args.debug, interrupts=interrupts,
-                             exit_on_error=False, limits=talk.limits)
+                             exit_on_error=False, limits=talk.limits,
+                             context=talk.context)
 
 
 def _recorder(args: argparse.Namespace, talk: Talk) -> Any:

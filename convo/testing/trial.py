@@ -18,7 +18,15 @@ import traceback
 from types import ModuleType
 from typing import Any, Final
 
-from ..botfile import UsageProblem, bot_limits, choose_model, find_template, load_file, split_target
+from ..botfile import (
+    UsageProblem,
+    bot_context,
+    bot_limits,
+    choose_model,
+    find_template,
+    load_file,
+    split_target,
+)
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_NOT_REACHED = 0, 1, 3
 DEFAULT_PERSONA: Final = "a curious first-time user"
@@ -96,6 +104,7 @@ def main(args: argparse.Namespace) -> int:
     path, name = split_target(args.target)
     module = load_file(path)
     template = find_template(module, path, name)
+    limits, context = bot_limits(module, path), bot_context(module, path)
     bot_model, model_name = choose_model(args, module, path)
     user = SimulatedUser(_user_model(module, path, bot_model, model_name is None),
                          persona=persona, goal=goal, max_turns=args.turns)
@@ -104,7 +113,8 @@ def main(args: argparse.Namespace) -> int:
                  + (f"; {model_name}" if model_name else ""))
     state = getattr(module, "state", None) or {}
     runner = Runner(bot_model, template, user, on_event=printer, raise_errors=args.debug,
-                    max_messages=args.max_messages, limits=bot_limits(module, path))
+                    max_messages=args.max_messages, limits=limits,
+                    context=context)
     try:
         session = runner.run(Session(state=dict(state)))
     except Exception:
