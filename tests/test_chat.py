@@ -7,6 +7,7 @@ Slash commands, multi-line input, Ctrl-C that cancels a reply, the local history
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -274,6 +275,28 @@ def test_ctrl_c_while_a_server_is_slow(terminal: Spawn, env: dict[str, str]) -> 
         t.type("/exit")
         assert t.finish() == 0
     assert [m.content for m in history(env)] == ["hello", "Back again."]
+
+
+def test_typing_while_a_reply_streams_waits_for_the_next_prompt(
+        terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    env["CONVO_GATE"] = str(gate)
+    t = terminal("run", STREAM)
+    t.type("gated")
+    t.expect("Half")
+    t.child.send("typed ahead")  # while the reply is still coming
+    with open(gate, "w") as release:
+        release.write("go")
+    t.expect("and the rest.")
+    t.expect("You:")
+    t.child.send("\r")
+    t.expect("You said: typed ahead")
+    t.type("/exit")
+    assert t.finish() == 0
+    screen = t.screen()
+    assert ("You: gated\nAssistant: Half and the rest.\n  (12 tokens in, 5 out)\n"
+            "You: typed ahead\nAssistant: You said: typed ahead\n") in screen, screen
 
 
 def test_markdown_is_rendered_and_plain_is_raw(terminal: Spawn) -> None:

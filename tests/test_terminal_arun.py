@@ -137,7 +137,7 @@ def test_ctrl_c_cancels_the_unfinished_tools_of_a_batch(chat: Callable[[], Chat]
     t.type("/exit")
     assert t.finish() == 0
     assert ("You: tool\n  → quick({})\n  → wait({})\n(the tool is waiting)\n"
-            "^C  ↳ quick: done\n  ↳ wait: Cancelled by the user (Ctrl-C)\n"
+            "  ↳ quick: done\n  ↳ wait: Cancelled by the user (Ctrl-C)\n"
             "You: hello\n") in t.screen()
     session = t.session()
     assert [(m.role, m.content) for m in session.messages] == [

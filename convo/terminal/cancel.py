@@ -33,6 +33,7 @@ from ..messages import Message
 from ..requests import AskUser, CallModel, RunTools, ToolRun
 from ..session import RunStatus, Session
 from ..tools.termination import TerminateResponse
+from .typeahead import release_all
 
 CANCELLED: Final = "cancelled"
 TOOL_CANCELLED: Final = "Cancelled by the user (Ctrl-C)"
@@ -51,6 +52,7 @@ class Interrupts:
         if self.count == 1:
             self.first(frame)
             return
+        release_all()  # os._exit runs no atexit handler: give the terminal its echo back
         os.write(2, b"\nconvo: interrupted twice, quitting\n")
         os._exit(EXIT_INTERRUPTED)
 

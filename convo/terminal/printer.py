@@ -28,6 +28,7 @@ from ..events import (
 from ..messages import Message
 from ..session import NO_USAGE, Usage
 from .notices import IgnoredTools
+from .typeahead import TypeAhead
 
 LABELS: Final = {"system": "System", "user": "You", "assistant": "Assistant", "tool": "Tool"}
 _COLORS: Final = {"system": "2", "user": "1;32", "assistant": "1;36", "tool": "2", "dim": "2",
@@ -117,6 +118,11 @@ class ConsolePrinter:
         self._lock = threading.Lock()
         self.spinner = Spinner(self.stream, self._lock)
         self.ignored_tools = IgnoredTools()
+        #: Keys typed while the model answers are not echoed (fancy output only); they wait for
+        #: the prompt. ``quiet_until_prompt``: the prompt reads with the line editor, so echo
+        #: stays off until the run ends (see ``convo.terminal.typeahead``).
+        self.typeahead = TypeAhead()
+        self.quiet_until_prompt = False
 
     @property
     def view(self) -> Any:
@@ -157,6 +163,7 @@ class ConsolePrinter:
             self.note(notice)
         if isinstance(event, ModelCallStarted):
             if self.fancy:
+                self.typeahead.hold()
                 self.spinner.start("thinking…")
             return
         self.spinner.stop()
@@ -179,6 +186,7 @@ class ConsolePrinter:
         elif isinstance(event, ModelCallEnded):
             self._usage = event.usage  # shown after the reply, once it is a message
         elif isinstance(event, RunEnded):
+            self.typeahead.release()
             self.end_stream()
             self.note(f"conversation {event.outcome.describe()}")
         elif isinstance(event, CaughtUp):
@@ -231,6 +239,8 @@ class ConsolePrinter:
 
     def _after_reply(self, message: Message) -> None:
         """The reply's tool calls, whether it was cancelled, and the tokens it took."""
+        if not self.quiet_until_prompt:
+            self.typeahead.release()
         for call in message.tool_calls:
             if call.name not in self.hidden_tools:
                 line = f"  → {call.name}({_one_line(call.arguments_json())})"

@@ -42,6 +42,9 @@ class CommandLineRunner(Runner):
         super().__attrs_post_init__()
         if self.user_interface is None:
             self.user_interface = CLIInterface()
+        if isinstance(self.user_interface, CLIInterface) and hasattr(self.printer,
+                                                                     "quiet_until_prompt"):
+            self.printer.quiet_until_prompt = True  # its line editor draws what is typed
         commands = getattr(self.user_interface, "commands", None)
         if commands is not None and commands.model is None:
             commands.model = self.model

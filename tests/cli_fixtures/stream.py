@@ -1,11 +1,13 @@
 """A bot file for the command-line tests: a model that streams, uses tools, and can be slow.
 
 What the model does depends on the user's message: ``hang`` streams ``Partial answer`` and
-then waits until Ctrl-C; ``markdown`` answers with a heading, a list and code; ``tool`` calls
-``wait``, a tool that waits until Ctrl-C; ``done`` calls ``finish``; anything else is echoed,
-word by word. Every reply reports its token usage.
+then waits until Ctrl-C; ``gated`` streams ``Half``, waits until the named pipe ``CONVO_GATE``
+is written to, and streams the rest; ``markdown`` answers with a heading, a list and code;
+``tool`` calls ``wait``, a tool that waits until Ctrl-C; ``done`` calls ``finish``; anything
+else is echoed, word by word. Every reply reports its token usage.
 """
 
+import os
 import threading
 
 from convo import (
@@ -42,6 +44,12 @@ class StreamingModel(SyncModel):
             return Message("assistant", "", tool_calls=[ToolCall("call_1", "wait")])
         if text == "done":
             return Message("assistant", "", tool_calls=[ToolCall("call_2", "finish")])
+        if text == "gated":
+            on_delta("Half")
+            with open(os.environ["CONVO_GATE"]) as gate:
+                gate.read()
+            on_delta(" and the rest.")
+            return Message("assistant", "Half and the rest.", metadata={"usage": USAGE})
         reply = MARKDOWN if text == "markdown" else f"You said: {text}"
         words = reply.split(" ") if text != "hang" else ["Partial", " answer"]
         for i, word in enumerate(words):
