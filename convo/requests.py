@@ -25,6 +25,7 @@ from .approval import Approval
 from .events import Event
 from .messages import Message, ToolCall
 from .tools.base import SavedToolError
+from .tools.termination import TERMINATED, TerminateResponse
 
 if TYPE_CHECKING:
     from .context import ContextWindow
@@ -165,6 +166,10 @@ def _saved_run(message: Message) -> ToolRun:
     # A saved failure stays a failure (it counts against the tool's retries again).
     if message.metadata.get("error"):
         return ToolRun(error=SavedToolError(message.content))
+    # A tool that ended the turn (a Ctrl-C cancelled it, say) ends it again, with its status.
+    terminated = message.metadata.get(TERMINATED)
+    if isinstance(terminated, dict):
+        return ToolRun(TerminateResponse.from_saved(message.content, terminated))
     return ToolRun(message.content)
 
 

@@ -190,6 +190,9 @@ class TranscriptWriter:
         self._state = _state_text(session.state)
         self._refused: str | None = None
         self._next: int | None = None  # the index the next message line should have
+        # session.subroutines[:_ended] are in the file (or replayed from it); one after them at
+        # the end of the run is a child the run ended inside (see _write_event)
+        self._ended = len(session.subroutines)
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], session: Session, *,
@@ -250,7 +253,7 @@ class TranscriptWriter:
         self._replaying = False
         record: dict[str, Any] = {"type": "resumed", "messages": len(self.session.messages),
                                   "turns": len(self.session.turns),
-                                  "subroutines": len(self.session.subroutines), "at": _now()}
+                                  "subroutines": self._ended, "at": _now()}
         if event is not None:
             record["saved"] = event.saved
         self._write(record)
@@ -260,6 +263,8 @@ class TranscriptWriter:
             if self._replaying:
                 self._go_live(event)
             return
+        if isinstance(event, SubroutineEnded):
+            self._ended += 1
         if self._replaying and not isinstance(event, RunEnded):
             return
         if isinstance(event, RunEnded) and self._replaying:
@@ -287,6 +292,12 @@ class TranscriptWriter:
             self._write({"type": "approval", "call_id": event.call.id,
                          **event.approval.to_dict()})
         elif isinstance(event, RunEnded):
+            # A child the run ended inside (the user quit at its prompt, an error) had no
+            # SubroutineEnded: its record is written now, so a resumed run replays it and
+            # goes on inside it instead of running it again.
+            for run in self.session.subroutines[self._ended:]:
+                self._write({"type": "subroutine", "subroutine": run.to_dict()})
+            self._ended = len(self.session.subroutines)
             self._write({"type": "outcome", "outcome": event.outcome.to_dict()})
 
     def close(self) -> None:

@@ -207,3 +207,39 @@ def test_the_draft_email_example_keeps_only_the_final_draft() -> None:
     assert [m.role for m in run.messages] == [
         "system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert run.messages[3].content == "Too long: 31 words, keep it under 25."
+
+
+def test_a_run_ended_inside_the_child_keeps_its_record_and_resumes_inside_it(tmp_path: Path
+                                                                             ) -> None:
+    child = SubroutineTemplate(
+        LinearTemplate([UserTemplate(DRAFT.content), ToolingTemplate([find_receipt]),
+                        UserTemplate(), AssistantTemplate()]), template_id="draft")
+    template = LinearTemplate([SystemTemplate(SYSTEM.content), child,
+                               AssistantTemplate("Sent!")])
+    path = tmp_path / "t.jsonl"
+    first = Session()
+    writer = TranscriptWriter.create(path, first)
+    model = MockModel(["{find_receipt(order='A1')}", EMAIL.content])
+    # the user leaves at the child's prompt: the run ends inside the child
+    Runner(model, template, ScriptedInterface([]), on_event=writer).run(first)
+    writer.close()
+    assert first.outcome is not None and first.outcome.status is RunStatus.STOPPED
+    saved = load_transcript(path)
+    assert saved == first
+    [run] = saved.subroutines
+    assert [m.role for m in run.messages] == ["system", "user", "assistant", "tool", "assistant"]
+
+    model = MockModel(["Shorter: here is your receipt."])
+    resumed, session = resume(template, saved)
+    writer = TranscriptWriter.append(path, session, saved)
+    Runner(model, resumed, ScriptedInterface(["Make it shorter."]),
+           on_event=writer).run(session)
+    writer.close()
+    assert len(model.calls) == 1  # neither the child's first two calls nor its tool again
+    assert model.calls[0].messages == (*run.messages, Message("user", "Make it shorter."))
+    [done] = session.subroutines
+    assert done.messages == (*run.messages, Message("user", "Make it shorter."),
+                             Message("assistant", "Shorter: here is your receipt."))
+    assert [m.content for m in session.messages] == [
+        SYSTEM.content, "Shorter: here is your receipt.", "Sent!"]
+    assert load_transcript(path) == session

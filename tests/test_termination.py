@@ -43,6 +43,7 @@ from convo import (
 )
 from convo.events import Event, TaskCompleted, TurnEnded
 from convo.interfaces import EchoMockInterface
+from convo.resume import resume
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 
@@ -119,7 +120,9 @@ def test_terminate_response_without_message_says_finished_and_ends_the_turn() ->
     assert session.messages == [
         Message("user", "Go."),
         _asks("Approving.", ("approve", {})),
-        _tool("call_1", "approve", "Finished"),
+        # how the turn ended is kept on the message: a resumed run ends it the same way
+        Message("tool", "Finished", tool_call_id="call_1", name="approve",
+                metadata={"terminated": {"status": "completed"}}),
     ]
     assert session.turns == [TurnResult(status=RunStatus.COMPLETED, response="Approving.",
                                         terminated_by="approve", iterations=1, done=True)]
@@ -131,9 +134,44 @@ def test_terminate_response_without_message_says_finished_and_ends_the_turn() ->
 def test_terminate_response_message_becomes_the_tool_message() -> None:
     session, _ = _turn([Approve()], ["{approve(reason='looks fine')}"])
 
-    assert session.messages[-1] == _tool("call_1", "approve", "looks fine")
+    assert session.messages[-1] == Message("tool", "looks fine", tool_call_id="call_1",
+                                           name="approve",
+                                           metadata={"terminated": {"status": "completed"}})
     assert session.turns[-1].terminated_by == "approve"
     assert session.turns[-1].done
+
+
+class Escalate(Tool):
+    name = "escalate"
+    description = "Hand the case to a person."
+    arguments = {}  # noqa: RUF012
+    runs = 0
+
+    def _execute(self, args: dict[str, Any]) -> TerminateResponse:
+        Escalate.runs += 1
+        return TerminateResponse("Escalated.", status=RunStatus.STOPPED, note="over the limit",
+                                 summary="a refund of 900 USD")
+
+
+def test_a_tool_that_ended_the_turn_ends_it_again_on_resume_without_running() -> None:
+    template = LinearTemplate([UserTemplate("Go."), ToolingTemplate([Escalate(), lookup]),
+                               UserTemplate(), ToolingTemplate([])])
+    Escalate.runs = 0
+    first = Runner(MockModel(["{escalate()}"]), template, ScriptedInterface([])).run()
+    assert Escalate.runs == 1
+    assert first.messages[-1].metadata == {"terminated": {
+        "status": "stopped", "note": "over the limit", "summary": "a refund of 900 USD"}}
+
+    model = MockModel(["Hello again."])
+    resumed, session = resume(template, Session.from_json(first.to_json()))
+    Runner(model, resumed, ScriptedInterface(["Hi"])).run(session)
+    assert Escalate.runs == 1
+    assert [m.messages[-1].content for m in model.calls] == ["Hi"]  # not "Escalated."
+    assert session.messages == [*first.messages, Message("user", "Hi"),
+                                Message("assistant", "Hello again.")]
+    assert session.turns[0] == first.turns[0] == TurnResult(
+        status=RunStatus.STOPPED, response=None, terminated_by="escalate",
+        note="over the limit", summary="a refund of 900 USD", iterations=1, done=True)
 
 
 def test_terminate_response_value() -> None:

@@ -3,7 +3,8 @@
 The child template runs on a session of its own, which starts with some of the parent's
 messages (``inherit``); its model calls see only that session. When it ends, ``keep`` decides
 what the parent gets, and the child's whole session is recorded on ``session.subroutines``
-(one ``subroutine`` line in a transcript). See docs/states.md.
+(one ``subroutine`` line in a transcript; a run that ends inside the child records it as it
+stood, and a resumed run goes on inside it). See docs/states.md.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ import attrs
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError, ToolRetry
 from ..messages import Message, ToolCall
 from ..requests import Invocation, ToolRun
-from ..tools.base import Bound, SavedToolError, Tool, to_text
+from ..tools.base import Bound, SavedToolError, Tool, ToolResult, to_text
 from ..tools.output import NO_OUTPUT
-from ..tools.termination import TerminateResponse
+from ..tools.termination import TERMINATED, TerminateResponse
 from ..tools.transition import Move
 
 
@@ -41,6 +41,20 @@ def tool_message(call: ToolCall, content: str, *, error: bool = False,
                  metadata: Mapping[str, Any] | None = None) -> Message:
     meta = {**(metadata or {}), "error": True} if error else metadata
     return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
+
+
+def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | None:
+    """What a tool message keeps of a run beyond its text: a ``ToolResult``'s metadata, or
+    the ``TerminateResponse`` of a tool that is not run again on resume (a resumed run ends
+    the turn from it, see ``convo.requests.RunTools.replay``)."""
+    value = run.value
+    if run.error is not None or run.skipped is not None:
+        return None
+    if isinstance(value, ToolResult):
+        return value.metadata
+    if isinstance(value, TerminateResponse) and not invocation.tool.rerun_on_resume:
+        return {TERMINATED: value.saved()}
+    return None
 
 
 def check_tools(tools: Sequence[Any]) -> dict[str, Tool]:

@@ -31,13 +31,21 @@ from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCall
 from ..messages import Message, ToolCall
 from ..requests import Approve, CallModel, Flow, Invocation, RunTools, ToolRun
 from ..session import RunStatus, Session, TurnResult
-from ..tools.base import Bound, Tool, ToolResult
+from ..tools.base import Bound, Tool
 from ..tools.context import ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools.transition import Moving
 from .base import Template
 from .guard import LoopGuard, TurnWatch
-from .tool_calls import Batch, check_count, check_tools, count, record, tool_message
+from .tool_calls import (
+    Batch,
+    check_count,
+    check_tools,
+    count,
+    record,
+    saved_metadata,
+    tool_message,
+)
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -289,8 +297,7 @@ class ToolingTemplate(Template):
             else:
                 invocation, run = next(pending)
                 content, error = record(batch, invocation, run)
-                if not error and isinstance(run.value, ToolResult):
-                    metadata = run.value.metadata
+                metadata = None if error else saved_metadata(invocation, run)
             if i in contexts:
                 yield from contexts[i].events
             count(turn.failures, self._by_name.get(call.name), batch, content, error)

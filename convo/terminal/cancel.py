@@ -9,7 +9,10 @@ back to the prompt:
   closed). When nothing had arrived, the unanswered message and the empty reply are dropped
   before the next prompt (the message is still in the input history: Up brings it back).
 - a tool: the tools of the batch that did not finish get ``"Cancelled by the user (Ctrl-C)"``
-  as their result, and the turn ends with status ``stopped``.
+  as their result, and the turn ends with status ``stopped`` (their tool messages say so in
+  their metadata, so a resumed run ends that turn the same way without a model call).
+
+Inside a ``SubroutineTemplate`` it is the same: the reply is cancelled, not the subroutine.
 
 ``Interrupts`` is the SIGINT handler of the ``convo`` command: the first Ctrl-C raises
 ``KeyboardInterrupt`` (and the reply is cancelled); a second one before the cancel is done

@@ -40,6 +40,23 @@ class TerminateResponse:
     def text(self) -> str:
         return "Finished" if self.message is None else self.message
 
+    def saved(self) -> dict[str, Any]:
+        """What a tool message keeps of it (metadata ``TERMINATED``), so that a resumed run
+        ends the turn the same way without running the tool again."""
+        fields = {"note": self.note, "summary": self.summary,
+                  "finish_status": self.finish_status}
+        return {"status": self.status.value} | {k: v for k, v in fields.items() if v is not None}
+
+    @classmethod
+    def from_saved(cls, text: str, saved: dict[str, Any]) -> TerminateResponse:
+        """The response a saved tool message (its text and ``saved()``) stood for."""
+        return cls(text, status=saved["status"], note=saved.get("note"),
+                   summary=saved.get("summary"), finish_status=saved.get("finish_status"))
+
+
+TERMINATED: Final = "terminated"
+"""The metadata key of a tool message whose tool ended the turn (``TerminateResponse.saved``)."""
+
 
 class FinishTool(Tool):
     """``finish``: the standard way to end a turn, above all when output is restricted."""
