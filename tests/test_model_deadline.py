@@ -85,8 +85,9 @@ def test_a_trickling_reply_is_cut_off_at_the_deadline(raw: RawServer, drip: str,
     assert str(error).startswith(f"the reply from {raw.base_url} (model 'm') did not finish "
                                  f"within the 0.5 s timeout (it had sent ")
     assert str(error).endswith(f" {sent}). Check the server, or raise timeout=")
-    if drip == "a chunk at a time":
-        assert texts and set(texts) == {"a"}  # what came in time was shown
+    if drip == "a chunk at a time":  # every chunk that came in time was shown (on a loaded
+        came = int(str(error).rsplit("it had sent ", 1)[1].split()[0])  # machine, maybe none)
+        assert texts == ["a"] * came
 
 
 def test_a_reply_within_the_deadline_is_read(raw: RawServer) -> None:
