@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -70,13 +71,17 @@ class Terminal:
         self.raw += self.child.read_nonblocking(65536, timeout=timeout)
 
     def expect(self, text: str) -> None:
-        """Wait until ``text`` appears (as plain text) after what was expected before."""
+        """Wait until ``text`` appears (as plain text) after what was expected before: at
+        most TIMEOUT seconds in all, even if the command never stops writing."""
+        deadline = time.monotonic() + TIMEOUT
         while True:
             found = self.seen.find(text, self.at)
             if found >= 0:
                 self.at = found + len(text)
                 return
             try:
+                if time.monotonic() > deadline:
+                    raise pexpect.TIMEOUT("still writing")
                 self._read()
             except (pexpect.EOF, pexpect.TIMEOUT) as exc:
                 raise AssertionError(f"{text!r} did not appear; the screen:\n{self.seen}") \
@@ -89,10 +94,11 @@ class Terminal:
     def end_of_input(self) -> None:
         """Ctrl-D. A Ctrl-D typed before the editor has set the terminal up can be lost, so it
         is typed again until the command ends (a second one is harmless)."""
+        deadline = time.monotonic() + TIMEOUT
         for _ in range(5):
             self.child.sendeof()
             try:
-                while True:
+                while time.monotonic() < deadline:  # a command that never stops writing fails
                     self._read(timeout=2)
             except pexpect.EOF:
                 return
@@ -101,8 +107,11 @@ class Terminal:
         raise AssertionError("Ctrl-D did not end the run")
 
     def finish(self) -> int:
+        deadline = time.monotonic() + TIMEOUT
         try:
             while True:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the command did not end; the screen:\n{self.seen}")
                 self._read()
         except pexpect.EOF:
             pass

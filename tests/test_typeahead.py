@@ -88,3 +88,23 @@ def test_with_the_line_editor_echo_stays_off_until_the_run_ends(tty: io.TextIOWr
     printer.spinner.stop()
     assert after_reply == [False]
     assert echo(tty)  # RunEnded gave it back
+
+
+def test_a_streamed_reply_inside_a_subroutine_ends_with_its_call() -> None:
+    """A subroutine's messages come as no MessageAdded: its streamed reply must end at
+    ModelCallEnded, or the live region would go on redrawing under the next prompt."""
+    from convo.events import ModelCallEnded, SubroutineStarted, TextDelta
+    from convo.session import NO_USAGE
+
+    for markdown in (False, True):
+        out = io.StringIO()
+        printer = ConsolePrinter(out, fancy=False, markdown=markdown)
+        reply = Message("assistant", "Partial", metadata={"cancelled": True})
+        for event in (SubroutineStarted("confirm"), ModelCallStarted(1, 1, 0),
+                      TextDelta("Partial"), ModelCallEnded(1, reply, NO_USAGE, 0.1)):
+            printer(event)
+        if markdown:
+            assert not printer.view.streaming
+            assert out.getvalue().rstrip().endswith("Partial")
+        else:
+            assert out.getvalue() == "Assistant: Partial\n"

@@ -22,6 +22,8 @@ from ..events import (
     ModelCallStarted,
     ReplyTruncated,
     RunEnded,
+    SubroutineEnded,
+    SubroutineStarted,
     TextDelta,
     UserInput,
 )
@@ -123,6 +125,7 @@ class ConsolePrinter:
         #: stays off until the run ends (see ``convo.terminal.typeahead``).
         self.typeahead = TypeAhead()
         self.quiet_until_prompt = False
+        self._subroutines = 0  # how deep in subroutines, whose messages come as no event
 
     @property
     def view(self) -> Any:
@@ -185,6 +188,12 @@ class ConsolePrinter:
             self._cut_off = True
         elif isinstance(event, ModelCallEnded):
             self._usage = event.usage  # shown after the reply, once it is a message
+            if self._subroutines:  # a subroutine's reply becomes no MessageAdded: end it here
+                self.end_stream()
+        elif isinstance(event, SubroutineStarted):
+            self._subroutines += 1
+        elif isinstance(event, SubroutineEnded):
+            self._subroutines = max(0, self._subroutines - 1)
         elif isinstance(event, RunEnded):
             self.typeahead.release()
             self.end_stream()
