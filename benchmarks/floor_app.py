@@ -18,7 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-client = openai.AsyncOpenAI(base_url=os.environ["FLOOR_BASE_URL"], api_key="x", max_retries=0)
+# The SDK's default retries, as convo's OpenAIModel has them: under load the fake server may
+# drop a connection, which either retries.
+client = openai.AsyncOpenAI(base_url=os.environ["FLOOR_BASE_URL"], api_key="x")
 histories: dict[str, list[dict[str, Any]]] = {}
 
 

@@ -31,8 +31,8 @@ Times = dict[str, list[float]]  # side ("convo", "raw") -> seconds per conversat
 @contextmanager
 def server() -> Iterator[str]:
     """The fake server in a child process; yields its base URL."""
-    process = subprocess.Popen([sys.executable, str(HERE / "serve.py")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, cwd=HERE)
+    process = subprocess.Popen([sys.executable, str(HERE / "model_server.py")],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=HERE)
     try:
         assert process.stdout is not None
         base_url = process.stdout.readline().strip()

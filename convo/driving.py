@@ -54,22 +54,26 @@ class Run(Answers):
 
     def apply(self, step: Message | Event) -> None:
         """Append a message or pass an event on (TurnEnded also lands on session.turns)."""
+        # Runs for every message and event (thousands when a long conversation is rebuilt).
+        on_event = self.on_event
         if isinstance(step, Message):
             if self.added >= self.runner.max_messages:
                 raise MaxMessages
-            self.session.messages.append(step)
+            messages = self.session.messages
+            messages.append(step)
             self.added += 1
-            if self.on_event is not None:
-                self.on_event(MessageAdded(step, len(self.session.messages) - 1))
+            if on_event is not None:
+                on_event(MessageAdded(step, len(messages) - 1))
             return
-        if isinstance(step, TurnEnded):
-            self.session.turns.append(step.result)
-            self.turn = step.result
-        elif isinstance(step, Replayed):
+        if isinstance(step, Replayed):
             self.model_calls += step.model_calls
             self.tool_calls += step.tool_calls
             self.usage = self.usage + step.usage
-        self.emit(step)
+        elif isinstance(step, TurnEnded):
+            self.session.turns.append(step.result)
+            self.turn = step.result
+        if on_event is not None:
+            on_event(step)
 
     # -- limits ------------------------------------------------------------------------------
 

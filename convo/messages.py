@@ -15,6 +15,8 @@ ROLES: Final = ("system", "user", "assistant", "tool")
 # One shared, read-only empty mapping: most messages carry no metadata, and an empty dict per
 # message would cost 64 bytes each.
 _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
+# json.dumps(value, ensure_ascii=False), without building an encoder per call.
+_ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _check_role(_: object, __: attrs.Attribute[str], value: str) -> None:
@@ -55,7 +57,7 @@ class ToolCall:
         """The arguments as the wire carries them: the raw text, or the object as JSON."""
         if self.raw_arguments is not None:
             return self.raw_arguments
-        return json.dumps(self.arguments, ensure_ascii=False)
+        return _ENCODE(self.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}

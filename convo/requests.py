@@ -152,10 +152,11 @@ class RunTools(Request):
 
     def replay(self, saved: Saved) -> Any:
         results: dict[str | None, Message] = {}
-        for message in saved.messages[saved.at:]:
-            if message.role != "tool":
+        messages = saved.messages
+        for i in range(saved.at, len(messages)):  # no copy of the rest: this runs per batch
+            if messages[i].role != "tool":
                 break
-            results[message.tool_call_id] = message
+            results[messages[i].tool_call_id] = messages[i]
         if not all(inv.call.id in results for inv in self.invocations):
             return NOTHING
         return [rerun(inv) if inv.tool.rerun_on_resume

@@ -11,7 +11,7 @@ on are dropped (``CaughtUp`` says so). A served conversation is rebuilt the same
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -52,55 +52,70 @@ class Resume(Template):
         return (self.template,)
 
     def render(self, session: Session) -> Flow:
+        # Why longer than 40 lines: the replay and the live run are two loops, so that each
+        # replayed step (thousands, for a long conversation) costs as little as it can.
         flow = self.template.render(session)
+        send = flow.send
         saved = Saved(self.saved.messages, self.saved.approvals)  # a cursor of this run's own
+        messages = saved.messages
         runs = list(self.subroutines)
-        replaying = True
         answer: Any = None
         counted = replayed_summaries(session.state)
         if counted is not None:
             yield counted  # the summary calls the saved conversation made (convo.summary)
         try:
-            while True:
+            while True:  # replaying: each step is checked against the saved conversation
                 try:
-                    step = flow.send(answer)
+                    step = send(answer)
                 except StopIteration as stop:
                     return stop.value
                 answer = None
-                if (replaying and isinstance(step, SubroutineStarted) and runs
-                        and runs[0].label == step.label):
-                    answer = _child_replay(runs.pop(0))
+                if isinstance(step, Message):
+                    at = saved.at
+                    if at < len(messages) and (step is messages[at] or _same(step, messages[at])):
+                        saved.at = at + 1
+                        yield step
+                        continue
+                elif isinstance(step, Event):
+                    if runs and isinstance(step, SubroutineStarted) and \
+                            runs[0].label == step.label:
+                        answer = _child_replay(runs.pop(0))
+                        continue
+                    answer = yield step
                     continue
-                if replaying and not isinstance(step, Event):
-                    if isinstance(step, Message):
-                        nxt = saved.next
-                        if nxt is not None and _same(step, nxt):
-                            saved.at += 1
-                            yield step
-                            continue
-                    else:
-                        found = step.replay(saved)
-                        if found is not NOTHING:
-                            yield _counted(step, found)
-                            answer = found
-                            continue
-                    replaying = False
-                    if not self.quiet:
-                        yield CaughtUp(saved.at, len(saved.messages))
+                else:
+                    found = step.replay(saved)
+                    if found is not NOTHING:
+                        yield _counted(step, found)
+                        answer = found
+                        continue
+                if not self.quiet:
+                    yield CaughtUp(saved.at, len(messages))
+                answer = yield step
+                break
+            while True:  # live
+                try:
+                    step = send(answer)
+                except StopIteration as stop:
+                    return stop.value
                 answer = yield step
         finally:
             flow.close()
+
+
+_NOTHING_COUNTED: Final = Replayed()
+_ONE_CALL: Final = Replayed(model_calls=1, usage=UNREPORTED)
 
 
 def _counted(request: Any, answer: Any) -> Replayed:
     """What a replayed answer counts as (a resumed conversation's counts cover it all)."""
     if isinstance(request, CallModel):
         usage = answer.metadata.get("usage") if answer.metadata else None
-        return Replayed(model_calls=1, usage=Usage.from_dict(usage) if usage else UNREPORTED)
+        return Replayed(model_calls=1, usage=Usage.from_dict(usage)) if usage else _ONE_CALL
     if isinstance(request, RunTools):
-        return Replayed(tool_calls=sum(not inv.tool.rerun_on_resume
-                                       for inv in request.invocations))
-    return Replayed()
+        tools = sum(not inv.tool.rerun_on_resume for inv in request.invocations)
+        return Replayed(tool_calls=tools) if tools else _NOTHING_COUNTED
+    return _NOTHING_COUNTED
 
 
 def _child_replay(run: SubroutineRun) -> Callable[[Template], Template]:

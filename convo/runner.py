@@ -9,7 +9,7 @@ limits, the outcome — happens once, in ``drive``.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -28,6 +28,7 @@ from .templates.base import Template
 from .templates.tree import validate_tree
 
 EventHandler = Callable[[Event], None]
+_APPLIED: Final = (Message, Event)  # what drive() applies itself (a tuple: checked per step)
 
 
 def _check_model(runner: Runner, attribute: attrs.Attribute[Any], model: Any) -> None:
@@ -130,7 +131,7 @@ class Runner:
             answer: Any = None
             while True:
                 step = flow.send(answer)
-                if isinstance(step, Message | Event):
+                if isinstance(step, _APPLIED):
                     run.apply(step)
                     answer = None
                 elif isinstance(step, CallModel) and \

@@ -55,6 +55,8 @@ class Usage:
     unreported: int = 0
 
     def __add__(self, other: Usage) -> Usage:
+        if other is NO_USAGE:
+            return self
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,

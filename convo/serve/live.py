@@ -42,10 +42,9 @@ class Live:
     emit: Emit | None = None
 
     def on_event(self, event: Event) -> None:
-        if isinstance(event, CaughtUp):
-            self.replaying = False
-        elif self.replaying:
-            return
+        if self.replaying:  # what a rebuild replays is stored already
+            if isinstance(event, CaughtUp):
+                self.replaying = False
         elif isinstance(event, MessageAdded):
             self.fresh.append((event.index, event.message))
         elif isinstance(event, TextDelta) and self.emit is not None:

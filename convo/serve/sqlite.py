@@ -24,6 +24,8 @@ from ..messages import Message
 from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
 
 LEASE_S: Final = 3600.0
+BUSY_TIMEOUT_MS: Final = 30000
+_BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 T = TypeVar("T")
 
 SCHEMA: Final = """
@@ -39,6 +41,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
     PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
 """
+
+
+class _Busy(Exception):
+    """The database was busy and the caller would not wait: try again in a thread."""
 
 
 def _owner() -> str:
@@ -65,28 +71,51 @@ class SQLiteStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one user of the connection at a time
+        self._waits = True  # the connection's busy_timeout is on (else 0: busy at once)
         self._owner = _owner()
 
     async def _do(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        def call() -> T:
-            with self._lock:
-                if self._db is None:
-                    raise StoreError(f"the SQLite store {self.path} is closed")
-                try:
-                    with self._db:  # one transaction
-                        return fn(self._db)
-                except sqlite3.Error as exc:
-                    raise StoreError(f"SQLite store {self.path}: {exc}") from exc
+        # A statement or two of a WAL database take tens of microseconds: they run here, on
+        # the event loop, without a thread hop each. Only when the database is busy (another
+        # worker process writes, or a thread of ours holds the connection) does the work go
+        # to a thread, which waits for its turn (busy_timeout) without stalling the loop.
+        if self._lock.acquire(blocking=False):
+            try:
+                return self._run(fn, wait=False)
+            except _Busy:
+                pass
+            finally:
+                self._lock.release()
+        return await asyncio.to_thread(self._waiting, fn)
 
-        return await asyncio.to_thread(call)
+    def _waiting(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            return self._run(fn, wait=True)
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T], *, wait: bool) -> T:
+        """One transaction (the caller holds the lock); ``_Busy`` if the database is busy
+        and ``wait`` is false (nothing was written: the transaction rolled back)."""
+        db = self._db
+        if db is None:
+            raise StoreError(f"the SQLite store {self.path} is closed")
+        try:
+            if wait != self._waits:
+                db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS if wait else 0}")
+                self._waits = wait
+            with db:  # one transaction
+                return fn(db)
+        except sqlite3.Error as exc:
+            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:
+                raise _Busy from exc
+            raise StoreError(f"SQLite store {self.path}: {exc}") from exc
 
     async def open(self) -> None:
         def connect() -> None:
             db = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
                                  isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=30000")
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
             db.execute("INSERT OR IGNORE INTO convo_meta VALUES ('schema_version', ?)",

@@ -60,11 +60,9 @@ class TurnWatch:
                         f"{self.empties} empty or trivial replies in a row")
             return None
         self.empties, self.all_empty = 0, True
-        key: object = (
-            tuple((c.name, c.arguments_json()) for c in reply.tool_calls)
-            if reply.tool_calls else text
-        )
-        self.repeats = self.repeats + 1 if key == self.last_key else 1
+        # The text, or the calls (the same calls: the same names and arguments as JSON).
+        key: object = reply.tool_calls or text
+        self.repeats = self.repeats + 1 if _same(key, self.last_key) else 1
         self.last_key = key
         if guard.max_repeats and self.repeats >= guard.max_repeats:
             what = "tool calls" if reply.tool_calls else "reply"
@@ -74,3 +72,13 @@ class TurnWatch:
                 and text == last_tool_text.strip()):
             return RunStatus.IMPLICIT_COMPLETION, "the reply only echoed the last tool result"
         return None
+
+
+def _same(key: object, last: object) -> bool:
+    """Whether two replies' keys are the same; a batch's arguments become JSON only when the
+    names match (most replies differ from the last one sooner)."""
+    if not isinstance(key, tuple) or not isinstance(last, tuple):
+        return key == last
+    if len(key) != len(last) or any(a.name != b.name for a, b in zip(key, last, strict=True)):
+        return False
+    return all(a.arguments_json() == b.arguments_json() for a, b in zip(key, last, strict=True))
