@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Final
 
-from .cancel import Interrupts
+from .interrupts import Interrupts
 
 CUT: Final = object()  # the result of a call that Ctrl-C cancelled
 

@@ -24,10 +24,8 @@ Under ``arun()`` the same holds; how a Ctrl-C reaches a call that awaits is in
 
 from __future__ import annotations
 
-import os
 import time
 from functools import partial
-from types import FrameType
 from typing import Any, Final
 
 from ..driving import Run
@@ -36,34 +34,12 @@ from ..messages import Message
 from ..requests import AskUser, CallModel, RunTools, ToolRun
 from ..session import RunStatus, Session
 from ..tools.termination import TerminateResponse
-from .typeahead import release_all
+from .interrupts import EXIT_INTERRUPTED, Interrupts
 
 CANCELLED: Final = "cancelled"
 TOOL_CANCELLED: Final = "Cancelled by the user (Ctrl-C)"
-EXIT_INTERRUPTED: Final = 130
-
-
-class Interrupts:
-    """SIGINT: the first Ctrl-C raises ``KeyboardInterrupt``; a second one before ``reset()``
-    quits the process at once."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.count == 1:
-            self.first(frame)
-            return
-        release_all()  # os._exit runs no atexit handler: give the terminal its echo back
-        os.write(2, b"\nconvo: interrupted twice, quitting\n")
-        os._exit(EXIT_INTERRUPTED)
-
-    def first(self, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    def reset(self) -> None:
-        self.count = 0
+__all__ = ["CANCELLED", "EXIT_INTERRUPTED", "TOOL_CANCELLED", "CancellableRun", "Interrupts",
+           "drop_empty_cancelled"]
 
 
 class CancellableRun(Run):
