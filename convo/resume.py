@@ -69,6 +69,7 @@ class Resume(Template):
                 answer = None
                 if (replaying and isinstance(step, SubroutineStarted) and runs
                         and runs[0].label == step.label):
+                    yield step  # seen like a live start (a served conversation tracks the child)
                     answer = _child_replay(runs.pop(0))
                     continue
                 if replaying and not isinstance(step, Event):
