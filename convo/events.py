@@ -12,7 +12,7 @@ import attrs
 
 from .approval import Approval
 from .messages import Message, ToolCall
-from .session import NO_USAGE, Outcome, SubroutineRun, TurnResult, Usage
+from .session import NO_USAGE, Outcome, Session, SubroutineRun, TurnResult, Usage
 
 
 @attrs.frozen(slots=True)
@@ -166,9 +166,25 @@ class StateEntered(Event):
 @attrs.frozen(slots=True)
 class SubroutineStarted(Event):
     """A ``SubroutineTemplate`` starts. A resuming run answers it with a function that wraps
-    the child's template to replay its saved run; the runner answers ``None`` (run live)."""
+    the child's template to replay its saved run; the runner answers ``None`` (run live).
+
+    ``index``: how many messages the parent has; ``child``: the child's session, which grows
+    as the child runs (``record()`` is the child's run as it stands: what a served
+    conversation stores while it waits inside the child). ``child`` is left out of
+    ``describe``.
+    """
 
     label: str
+    index: int = 0
+    inherited: int = 0
+    child: Session | None = attrs.field(default=None, eq=False, repr=False,
+                                        metadata={"describe": False})
+
+    def record(self) -> SubroutineRun:
+        """The child's run so far, as ``SubroutineEnded`` would give it if it ended now."""
+        messages = self.child.messages if self.child is not None else ()
+        return SubroutineRun(label=self.label, index=self.index, inherited=self.inherited,
+                             messages=messages)
 
 
 @attrs.frozen(slots=True)
@@ -182,6 +198,8 @@ def describe(event: Event) -> dict[str, Any]:
     """A JSON-able dict of an event (for logs and transcripts)."""
     d: dict[str, Any] = {"event": type(event).__name__}
     for f in attrs.fields(type(event)):
+        if not f.metadata.get("describe", True):
+            continue
         value = getattr(event, f.name)
         to_dict = getattr(value, "to_dict", None)
         d[f.name] = to_dict() if to_dict else value

@@ -79,6 +79,7 @@ class Resume(Template):
                 elif isinstance(step, Event):
                     if runs and isinstance(step, SubroutineStarted) and \
                             runs[0].label == step.label:
+                        yield step  # seen like a live start (a served conversation tracks it)
                         answer = _child_replay(runs.pop(0))
                         continue
                     answer = yield step

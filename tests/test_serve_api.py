@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,12 +21,15 @@ from convo import (
     LoopTemplate,
     Message,
     ModelError,
+    SubroutineTemplate,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
     tool,
 )
 from convo.serve import create_app
+from convo.serve.sqlite import SQLiteStore
+from convo.serve.store import Store, Stored
 
 ran: list[str] = []
 
@@ -361,3 +365,185 @@ def test_a_state_machine_served_goes_on_in_its_state_on_another_worker(tmp_path:
                        "You are at the returns desk: open returns and send labels."]
     assert final["state"]["_convo_state"] == "returns"
     bot.mock_model.assert_complete()
+
+
+def subroutine_bot(folder: Path) -> tuple[LinearTemplate, FunctionModel]:
+    """A bot that starts inside a subroutine (a task on its own session, asking the user twice)
+    and then chats; its model and its tool append a line to a file each time they run."""
+
+    @tool
+    def jot(text: str) -> str:
+        """Jot a note down."""
+        with open(folder / "jotted.txt", "a", encoding="utf-8") as file:
+            file.write(text + "\n")
+        return f"jotted {text}"
+
+    def answer(messages: Sequence[Message], tools: Any) -> str:
+        last = messages[-1]
+        with open(folder / "model_calls.txt", "a", encoding="utf-8") as file:
+            file.write(f"{len(messages)} {last.content}\n")
+        if last.role == "tool":
+            return f"Done: {last.content}"
+        if last.content == "flaky" and not (folder / "failed").exists():
+            (folder / "failed").touch()
+            raise ModelError("HTTP 500 from the test model")
+        if last.content.startswith("jot "):
+            return f"{{jot(text='{last.content[4:]}')}}"
+        return f"You said {last.content!r}"
+
+    task = SubroutineTemplate(
+        LinearTemplate([UserTemplate(), ToolingTemplate([jot]),
+                        UserTemplate(description="Confirm?"), ToolingTemplate([jot])]),
+        inherit="system", keep="last", template_id="task")
+    template = LinearTemplate([SystemTemplate("Be brief."), task,
+                               LoopTemplate([UserTemplate(), ToolingTemplate([jot])])])
+    return template, FunctionModel(answer)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def check_subroutines_on_two_workers(clients: Sequence[TestClient], folder: Path,
+                                     store: Store | None = None) -> None:
+    """A conversation started on ``clients[0]``, its turns sent to the others in order: inside
+    the subroutine, at its end, after it. Nothing the store holds is run again."""
+    calls, jotted = folder / "model_calls.txt", folder / "jotted.txt"
+    cid = clients[0].post("/api/conversations", json={}).json()["id"]
+    url = f"/api/conversations/{cid}/messages"
+    first = clients[1].post(url, json={"content": "jot A"})  # inside the child, then it asks again
+    assert first.status_code == 200, first.text
+    assert (first.json()["added"], first.json()["waiting_for"]) == (
+        [], {"type": "user", "prompt": "Confirm?"})
+    assert (_lines(calls), _lines(jotted)) == (["2 jot A", "4 jotted A"], ["A"])
+    # The child's record is stored as it stands: the other worker goes on inside the child.
+    second = clients[2].post(url, json={"content": "jot B"})
+    assert second.status_code == 200, second.text
+    assert second.json()["added"] == [{"role": "assistant", "content": "Done: jotted B"}]
+    assert _lines(calls) == ["2 jot A", "4 jotted A", "6 jot B", "8 jotted B"]
+    assert _lines(jotted) == ["A", "B"]
+    # Past the subroutine: its record is replayed, neither its model nor its tool runs again.
+    third = clients[3].post(url, json={"content": "hi"})
+    assert third.status_code == 200, third.text
+    assert third.json()["added"] == [{"role": "user", "content": "hi"},
+                                     {"role": "assistant", "content": "You said 'hi'"}]
+    fourth = clients[4].post(url, json={"content": "jot C"})
+    assert fourth.status_code == 200, fourth.text
+    assert _lines(calls) == ["2 jot A", "4 jotted A", "6 jot B", "8 jotted B", "3 hi",
+                             "5 jot C", "7 jotted C"]
+    assert _lines(jotted) == ["A", "B", "C"]
+    shown = clients[0].get(f"/api/conversations/{cid}").json()
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("system", "Be brief."), ("assistant", "Done: jotted B"), ("user", "hi"),
+        ("assistant", "You said 'hi'"), ("user", "jot C"), ("assistant", ""),
+        ("tool", "jotted C"), ("assistant", "Done: jotted C")]
+    assert (shown["status"], shown["waiting_for"]) == ("waiting", {"type": "user",
+                                                                   "prompt": None})
+    if store is not None:
+        stored = asyncio.run(_load(store, cid))
+        [run] = stored.subroutines
+        assert (run.label, run.index, run.inherited) == ("SubroutineTemplate(template_id='task')",
+                                                         1, 1)
+        assert [(m.role, m.content) for m in run.messages] == [
+            ("system", "Be brief."), ("user", "jot A"), ("assistant", ""),
+            ("tool", "jotted A"), ("assistant", "Done: jotted A"), ("user", "jot B"),
+            ("assistant", ""), ("tool", "jotted B"), ("assistant", "Done: jotted B")]
+        assert stored.child_length == 9
+
+
+async def _load(store: Store, cid: str) -> Stored:
+    await store.open()
+    try:
+        stored = await store.load(cid)
+    finally:
+        await store.close()
+    assert stored is not None
+    return stored
+
+
+@pytest.mark.parametrize("order", ["alternately", "after the subroutine"])
+def test_subroutines_are_rebuilt_on_another_worker_without_running_again(
+        tmp_path: Path, order: str) -> None:
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    apps = [create_app(*subroutine_bot(tmp_path), store=store) for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        # the second worker first sees the conversation inside the child, or past it
+        clients = [one, two, one, two, one] if order == "alternately" else [one, one, one,
+                                                                                two, one]
+        check_subroutines_on_two_workers(clients, tmp_path,
+                                         SQLiteStore(str(tmp_path / "shared.db")))
+
+
+def test_subroutines_are_rebuilt_from_the_memory_store_after_eviction(tmp_path: Path) -> None:
+    app = create_app(*subroutine_bot(tmp_path), cache_size=0)  # every turn rebuilds
+    with TestClient(app) as client:
+        check_subroutines_on_two_workers([client] * 5, tmp_path)
+
+
+def test_a_failed_model_call_inside_a_subroutine_is_retried_on_another_worker(
+        tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    apps = [create_app(*subroutine_bot(tmp_path), store=store) for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        failed = two.post(f"/api/conversations/{cid}/messages", json={"content": "flaky"})
+        assert failed.status_code == 502
+        assert failed.json()["waiting_for"] == {"type": "retry",
+                                                "error": "HTTP 500 from the test model"}
+        retried = one.post(f"/api/conversations/{cid}/retry")
+        assert retried.status_code == 200, retried.text
+        assert retried.json()["waiting_for"] == {"type": "user", "prompt": "Confirm?"}
+        done = two.post(f"/api/conversations/{cid}/messages", json={"content": "yes"})
+        assert done.json()["added"] == [{"role": "assistant", "content": "You said 'yes'"}]
+    assert _lines(tmp_path / "model_calls.txt") == ["2 flaky", "2 flaky", "4 yes"]
+
+
+V1_SQLITE = """
+CREATE TABLE convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO convo_meta VALUES ('schema_version', '1');
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY, state TEXT NOT NULL, status TEXT NOT NULL, waiting_for TEXT,
+    outcome TEXT, approvals TEXT NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
+    lock_owner TEXT, lock_until REAL, created REAL NOT NULL);
+CREATE TABLE messages (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
+CREATE TABLE idempotency (
+    conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
+    PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
+INSERT INTO conversations VALUES ('old', '{}', 'waiting', '{"type":"user","prompt":null}',
+    NULL, '{}', 1, NULL, NULL, 0);
+INSERT INTO messages VALUES ('old', 0, '{"role":"system","content":"Be brief."}');
+"""
+
+
+def test_a_version_1_sqlite_database_gains_the_subroutine_records(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(V1_SQLITE)
+    db.close()
+    with TestClient(create_app(TEMPLATE, FunctionModel(reply), store=f"sqlite:///{path}")) as c:
+        said = c.post("/api/conversations/old/messages", json={"content": "hi"})
+        assert said.status_code == 200, said.text
+        assert [m["content"] for m in said.json()["messages"]] == [
+            "Be brief.", "hi", "You said 'hi'"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM convo_meta").fetchall() == [("2",)]
+        assert db.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)
+    db.close()
+
+
+def test_a_conversation_that_ends_inside_a_subroutine_stores_its_record_once(
+        tmp_path: Path) -> None:
+    path = tmp_path / "ends.db"
+    app = create_app(*subroutine_bot(tmp_path), store=f"sqlite:///{path}",
+                     limits={"model_calls": 1})
+    with TestClient(app) as client:
+        cid = client.post("/api/conversations", json={}).json()["id"]
+        ended = client.post(f"/api/conversations/{cid}/messages", json={"content": "jot A"})
+    assert ended.json()["outcome"]["limit"] == "model_calls"
+    stored = asyncio.run(_load(SQLiteStore(str(path)), cid))
+    assert [[(m.role, m.content) for m in run.messages] for run in stored.subroutines] == [
+        [("system", "Be brief."), ("user", "jot A"), ("assistant", ""), ("tool", "jotted A")]]

@@ -275,3 +275,56 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_at_once(postgres: Po
     finally:
         one.stop()
         two.stop()
+
+
+def test_subroutines_on_two_workers_sharing_postgres(postgres: Postgres, tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+    from test_serve_api import check_subroutines_on_two_workers, subroutine_bot
+
+    from convo.serve import create_app
+    from convo.serve.postgres import PostgresStore
+
+    apps = [create_app(*subroutine_bot(tmp_path), store=postgres.url) for _ in range(2)]
+    with TestClient(apps[0]) as one, TestClient(apps[1]) as two:
+        check_subroutines_on_two_workers([one, two, one, two, one], tmp_path,
+                                         PostgresStore(postgres.url))
+
+
+V1_POSTGRES = """
+CREATE TABLE convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO convo_meta VALUES ('schema_version', '1');
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY, state JSONB NOT NULL, status TEXT NOT NULL, waiting_for JSONB,
+    outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
+    lock_owner BIGINT, created TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE messages (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
+    PRIMARY KEY (conversation_id, idx));
+CREATE TABLE idempotency (
+    conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response JSONB,
+    PRIMARY KEY (conversation_id, key));
+INSERT INTO conversations (id, state, status, waiting_for, length) VALUES
+    ('old', '{}', 'waiting', '{"type": "user", "prompt": null}', 1);
+INSERT INTO messages VALUES ('old', 0, '{"role": "system", "content": "Take notes."}');
+"""
+
+
+def test_a_version_1_postgres_database_gains_the_subroutine_records(postgres: Postgres,
+                                                                    tmp_path: Path) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as admin:
+        admin.execute("CREATE DATABASE convo_v1")
+    url = postgres.url.rsplit("/", 1)[0] + "/convo_v1"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(V1_POSTGRES)
+    server = Server(url, tmp_path)  # the counting bot, on the database of an older convo
+    try:
+        said = server.post("/api/conversations/old/messages", {"content": "hi"})
+        assert said.status_code == 200, said.text
+        assert _contents(server, "old") == ["Take notes.", "hi", "echo hi"]
+    finally:
+        assert server.stop() == 0
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT value FROM convo_meta").fetchall() == [("2",)]
+        assert conn.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)

@@ -72,6 +72,36 @@ def test_the_child_runs_on_its_own_session_and_its_last_reply_is_kept() -> None:
     assert Session.from_json(session.to_json()) == session
 
 
+def test_the_start_event_shows_the_child_as_it_grows_and_a_resume_sends_it_too() -> None:
+    from convo.events import SubroutineEnded, SubroutineStarted, describe
+
+    seen: list[tuple[str, SubroutineRun]] = []
+
+    def watch(event: object) -> None:
+        if isinstance(event, SubroutineStarted):
+            started.append(event)
+            seen.append(("started", event.record()))
+        elif isinstance(event, SubroutineEnded):
+            seen.append(("ended", started[-1].record()))
+
+    started: list[SubroutineStarted] = []
+    session = Runner(MockModel([EMAIL.content]), parent(drafting()), on_event=watch).run()
+    label = "SubroutineTemplate(template_id='draft')"
+    assert seen == [
+        ("started", SubroutineRun(label=label, index=3, inherited=1, messages=(SYSTEM,))),
+        ("ended", session.subroutines[0])]
+    assert describe(started[0]) == {"event": "SubroutineStarted", "label": label, "index": 3,
+                                    "inherited": 1}
+    # Replayed from its record, the child starts (and ends) for on_event all the same.
+    seen.clear()
+    template, fresh = resume(parent(drafting()), session)
+    again = Runner(MockModel([]), template, on_event=watch).run(fresh)
+    assert again.messages == session.messages
+    assert seen == [("started", SubroutineRun(label=label, index=3, inherited=1,
+                                              messages=(SYSTEM,))),
+                    ("ended", session.subroutines[0])]
+
+
 @pytest.mark.parametrize(("inherit", "sees"), [
     ("all", (SYSTEM, ASKED, SURE, DRAFT)),
     ("none", (DRAFT,)),

@@ -4,8 +4,10 @@ A conversation waiting for a person is the run's driver (``Runner.drive``) pause
 that pauses (``AskUser``, ``Approve``), or at a ``CallModel`` whose model call failed (waiting
 for ``retry``). Paused conversations are kept in a bounded LRU cache; on a miss (another
 worker, a restart, an eviction) the conversation is rebuilt from the store with ``resume``:
-no tool or model is called again for what is stored. Every message is committed to the store
-before a client sees it; one turn at a time per conversation, across workers (``Store.turn``).
+no tool or model is called again for what is stored, subroutines included (their records are
+stored with each step, the child a conversation waits inside as it stands). Every message is
+committed to the store before a client sees it; one turn at a time per conversation, across
+workers (``Store.turn``).
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Engine:
             raise HTTPProblem(409, f"conversation {conversation_id!r} has ended")
         cached = self._cache.get(conversation_id)
         if cached is not None and cached.committed == stored.length and \
-                cached.pending is not None:
+                cached.children == stored.child_length and cached.pending is not None:
             self._keep(cached)
             return cached
         return await self._rebuild(conversation_id)
@@ -72,11 +74,13 @@ class Engine:
         if stored is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
         saved = Session(stored.messages, stored.state,
-                        approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()})
+                        approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
+                        subroutines=stored.subroutines)
         template, session = resume(self.runner.template, saved)
         live = self._start(conversation_id, session, replaying=True, template=template)
         live.pending = live.driver.send(None)  # replays to the first live request
         live.committed = len(stored.messages)
+        live.stored()
         if stored.waiting_for and stored.waiting_for.get("type") == "retry":
             live.error = stored.waiting_for.get("error")
         elif isinstance(live.pending, CallModel):
@@ -197,8 +201,10 @@ class Engine:
         fresh, live.fresh = live.fresh, []
         state = dumps(live.session.state)
         approvals = live.session.approvals
+        subroutines = live.unstored()
         change = Change(
             messages=tuple(fresh),
+            subroutines=tuple(subroutines),
             state=live.session.state if state != live.state else None,
             approvals={k: a.to_dict() for k, a in approvals.items()}
             if len(approvals) != live.approvals else None,
@@ -206,9 +212,11 @@ class Engine:
             waiting_for=live.waiting_for() if final else None,
             outcome=live.session.outcome.to_dict() if final and live.session.outcome else None,
         )
-        if fresh or change.state is not None or change.approvals is not None or final:
+        if fresh or subroutines or change.state is not None or change.approvals is not None \
+                or final:
             await self.store.write(live.id, change)
         live.state, live.approvals = state, len(approvals)
+        live.stored()
         live.committed += len(fresh)
         if live.emit is not None:
             for _, message in fresh:

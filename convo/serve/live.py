@@ -8,10 +8,17 @@ from typing import Any
 import attrs
 
 from ..driving import Run
-from ..events import CaughtUp, Event, MessageAdded, TextDelta
+from ..events import (
+    CaughtUp,
+    Event,
+    MessageAdded,
+    SubroutineEnded,
+    SubroutineStarted,
+    TextDelta,
+)
 from ..messages import Message
 from ..requests import Approve, AskUser, CallModel, Request
-from ..session import Session
+from ..session import Session, SubroutineRun
 from .store import Stored
 
 Emit = Callable[[str, Any], None]
@@ -40,8 +47,18 @@ class Live:
     replaying: bool = False
     fresh: list[tuple[int, Message]] = attrs.field(factory=list)
     emit: Emit | None = None
+    # The subroutines running now, outermost first (replayed ones too): the outermost is the
+    # one whose record the store keeps while the conversation is inside it.
+    inside: list[SubroutineStarted] = attrs.field(factory=list)
+    ended: int = 0  # how many of session.subroutines are stored
+    open_stored: tuple[int, int] | None = None  # the child inside: its index, messages stored
+    children: int = 0  # how many messages the stored subroutine records hold
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, SubroutineStarted):
+            self.inside.append(event)
+        elif isinstance(event, SubroutineEnded) and self.inside:
+            self.inside.pop()
         if self.replaying:  # what a rebuild replays is stored already
             if isinstance(event, CaughtUp):
                 self.replaying = False
@@ -53,6 +70,30 @@ class Live:
     @property
     def session(self) -> Session:
         return self.run.session
+
+    def _open(self) -> SubroutineRun | None:
+        if not self.inside or self.session.outcome is not None:
+            return None  # a run that ended inside a child put its record on session.subroutines
+        return self.inside[0].record()
+
+    def unstored(self) -> list[tuple[int, SubroutineRun]]:
+        """The subroutine records to store: the children that ended since the last write, and
+        the child the conversation is inside, when it grew."""
+        done = self.session.subroutines
+        records = [(i, done[i]) for i in range(self.ended, len(done))]
+        run = self._open()
+        if run is not None and (len(done), len(run.messages)) != self.open_stored:
+            records.append((len(done), run))
+        return records
+
+    def stored(self) -> None:
+        """The subroutine records as they stand now are in the store."""
+        done = self.session.subroutines
+        run = self._open()
+        self.ended = len(done)
+        self.open_stored = None if run is None else (len(done), len(run.messages))
+        self.children = sum(len(r.messages) for r in done) + (
+            0 if run is None else len(run.messages))
 
     def waiting_for(self) -> dict[str, Any] | None:
         request = self.pending

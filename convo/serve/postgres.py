@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 from ..messages import Message
+from ..session import SubroutineRun
 from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
 
 SCHEMA: Final = """
@@ -33,6 +34,9 @@ ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
+CREATE TABLE IF NOT EXISTS subroutines (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, length INTEGER NOT NULL,
+    record JSONB NOT NULL, PRIMARY KEY (conversation_id, idx));
 CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response JSONB,
     PRIMARY KEY (conversation_id, key));
@@ -58,8 +62,10 @@ class PostgresStore:
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(424242)")  # one migrator
                 await conn.execute(SCHEMA)
-                await conn.execute("INSERT INTO convo_meta VALUES ('schema_version', %s) "
-                                   "ON CONFLICT DO NOTHING", (str(SCHEMA_VERSION),))
+                await conn.execute(
+                    "INSERT INTO convo_meta VALUES ('schema_version', %s) ON CONFLICT (key) DO "
+                    "UPDATE SET value = EXCLUDED.value WHERE convo_meta.value::int < "
+                    "EXCLUDED.value::int", (str(SCHEMA_VERSION),))
         except Exception as exc:
             raise StoreError(f"cannot open the Postgres store: {exc}") from exc
 
@@ -157,10 +163,17 @@ class PostgresStore:
                 return None
             stored = Stored(conversation_id, row[0], row[1], row[2], row[3], row[4],
                             length=row[5])
+            cur = await conn.execute("SELECT COALESCE(SUM(length), 0) FROM subroutines WHERE "
+                                     "conversation_id = %s", (conversation_id,))
+            stored.child_length = int((await cur.fetchone())[0])
             if messages:
                 cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
                                          "= %s ORDER BY idx", (conversation_id,))
                 stored.messages = [Message.from_dict(m) for (m,) in await cur.fetchall()]
+                cur = await conn.execute("SELECT record FROM subroutines WHERE "
+                                         "conversation_id = %s ORDER BY idx", (conversation_id,))
+                stored.subroutines = [SubroutineRun.from_dict(r)
+                                      for (r,) in await cur.fetchall()]
             return stored
 
     async def write(self, conversation_id: str, change: Change) -> None:
@@ -171,6 +184,14 @@ class PostgresStore:
                         (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
                 await conn.execute("UPDATE conversations SET length = %s WHERE id = %s",
                                    (change.messages[-1][0] + 1, conversation_id))
+            if change.subroutines:
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        "INSERT INTO subroutines VALUES (%s, %s, %s, %s) ON CONFLICT "
+                        "(conversation_id, idx) DO UPDATE SET length = EXCLUDED.length, "
+                        "record = EXCLUDED.record", [
+                            (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                            for i, r in change.subroutines])
             if change.state is not None:
                 await conn.execute("UPDATE conversations SET state = %s WHERE id = %s",
                                    (dumps(change.state), conversation_id))
@@ -185,7 +206,7 @@ class PostgresStore:
 
     async def delete(self, conversation_id: str) -> bool:
         async with self._conn() as conn, conn.transaction():
-            for table in ("messages", "idempotency"):
+            for table in ("messages", "subroutines", "idempotency"):
                 await conn.execute(f"DELETE FROM {table} WHERE conversation_id = %s",
                                    (conversation_id,))
             cur = await conn.execute("DELETE FROM conversations WHERE id = %s",

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 from ..messages import Message
+from ..session import SubroutineRun
 from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
 
 LEASE_S: Final = 3600.0
@@ -37,6 +38,9 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message TEXT NOT NULL,
     PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS subroutines (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, length INTEGER NOT NULL,
+    record TEXT NOT NULL, PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
     PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
@@ -118,8 +122,9 @@ class SQLiteStore:
             db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
-            db.execute("INSERT OR IGNORE INTO convo_meta VALUES ('schema_version', ?)",
-                       (str(SCHEMA_VERSION),))
+            db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
+                       "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
+                       "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
             db.isolation_level = "DEFERRED"
             self._db = db
 
@@ -155,10 +160,17 @@ class SQLiteStore:
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
                             length=row[5])
+            (stored.child_length,) = db.execute(
+                "SELECT COALESCE(SUM(length), 0) FROM subroutines WHERE conversation_id = ?",
+                (conversation_id,)).fetchone()
             if messages:
                 stored.messages = [Message.from_dict(json.loads(m)) for (m,) in db.execute(
                     "SELECT message FROM messages WHERE conversation_id = ? ORDER BY idx",
                     (conversation_id,))]
+                stored.subroutines = [SubroutineRun.from_dict(json.loads(r)) for (r,) in
+                                      db.execute("SELECT record FROM subroutines WHERE "
+                                                 "conversation_id = ? ORDER BY idx",
+                                                 (conversation_id,))]
             return stored
 
         return await self._do(read)
@@ -170,6 +182,9 @@ class SQLiteStore:
                     (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
                 db.execute("UPDATE conversations SET length = ? WHERE id = ?",
                            (change.messages[-1][0] + 1, conversation_id))
+            db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
+                (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                for i, r in change.subroutines])
             for column, value in (("state", change.state), ("approvals", change.approvals)):
                 if value is not None:
                     db.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?",
@@ -183,7 +198,7 @@ class SQLiteStore:
 
     async def delete(self, conversation_id: str) -> bool:
         def delete(db: sqlite3.Connection) -> bool:
-            for table in ("messages", "idempotency"):
+            for table in ("messages", "subroutines", "idempotency"):
                 db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))
             return db.execute("DELETE FROM conversations WHERE id = ?",
                               (conversation_id,)).rowcount > 0

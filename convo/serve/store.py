@@ -1,10 +1,15 @@
 """Where served conversations live: one small async interface, three implementations.
 
-A conversation is a row (its state, status, what it waits for, its outcome, the approvals)
-and its messages, stored append-only (a turn writes only what it added, so its cost does not
-grow with the conversation). ``turn(id)`` holds the conversation's turn lock — one turn at a
-time per conversation across every worker — and gives ``None`` when another turn holds it.
-Schema versions: ``SCHEMA_VERSION`` is written on first start, so a later convo can migrate.
+A conversation is a row (its state, status, what it waits for, its outcome, the approvals),
+its messages, stored append-only (a turn writes only what it added, so its cost does not
+grow with the conversation), and its subroutine records (``Session.subroutines``), one per
+``SubroutineTemplate`` run, each written when the child ends; a child the conversation waits
+inside is written as it stands at each step of the turn, and replaced when it grows.
+``turn(id)`` holds the conversation's turn lock — one turn at a time per conversation across
+every worker — and gives ``None`` when another turn holds it.
+Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a later start, so
+a later convo can migrate. Version 2 added the subroutine records (a table of their own,
+created on start if missing: a version-1 database just gains it).
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from typing import Any, Final, Protocol
 import attrs
 
 from ..messages import Message
+from ..session import SubroutineRun
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 
 class StoreError(Exception):
@@ -37,14 +43,17 @@ class Stored:
     approvals: dict[str, Any] = attrs.field(factory=dict)
     messages: list[Message] = attrs.field(factory=list)
     length: int = 0  # how many messages are stored (without loading them)
+    subroutines: list[SubroutineRun] = attrs.field(factory=list)
+    child_length: int = 0  # how many messages its subroutine records hold, all together
 
 
 @attrs.frozen(slots=True)
 class Change:
-    """What one step of a turn wrote: new messages (with their indexes) and the row's
-    fields."""
+    """What one step of a turn wrote: new messages (with their indexes), subroutine records
+    (with theirs: a record at an index already stored replaces it) and the row's fields."""
 
     messages: tuple[tuple[int, Message], ...] = ()
+    subroutines: tuple[tuple[int, SubroutineRun], ...] = ()
     state: dict[str, Any] | None = None
     approvals: dict[str, Any] | None = None
     status: str | None = None
@@ -105,8 +114,10 @@ class MemoryStore:
         if row is None:
             return None
         copy = attrs.evolve(row, messages=list(row.messages) if messages else [],
+                            subroutines=list(row.subroutines) if messages else [],
                             state=json.loads(dumps(row.state)))
         copy.length = len(row.messages)
+        copy.child_length = sum(len(r.messages) for r in row.subroutines)
         return copy
 
     async def write(self, conversation_id: str, change: Change) -> None:
@@ -116,6 +127,11 @@ class MemoryStore:
                 raise StoreError(f"conversation {conversation_id}: message {index} written "
                                  f"out of order (have {len(row.messages)})")
             row.messages.append(message)
+        for index, run in change.subroutines:
+            if index > len(row.subroutines):
+                raise StoreError(f"conversation {conversation_id}: subroutine record {index} "
+                                 f"written out of order (have {len(row.subroutines)})")
+            row.subroutines[index:index + 1] = [run]
         _apply(row, change)
 
     async def delete(self, conversation_id: str) -> bool:

@@ -98,10 +98,10 @@ class SubroutineTemplate(Template):
         label = self.label() if self.template_id else f"SubroutineTemplate({self.template.label()})"
         start = inherited(session.messages, self.inherit)
         child = Session(start, session.state)
-        # A resuming run answers with how to replay the child's saved messages.
-        replay = yield SubroutineStarted(label)
-        template = self.template if replay is None else replay(self.template)
         index = len(session.messages)
+        # A resuming run answers with how to replay the child's saved messages.
+        replay = yield SubroutineStarted(label, index, len(start), child)
+        template = self.template if replay is None else replay(self.template)
         try:
             yield from self._drive(template.render(child), child)
         except ReachedEndTemplateException:
