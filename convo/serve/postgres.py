@@ -156,16 +156,14 @@ class PostgresStore:
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         async with self._conn() as conn:
             cur = await conn.execute(
-                "SELECT state, status, waiting_for, outcome, approvals, length "
-                "FROM conversations WHERE id = %s", (conversation_id,))
+                "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
+                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id) "
+                "FROM conversations c WHERE id = %s", (conversation_id,))
             row = await cur.fetchone()
             if row is None:
                 return None
             stored = Stored(conversation_id, row[0], row[1], row[2], row[3], row[4],
-                            length=row[5])
-            cur = await conn.execute("SELECT COALESCE(SUM(length), 0) FROM subroutines WHERE "
-                                     "conversation_id = %s", (conversation_id,))
-            stored.child_length = int((await cur.fetchone())[0])
+                            length=row[5], child_length=int(row[6]))
             if messages:
                 cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
                                          "= %s ORDER BY idx", (conversation_id,))

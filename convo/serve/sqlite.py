@@ -152,17 +152,16 @@ class SQLiteStore:
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
-            row = db.execute("SELECT state, status, waiting_for, outcome, approvals, length "
-                             "FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            row = db.execute(
+                "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
+                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id) "
+                "FROM conversations c WHERE id = ?", (conversation_id,)).fetchone()
             if row is None:
                 return None
             stored = Stored(conversation_id, json.loads(row[0]), row[1],
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
-                            length=row[5])
-            (stored.child_length,) = db.execute(
-                "SELECT COALESCE(SUM(length), 0) FROM subroutines WHERE conversation_id = ?",
-                (conversation_id,)).fetchone()
+                            length=row[5], child_length=row[6])
             if messages:
                 stored.messages = [Message.from_dict(json.loads(m)) for (m,) in db.execute(
                     "SELECT message FROM messages WHERE conversation_id = ? ORDER BY idx",
