@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..approval import Approval
@@ -91,20 +92,12 @@ class CLIInterface:
         return approval_of(answer)
 
     async def aapprove(self, session: Session, call: ToolCall) -> Approval:
-        import asyncio  # only async runs need it, and it is slow to import
-
-        from .async_cancel import asking
-
-        with asking():  # in a thread, the loop goes on; Ctrl-C is the line editor's
-            return await asyncio.to_thread(self.approve, session, call)
+        approval: Approval = await _in_thread(self.approve, session, call)
+        return approval
 
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
-        import asyncio  # only async runs need it, and it is slow to import
-
-        from .async_cancel import asking
-
-        with asking():  # in a thread, the loop goes on; Ctrl-C is the line editor's
-            return await asyncio.to_thread(self.ask, session, instruction, default)
+        text: str = await _in_thread(self.ask, session, instruction, default)
+        return text
 
     def _read(self, prompt: str) -> str:
         if not _is_terminal(sys.stdin):
@@ -133,6 +126,16 @@ class CLIInterface:
                 import readline  # noqa: F401  (importing it gives input() line editing)
             except ImportError:  # Windows: plain input()
                 pass
+
+
+async def _in_thread(ask: Callable[..., Any], *args: Any) -> Any:
+    """Wait for the user in a thread, so the loop goes on; Ctrl-C is the line editor's."""
+    import asyncio  # only async runs need it, and it is slow to import
+
+    from .async_cancel import asking
+
+    with asking():
+        return await asyncio.to_thread(ask, *args)
 
 
 def _read_piped() -> str:
