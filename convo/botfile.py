@@ -169,3 +169,9 @@ def bot_context(module: ModuleType, path: str) -> Any:
         raise UsageProblem(f"{path}: context must be a ContextWindow (context = "
                            f"ContextWindow(max_tokens=...)), got {type(window).__name__}")
     return window
+
+
+def bot_bounds(module: ModuleType, path: str) -> dict[str, Any]:
+    """The file's ``limits`` and ``context``, as the keyword arguments of a ``Runner`` (and of
+    ``create_app``)."""
+    return {"limits": bot_limits(module, path), "context": bot_context(module, path)}

@@ -11,8 +11,7 @@ from typing import Any
 from ..botfile import (
     UsageProblem,
     add_model_options,
-    bot_context,
-    bot_limits,
+    bot_bounds,
     choose_model,
     find_template,
     load_file,
@@ -74,14 +73,14 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     path, name = split_target(spec["target"])
     module = load_file(path)
     template = find_template(module, path, name)
-    limits, context = bot_limits(module, path), bot_context(module, path)
+    bounds = bot_bounds(module, path)
     args = argparse.Namespace(**spec)
     model, model_name = choose_model(args, module, path) if not quiet else \
         _quietly(choose_model, args, module, path)
     if model_name and not quiet:
         print(f"convo: {model_name}", file=sys.stderr, flush=True)
     return create_app(template, model, store=spec["store"], token=spec["token"],
-                      limits=limits, context=context,
+                      **bounds,
                       max_message_bytes=spec["max_message_bytes"],
                       cache_size=spec["cache_size"])
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from ..botfile import (
     UsageProblem,
-    bot_context,
-    bot_limits,
+    bot_bounds,
     choose_model,
     find_template,
     info,
@@ -56,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
     source = f"{Path(path).resolve()}:{name}"
     history_id, saved = _saved(args, source)
     template, session = _conversation(module, path, name, saved)
-    limits, context = bot_limits(module, path), bot_context(module, path)
+    bounds = bot_bounds(module, path)
     user = _user(args, module, path)
     if args.save and Path(args.save).exists() and not _same_file(args.save, args.resume):
         raise UsageProblem(f"{args.save} already exists: continue it with --resume "
@@ -69,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
     talk = Talk(template=template, session=session, model=model, kind="run", source=source,
                 model_name=model_name, history_id=history_id, user=user,
                 writer=_writer(args, session, saved), continue_hint=f"convo run {args.target} -c",
-                limits=limits, context=context)
+                **bounds)
     if model_name is not None:
         info(model_name)
     where = args.resume or "the history"

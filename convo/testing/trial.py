@@ -20,8 +20,7 @@ from typing import Any, Final
 
 from ..botfile import (
     UsageProblem,
-    bot_context,
-    bot_limits,
+    bot_bounds,
     choose_model,
     find_template,
     load_file,
@@ -104,7 +103,7 @@ def main(args: argparse.Namespace) -> int:
     path, name = split_target(args.target)
     module = load_file(path)
     template = find_template(module, path, name)
-    limits, context = bot_limits(module, path), bot_context(module, path)
+    bounds = bot_bounds(module, path)
     bot_model, model_name = choose_model(args, module, path)
     user = SimulatedUser(_user_model(module, path, bot_model, model_name is None),
                          persona=persona, goal=goal, max_turns=args.turns)
@@ -113,8 +112,7 @@ def main(args: argparse.Namespace) -> int:
                  + (f"; {model_name}" if model_name else ""))
     state = getattr(module, "state", None) or {}
     runner = Runner(bot_model, template, user, on_event=printer, raise_errors=args.debug,
-                    max_messages=args.max_messages, limits=limits,
-                    context=context)
+                    max_messages=args.max_messages, **bounds)
     try:
         session = runner.run(Session(state=dict(state)))
     except Exception:
