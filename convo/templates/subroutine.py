@@ -18,7 +18,7 @@ from ..errors import DefinitionError, ReachedEndTemplateException
 from ..events import Event, SubroutineEnded, SubroutineStarted, TurnEnded
 from ..messages import Message
 from ..requests import CallModel, Flow
-from ..session import Session, SubroutineRun
+from ..session import Session
 from .base import Template
 
 if TYPE_CHECKING:
@@ -99,20 +99,21 @@ class SubroutineTemplate(Template):
         start = inherited(session.messages, self.inherit)
         child = Session(start, session.state)
         index = len(session.messages)
+        started = SubroutineStarted(label, index, len(start), child)
         # A resuming run answers with how to replay the child's saved messages.
-        replay = yield SubroutineStarted(label, index, len(start), child)
+        replay = yield started
         template = self.template if replay is None else replay(self.template)
         try:
             yield from self._drive(template.render(child), child)
         except ReachedEndTemplateException:
             pass  # the child's conversation ended, not the parent's
         except GeneratorExit:  # the run was cut short: keep the record, there is no yielding
-            self._ended(label, index, start, child, session)
+            self._ended(started, session)
             raise
         except BaseException:
-            yield self._ended(label, index, start, child, session)
+            yield self._ended(started, session)
             raise
-        yield self._ended(label, index, start, child, session)
+        yield self._ended(started, session)
         yield from kept(child.messages[len(start):], self.keep)
         return session
 
@@ -141,12 +142,11 @@ class SubroutineTemplate(Template):
             flow.close()
 
     @staticmethod
-    def _ended(label: str, index: int, start: list[Message], child: Session,
-               session: Session) -> SubroutineEnded:
-        if child.state != session.state:
+    def _ended(started: SubroutineStarted, session: Session) -> SubroutineEnded:
+        child = started.child
+        if child is not None and child.state != session.state:
             session.state.clear()
             session.state.update(child.state)
-        record = SubroutineRun(label=label, index=index, inherited=len(start),
-                               messages=child.messages)
+        record = started.record()
         session.subroutines.append(record)
         return SubroutineEnded(record)
