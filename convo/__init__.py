@@ -6,7 +6,7 @@ interface; every run ends with an Outcome that says why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approval import Approval
 from .context import ContextWindow
@@ -27,7 +27,14 @@ from .errors import (
     ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event, StateEntered
+from .events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    ContextTrimmed,
+    Event,
+    MessageAdded,
+    StateEntered,
+)
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
@@ -53,7 +60,6 @@ from .templates import (
     ToolingTemplate,
     UserTemplate,
 )
-from .terminal import CLIInterface, CommandLineRunner
 from .tools import (
     EndConversationTool,
     FinishResponseTool,
@@ -67,16 +73,33 @@ from .tools import (
     Transition,
     tool,
 )
+from .transcript import load_transcript
 from .version import __version__
+
+# Loaded when first asked for, so that `import convo` stays small: the openai SDK is slow to
+# import, and the terminal is only for programs that chat in one.
+_LAZY = {
+    "OpenAIModel": "convo.models.openai",
+    "CLIInterface": "convo.terminal.input",
+    "CommandLineRunner": "convo.terminal.runner",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # OpenAIModel imports the openai SDK, which is slow: only when it is asked for.
-    if name == "OpenAIModel":
-        from .models.openai import OpenAIModel
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'convo' has no attribute {name!r}")
+    import importlib
 
-        return OpenAIModel
-    raise AttributeError(f"module 'convo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .models.openai import OpenAIModel
+    from .terminal.input import CLIInterface
+    from .terminal.runner import CommandLineRunner
 
 
 __all__ = [
@@ -111,6 +134,7 @@ __all__ = [
     "LoopGuard",
     "LoopTemplate",
     "Message",
+    "MessageAdded",
     "MessageTemplate",
     "MockModel",
     "Model",
@@ -149,5 +173,6 @@ __all__ = [
     "UserInterface",
     "UserTemplate",
     "__version__",
+    "load_transcript",
     "tool",
 ]

@@ -22,8 +22,12 @@ class Event:
 
 @attrs.frozen(slots=True)
 class MessageAdded(Event):
+    """A message was appended: to the conversation (``scope == ()``), or to the session of
+    the subroutines named by ``scope`` (outermost first), at ``index`` of that session."""
+
     message: Message
     index: int
+    scope: tuple[str, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -165,8 +169,8 @@ class StateEntered(Event):
 
 @attrs.frozen(slots=True)
 class SubroutineStarted(Event):
-    """A ``SubroutineTemplate`` starts. A resuming run answers it with a function that wraps
-    the child's template to replay its saved run; the runner answers ``None`` (run live).
+    """A ``SubroutineTemplate`` starts its child (a resumed run replays the child's saved
+    run from here).
 
     ``index``: how many messages the parent has; ``child``: the child's session, which grows
     as the child runs (``record()`` is the child's run as it stands: what a served

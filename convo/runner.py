@@ -1,34 +1,36 @@
-"""Runner: drives template generators, does all the I/O, and records why a run ended.
+"""Runner: runs a template tree against a model and a user interface, and says why it ended.
 
-``run`` and ``arun`` drive the very same generator (``drive``); only the answering of requests
-differs (blocking calls vs. awaits), and both dispatch through the request's ``handler`` to
-the run's answers (``convo.driving.Run``). Everything else — appending messages, events,
-limits, the outcome — happens once, in ``drive``.
+``run``, ``arun``, ``resume`` and ``aresume`` all go through the one driver
+(``convo.run.driver``): the template's generator is pumped by a ``Driver`` and its requests
+are answered by the ``LiveAnswerer`` (``convo.run.answerer``), with a ``Replay`` in front of it
+when a saved conversation is resumed. Counting, limits and the outcome happen once, in the
+run's ``RunState``, for every way of answering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any, Final
+import os
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from .context import ContextWindow, check_window, estimate_message
-from .driving import Run
+from .context import ContextWindow, check_window
 from .errors import DefinitionError
 from .events import Event
 from .interfaces.base import UserInterface
 from .limits import Limits
-from .messages import Message
 from .models.base import Model
-from .requests import CallModel, Flow, Request, RunTools, ToolRun
+from .run.answerer import LiveAnswerer
+from .run.driver import Driver, adrive, drive
+from .run.replay import Replay
+from .run.state import RunState
 from .session import Session
-from .summary import fit
 from .templates.base import Template
 from .templates.tree import validate_tree
 
 EventHandler = Callable[[Event], None]
-_APPLIED: Final = (Message, Event)  # what drive() applies itself (a tuple: checked per step)
+Saved = Session | str | os.PathLike[str]
 
 
 def _check_model(runner: Runner, attribute: attrs.Attribute[Any], model: Any) -> None:
@@ -48,12 +50,30 @@ def _to_limits(value: Any) -> Limits | None:
     return Limits.from_mapping(value, "Runner")
 
 
+@attrs.define(slots=True, eq=False)
+class Run:
+    """One run being driven: its driver, the answerer that answers it, and its state."""
+
+    driver: Driver
+    answerer: Any  # an Answerer and an AsyncAnswerer (LiveAnswerer, or one wrapping it)
+
+    @property
+    def state(self) -> RunState:
+        return self.driver.state
+
+    @property
+    def session(self) -> Session:
+        return self.driver.state.session
+
+
 @attrs.define(slots=False, eq=False)
 class Runner:
     """Runs a template tree against a model and a user interface.
 
     ``run()`` and ``await arun()`` return the session, whose ``outcome`` says why the run
-    ended. An exception that escapes is re-raised after the outcome (status ``error``) is
+    ended; ``resume(saved)`` and ``await aresume(saved)`` continue a saved conversation (a
+    ``Session`` or a transcript's path) without calling a model or tool again for what was
+    saved. An exception that escapes is re-raised after the outcome (status ``error``) is
     recorded, unless ``raise_errors=False``. ``limits`` bounds what the whole conversation
     may use (a ``Limits`` or a dict of its fields; with ``tell_model=True`` each model call is
     also sent what is left). ``context`` (a ``ContextWindow``) bounds what every model call
@@ -76,112 +96,67 @@ class Runner:
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)
 
-    def start(self, session: Session | None = None) -> Run:
-        """The state of a new run on ``session`` (for driving it step by step)."""
-        return Run(self, Session() if session is None else session)
+    def answerer(self, state: RunState) -> Any:
+        """What answers a run's requests live (a front end may wrap it: the terminal's
+        Ctrl-C does)."""
+        return LiveAnswerer(state)
+
+    def start(self, session: Session | None = None, *, saved: Saved | None = None) -> Run:
+        """A run ready to be driven: on ``session`` (default: a new one), or continuing
+        ``saved`` (a ``Session`` or a transcript's path)."""
+        template = self.template
+        from .resume import Resume
+
+        if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
+            saved, template = template.saved, template.template
+        saved_session = None if saved is None else _saved_session(saved)
+        if session is None:
+            session = Session() if saved_session is None else Session(
+                state=dict(saved_session.state), approvals=dict(saved_session.approvals))
+        state = RunState(self, session)
+        driver = Driver(state, template.render(session))
+        answerer = self.answerer(state)
+        if saved_session is not None:
+            answerer = Replay.install(answerer, saved_session, driver)
+        return Run(driver, answerer)
 
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
         run = self.start(session)
-        driver = self.drive(run)
-        send: Callable[[Any], Request] = driver.send
-        value: Any = None
-        while True:
-            try:
-                request = send(value)
-            except StopIteration:
-                return run.session
-            try:
-                value, send = getattr(run, request.handler)(request), driver.send
-            except BaseException as exc:  # handed to the driver, which decides the outcome
-                value, send = exc, driver.throw
+        drive(run.driver, run.answerer)
+        return run.session
 
     async def arun(self, session: Session | None = None) -> Session:
         """Run the conversation to its end on the running event loop.
 
-        Async tools in one batch run concurrently (results keep call order). Cancelling the
-        task ends the run with status ``stopped``, the session intact.
+        Async tools in one batch run concurrently (results keep call order); a sync tool runs
+        in a worker thread (``inline=True`` runs it on the loop). Cancelling the task ends
+        the run with status ``stopped``, the session intact.
         """
         run = self.start(session)
-        driver = self.drive(run)
-        send: Callable[[Any], Request] = driver.send
-        value: Any = None
-        while True:
-            try:
-                request = send(value)
-            except StopIteration:
-                return run.session
-            try:
-                value, send = await getattr(run, "a" + request.handler)(request), driver.send
-            except BaseException as exc:  # handed to the driver, which decides the outcome
-                value, send = exc, driver.throw
+        await adrive(run.driver, run.answerer)
+        return run.session
 
-    def drive(self, run: Run, template: Template | None = None
-              ) -> Generator[Request, Any, None]:
-        """Drive the template's generator; yield only the requests that need I/O.
+    def resume(self, saved: Saved) -> Session:
+        """Continue ``saved`` (a ``Session``, or the path of a transcript), blocking: what was
+        saved is replayed, then the run goes on live. Returns the new session."""
+        run = self.start(saved=saved)
+        drive(run.driver, run.answerer)
+        return run.session
 
-        The caller answers each request (``getattr(run, request.handler)``) or throws the
-        failure back in; everything else — appending messages, events, limits, the outcome —
-        happens here, once for every way of answering. ``template`` (default: the runner's)
-        is what a resumed conversation runs instead (``convo.resume``).
-        """
-        flow: Flow = (template or self.template).render(run.session)
-        ended: BaseException | None = None
-        try:
-            answer: Any = None
-            while True:
-                step = flow.send(answer)
-                if isinstance(step, _APPLIED):
-                    run.apply(step)
-                    answer = None
-                elif isinstance(step, CallModel) and \
-                        (window := step.context or self.context) is not None:
-                    # A ContextWindow chooses what is sent (and may make a summary call first),
-                    # keeping room for the budget note added when the call is made.
-                    note = run.budget_note(step)
-                    answer = yield from _within(run, fit(
-                        window, run.session, step, step.model or self.model, run.emit,
-                        reserve=0 if note is None else estimate_message(note)))
-                elif isinstance(step, Request):
-                    answer = yield from _answer(run, step)
-                else:
-                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
-                                    "Event or a request from convo.requests")
-        except StopIteration:
-            pass
-        except BaseException as exc:
-            ended = exc
-        finally:
-            flow.close()
-        run.finish(ended)
-        if run.reraise(ended):
-            raise ended  # type: ignore[misc]
+    async def aresume(self, saved: Saved) -> Session:
+        """``resume`` on the running event loop."""
+        run = self.start(saved=saved)
+        await adrive(run.driver, run.answerer)
+        return run.session
 
 
-def _answer(run: Run, request: Request) -> Generator[Request, Any, Any]:
-    """Check the limits, then have the request answered; tool calls a limit stops get
-    ``ToolRun(skipped=...)`` in their place."""
-    admitted, skipped = run.admit(request)
-    if not skipped:
-        return (yield request)
-    assert isinstance(request, RunTools)
-    runs: list[ToolRun] = (yield admitted) if admitted is not None else []
-    ran = iter(runs)
-    left = iter(skipped)
-    kept = {id(inv) for inv in admitted.invocations} if isinstance(admitted, RunTools) else set()
-    return [next(ran) if id(inv) in kept else next(left) for inv in request.invocations]
+def _saved_session(saved: Saved) -> Session:
+    if isinstance(saved, Session):
+        return saved
+    if isinstance(saved, str | os.PathLike):
+        from .transcript import load_transcript
 
-
-def _within(run: Run, flow: Generator[CallModel, Any, Message]) -> Generator[Request, Any, Any]:
-    """Answer the model calls of a ContextWindow's ``flow`` (its summary calls too) like any
-    request, limits checked; returns the reply to the template's call."""
-    try:
-        answer: Any = None
-        while True:
-            try:
-                request = flow.send(answer)
-            except StopIteration as stop:
-                return stop.value
-            answer = yield from _answer(run, request)
-    finally:
-        flow.close()
+        return load_transcript(saved)
+    raise TypeError(f"resume: saved must be a Session or a transcript's path, "
+                    f"got {type(saved).__name__}")

@@ -276,7 +276,7 @@ class TranscriptWriter:
             self._write_event(event)
 
     def _write_event(self, event: Event) -> None:
-        if isinstance(event, MessageAdded):
+        if isinstance(event, MessageAdded) and not event.scope:  # a subroutine's: in its line
             if self._next is not None and event.index < self._next:
                 # messages were dropped since (the chat's /undo, /retry, /clear): say so, so
                 # that a reader tells this from the lines of two runs mixed in one file

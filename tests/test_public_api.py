@@ -32,6 +32,8 @@ ContextTrimmed ContextLengthError
 
 # API.md §10 (approval and limits).
 API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
+# API.md §14 (one core, resuming from Python).
+API_NAMES += "MessageAdded load_transcript".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:

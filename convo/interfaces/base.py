@@ -1,19 +1,49 @@
-"""The UserInterface protocol: how a runner asks the user for a message."""
+"""UserInterface: how a runner asks the user for a message, or a person for an approval."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-from ..session import Session
+if TYPE_CHECKING:
+    from ..approval import Approval
+    from ..messages import ToolCall
+    from ..session import Session
 
 
-@runtime_checkable
-class UserInterface(Protocol):
-    """Answers ``UserTemplate``s that have no fixed content.
+class UserInterface:
+    """Answers ``UserTemplate``s that have no fixed content, and tool calls that need approval.
 
-    ``ask`` returns the user's text. Raising ``EOFError`` (end of input, ``/exit``) or
-    ``KeyboardInterrupt`` ends the run with status ``stopped``. An interface that blocks (a
-    terminal) may also define ``async def aask(...)`` for the async runner.
+    Subclass it and implement ``ask``, which returns the user's text; raising ``EOFError``
+    (end of input, ``/exit``) or ``KeyboardInterrupt`` ends the run with status ``stopped``.
+    The rest has defaults: ``aask`` (under ``arun()``) runs ``ask`` in a worker thread, so a
+    blocking ``ask`` never blocks the event loop; ``approve`` rejects (an unapproved tool
+    never runs); ``aapprove`` runs ``approve`` in a worker thread. Any object with an ``ask``
+    method works too (``isinstance`` checks only for that).
     """
 
-    def ask(self, session: Session, instruction: str | None, default: str | None) -> str: ...
+    def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
+        raise NotImplementedError(f"{type(self).__name__} must implement ask(session, "
+                                  "instruction, default)")
+
+    async def aask(self, session: Session, instruction: str | None,
+                   default: str | None) -> str:
+        import asyncio
+
+        return await asyncio.to_thread(self.ask, session, instruction, default)
+
+    def approve(self, session: Session, call: ToolCall) -> Approval | bool:
+        from ..approval import Approval
+
+        return Approval(False)
+
+    async def aapprove(self, session: Session, call: ToolCall) -> Approval | bool:
+        import asyncio
+
+        return await asyncio.to_thread(self.approve, session, call)
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        # Before it was a base class it was a protocol: an object with `ask` still is one.
+        if cls is UserInterface and callable(getattr(other, "ask", None)):
+            return True
+        return NotImplemented

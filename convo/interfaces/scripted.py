@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from ..approval import Approval
 from ..messages import ToolCall
 from ..session import Session
+from .base import UserInterface
 
 YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})
@@ -23,7 +24,7 @@ def approval_of(answer: Approval | bool | str) -> Approval:
     return Approval.of(answer)
 
 
-class ScriptedInterface:
+class ScriptedInterface(UserInterface):
     """Answers with the given replies, in order; running out ends the run with ``stopped``.
 
     ``approvals`` answers tool calls that need approval, in order (each a bool, an
@@ -57,6 +58,13 @@ class ScriptedInterface:
                            f"scripted) at the call {call.name}({call.arguments_json()})")
         return approval_of(self.approvals[index])
 
+    # Scripted answers never block: no worker thread under arun().
+    async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
+        return self.ask(session, instruction, default)
+
+    async def aapprove(self, session: Session, call: ToolCall) -> Approval:
+        return self.approve(session, call)
+
     @property
     def remaining(self) -> int:
         return max(0, len(self.replies) - len(self.asked)) + max(
@@ -78,7 +86,7 @@ class ScriptedInterface:
             )
 
 
-class EchoMockInterface:
+class EchoMockInterface(UserInterface):
     """Answers with the last message's content (empty when there is none)."""
 
     __slots__ = ()
@@ -86,3 +94,6 @@ class EchoMockInterface:
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
         last = session.last_message
         return last.content if last is not None else (default or "")
+
+    async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
+        return self.ask(session, instruction, default)

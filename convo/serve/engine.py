@@ -1,13 +1,16 @@
 """Served conversations: each is a paused template generator, driven a turn at a time.
 
-A conversation waiting for a person is the run's driver (``Runner.drive``) paused at a request
-that pauses (``AskUser``, ``Approve``), or at a ``CallModel`` whose model call failed (waiting
-for ``retry``). Paused conversations are kept in a bounded LRU cache; on a miss (another
-worker, a restart, an eviction) the conversation is rebuilt from the store with ``resume``:
+A conversation waiting for a person is a run of the one driver (``convo.run.driver``) paused
+at a request: the ``Served`` answerer, in front of the live one, pauses at the requests a person
+answers (``AskUser``, ``Approve``) and at a model call that failed (waiting for ``retry``).
+Paused conversations are kept in a bounded LRU cache; on a miss (another worker, a restart, an
+eviction) the conversation is rebuilt from the store by replaying it (``Runner.start(saved=)``):
 no tool or model is called again for what is stored, subroutines included (their records are
-stored with each step, the child a conversation waits inside as it stands). Every message is
-committed to the store before a client sees it; one turn at a time per conversation, across
-workers (``Store.turn``).
+stored with each step, the child a conversation waits inside as it stands). A rebuild pauses at
+the first request the store does not answer: a model call or tool calls whose results were not
+stored (the turn was cut off) wait for ``retry``, which makes them again with the same call
+ids. Every message is committed to the store before a client sees it; one turn at a time per
+conversation, across workers (``Store.turn``).
 """
 
 from __future__ import annotations
@@ -16,18 +19,42 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from ..approval import Approval
 from ..errors import ModelError
-from ..requests import Approve, AskUser, CallModel, Request
-from ..resume import resume
+from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..run.answerer import Pause
+from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
-from ..templates.base import Template
 from .live import Emit, HTTPProblem, Live, stored_view
 from .store import Change, Store, dumps
+
+
+class Served:
+    """The answerer of a served conversation, in front of the live one: a person's requests
+    pause the run (answered by the next HTTP request); a failed model call pauses it for a
+    retry; while ``rebuilding``, so does every request the store did not answer."""
+
+    __slots__ = ("live", "rebuilding")
+
+    def __init__(self, live: Any) -> None:
+        self.live = live
+        self.rebuilding = False
+
+    async def aanswer(self, request: Request[Any]) -> Any:
+        if isinstance(request, AskUser | Approve):
+            raise Pause(request)
+        if self.rebuilding:
+            raise Pause(request, INTERRUPTED)
+        try:
+            return await self.live.aanswer(request)
+        except ModelError as exc:
+            raise Pause(request, str(exc)) from exc
+
+
+INTERRUPTED = "the turn was cut off before it ended: retry to go on"
 
 
 class Engine:
@@ -47,12 +74,17 @@ class Engine:
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)  # evicted: rebuilt from the store when needed
 
-    def _start(self, conversation_id: str, session: Session, *, replaying: bool,
-               template: Template | None = None) -> Live:
-        run = self.runner.start(session)
-        live = Live(conversation_id, run, self.runner.drive(run, template), replaying=replaying,
+    def _start(self, conversation_id: str, session: Session, *,
+               saved: Session | None = None) -> Live:
+        runner = self.runner
+        run = runner.start(session, saved=saved)
+        if saved is not None:  # the replay stays in front: served, then live, behind it
+            served = run.answerer.inner = Served(run.answerer.inner)
+        else:
+            served = run.answerer = Served(run.answerer)
+        live = Live(conversation_id, run, served, replaying=saved is not None,
                     state=dumps(session.state), approvals=len(session.approvals))
-        run.on_event = live.on_event
+        run.state.on_event = live.on_event
         return live
 
     async def live(self, conversation_id: str) -> Live:
@@ -76,15 +108,16 @@ class Engine:
         saved = Session(stored.messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines)
-        template, session = resume(self.runner.template, saved)
-        live = self._start(conversation_id, session, replaying=True, template=template)
-        live.pending = live.driver.send(None)  # replays to the first live request
+        session = Session(state=dict(saved.state), approvals=dict(saved.approvals))
+        live = self._start(conversation_id, session, saved=saved)
+        live.served.rebuilding = True
+        pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
+        live.served.rebuilding = False
+        live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()
         if stored.waiting_for and stored.waiting_for.get("type") == "retry":
             live.error = stored.waiting_for.get("error")
-        elif isinstance(live.pending, CallModel):
-            live.error = "the turn was interrupted before the model answered"
         self._keep(live)
         return live
 
@@ -98,7 +131,7 @@ class Engine:
             raise HTTPProblem(400, f"state must be a JSON object: {exc}") from exc
         await self.store.create(conversation_id, state)
         async with self.store.turn(conversation_id):
-            live = self._start(conversation_id, Session(state=state), replaying=False)
+            live = self._start(conversation_id, Session(state=state))
             code, body = await self._advance(live, None, emit, first=True)
         return (201 if code == 200 else code), body
 
@@ -110,14 +143,14 @@ class Engine:
                                        "end, then send again")
             yield await self.live(conversation_id)
 
-    def expect(self, live: Live, kind: type[Request], what: str) -> None:
+    def expect(self, live: Live, kind: Any, what: str) -> None:
         if isinstance(live.pending, kind):
             return
         if isinstance(live.pending, Approve):
             raise HTTPProblem(409, "an approval is pending: answer it with POST "
                                    f"/api/conversations/{live.id}/approvals before {what}")
-        if isinstance(live.pending, CallModel):
-            raise HTTPProblem(409, "the last model call failed: POST "
+        if isinstance(live.pending, CallModel | RunTools):
+            raise HTTPProblem(409, "the turn did not finish: POST "
                                    f"/api/conversations/{live.id}/retry before {what}")
         raise HTTPProblem(409, f"the conversation is waiting for a message, not {what}")
 
@@ -139,12 +172,13 @@ class Engine:
                      if missing else []) + ([f"unknown call ids: {', '.join(unknown)}"]
                                            if unknown else [])
             raise HTTPProblem(400, "; ".join(parts))
-        answers = [live.run.decided(c, Approval(bool(by_id[c.id]["approve"]),
-                                                by_id[c.id].get("reason"))) for c in calls]
+        answers = [live.run.state.decided(c, Approval(bool(by_id[c.id]["approve"]),
+                                                      by_id[c.id].get("reason")))
+                   for c in calls]
         return await self._advance(live, answers, emit)
 
     async def retry(self, live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
-        self.expect(live, CallModel, "a retry")
+        self.expect(live, CallModel | RunTools, "a retry")
         return await self._advance(live, None, emit, retry=True)
 
     async def _advance(self, live: Live, answer: Any, emit: Emit | None, *,
@@ -170,31 +204,14 @@ class Engine:
             return 500, {"error": outcome.error or "the conversation failed", **body}
         return 200, body
 
-    async def _drive(self, live: Live, value: Any, request: Request | None) -> str | None:
-        """Send ``value`` in (or answer ``request`` again) and go on until a request pauses,
-        the flow ends, or a model call fails (its message, the conversation waits for retry).
-        What each step added is committed before the next one starts."""
-        send: Callable[[Any], Request] = live.driver.send
-        while True:
-            if request is None:
-                try:
-                    request = send(value)
-                except StopIteration:
-                    live.pending = None
-                    return None
-                await self._commit(live)
-            if request.pauses:
-                live.pending = request
-                return None
-            try:
-                value = await getattr(live.run, "a" + request.handler)(request)
-                send = live.driver.send
-            except ModelError as exc:
-                live.pending, live.error = request, str(exc)
-                return str(exc)
-            except Exception as exc:
-                value, send = exc, live.driver.throw
-            request = None
+    async def _drive(self, live: Live, value: Any, request: Request[Any] | None) -> str | None:
+        """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
+        ends; returns why a model call failed, if one did (the conversation waits for
+        retry). What each step added is committed before the next one starts."""
+        pause = await adrive(live.run.driver, live.run.answerer, request, start=value,
+                             stepped=lambda: self._commit(live))
+        live.paused(pause)
+        return None if pause is None else pause.error
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
         """Write what the turn added so far; then (and only then) let the client see it."""

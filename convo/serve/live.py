@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
-from ..driving import Run
 from ..events import (
     CaughtUp,
     Event,
@@ -17,7 +16,9 @@ from ..events import (
     TextDelta,
 )
 from ..messages import Message
-from ..requests import Approve, AskUser, CallModel, Request
+from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..run.answerer import Pause
+from ..runner import Run
 from ..session import Session, SubroutineRun
 from .store import Stored
 
@@ -38,8 +39,8 @@ class Live:
 
     id: str
     run: Run
-    driver: Generator[Request, Any, None]
-    pending: Request | None = None
+    served: Any  # convo.serve.engine.Served: what pauses the run
+    pending: Request[Any] | None = None
     error: str | None = None
     committed: int = 0
     state: str = "{}"
@@ -63,13 +64,20 @@ class Live:
             if isinstance(event, CaughtUp):
                 self.replaying = False
         elif isinstance(event, MessageAdded):
-            self.fresh.append((event.index, event.message))
+            if not event.scope:  # a subroutine's messages are stored with its record
+                self.fresh.append((event.index, event.message))
         elif isinstance(event, TextDelta) and self.emit is not None:
             self.emit("delta", {"text": event.text})
 
     @property
     def session(self) -> Session:
         return self.run.session
+
+    def paused(self, pause: Pause | None) -> None:
+        """Where the run now waits (``None``: it ended), and why, for a retry."""
+        self.pending = None if pause is None else pause.request
+        if pause is not None and pause.error is not None:
+            self.error = pause.error
 
     def _open(self) -> SubroutineRun | None:
         if not self.inside or self.session.outcome is not None:
@@ -102,8 +110,8 @@ class Live:
         if isinstance(request, Approve):
             return {"type": "approval", "calls": [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in request.calls]}
-        if isinstance(request, CallModel):
-            return {"type": "retry", "error": self.error or "the model call did not finish"}
+        if isinstance(request, CallModel | RunTools):
+            return {"type": "retry", "error": self.error or "the turn did not finish"}
         return None
 
     @property

@@ -17,7 +17,7 @@ import attrs
 from ..errors import DefinitionError, ReachedEndTemplateException
 from ..events import Event, SubroutineEnded, SubroutineStarted, TurnEnded
 from ..messages import Message
-from ..requests import CallModel, Flow
+from ..requests import CallModel, ChildMessage, Flow
 from ..session import Session
 from .base import Template
 
@@ -64,8 +64,13 @@ def kept(added: Sequence[Message], keep: str) -> list[Message]:
     if keep == "all":
         return list(added)
     if keep == "last":
-        last = [m for m in added if m.role == "assistant" and m.content and not m.tool_calls]
-        return last[-1:]
+        # The last reply with text, even one that also called a tool (``finish``, say): the
+        # parent gets its text alone, since the calls' results stay in the child.
+        last = [m for m in added if m.role == "assistant" and m.content]
+        if not last:
+            return []
+        return [last[-1] if not last[-1].tool_calls else
+                Message("assistant", last[-1].content, metadata=last[-1].metadata)]
     return []
 
 
@@ -98,13 +103,10 @@ class SubroutineTemplate(Template):
         label = self.label() if self.template_id else f"SubroutineTemplate({self.template.label()})"
         start = inherited(session.messages, self.inherit)
         child = Session(start, session.state)
-        index = len(session.messages)
-        started = SubroutineStarted(label, index, len(start), child)
-        # A resuming run answers with how to replay the child's saved messages.
-        replay = yield started
-        template = self.template if replay is None else replay(self.template)
+        started = SubroutineStarted(label, len(session.messages), len(start), child)
+        yield started  # a resumed run replays the child's saved run from here
         try:
-            yield from self._drive(template.render(child), child)
+            yield from self._drive(self.template.render(child), child, (label,))
         except ReachedEndTemplateException:
             pass  # the child's conversation ended, not the parent's
         except GeneratorExit:  # the run was cut short: keep the record, there is no yielding
@@ -117,8 +119,10 @@ class SubroutineTemplate(Template):
         yield from kept(child.messages[len(start):], self.keep)
         return session
 
-    def _drive(self, flow: Flow, child: Session) -> Flow:
-        """Answer the child's steps on its own session; pass I/O and events up."""
+    def _drive(self, flow: Flow, child: Session, scope: tuple[str, ...]) -> Flow:
+        """Put the child's steps on its own session: its messages go up as ``ChildMessage``s
+        (the runner appends them to ``child``), its model calls send ``child``'s messages,
+        everything else goes up as it is."""
         answer: Any = None
         try:
             while True:
@@ -128,7 +132,9 @@ class SubroutineTemplate(Template):
                     return
                 answer = None
                 if isinstance(step, Message):
-                    child.messages.append(step)
+                    yield ChildMessage(step, child, scope)
+                elif isinstance(step, ChildMessage):  # a nested subroutine's
+                    yield attrs.evolve(step, scope=(*scope, *step.scope))
                 elif isinstance(step, CallModel):
                     answer = yield attrs.evolve(step, model=step.model or self.model,
                                                 messages=tuple(child.messages))

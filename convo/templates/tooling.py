@@ -6,8 +6,8 @@ termination family; a reply without tool calls ends the turn, unless output is r
 in which case a system message asks for a tool (within the injection budget). The turn is
 bounded by ``max_iterations`` model calls and watched by the ``LoopGuard``.
 
-(Just over 300 lines: the turn and the batch belong together; the batch's helpers are already
-in ``tool_calls.py``.)
+(Just over 300 lines: the turn and the batch belong together; a tool call's own steps are in
+``convo.tools.calls``.)
 """
 
 from __future__ import annotations
@@ -29,23 +29,24 @@ from ..errors import (
 )
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
-from ..requests import Approve, CallModel, Flow, Invocation, RunTools, ToolRun
+from ..requests import Approve, CallModel, Flow, RunTools
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Bound, Tool
+from ..tools.calls import (
+    Batch,
+    Invocation,
+    ToolRun,
+    count,
+    outcome,
+    saved_metadata,
+    tool_message,
+)
 from ..tools.context import ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools.transition import Moving
 from .base import Template
+from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
-from .tool_calls import (
-    Batch,
-    check_count,
-    check_tools,
-    count,
-    record,
-    saved_metadata,
-    tool_message,
-)
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -296,7 +297,7 @@ class ToolingTemplate(Template):
                     metadata = {"rejected": True}
             else:
                 invocation, run = next(pending)
-                content, error = record(batch, invocation, run)
+                content, error = outcome(batch, invocation, run)
                 metadata = None if error else saved_metadata(invocation, run)
             if i in contexts:
                 yield from contexts[i].events

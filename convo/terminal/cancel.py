@@ -1,8 +1,8 @@
 """Ctrl-C in a terminal chat: it cancels the reply being made, not the conversation.
 
-``CancellableRun`` answers the runner's requests as ``Run`` does, except that a Ctrl-C
-(``KeyboardInterrupt``) during a model call or a tool ends that reply and the conversation goes
-back to the prompt:
+``Cancelling`` is an answerer wrapped around the live one (``convo.run.answerer``): it
+answers as that one does, except that a Ctrl-C (``KeyboardInterrupt``) during a model call or a
+tool ends that reply and the conversation goes back to the prompt:
 
 - a model call: the text streamed so far is kept as the reply (marked ``cancelled`` in its
   metadata, so a later reader can tell); the model is not asked for more (the stream is
@@ -25,115 +25,133 @@ Under ``arun()`` the same holds; how a Ctrl-C reaches a call that awaits is in
 from __future__ import annotations
 
 import time
-from functools import partial
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from ..driving import Run
-from ..invoking import run_async, run_sync
 from ..messages import Message
-from ..requests import AskUser, CallModel, RunTools, ToolRun
+from ..requests import AskUser, CallModel, Request, RunTools
+from ..run.answerer import LiveAnswerer, merged
 from ..session import RunStatus, Session
+from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from ..tools.termination import TerminateResponse
 from .interrupts import EXIT_INTERRUPTED, Interrupts
 
+A = TypeVar("A")
 CANCELLED: Final = "cancelled"
 TOOL_CANCELLED: Final = "Cancelled by the user (Ctrl-C)"
-__all__ = ["CANCELLED", "EXIT_INTERRUPTED", "TOOL_CANCELLED", "CancellableRun", "Interrupts",
+__all__ = ["CANCELLED", "EXIT_INTERRUPTED", "TOOL_CANCELLED", "Cancelling", "Interrupts",
            "drop_empty_cancelled"]
 
 
-class CancellableRun(Run):
-    """A ``Run`` whose model calls and tools a Ctrl-C cancels (see the module docstring)."""
+class Cancelling:
+    """Answers as ``live`` does; a Ctrl-C cancels a model call or tools (module docstring).
 
-    __slots__ = ("partial",)
+    ``interrupts``: the SIGINT handler to reset once a Ctrl-C is answered, if the caller
+    installed one."""
 
-    def __init__(self, runner: Any, session: Session) -> None:
-        super().__init__(runner, session)
-        self.partial: list[str] = []
+    __slots__ = ("interrupts", "live")
 
-    def on_delta(self, request: CallModel) -> Any:
-        emit = super().on_delta(request)
+    def __init__(self, live: LiveAnswerer, interrupts: Any = None) -> None:
+        self.live = live
+        self.interrupts = interrupts
 
-        def delta(text: str) -> None:
-            self.partial.append(text)
-            if emit is not None:
-                emit(text)
+    def answer(self, request: Request[A]) -> A:
+        answer: Any
+        if isinstance(request, CallModel):
+            started = time.perf_counter()
+            try:
+                answer = self.live.call_model(request)
+            except KeyboardInterrupt:
+                answer = self._cancelled_reply(started)
+        elif isinstance(request, RunTools):
+            answer = self.live.run_tools(request, self._run_one())
+        elif isinstance(request, AskUser):
+            with self._fresh_interrupts():
+                answer = self.live.ask_user(request)
+        else:
+            answer = self.live.answer(request)
+        return answer  # type: ignore[no-any-return]
 
-        return delta
-
-    def call_model(self, request: CallModel) -> Message:
-        self.partial = []
-        started = time.perf_counter()
-        try:
-            return super().call_model(request)
-        except KeyboardInterrupt:
-            return self._cancelled_reply(started)
-
-    async def acall_model(self, request: CallModel) -> Message:
+    async def aanswer(self, request: Request[A]) -> A:
         from .async_cancel import CUT, cancellable
 
-        self.partial = []
-        started = time.perf_counter()
-        call = super().acall_model
-        [reply] = await cancellable([lambda: call(request)])
-        return self._cancelled_reply(started) if reply is CUT else reply
+        answer: Any
+        if isinstance(request, CallModel):
+            started = time.perf_counter()
+            [answer] = await cancellable([lambda: self.live.acall_model(request)])
+            if answer is CUT:
+                answer = self._cancelled_reply(started)
+        elif isinstance(request, RunTools):
+            answer = await self._arun_tools(request)
+        elif isinstance(request, AskUser):
+            with self._fresh_interrupts():
+                answer = await self.live.aask_user(request)
+        else:
+            answer = await self.live.aanswer(request)
+        return answer  # type: ignore[no-any-return]
 
     def _cancelled_reply(self, started: float) -> Message:
+        """What a cancelled model call gives: the text streamed so far, marked."""
         self._reset_interrupts()
-        reply = Message("assistant", "".join(self.partial), metadata={CANCELLED: True})
-        return self.model_replied(reply, started)
+        reply = Message("assistant", "".join(self.live.partial), metadata={CANCELLED: True})
+        return self.live.replied(reply, started)
 
-    def ask_user(self, request: AskUser) -> str:
-        self._reset_interrupts()  # a Ctrl-C at the prompt is not the first of a pair during a reply
-        try:
-            return super().ask_user(request)
-        finally:
-            self._reset_interrupts()
+    def _run_one(self) -> Any:
+        """How one call runs: a Ctrl-C stops it and the calls after it in the batch."""
+        stopped: list[bool] = []
 
-    async def aask_user(self, request: AskUser) -> str:
-        self._reset_interrupts()
-        try:
-            return await super().aask_user(request)
-        finally:
-            self._reset_interrupts()
-
-    def run_tools(self, request: RunTools) -> list[ToolRun]:
-        self.counted_tools(request.invocations)
-        runs: list[ToolRun] = []
-        stop = _stop()
-        for invocation in request.invocations:
-            if runs and runs[-1].value is stop:
-                runs.append(ToolRun(stop))
-                continue
+        def run(invocation: Invocation) -> ToolRun:
+            if stopped:
+                return ToolRun(_stop())
             try:
-                runs.append(run_sync(invocation))
+                return execute(invocation)
             except KeyboardInterrupt:
                 self._reset_interrupts()
-                runs.append(ToolRun(stop))
-        return runs
+                stopped.append(True)
+                return ToolRun(_stop())
 
-    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        return run
+
+    async def _arun_tools(self, request: RunTools) -> list[ToolRun]:
         from .async_cancel import CUT, cancellable
 
-        self.counted_tools(request.invocations)
-        runs = await cancellable([partial(run_async, inv) for inv in request.invocations])
-        if CUT not in runs:
-            return runs
-        self._reset_interrupts()
-        stop = _stop()
-        return [ToolRun(stop) if run is CUT else run for run in runs]
+        verdicts = self.live.state.admit_tools(request.invocations)
+        allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
+                   if why is None]
+        ran = await cancellable([_later(inv) for inv in allowed])
+        if CUT in ran:
+            self._reset_interrupts()
+            ran = [ToolRun(_stop()) if run is CUT else run for run in ran]
+        return merged(verdicts, ran)
+
+    def _fresh_interrupts(self) -> Any:
+        """Around a prompt: a Ctrl-C there is not the first of a pair during a reply."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def fresh() -> Any:
+            self._reset_interrupts()
+            try:
+                yield
+            finally:
+                self._reset_interrupts()
+
+        return fresh()
 
     def _reset_interrupts(self) -> None:
         """A Ctrl-C answered is spent: the count towards quitting starts again (the runner's
         handler, and the one that handles SIGINT now if it is another)."""
         import signal  # not needed by `import convo`
 
-        interrupts = getattr(self.runner, "interrupts", None)
+        interrupts = self.interrupts
         if interrupts is not None:
             interrupts.reset()
         handler = signal.getsignal(signal.SIGINT)
         if isinstance(handler, Interrupts) and handler is not interrupts:
             handler.reset()
+
+
+def _later(invocation: Invocation) -> Any:
+    return lambda: aexecute(invocation)
 
 
 def _stop() -> TerminateResponse:

@@ -127,7 +127,7 @@ class Recorder:
         self.session = session
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, MessageAdded):
+        if isinstance(event, MessageAdded) and not event.scope:  # a subroutine's: its record
             self.history.put(self.conversation, event.index, event.message, self.session.state)
         elif isinstance(event, RunEnded):
             self.sync()

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..approval import Approval
+from ..interfaces.base import UserInterface
 from ..interfaces.scripted import approval_of
 from ..messages import ToolCall
 from ..session import Session
@@ -18,7 +19,7 @@ from .paths import input_history_path
 FENCE = '"""'
 
 
-class CLIInterface:
+class CLIInterface(UserInterface):
     """Reads what the user types; a ``/command`` is carried out and never sent to the model.
 
     When both input and output are a terminal, input has a full line editor (prompt_toolkit,

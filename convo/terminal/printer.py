@@ -179,7 +179,7 @@ class ConsolePrinter:
                 self.write(self._label("assistant"))
                 self._streaming = True
             self.write(event.text)
-        elif isinstance(event, MessageAdded):
+        elif isinstance(event, MessageAdded) and not event.scope:  # a subroutine's: unshown
             self._message(event.message)
             if self._cut_off and event.message.role == "assistant":
                 self._cut_off = False

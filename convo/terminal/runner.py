@@ -6,12 +6,12 @@ from typing import Any
 
 import attrs
 
-from ..driving import Run
 from ..events import Event
+from ..run.state import RunState
 from ..runner import Runner
 from ..session import RunStatus, Session
 from ..templates.tree import walk
-from .cancel import CancellableRun
+from .cancel import Cancelling
 from .input import CLIInterface
 from .printer import ConsolePrinter
 
@@ -60,8 +60,8 @@ class CommandLineRunner(Runner):
 
         self.on_event = show
 
-    def start(self, session: Session | None = None) -> Run:
-        return CancellableRun(self, Session() if session is None else session)
+    def answerer(self, state: RunState) -> Any:
+        return Cancelling(super().answerer(state), self.interrupts)
 
     def run(self, session: Session | None = None) -> Session:
         self.printer.start()

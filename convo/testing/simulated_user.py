@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from ..interfaces.base import UserInterface
 from ..messages import Message
 from ..models.base import Model
 from ..models.script import format_conversation
@@ -43,7 +44,7 @@ explanations. When your goal has been reached, or you are sure it cannot be, wri
 KICKOFF: Final = "(The conversation starts. Write your first message.)"
 
 
-class SimulatedUser:
+class SimulatedUser(UserInterface):
     """A ``UserInterface`` played by ``model`` with a ``persona`` and a ``goal``.
 
     See the module docstring for when it ends a run. ``.replies`` holds what it said (the

@@ -74,33 +74,6 @@ def _jsonable(value: Any) -> Any:
         raise TypeError(str(exc)) from None
 
 
-def timed_out(name: str, timeout: float) -> TimeoutError:
-    return TimeoutError(f"tool {name!r} timed out after {timeout:g} s")
-
-
-def _in_thread(fn: Any, *args: Any, name: str, timeout: float) -> Any:
-    """``fn(*args)`` in a worker thread, abandoned (left to finish alone) after ``timeout``."""
-    import threading
-
-    box: list[Any] = []
-
-    def work() -> None:
-        try:
-            box.append((True, fn(*args)))
-        except BaseException as exc:
-            box.append((False, exc))
-
-    worker = threading.Thread(target=work, name=f"convo tool {name}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if not box:
-        raise timed_out(name, timeout)
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value
-
-
 class Tool:
     """A tool a model may call.
 
@@ -115,8 +88,11 @@ class Tool:
     arguments: Mapping[str, ToolArgument] = {}
     terminal: bool = False
     #: Seconds a call may run before it becomes an error result (a sync tool runs in a worker
-    #: thread that is abandoned on timeout).
+    #: thread that is abandoned on timeout; see convo.tools.calls).
     timeout: float | None = None
+    #: Run a synchronous tool on the event loop under ``arun()`` and serving, instead of in a
+    #: worker thread: only for trivial tools that never block.
+    inline: bool = False
     #: Consecutive failed calls allowed before the turn ends (None: bounded by the turn only).
     retries: int | None = None
     #: Send the schema in OpenAI's strict form (``"strict": true``; see docs/tools.md).
@@ -159,22 +135,13 @@ class Tool:
         return self._execute(args)
 
     def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
-        """Run with already validated arguments (within ``timeout``, when set)."""
-        if self.timeout is None:
-            return self._call(args, context)
-        return _in_thread(self._call, args, context, name=self.name, timeout=self.timeout)
+        """Run with already validated arguments (``convo.tools.calls`` applies ``timeout``)."""
+        return self._call(args, context)
 
     async def ainvoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
         result = self._call(args, context)
         if inspect.isawaitable(result):
-            if self.timeout is None:
-                return await result
-            import asyncio
-
-            try:
-                return await asyncio.wait_for(result, self.timeout)
-            except TimeoutError:
-                raise timed_out(self.name, self.timeout) from None
+            return await result
         return result
 
     def execute(self, context: ToolContext | None = None, /, **kwargs: Any) -> Any:
@@ -279,6 +246,10 @@ class Bound:
     @property
     def timeout(self) -> float | None:
         return self.tool.timeout
+
+    @property
+    def inline(self) -> bool:
+        return self.tool.inline
 
     @property
     def rerun_on_resume(self) -> bool:

@@ -59,8 +59,10 @@ class FunctionTool(Tool):
         description: str | None = None, terminal: bool = False,
         timeout: float | None = None, retries: int | None = None, strict: bool = False,
         localns: Mapping[str, Any] | None = None, needs_approval: NeedsApproval = False,
+        inline: bool = False,
     ) -> None:
         self.fn = fn
+        self.inline = inline
         self.needs_approval = needs_approval
         self.name = name or fn.__name__
         summary, arg_docs = parse_docstring(fn.__doc__)
@@ -126,7 +128,7 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 def tool(
     *, name: str | None = None, description: str | None = None, terminal: bool = False,
     timeout: float | None = None, retries: int | None = None, strict: bool = False,
-    needs_approval: NeedsApproval = False,
+    needs_approval: NeedsApproval = False, inline: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -134,6 +136,7 @@ def tool(
     fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     description: str | None = None, terminal: bool = False, timeout: float | None = None,
     retries: int | None = None, strict: bool = False, needs_approval: NeedsApproval = False,
+    inline: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed, documented function (sync or ``async def``) into a Tool.
 
@@ -144,12 +147,14 @@ def tool(
     ``retries=N`` ends the turn after N+1 failed calls of this tool in a row; ``strict=True``
     sends the schema in OpenAI's strict form. ``needs_approval`` (a bool, or a function of the
     arguments) makes the runner ask a person before each call runs (docs/approval.md).
+    Under ``arun()`` and serving a sync function runs in a worker thread, so it never blocks
+    the event loop; ``inline=True`` runs a trivial one on the loop instead.
     """
 
     def make(f: Callable[..., Any], localns: Mapping[str, Any]) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, terminal=terminal,
                             timeout=timeout, retries=retries, strict=strict, localns=localns,
-                            needs_approval=needs_approval)
+                            needs_approval=needs_approval, inline=inline)
 
     def build(f: Callable[..., Any]) -> FunctionTool:
         return make(f, sys._getframe(1).f_locals)

@@ -1,0 +1,320 @@
+"""Answerers: what answers the requests a template yields (``convo.requests``).
+
+An ``Answerer`` answers blocking (``answer``), an ``AsyncAnswerer`` on the running loop
+(``aanswer``); each dispatches on the request's type, once, here. ``LiveAnswerer`` is the live
+one, written once for every front end: it calls the model (within a ``ContextWindow``), runs
+tools (``convo.tools.calls``), asks the user and asks for approvals, counting into the run's
+``RunState`` and checking its limits before each live call. Other answerers wrap it: the
+replay of a saved conversation (``convo.run.replay``), Ctrl-C in a terminal
+(``convo.terminal.cancel``), a served conversation's pauses (``convo.serve.engine``).
+
+An answerer that cannot answer now raises ``Pause``: the request is answered later (by a
+person over HTTP, or by a retry), and the run waits at it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, Protocol, TypeVar
+
+from ..approval import Approval
+from ..errors import DefinitionError, InterfaceError, ModelError
+from ..events import (
+    ApprovalRequested,
+    ModelCallEnded,
+    ModelCallStarted,
+    ReplyTruncated,
+    TextDelta,
+    ToolCallsRecovered,
+    UserInput,
+)
+from ..messages import Message, ToolCall
+from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..session import UNREPORTED, Usage
+from ..tools.calls import Invocation, ToolRun, aexecute, execute
+from .state import RunState
+
+A = TypeVar("A")
+
+
+class Answerer(Protocol):
+    def answer(self, request: Request[A]) -> A: ...
+
+
+class AsyncAnswerer(Protocol):
+    async def aanswer(self, request: Request[A]) -> A: ...
+
+
+class Pause(Exception):
+    """Not answered now: the run waits at ``request`` (``error``: why, for a retry)."""
+
+    def __init__(self, request: Request[Any], error: str | None = None) -> None:
+        super().__init__(error or "the run waits")
+        self.request = request
+        self.error = error
+
+
+def unknown(request: object) -> TypeError:
+    return TypeError(f"no answer for {request!r}: a request must be one of convo.requests")
+
+
+class LiveAnswerer:
+    """Answers every request live, blocking or async (see the module docstring)."""
+
+    __slots__ = ("partial", "state")
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.partial: list[str] = []  # the text streamed so far by the current model call
+
+    def answer(self, request: Request[A]) -> A:
+        answer: Any
+        if isinstance(request, CallModel):
+            answer = self.call_model(request)
+        elif isinstance(request, RunTools):
+            answer = self.run_tools(request)
+        elif isinstance(request, AskUser):
+            answer = self.ask_user(request)
+        elif isinstance(request, Approve):
+            answer = self.approve(request)
+        else:
+            raise unknown(request)
+        return answer  # type: ignore[no-any-return]
+
+    async def aanswer(self, request: Request[A]) -> A:
+        answer: Any
+        if isinstance(request, CallModel):
+            answer = await self.acall_model(request)
+        elif isinstance(request, RunTools):
+            answer = await self.arun_tools(request)
+        elif isinstance(request, AskUser):
+            answer = await self.aask_user(request)
+        elif isinstance(request, Approve):
+            answer = await self.aapprove(request)
+        else:
+            raise unknown(request)
+        return answer  # type: ignore[no-any-return]
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def call_model(self, request: CallModel) -> Message:
+        flow = self._fitted(request)
+        answer: Any = None
+        try:
+            while True:
+                try:
+                    call = flow.send(answer)
+                except StopIteration as stop:
+                    reply: Message = stop.value
+                    return reply
+                model, messages, started = self._before(call)
+                answer = self.replied(model.complete(messages, call.tools,
+                                                     on_delta=self._on_delta(call)), started)
+        finally:
+            flow.close()
+
+    async def acall_model(self, request: CallModel) -> Message:
+        flow = self._fitted(request)
+        answer: Any = None
+        try:
+            while True:
+                try:
+                    call = flow.send(answer)
+                except StopIteration as stop:
+                    reply: Message = stop.value
+                    return reply
+                model, messages, started = self._before(call)
+                answer = self.replied(await model.acomplete(
+                    messages, call.tools, on_delta=self._on_delta(call)), started)
+        finally:
+            flow.close()
+
+    def _fitted(self, request: CallModel) -> Generator[CallModel, Any, Message]:
+        """The calls to make for ``request``: itself, or what its ``ContextWindow`` makes of
+        it (the chosen messages, and a summary call first when the window says so)."""
+        window = request.context or self.state.settings.context
+        if window is None:
+            reply: Message = yield request
+            return reply
+        from ..context import estimate_message
+        from ..summary import fit
+
+        note = self.budget_note(request)
+        return (yield from fit(window, self.state.session, request,
+                               request.model or self.state.settings.model, self.state.emit,
+                               reserve=0 if note is None else estimate_message(note)))
+
+    def _before(self, request: CallModel) -> tuple[Any, Sequence[Message], float]:
+        """Check the limits; the model to call and what it is sent; count the call."""
+        state = self.state
+        state.admit_model_call()
+        model = request.model or state.settings.model
+        if model is None:
+            raise DefinitionError(
+                "no model to call: give the Runner a model, or the template its own model="
+            )
+        state.model_calls += 1
+        messages = self.sent(request)
+        if state.on_event is not None:  # no event objects when nobody listens
+            state.on_event(ModelCallStarted(state.model_calls, len(messages),
+                                            len(request.tools)))
+        self.partial = []
+        return model, messages, time.perf_counter()
+
+    def sent(self, request: CallModel) -> Sequence[Message]:
+        """What the model is sent: the session's messages, a subroutine's own, or those a
+        ContextWindow chose; then the budget note, if the limits tell the model (sent only,
+        never stored)."""
+        messages = self.state.session.messages if request.messages is None else \
+            request.messages
+        note = self.budget_note(request)
+        return messages if note is None else (*messages, note)
+
+    def budget_note(self, request: CallModel) -> Message | None:
+        """``Limits(tell_model=True)``: a system note of what is left of each limit, for a
+        reply call (not a summary); the calls made so far, this one once it is counted."""
+        state = self.state
+        limits = state.settings.limits
+        if limits is None or not limits.tell_model or request.purpose != "reply":
+            return None
+        text = limits.left(state.model_calls, state.tool_calls, state.usage)
+        return None if text is None else Message("system", text)
+
+    def _on_delta(self, request: CallModel) -> Callable[[str], None] | None:
+        if request.purpose != "reply":
+            return None
+        partial, emit = self.partial, self.state.on_event
+
+        def delta(text: str) -> None:
+            partial.append(text)
+            if emit is not None:
+                emit(TextDelta(text))
+
+        return delta
+
+    def replied(self, reply: Any, started: float) -> Message:
+        """Count a reply (its usage, the token limits) and say it."""
+        if not isinstance(reply, Message) or reply.role != "assistant":
+            raise ModelError(f"the model must return an assistant Message, got {reply!r}")
+        state = self.state
+        usage = reply.metadata.get("usage") if reply.metadata else None
+        call_usage = Usage.from_dict(usage) if usage else UNREPORTED  # unknown, not zero
+        state.used(call_usage, reported=bool(usage))
+        if state.on_event is not None:
+            state.on_event(ModelCallEnded(state.model_calls, reply, call_usage,
+                                          time.perf_counter() - started))
+            if "recovered_tool_calls" in reply.metadata:
+                state.on_event(ToolCallsRecovered(reply.tool_calls,
+                                                  reply.metadata["recovered_tool_calls"]))
+        if reply.metadata and reply.metadata.get("finish_reason") == "length":
+            self._truncated(reply)
+        return reply
+
+    def _truncated(self, reply: Message) -> None:
+        """A reply cut off at the model's token limit: said, and an error if the bot says so."""
+        state = self.state
+        state.emit(ReplyTruncated(state.model_calls, reply))
+        if state.settings.truncated_is_error:
+            raise ModelError(
+                f"model call {state.model_calls} was cut off at the model's token limit "
+                "(finish_reason 'length') after "
+                f"{len(reply.content)} characters{' and tool calls' * bool(reply.tool_calls)}: "
+                "raise max_tokens, or shorten what the model is asked for")
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def run_tools(self, request: RunTools,
+                  run: Callable[[Invocation], ToolRun] = execute) -> list[ToolRun]:
+        """Run the calls the limits allow, one after another (``run``: how one is run)."""
+        verdicts = self.state.admit_tools(request.invocations)
+        return [run(inv) if why is None else ToolRun(skipped=why)
+                for inv, why in zip(request.invocations, verdicts, strict=True)]
+
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        """Run the calls the limits allow, at once; results keep call order."""
+        verdicts = self.state.admit_tools(request.invocations)
+        allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
+                   if why is None]
+        if len(allowed) == 1:
+            ran = [await aexecute(allowed[0])]
+        elif allowed:
+            import asyncio
+
+            ran = list(await asyncio.gather(*(aexecute(inv) for inv in allowed)))
+        else:
+            ran = []
+        return merged(verdicts, ran)
+
+    # -- the user ----------------------------------------------------------------------------
+
+    def _interface(self) -> Any:
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        if ui is None:
+            raise InterfaceError(
+                "the template asks the user for input (a UserTemplate without content), "
+                "but the Runner has no user_interface"
+            )
+        return ui
+
+    def ask_user(self, request: AskUser) -> str:
+        ui = self._interface()
+        answer: str = ui.ask(self.state.session, request.instruction, request.default)
+        self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
+        return answer
+
+    async def aask_user(self, request: AskUser) -> str:
+        ui = self._interface()
+        aask = getattr(ui, "aask", None)
+        session = self.state.session
+        if aask is not None:
+            answer: str = await aask(session, request.instruction, request.default)
+        else:
+            answer = ui.ask(session, request.instruction, request.default)
+        self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
+        return answer
+
+    # -- approval ----------------------------------------------------------------------------
+
+    def approve(self, request: Approve) -> list[Approval]:
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        approve = getattr(ui, "approve", None)
+        answers = []
+        for call in request.calls:
+            known = self._known(call)
+            if known is None:  # nobody can approve: an unapproved tool never runs
+                known = self.state.decided(call, Approval(False) if approve is None else
+                                           Approval.of(approve(self.state.session, call)))
+            answers.append(known)
+        return answers
+
+    async def aapprove(self, request: Approve) -> list[Approval]:
+        ui = self.state.settings.user_interface
+        aapprove = getattr(ui, "aapprove", None)
+        if aapprove is None:
+            return self.approve(request)
+        self.state.admit()
+        answers = []
+        for call in request.calls:
+            known = self._known(call)
+            if known is None:
+                known = self.state.decided(
+                    call, Approval.of(await aapprove(self.state.session, call)))
+            answers.append(known)
+        return answers
+
+    def _known(self, call: ToolCall) -> Approval | None:
+        """A decision made before (a resumed run never asks for it again); else it is asked
+        for (``ApprovalRequested``) and ``None`` returned."""
+        known = self.state.session.approvals.get(call.id)
+        if known is None:
+            self.state.emit(ApprovalRequested(call))
+        return known
+
+
+def merged(verdicts: Sequence[str | None], ran: Sequence[ToolRun]) -> list[ToolRun]:
+    """One result per call, in call order: what ran, and the calls a limit stopped."""
+    results = iter(ran)
+    return [next(results) if why is None else ToolRun(skipped=why) for why in verdicts]

@@ -1,0 +1,130 @@
+"""The one driver: a pump that feeds a template's generator, and the loops that answer it.
+
+``Driver.step(answer)`` sends the answer to the last request into the template's generator and
+runs it to its next request, applying every message and event on the way (``RunState``); it
+returns ``None`` once the run is over (its ``Outcome`` is on the session). ``Driver.fail(exc)``
+hands it the failure of answering instead: the run ends with it.
+
+``drive`` and ``adrive`` are the loops every front end uses (``Runner.run``/``arun``, the
+terminal, serving, a rebuild): step, have the answerer answer, step again, until the run ends
+or the answerer says ``Pause`` (a served conversation waits for a person, or for a retry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+from ..events import Event
+from ..messages import Message
+from ..requests import ChildMessage, Flow, Request
+from .answerer import Answerer, AsyncAnswerer, Pause
+from .state import RunState
+
+Watch = Callable[[Any], None]
+"""Sees each step before it is applied while a replay needs to (``convo.run.replay``)."""
+
+
+class Driver:
+    """The pump of one run (see the module docstring)."""
+
+    __slots__ = ("_gen", "state", "watch")
+
+    def __init__(self, state: RunState, flow: Flow) -> None:
+        self.state = state
+        self.watch: Watch | None = None
+        self._gen = self._pump(flow)
+
+    def step(self, answer: Any = None) -> Request[Any] | None:
+        """Answer the last request (``None`` to start) and run to the next one."""
+        try:
+            return self._gen.send(answer)
+        except StopIteration:
+            return None
+
+    def fail(self, exc: BaseException) -> Request[Any] | None:
+        """The last request could not be answered: the run ends with ``exc``."""
+        try:
+            return self._gen.throw(exc)
+        except StopIteration:
+            return None
+
+    def close(self) -> None:
+        """Stop the run where it is (the generators' ``finally`` blocks run)."""
+        self._gen.close()
+
+    def _pump(self, flow: Flow) -> Generator[Request[Any], Any, None]:
+        state = self.state
+        ended: BaseException | None = None
+        try:
+            answer: Any = None
+            while True:
+                step = flow.send(answer)
+                answer = None
+                watch = self.watch
+                if watch is not None:
+                    watch(step)
+                if isinstance(step, Message):
+                    state.add(step)
+                elif isinstance(step, ChildMessage):
+                    state.add(step.message, step.session, step.scope)
+                elif isinstance(step, Event):
+                    state.event(step)
+                elif isinstance(step, Request):
+                    answer = yield step
+                else:
+                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
+                                    "Event or a request from convo.requests")
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            ended = exc
+        finally:
+            flow.close()
+        state.finish(ended)
+        if state.reraise(ended):
+            raise ended  # type: ignore[misc]
+
+
+def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = None,
+          *, start: Any = None) -> Pause | None:
+    """Run until the run ends (``None``) or the answerer pauses (the ``Pause``), blocking.
+
+    ``request``: a request to answer first (one that paused before); else ``start`` is sent
+    (``None`` starts the run; the answer to the request that paused goes on from there)."""
+    if request is None:
+        request = driver.step(start)
+    while request is not None:
+        try:
+            answer = answerer.answer(request)
+        except Pause as pause:
+            return pause
+        except BaseException as exc:  # handed to the driver, which decides the outcome
+            request = driver.fail(exc)
+            continue
+        request = driver.step(answer)
+    return None
+
+
+async def adrive(driver: Driver, answerer: AsyncAnswerer, request: Request[Any] | None = None,
+                 *, start: Any = None, stepped: Callable[[], Awaitable[None]] | None = None
+                 ) -> Pause | None:
+    """``drive`` on the running loop. ``start``: the answer to send first (when ``request``
+    is ``None``); ``stepped`` is awaited after each step that reached a request (a served
+    conversation commits what the step added before it goes on)."""
+    if request is None:
+        request = driver.step(start)
+        if stepped is not None:
+            await stepped()
+    while request is not None:
+        try:
+            answer = await answerer.aanswer(request)
+        except Pause as pause:
+            return pause
+        except BaseException as exc:  # handed to the driver, which decides the outcome
+            request = driver.fail(exc)
+        else:
+            request = driver.step(answer)
+        if stepped is not None and request is not None:
+            await stepped()
+    return None

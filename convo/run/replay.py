@@ -1,0 +1,193 @@
+"""Replay: answering a run's requests from a saved conversation, in front of a live answerer.
+
+A resumed conversation (``Runner.resume``, ``convo run --resume``, ``convo chat -c``) or a
+rebuilt served one runs its template again from the start; ``Replay`` answers each request
+from what was saved (the user's messages, the model's replies, tool results, decisions on
+approvals) and follows each message the template yields against the saved ones. The first
+request the saved conversation does not answer, or the first message that differs, ends the
+replay (``CaughtUp`` says how far it got; the rest of the saved messages are dropped) and from
+there the live answerer answers. No model, tool or user is asked again for what was saved;
+only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
+run again, for their effect on the turn.
+
+A ``SubroutineTemplate``'s child is replayed the same way from its saved record (a frame of its
+own, with the conversation's approvals: a decision made inside a subroutine is never asked
+again), whether it ended or the conversation was saved while inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from ..approval import Approval
+from ..events import CaughtUp, SubroutineEnded, SubroutineStarted
+from ..messages import Message
+from ..requests import Approve, AskUser, CallModel, ChildMessage, Request, RunTools
+from ..session import UNREPORTED, Session, SubroutineRun, Usage
+from ..summary import replayed_summaries
+from ..tools.calls import ToolRun, rerun, saved_run
+
+if TYPE_CHECKING:
+    from .answerer import Answerer, AsyncAnswerer
+    from .driver import Driver
+
+A = TypeVar("A")
+NOTHING: Final = object()
+"""What a saved conversation gives for a request it does not answer."""
+
+
+class Frame:
+    """The saved messages of one session being replayed (the conversation's, or a
+    subroutine's), and how far the replay has got in them."""
+
+    __slots__ = ("at", "live", "messages", "runs")
+
+    def __init__(self, messages: Sequence[Message], runs: Sequence[SubroutineRun] = (),
+                 *, live: bool = False) -> None:
+        self.messages = messages
+        self.runs = list(runs)
+        self.at = 0
+        self.live = live
+
+    @property
+    def next(self) -> Message | None:
+        return self.messages[self.at] if self.at < len(self.messages) else None
+
+    def follows(self, message: Message) -> None:
+        """The template yielded ``message``: the next saved one, or the replay of this frame
+        is over."""
+        at = self.at
+        if at < len(self.messages) and (message is self.messages[at]
+                                        or same(message, self.messages[at])):
+            self.at = at + 1
+        else:
+            self.live = True
+
+
+class Replay:
+    """An answerer that answers from ``saved`` while it can, then hands over to ``inner``.
+
+    Made by ``Replay.install``, which also has the driver show it every step while it
+    replays."""
+
+    __slots__ = ("approvals", "driver", "frames", "inner", "state")
+
+    def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
+        self.inner = inner
+        self.driver = driver
+        self.state = driver.state
+        self.approvals: Mapping[str, Approval] = saved.approvals
+        self.frames = [Frame(saved.messages, saved.subroutines)]
+
+    @classmethod
+    def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
+        replay = cls(inner, saved, driver)
+        driver.watch = replay.saw
+        counted = replayed_summaries(saved.state)
+        if counted is not None:  # the summary calls the saved conversation made
+            driver.state.counted(counted.model_calls, usage=counted.usage)
+        return replay
+
+    @property
+    def replaying(self) -> bool:
+        return self.driver.watch is not None
+
+    # -- following what the template yields ---------------------------------------------------
+
+    def saw(self, step: Any) -> None:
+        """Each step the template yields, before it is applied (while replaying)."""
+        frames = self.frames
+        if isinstance(step, Message | ChildMessage):
+            frame = frames[-1]
+            if not frame.live:
+                frame.follows(step if isinstance(step, Message) else step.message)
+                if frame.live and len(frames) == 1:
+                    self.go_live()  # the template took another path than the saved one
+        elif isinstance(step, SubroutineStarted):
+            frames.append(self._child(frames[-1], step.label))
+        elif isinstance(step, SubroutineEnded) and len(frames) > 1:
+            frames.pop()
+
+    @staticmethod
+    def _child(parent: Frame, label: str) -> Frame:
+        if parent.live or not parent.runs or parent.runs[0].label != label:
+            return Frame((), live=True)
+        run = parent.runs.pop(0)
+        return Frame(run.messages[run.inherited:])
+
+    def go_live(self) -> None:
+        """The replay is over: the live answerer answers from here on."""
+        if self.driver.watch is None:
+            return
+        self.driver.watch = None
+        root = self.frames[0]
+        self.state.emit(CaughtUp(root.at, len(root.messages)))
+
+    # -- answering -------------------------------------------------------------------------
+
+    def answer(self, request: Request[A]) -> A:
+        if self.driver.watch is not None:
+            found = self.saved_answer(request)
+            if found is not NOTHING:
+                return found  # type: ignore[no-any-return]
+            self.go_live()
+        inner: Answerer = self.inner
+        return inner.answer(request)
+
+    async def aanswer(self, request: Request[A]) -> A:
+        if self.driver.watch is not None:
+            found = self.saved_answer(request)
+            if found is not NOTHING:
+                return found  # type: ignore[no-any-return]
+            self.go_live()
+        inner: AsyncAnswerer = self.inner
+        return await inner.aanswer(request)
+
+    def saved_answer(self, request: Request[Any]) -> Any:
+        """What the saved conversation answers ``request`` with (counted as the live answer
+        was), or ``NOTHING``."""
+        frame = self.frames[-1]
+        if frame.live:
+            return NOTHING
+        if isinstance(request, CallModel):
+            return self._reply(frame, request)
+        if isinstance(request, RunTools):
+            return self._tool_runs(frame, request)
+        if isinstance(request, AskUser):
+            nxt = frame.next
+            return nxt.content if nxt is not None and nxt.role == "user" else NOTHING
+        if isinstance(request, Approve):
+            approvals = self.approvals
+            if all(call.id in approvals for call in request.calls):
+                return [approvals[call.id] for call in request.calls]
+        return NOTHING
+
+    def _reply(self, frame: Frame, request: CallModel) -> Any:
+        nxt = frame.next
+        if request.purpose != "reply" or nxt is None or nxt.role != "assistant":
+            return NOTHING
+        usage = nxt.metadata.get("usage") if nxt.metadata else None
+        self.state.counted(1, usage=Usage.from_dict(usage) if usage else UNREPORTED)
+        return nxt
+
+    def _tool_runs(self, frame: Frame, request: RunTools) -> Any:
+        results: dict[str | None, Message] = {}
+        messages = frame.messages
+        for i in range(frame.at, len(messages)):  # no copy of the rest: this runs per batch
+            if messages[i].role != "tool":
+                break
+            results[messages[i].tool_call_id] = messages[i]
+        invocations = request.invocations
+        if not all(inv.call.id in results for inv in invocations):
+            return NOTHING
+        runs: list[ToolRun] = [rerun(inv) if inv.tool.rerun_on_resume
+                               else saved_run(results[inv.call.id]) for inv in invocations]
+        self.state.counted(tool_calls=sum(not inv.tool.rerun_on_resume for inv in invocations))
+        return runs
+
+
+def same(a: Message, b: Message) -> bool:
+    # Metadata (usage, timings) may differ between runs without changing the conversation.
+    return (a.role, a.content, a.tool_calls, a.tool_call_id, a.name) == (
+        b.role, b.content, b.tool_calls, b.tool_call_id, b.name)

@@ -1,0 +1,221 @@
+"""RunState: what one run knows (the session, counts, usage, the last turn) and how it ended.
+
+Every way of answering a request counts into the same ``RunState``: the live answerer when it
+calls a model or runs tools, the replay when it answers from a saved conversation. Limits are
+checked here, before a live call is made; the outcome is decided here, once, from how the
+template's generator ended.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from ..approval import Approval
+from ..errors import ReachedEndTemplateException
+from ..events import ApprovalDecided, Event, MessageAdded, RunEnded, TurnEnded
+from ..messages import Message, ToolCall
+from ..session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
+
+if TYPE_CHECKING:
+    from ..context import ContextWindow
+    from ..interfaces.base import UserInterface
+    from ..limits import Limits
+    from ..models.base import Model
+    from ..tools.calls import Invocation
+
+
+class Settings(Protocol):
+    """What a run needs to know of its runner (``convo.runner.Runner`` is one)."""
+
+    model: Model | None
+    user_interface: UserInterface | None
+    on_event: Callable[[Event], None] | None
+    max_messages: int
+    raise_errors: bool
+    truncated_is_error: bool
+    limits: Limits | None
+    context: ContextWindow | None
+
+
+class MaxMessages(Exception):
+    """The runner's ``max_messages`` bound was reached (ends the run ``max_messages``)."""
+
+
+class UsageLimitReached(Exception):
+    """A ``Limits`` field was reached (ends the run ``usage_limit``)."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(f"the {limit} limit was reached")
+        self.limit = limit
+
+
+class RunState:
+    """The state of one run: counters, the clock, the limits reached, the outcome."""
+
+    __slots__ = ("added", "limit_reached", "model_calls", "on_event", "session", "settings",
+                 "started", "tool_calls", "turn", "usage")
+
+    def __init__(self, settings: Settings, session: Session) -> None:
+        self.settings = settings
+        self.session = session
+        self.on_event = settings.on_event
+        self.added = 0
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.usage: Usage = NO_USAGE
+        self.turn: TurnResult | None = None
+        self.limit_reached: str | None = None
+        self.started = time.perf_counter()
+
+    def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # -- what the template yields ------------------------------------------------------------
+
+    def add(self, message: Message, session: Session | None = None,
+            scope: tuple[str, ...] = ()) -> None:
+        """Append a message to the session (or a subroutine's ``session``, under ``scope``)."""
+        # Runs for every message (thousands when a long conversation is rebuilt).
+        if session is None:
+            if self.added >= self.settings.max_messages:
+                raise MaxMessages
+            self.added += 1
+            session = self.session
+        messages = session.messages
+        messages.append(message)
+        if self.on_event is not None:
+            self.on_event(MessageAdded(message, len(messages) - 1, scope))
+
+    def event(self, event: Event) -> None:
+        """Pass an event on (``TurnEnded`` also lands on ``session.turns``)."""
+        if isinstance(event, TurnEnded):
+            self.session.turns.append(event.result)
+            self.turn = event.result
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # -- counting and limits -----------------------------------------------------------------
+
+    def counted(self, model_calls: int = 0, tool_calls: int = 0, usage: Usage = NO_USAGE
+                ) -> None:
+        """Count calls made before (a replayed answer, a saved summary): a resumed
+        conversation's counts and limits cover the whole conversation."""
+        self.model_calls += model_calls
+        self.tool_calls += tool_calls
+        if usage is not NO_USAGE:
+            self.usage = self.usage + usage
+
+    def used(self, usage: Usage, *, reported: bool) -> None:
+        """A live reply's usage: counted, and (when the model reported it) the token limits
+        checked."""
+        self.usage = self.usage + usage
+        limits = self.settings.limits
+        if reported and limits is not None and self.limit_reached is None:
+            self.limit_reached = limits.tokens_over(self.usage)
+
+    def admit(self) -> None:
+        """Before a live request other than tools: raises ``UsageLimitReached`` when a limit
+        was reached (the run ends there, cleanly)."""
+        if self.limit_reached is not None:
+            raise UsageLimitReached(self.limit_reached)
+
+    def admit_model_call(self) -> None:
+        """Before a live model call: raises ``UsageLimitReached`` when the run must end."""
+        self.admit()
+        limits = self.settings.limits
+        if limits is not None and limits.model_calls is not None \
+                and self.model_calls >= limits.model_calls:
+            raise UsageLimitReached("model_calls")
+
+    def admit_tools(self, invocations: Sequence[Invocation]) -> list[str | None]:
+        """Before a live batch: for each call, ``None`` (it may run, and is counted) or why it
+        may not (a limit was reached)."""
+        # convo's own termination tools never count and are never blocked: a budget must not
+        # keep a conversation from ending cleanly.
+        limits = self.settings.limits
+        room = None if limits is None or limits.tool_calls is None else \
+            limits.tool_calls - self.tool_calls
+        verdicts: list[str | None] = []
+        for invocation in invocations:
+            if invocation.tool.rerun_on_resume:
+                verdicts.append(None)
+            elif self.limit_reached is not None:
+                verdicts.append(f"the {self.limit_reached} limit was reached")
+            elif room is not None and room <= 0:
+                self.limit_reached = "tool_calls"
+                verdicts.append("the tool_calls limit was reached")
+            else:
+                room = None if room is None else room - 1
+                self.tool_calls += 1
+                verdicts.append(None)
+        return verdicts
+
+    def decided(self, call: ToolCall, approval: Approval) -> Approval:
+        """Record a decision on a call that needed approval (a resumed or rebuilt run never
+        asks for it again)."""
+        self.session.approvals[call.id] = approval
+        self.emit(ApprovalDecided(call, approval))
+        return approval
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def finish(self, exc: BaseException | None) -> Outcome:
+        """Decide the outcome from how the generator ended, and record it."""
+        farewell = error = limit = None
+        if exc is None:
+            status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
+            if self.limit_reached is not None:
+                status, limit = RunStatus.USAGE_LIMIT, self.limit_reached
+        elif isinstance(exc, ReachedEndTemplateException):
+            status, farewell = RunStatus.ENDED, exc.farewell_message
+        elif isinstance(exc, UsageLimitReached):
+            status, limit = RunStatus.USAGE_LIMIT, exc.limit
+        elif isinstance(exc, EOFError | KeyboardInterrupt) or cancelled(exc):
+            status = RunStatus.STOPPED
+        elif isinstance(exc, MaxMessages):
+            status = RunStatus.MAX_MESSAGES
+        else:
+            status, error = RunStatus.ERROR, f"{type(exc).__name__}: {exc}"
+        outcome = Outcome(
+            status=status, farewell=farewell, error=error, turn=self.turn,
+            messages=len(self.session.messages), model_calls=self.model_calls,
+            usage=self.usage, elapsed_s=time.perf_counter() - self.started, limit=limit,
+        )
+        self.session.outcome = outcome
+        if self.on_event is not None:
+            try:
+                self.on_event(RunEnded(outcome))
+            except Exception as failure:  # a handler failing at the end (a full disk)
+                outcome = self.session.outcome = handler_failed(outcome, failure)
+                if self.settings.raise_errors:
+                    raise
+        return outcome
+
+    def reraise(self, exc: BaseException | None) -> bool:
+        """Whether the exception that ended the run should propagate to the caller."""
+        if exc is None or isinstance(exc, ReachedEndTemplateException | EOFError | MaxMessages
+                                     | UsageLimitReached | KeyboardInterrupt):
+            return False
+        if not isinstance(exc, Exception):  # cancellation, SystemExit: always propagate
+            return True
+        return self.settings.raise_errors
+
+
+def handler_failed(outcome: Outcome, failure: Exception) -> Outcome:
+    """The outcome of a run whose event handler failed on its ``RunEnded``: an error, said."""
+    said = f"the event handler failed at the end of the run: {type(failure).__name__}: {failure}"
+    if outcome.status == RunStatus.ERROR:
+        return attrs.evolve(outcome, error=f"{outcome.error}; then {said}")
+    return attrs.evolve(outcome, status=RunStatus.ERROR, error=said)
+
+
+def cancelled(exc: BaseException) -> bool:
+    # Only a loaded asyncio can have raised its CancelledError.
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)

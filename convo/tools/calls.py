@@ -1,0 +1,312 @@
+"""A tool call, from a model's request to its tool message: the one module that owns it.
+
+``prepare`` validates a call against the template's tools; ``execute`` (blocking) and
+``aexecute`` (async) run it once, with its ``timeout`` applied here and only here; ``outcome``
+turns what the run gave into the tool message's text and notes on the ``Batch`` whether the
+call ends the turn (the termination family: a terminal tool, a ``TerminateResponse``, a
+``Transition``'s move, ``end_conversation``); ``count`` keeps the retry budgets. Failures are
+values (``ToolRun.error``), never raised past this module.
+
+Under ``arun()`` and serving a synchronous tool runs in a worker thread of its own, so a slow
+tool never blocks the event loop (other conversations, the server's health check);
+``Tool.inline = True`` (``@tool(inline=True)``) runs a trivial one on the loop. A thread that
+outlives its tool's ``timeout`` is abandoned (a daemon: it never holds up the process's exit).
+
+asyncio costs ~25 ms to import and only async runs need it: it is imported where it is used.
+A ``CancelledError`` that a tool's own code lets escape is an error of that tool; only the
+cancellation of the task running the tools (the run's own) stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from ..errors import ReachedEndTemplateException, ToolRetry
+from ..messages import Message, ToolCall
+from .base import Bound, SavedToolError, Tool, ToolResult, to_text
+from .output import NO_OUTPUT
+from .termination import TERMINATED, TerminateResponse
+from .transition import Move
+
+
+class Invokable(Protocol):
+    """What a tool looks like to the runner (a ``Tool``, or a ``Bound`` one)."""
+
+    @property
+    def is_async(self) -> bool: ...
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    @property
+    def inline(self) -> bool: ...
+
+    @property
+    def rerun_on_resume(self) -> bool: ...
+
+    def requires_approval(self, args: dict[str, Any]) -> bool: ...
+
+    def invoke(self, args: dict[str, Any]) -> Any: ...
+
+    async def ainvoke(self, args: dict[str, Any]) -> Any: ...
+
+
+@attrs.frozen(slots=True)
+class Invocation:
+    """One validated tool call, ready to run."""
+
+    call: ToolCall
+    tool: Invokable
+    args: dict[str, Any]
+
+
+@attrs.frozen(slots=True)
+class ToolRun:
+    """What running one invocation gave: a value, the exception it raised, or why it was not
+    run (``skipped``: a limit was reached)."""
+
+    value: Any = None
+    error: BaseException | None = None
+    skipped: str | None = None
+
+
+# -- running it, once ------------------------------------------------------------------------
+
+def timed_out(name: str, timeout: float) -> TimeoutError:
+    return TimeoutError(f"tool {name!r} timed out after {timeout:g} s")
+
+
+def execute(invocation: Invocation) -> ToolRun:
+    """Run a call, blocking (``Runner.run``)."""
+    tool = invocation.tool
+    try:
+        if tool.is_async:
+            import asyncio
+
+            try:
+                return ToolRun(asyncio.run(_awaited(invocation, tool.ainvoke(invocation.args))))
+            except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
+                return ToolRun(error=_stray(invocation, exc))
+        if tool.timeout is None:
+            return ToolRun(tool.invoke(invocation.args))
+        return ToolRun(_in_thread(tool.invoke, invocation, tool.timeout))
+    except Exception as exc:
+        return ToolRun(error=exc)
+
+
+async def aexecute(invocation: Invocation) -> ToolRun:
+    """Run a call on the running loop (``Runner.arun``, serving)."""
+    import asyncio
+
+    tool = invocation.tool
+    try:
+        if tool.is_async:
+            return ToolRun(await _awaited(invocation, tool.ainvoke(invocation.args)))
+        if tool.inline:
+            return ToolRun(tool.invoke(invocation.args))
+        return ToolRun(await _awaited(invocation, _threaded(tool.invoke, invocation)))
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling() > 0:
+            raise  # the run itself is cancelled: it stops
+        return ToolRun(error=_stray(invocation, exc))
+    except Exception as exc:
+        return ToolRun(error=exc)
+
+
+async def _awaited(invocation: Invocation, work: Any) -> Any:
+    """Await ``work`` within the tool's timeout (the one place a timeout is applied)."""
+    timeout = invocation.tool.timeout
+    if timeout is None:
+        return await work
+    import asyncio
+
+    try:
+        return await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        raise timed_out(invocation.call.name, timeout) from None
+
+
+def _worker(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
+            done: Callable[[bool, Any], None]) -> None:
+    import threading
+
+    def work() -> None:
+        try:
+            result = fn(invocation.args)
+        except BaseException as exc:
+            done(False, exc)
+        else:
+            done(True, result)
+
+    threading.Thread(target=work, name=f"convo tool {invocation.call.name}",
+                     daemon=True).start()
+
+
+def _in_thread(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
+               timeout: float) -> Any:
+    """``fn(args)`` in a worker thread, abandoned (left to finish alone) after ``timeout``."""
+    import threading
+
+    box: list[tuple[bool, Any]] = []
+    finished = threading.Event()
+
+    def done(ok: bool, value: Any) -> None:
+        box.append((ok, value))
+        finished.set()
+
+    _worker(fn, invocation, done)
+    if not finished.wait(timeout):
+        raise timed_out(invocation.call.name, timeout)
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+async def _threaded(fn: Callable[[dict[str, Any]], Any], invocation: Invocation) -> Any:
+    """``fn(args)`` in a worker thread of its own, awaited on the loop."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def done(ok: bool, value: Any) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    _worker(fn, invocation, done)
+    return await future
+
+
+def _stray(invocation: Invocation, exc: BaseException) -> RuntimeError:
+    """A tool's own stray ``CancelledError``, as an error of that tool."""
+    detail = f" ({exc})" if str(exc) else ""
+    error = RuntimeError(f"tool {invocation.call.name!r} raised CancelledError without the "
+                         f"run being cancelled{detail}")
+    error.__cause__ = exc
+    return error
+
+
+def rerun(invocation: Invocation) -> ToolRun:
+    """Run a tool again on resume: a tool marked ``rerun_on_resume`` (convo's termination
+    tools) is pure, and what it returns (a TerminateResponse with its status, the end of the
+    conversation) is more than its saved text says."""
+    try:
+        return ToolRun(invocation.tool.invoke(invocation.args))
+    except Exception as exc:
+        return ToolRun(error=exc)
+
+
+def saved_run(message: Message) -> ToolRun:
+    """A call's run as its saved tool message tells it (a resumed or rebuilt conversation)."""
+    # A saved failure stays a failure (it counts against the tool's retries again).
+    if message.metadata.get("error"):
+        return ToolRun(error=SavedToolError(message.content))
+    # A tool that ended the turn (a Ctrl-C cancelled it, say) ends it again, with its status.
+    terminated = message.metadata.get(TERMINATED)
+    if isinstance(terminated, dict):
+        return ToolRun(TerminateResponse.from_saved(message.content, terminated))
+    return ToolRun(message.content)
+
+
+# -- what it gave: the tool message, and whether the turn ends --------------------------------
+
+@attrs.define(slots=True)
+class Batch:
+    """What answering one batch of tool calls decided."""
+
+    farewell: str | None = None
+    ended: bool = False
+    ended_by: str | None = None
+    terminal: str | None = None
+    terminal_by: str | None = None
+    terminate: TerminateResponse | None = None
+    terminate_by: str | None = None
+    move: Move | None = None  # a Transition's: beats a terminal tool (docs/states.md)
+    last_text: str | None = None
+    output: Any = NO_OUTPUT
+    exhausted: str | None = None  # the note when a tool used up its retries
+
+
+def tool_message(call: ToolCall, content: str, *, error: bool = False,
+                 metadata: Mapping[str, Any] | None = None) -> Message:
+    meta = {**(metadata or {}), "error": True} if error else metadata
+    return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
+
+
+def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | None:
+    """What a tool message keeps of a run beyond its text: a ``ToolResult``'s metadata, or
+    the ``TerminateResponse`` of a tool that is not run again on resume (a resumed run ends
+    the turn from it, see ``saved_run``)."""
+    value = run.value
+    if run.error is not None or run.skipped is not None:
+        return None
+    if isinstance(value, ToolResult):
+        return value.metadata
+    if isinstance(value, TerminateResponse) and not invocation.tool.rerun_on_resume:
+        return {TERMINATED: value.saved()}
+    return None
+
+
+def outcome(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bool]:
+    """The tool message text of one run and whether it is an error, noting on the batch
+    whether the call ends the turn (the one place that decides it)."""
+    runnable = invocation.tool
+    tool = runnable.tool if isinstance(runnable, Bound) else runnable
+    assert isinstance(tool, Tool)
+    if isinstance(run.error, ReachedEndTemplateException):
+        farewell = run.error.farewell_message
+        if not batch.ended:
+            batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
+        return json.dumps({"status": "success", "message": farewell}), False
+    if run.skipped is not None:
+        return f"Not run: {run.skipped}", True
+    if isinstance(run.error, SavedToolError):
+        return str(run.error), True
+    if isinstance(run.error, ToolRetry):
+        return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
+    if run.error is not None:
+        exc = run.error
+        return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
+    value = run.value
+    if isinstance(value, Move):
+        if batch.move is not None:
+            return (f"Error: ignored: {batch.move.by!r} was already called in this batch "
+                    f"and moves to state {batch.move.to!r}; only one transition is allowed "
+                    "per batch"), True
+        batch.move = value
+        return value.text, False
+    try:
+        content = value.text if isinstance(value, TerminateResponse) else to_text(value)
+    except TypeError as exc:
+        return f"Error: tool {tool.name!r}: {exc}", True
+    if tool.terminal:
+        batch.terminal, batch.terminal_by = content, tool.name
+    elif isinstance(value, TerminateResponse) and batch.terminate is None:
+        batch.terminate, batch.terminate_by = value, tool.name
+    return content, False
+
+
+def count(failures_by_tool: dict[str, int], tool: Tool | None, batch: Batch, content: str,
+          error: bool) -> None:
+    """Count failed calls in a row per tool; note a tool that used up its retries."""
+    if tool is None:
+        return
+    failures = failures_by_tool[tool.name] = (failures_by_tool.get(tool.name, 0) + 1
+                                              if error else 0)
+    if tool.retries is not None and failures > tool.retries and batch.exhausted is None:
+        times = "time" if failures == 1 else "times"
+        batch.exhausted = (f"tool {tool.name!r} failed {failures} {times} in a row, more "
+                           f"than its retries={tool.retries} allow; last: {content}")
