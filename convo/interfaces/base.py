@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABCMeta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
     from ..session import Session
 
 
-class UserInterface:
+class UserInterface(metaclass=ABCMeta):
     """Answers ``UserTemplate``s that have no fixed content, and tool calls that need approval.
 
     Subclass it and implement ``ask``, which returns the user's text; raising ``EOFError``

@@ -243,6 +243,12 @@ class Engine:
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+        if stored.status == "running":  # running, or cut off (its worker died)?
+            async with self.store.turn(conversation_id) as taken:
+                if taken:  # nobody runs it: it was cut off, and now waits for a retry
+                    live = await self._rebuild(conversation_id)
+                    await self._commit(live, final=True)
+                    return live.view()
         return stored_view(stored)
 
     async def delete(self, conversation_id: str) -> None:
