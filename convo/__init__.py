@@ -39,6 +39,7 @@ from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
+from .record.transcript import load_transcript
 from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
 from .templates import (
@@ -73,7 +74,6 @@ from .tools import (
     Transition,
     tool,
 )
-from .transcript import load_transcript
 from .version import __version__
 
 # Loaded when first asked for, so that `import convo` stays small: the openai SDK is slow to

@@ -155,7 +155,7 @@ def _saved_session(saved: Saved) -> Session:
     if isinstance(saved, Session):
         return saved
     if isinstance(saved, str | os.PathLike):
-        from .transcript import load_transcript
+        from .record.transcript import load_transcript
 
         return load_transcript(saved)
     raise TypeError(f"resume: saved must be a Session or a transcript's path, "

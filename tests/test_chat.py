@@ -120,7 +120,7 @@ def test_continue_picks_up_the_last_chat(env: dict[str, str]) -> None:
         "--- continuing the last chat: 3 messages ---\n"
         "System: Be brief.\nYou: first\nAssistant: (offline mock model) You said: first\n"
         + STARTED + "You: second\nAssistant: (offline mock model) You said: second\n"
-        + STOPPED + " (5 messages, 1 model call) ---\n")
+        + STOPPED + " (5 messages, 2 model calls) ---\n")  # the whole chat's (API §14)
     assert [m.content for m in history(env)] == [
         "Be brief.", "first", "(offline mock model) You said: first", "second",
         "(offline mock model) You said: second"]

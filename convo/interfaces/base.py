@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..session import Session
 
 
-class UserInterface(metaclass=ABCMeta):
+class UserInterface(metaclass=ABCMeta):  # noqa: B024  (ABCMeta only for isinstance)
     """Answers ``UserTemplate``s that have no fixed content, and tool calls that need approval.
 
     Subclass it and implement ``ask``, which returns the user's text; raising ``EOFError``

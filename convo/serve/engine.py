@@ -29,7 +29,7 @@ from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
 from .live import Emit, HTTPProblem, Live, stored_view
-from .store import Change, Store, dumps
+from .store import Change, Store
 
 
 class Served:
@@ -82,8 +82,7 @@ class Engine:
             served = run.answerer.inner = Served(run.answerer.inner)
         else:
             served = run.answerer = Served(run.answerer)
-        live = Live(conversation_id, run, served, replaying=saved is not None,
-                    state=dumps(session.state), approvals=len(session.approvals))
+        live = Live(conversation_id, run, served, replaying=saved is not None)
         run.state.on_event = live.on_event
         return live
 
@@ -215,24 +214,10 @@ class Engine:
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
         """Write what the turn added so far; then (and only then) let the client see it."""
-        fresh, live.fresh = live.fresh, []
-        state = dumps(live.session.state)
-        approvals = live.session.approvals
-        subroutines = live.unstored()
-        change = Change(
-            messages=tuple(fresh),
-            subroutines=tuple(subroutines),
-            state=live.session.state if state != live.state else None,
-            approvals={k: a.to_dict() for k, a in approvals.items()}
-            if len(approvals) != live.approvals else None,
-            status=live.status if final else None,
-            waiting_for=live.waiting_for() if final else None,
-            outcome=live.session.outcome.to_dict() if final and live.session.outcome else None,
-        )
-        if fresh or subroutines or change.state is not None or change.approvals is not None \
-                or final:
+        change, fresh = live.change(final=final)
+        if fresh or change.subroutines or change.state is not None \
+                or change.approvals is not None or final:
             await self.store.write(live.id, change)
-        live.state, live.approvals = state, len(approvals)
         live.stored()
         live.committed += len(fresh)
         if live.emit is not None:

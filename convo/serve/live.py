@@ -7,20 +7,14 @@ from typing import Any
 
 import attrs
 
-from ..events import (
-    CaughtUp,
-    Event,
-    MessageAdded,
-    SubroutineEnded,
-    SubroutineStarted,
-    TextDelta,
-)
+from ..events import Event, TextDelta
 from ..messages import Message
+from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, Request, RunTools
 from ..run.answerer import Pause
 from ..runner import Run
 from ..session import Session, SubroutineRun
-from .store import Stored
+from .store import Change, Stored
 
 Emit = Callable[[str, Any], None]
 
@@ -35,38 +29,32 @@ class HTTPProblem(Exception):
 
 @attrs.define(slots=True, eq=False)
 class Live:
-    """A conversation paused in this worker."""
+    """A conversation paused in this worker, and its records not yet in the store.
+
+    What the run does is recorded by the one recorder (``convo.record``): ``change()`` turns
+    the records made since the last write into the store's ``Change``; the subroutine the run
+    is inside, as it stands, goes with it (a rebuild replays it and goes on inside it)."""
 
     id: str
     run: Run
     served: Any  # convo.serve.engine.Served: what pauses the run
+    replaying: bool = attrs.field(default=False, kw_only=True)  # a rebuild, until it catches up
     pending: Request[Any] | None = None
     error: str | None = None
     committed: int = 0
-    state: str = "{}"
-    approvals: int = 0
-    replaying: bool = False
-    fresh: list[tuple[int, Message]] = attrs.field(factory=list)
     emit: Emit | None = None
-    # The subroutines running now, outermost first (replayed ones too): the outermost is the
-    # one whose record the store keeps while the conversation is inside it.
-    inside: list[SubroutineStarted] = attrs.field(factory=list)
+    records: list[Record] = attrs.field(factory=list)
+    recorder: Recorder = attrs.field(init=False)
     ended: int = 0  # how many of session.subroutines are stored
     open_stored: tuple[int, int] | None = None  # the child inside: its index, messages stored
     children: int = 0  # how many messages the stored subroutine records hold
 
+    def __attrs_post_init__(self) -> None:
+        self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
+
     def on_event(self, event: Event) -> None:
-        if isinstance(event, SubroutineStarted):
-            self.inside.append(event)
-        elif isinstance(event, SubroutineEnded) and self.inside:
-            self.inside.pop()
-        if self.replaying:  # what a rebuild replays is stored already
-            if isinstance(event, CaughtUp):
-                self.replaying = False
-        elif isinstance(event, MessageAdded):
-            if not event.scope:  # a subroutine's messages are stored with its record
-                self.fresh.append((event.index, event.message))
-        elif isinstance(event, TextDelta) and self.emit is not None:
+        self.recorder(event)
+        if isinstance(event, TextDelta) and self.emit is not None:
             self.emit("delta", {"text": event.text})
 
     @property
@@ -79,17 +67,34 @@ class Live:
         if pause is not None and pause.error is not None:
             self.error = pause.error
 
-    def _open(self) -> SubroutineRun | None:
-        if not self.inside or self.session.outcome is not None:
-            return None  # a run that ended inside a child put its record on session.subroutines
-        return self.inside[0].record()
+    def change(self, *, final: bool = False) -> tuple[Change, list[tuple[int, Message]]]:
+        """What to write now (the records made since the last write; with ``final``, where
+        the conversation now waits), and the new messages in it."""
+        records = list(self.records)
+        self.records.clear()
+        fresh: list[tuple[int, Message]] = []
+        state = approvals = None
+        for record in records:
+            kind = record["type"]
+            if kind == "message":
+                fresh.append((record["index"], Message.from_dict(record["message"])))
+            elif kind == "state":
+                state = self.session.state
+            elif kind == "approval":
+                approvals = {k: a.to_dict() for k, a in self.session.approvals.items()}
+        outcome = self.session.outcome
+        return Change(
+            messages=tuple(fresh), subroutines=tuple(self.unstored()), state=state,
+            approvals=approvals, status=self.status if final else None,
+            waiting_for=self.waiting_for() if final else None,
+            outcome=outcome.to_dict() if final and outcome is not None else None), fresh
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
         the child the conversation is inside, when it grew."""
         done = self.session.subroutines
         records = [(i, done[i]) for i in range(self.ended, len(done))]
-        run = self._open()
+        run = self.recorder.open_subroutine()
         if run is not None and (len(done), len(run.messages)) != self.open_stored:
             records.append((len(done), run))
         return records
@@ -97,7 +102,7 @@ class Live:
     def stored(self) -> None:
         """The subroutine records as they stand now are in the store."""
         done = self.session.subroutines
-        run = self._open()
+        run = self.recorder.open_subroutine()
         self.ended = len(done)
         self.open_stored = None if run is None else (len(done), len(run.messages))
         self.children = sum(len(r.messages) for r in done) + (

@@ -15,6 +15,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from ..botfile import UsageProblem, bot_context, info, load_file, model_options
 from ..messages import Message
 from ..models.base import DeltaCallback, SyncModel, ToolSchemas
@@ -58,26 +60,37 @@ class OfflineModel(SyncModel):
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..resume import Resume
     from ..templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
     from ..templates.base import Template
     from .talk import Talk, hold
 
     tools, context = _tools(args.tools) if args.tools else ([], None)
-    history_id, session = _start(args)
+    history_id, saved = _start(args)
     model, name = _model(args)
     reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
     turn: list[Template] = [UserTemplate(), reply]
-    loop = LoopTemplate(turn)  # type: ignore[arg-type]  # mypy misreads attrs' converter=tuple
-    talk = Talk(template=loop, session=session, model=model, kind="chat", model_name=name,
-                history_id=history_id, context=context)
-    return hold(args, talk, before=lambda printer: _show(printer, session, history_id))
+    template: Template = LoopTemplate(turn)  # type: ignore[arg-type]  # attrs' converter
+    system = args.system if saved is None else _system_prompt(saved)
+    session = Session([Message("system", system)] if system else [])
+    if saved is not None:  # replayed as --resume replays a transcript: nothing done twice
+        session.state, session.approvals = dict(saved.state), dict(saved.approvals)
+        rest = attrs.evolve(saved, messages=list(saved.messages[len(session.messages):]))
+        template = Resume(template, rest)
+    talk = Talk(template=template, session=session, model=model, kind="chat", model_name=name,
+                history_id=history_id, context=context, saved=saved)
+    return hold(args, talk, before=lambda printer: _show(printer, session, saved))
 
 
-def _start(args: argparse.Namespace) -> tuple[int | None, Session]:
-    """The conversation of the history to continue (-c), and the session to start from."""
+def _system_prompt(saved: Session) -> str | None:
+    first = saved.messages[0] if saved.messages else None
+    return first.content if first is not None and first.role == "system" else None
+
+
+def _start(args: argparse.Namespace) -> tuple[int | None, Session | None]:
+    """The conversation of the history to continue (-c), and what it saved."""
     if not args.continue_:
-        messages = [Message("system", args.system)] if args.system else []
-        return None, Session(messages)
+        return None, None
     if args.system:
         raise UsageProblem("-s/--system starts a new chat; -c continues the last one with "
                            "its own system prompt: give one or the other")
@@ -95,17 +108,21 @@ def _start(args: argparse.Namespace) -> tuple[int | None, Session]:
     if last is None:
         raise UsageProblem(f"-c: no chat in the history yet ({data_dir()}): start one with "
                            "convo chat")
-    conversation, saved = last
-    return conversation, Session(saved.messages, saved.state)
+    return last
 
 
-def _show(printer: Any, session: Session, continued: int | None) -> None:
-    """The system prompt of a new chat; the last messages of a continued one."""
-    messages = session.messages
+def _show(printer: Any, session: Session, saved: Session | None) -> None:
+    """The system prompt of a new chat; the last messages of a continued one (its replay is
+    not shown again)."""
+    if saved is None:
+        for message in session.messages:
+            printer.show(message)
+        return
+    printer.quiet_replay = True
+    messages = saved.messages
     hidden = max(0, len(messages) - SHOWN_ON_CONTINUE)
-    if continued is not None:
-        earlier = f" ({hidden} earlier not shown)" if hidden else ""
-        printer.note(f"continuing the last chat: {len(messages)} messages{earlier}")
+    earlier = f" ({hidden} earlier not shown)" if hidden else ""
+    printer.note(f"continuing the last chat: {len(messages)} messages{earlier}")
     for message in messages[hidden:]:
         printer.show(message)
 

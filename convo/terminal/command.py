@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
     talk = Talk(template=template, session=session, model=model, kind="run", source=source,
                 model_name=model_name, history_id=history_id, user=user,
                 writer=_writer(args, session, saved), continue_hint=f"convo run {args.target} -c",
+                saved=saved,
                 **bounds)
     if model_name is not None:
         info(model_name)
@@ -84,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
 def _saved(args: argparse.Namespace, source: str) -> tuple[int | None, Any]:
     """The conversation to continue: from --resume PATH, or the history's last (--continue)."""
     from ..errors import TranscriptError
-    from ..transcript import read_transcript
+    from ..record.transcript import read_transcript
 
     if args.resume:
         try:
@@ -137,7 +138,7 @@ def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
 
 def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:
     from ..errors import TranscriptError
-    from ..transcript import TranscriptWriter
+    from ..record.transcript import TranscriptWriter
 
     if not args.save:
         return None

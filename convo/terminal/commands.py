@@ -96,7 +96,7 @@ class Commands:
 
     def _save(self, arg: str, session: Session) -> None:
         from ..events import MessageAdded
-        from ..transcript import TranscriptWriter
+        from ..record.transcript import TranscriptWriter
 
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         path = Path(arg or f"convo-{stamp}.jsonl").expanduser()

@@ -1,9 +1,12 @@
 """The local chat history: every terminal conversation, kept in SQLite as it happens.
 
-``convo chat`` and ``convo run`` write each message the moment it is added (one committed row
-per message, so a crash or a killed process loses nothing), and ``-c`` / ``--continue`` picks
-up the last conversation. The database lives in the user's data directory (``data_dir``);
-``--no-log`` keeps a conversation out of it.
+``convo chat`` and ``convo run`` keep each record of the conversation (``convo.record``: its
+messages, state, approvals, subroutines, turns and outcome) the moment it is made, one
+committed row each, so a crash or a killed process loses nothing; ``-c`` / ``--continue``
+replays the last conversation exactly as ``--resume`` replays a transcript (nothing decided is
+asked again, nothing done is done again). The database lives in the user's data directory
+(``data_dir``); ``--no-log`` keeps a conversation out of it. Conversations kept by a convo
+from before records (messages only) are still read.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
-from ..events import Event, MessageAdded, RunEnded
 from ..messages import Message
+from ..record.recorder import Record
+from ..record.recorder import Recorder as RecordsRecorder
+from ..record.transcript import records_session
 from ..session import Outcome, Session
 from .paths import data_dir
 
@@ -32,11 +37,17 @@ CREATE TABLE IF NOT EXISTS conversations (
     state TEXT NOT NULL DEFAULT '{}',
     outcome TEXT
 );
-CREATE TABLE IF NOT EXISTS messages (
+CREATE TABLE IF NOT EXISTS messages (  -- the conversations kept before records
     conversation INTEGER NOT NULL REFERENCES conversations(id),
     idx INTEGER NOT NULL,
     message TEXT NOT NULL,
     PRIMARY KEY (conversation, idx)
+);
+CREATE TABLE IF NOT EXISTS records (
+    conversation INTEGER NOT NULL REFERENCES conversations(id),
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (conversation, seq)
 );
 """
 
@@ -84,6 +95,13 @@ class History:
         return None if row is None else (row[0], self.load(row[0]))
 
     def load(self, conversation: int) -> Session:
+        """The conversation as kept: replayed from its records (or, kept before records, its
+        messages, state and outcome)."""
+        rows = self.db.execute("SELECT seq, record FROM records WHERE conversation = ? "
+                               "ORDER BY seq", (conversation,)).fetchall()
+        if rows:
+            return records_session(((seq, json.loads(text)) for seq, text in rows),
+                                   f"{self.path}, conversation {conversation}", "record")
         row = self.db.execute("SELECT state, outcome FROM conversations WHERE id = ?",
                               (conversation,)).fetchone()
         rows = self.db.execute("SELECT message FROM messages WHERE conversation = ? "
@@ -92,47 +110,50 @@ class History:
         outcome = Outcome.from_dict(json.loads(row[1])) if row and row[1] else None
         return Session(messages, json.loads(row[0]) if row else {}, outcome=outcome)
 
-    def put(self, conversation: int, index: int, message: Message, state: Any) -> None:
-        """Message ``index`` is ``message``; any after it are gone (an undo, a retry)."""
+    def add(self, conversation: int, record: Record) -> None:
+        """Keep one record of the conversation (committed when this returns)."""
+        text = json.dumps(record, default=repr)
         self.db.execute("BEGIN")
         try:
-            self.db.execute("DELETE FROM messages WHERE conversation = ? AND idx >= ?",
-                            (conversation, index))
-            self.db.execute("INSERT INTO messages VALUES (?, ?, ?)",
-                            (conversation, index, json.dumps(message.to_dict())))
-            self.db.execute("UPDATE conversations SET updated = ?, state = ?, outcome = NULL "
-                            "WHERE id = ?",
-                            (_now(), json.dumps(state, default=repr), conversation))
+            self.db.execute(
+                "INSERT INTO records VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM records "
+                "WHERE conversation = ?), ?)", (conversation, conversation, text))
+            self.db.execute("UPDATE conversations SET updated = ? WHERE id = ?",
+                            (_now(), conversation))
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
-    def truncate(self, conversation: int, length: int) -> None:
-        """Keep the first ``length`` messages."""
-        self.db.execute("DELETE FROM messages WHERE conversation = ? AND idx >= ?",
-                        (conversation, length))
-
-    def ended(self, conversation: int, outcome: Outcome) -> None:
-        self.db.execute("UPDATE conversations SET updated = ?, outcome = ? WHERE id = ?",
-                        (_now(), json.dumps(outcome.to_dict()), conversation))
+    def kept(self, conversation: int) -> bool:
+        """Whether the conversation has records (else it is new, or kept before records)."""
+        return self.db.execute("SELECT 1 FROM records WHERE conversation = ? LIMIT 1",
+                               (conversation,)).fetchone() is not None
 
 
-class Recorder:
-    """An ``on_event`` handler that writes a conversation to the history as it happens."""
+class Recorder(RecordsRecorder):
+    """The recorder (``convo.record``) of a conversation of the history: an ``on_event``
+    handler. A conversation new to the history starts with a ``header`` record of its state
+    and the messages it already has (a system prompt); a continued one (``replaying``)
+    records only what is new once the replay has caught up."""
 
-    def __init__(self, history: History, conversation: int, session: Session) -> None:
+    def __init__(self, history: History, conversation: int, session: Session, *,
+                 replaying: bool = False, saved: Session | None = None) -> None:
         self.history = history
         self.conversation = conversation
-        self.session = session
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, MessageAdded) and not event.scope:  # a subroutine's: its record
-            self.history.put(self.conversation, event.index, event.message, self.session.state)
-        elif isinstance(event, RunEnded):
-            self.sync()
-            self.history.ended(self.conversation, event.outcome)
+        super().__init__(session, lambda record: history.add(conversation, record),
+                         replaying=replaying,
+                         state=saved.state if replaying and saved is not None else None)
+        if not replaying and not history.kept(conversation):
+            history.add(conversation, {"type": "header", "state": session.state})
+            for index, message in enumerate(session.messages):
+                history.add(conversation, {"type": "message", "index": index,
+                                           "message": message.to_dict()})
+            for call_id, approval in ({} if saved is None else saved.approvals).items():
+                # a conversation resumed from a transcript: its replay decides nothing again
+                history.add(conversation, {"type": "approval", "call_id": call_id,
+                                           **approval.to_dict()})
 
     def sync(self) -> None:
-        """The session lost messages (/undo, /clear): drop them from the history too."""
-        self.history.truncate(self.conversation, len(self.session.messages))
+        """The session lost messages (/undo, /clear): the history drops them too."""
+        self.dropped(len(self.session.messages))

@@ -125,6 +125,9 @@ class ConsolePrinter:
         #: stays off until the run ends (see ``convo.terminal.typeahead``).
         self.typeahead = TypeAhead()
         self.quiet_until_prompt = False
+        #: A replay shows nothing until it catches up (a continued chat shows its last
+        #: messages itself).
+        self.quiet_replay = False
         self._subroutines = 0  # how deep in subroutines, whose messages come as no event
 
     @property
@@ -160,6 +163,11 @@ class ConsolePrinter:
         self.note("conversation started (/help for commands, /exit or Ctrl-D to quit)")
 
     def __call__(self, event: Event) -> None:
+        if self.quiet_replay:
+            if isinstance(event, CaughtUp | RunEnded):
+                self.quiet_replay = False
+            if not isinstance(event, RunEnded):
+                return
         notice = self.ignored_tools(event)
         if notice is not None:
             self.end_stream()

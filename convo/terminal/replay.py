@@ -22,7 +22,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ..errors import TranscriptError
-    from ..transcript import read_transcript
+    from ..record.transcript import read_transcript
     from .printer import ConsolePrinter
 
     try:

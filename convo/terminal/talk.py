@@ -38,6 +38,7 @@ class Talk:
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
+    saved: Session | None = None  # the conversation this one continues (replayed first)
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -112,9 +113,8 @@ def _recorder(args: argparse.Namespace, talk: Talk) -> Any:
         conversation = talk.history_id
         if conversation is None:
             conversation = history.start(talk.kind, talk.source, talk.model_name)
-            for index, message in enumerate(talk.session.messages):  # a system prompt
-                history.put(conversation, index, message, talk.session.state)
-        return Recorder(history, conversation, talk.session)
+            return Recorder(history, conversation, talk.session, saved=talk.saved)
+        return Recorder(history, conversation, talk.session, replaying=True, saved=talk.saved)
     except (OSError, sqlite3.Error) as exc:
         print(f"convo: warning: cannot keep the history in {data_dir()}: {exc}; "
               "going on without it (--no-log turns it off)", file=sys.stderr)

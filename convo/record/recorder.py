@@ -1,0 +1,155 @@
+"""Recorder: a run's events, as records for a sink (see the package docstring).
+
+The records are dicts, the lines of a transcript (``convo.record.transcript`` lists them)::
+
+    {"type": "message", "index": 3, "message": {...}}   a message of the conversation
+    {"type": "state", "state": {...}}                  session.state, whenever it changed
+    {"type": "turn", "turn": {...}}                    a TurnResult
+    {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
+    {"type": "approval", "call_id": ..., "approved": ..., "reason": ...}
+    {"type": "dropped", "messages": 6}                 messages from 6 on were removed (/undo)
+    {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, ...}  a replay caught up
+    {"type": "outcome", "outcome": {...}}              the run's Outcome
+
+A recorder of a resumed run (``replaying=True``) records nothing of what the replay rebuilds:
+from ``CaughtUp`` on (or the run's end) it records what is new, after a ``resumed`` record.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..events import (
+    ApprovalDecided,
+    CaughtUp,
+    Event,
+    MessageAdded,
+    RunEnded,
+    SubroutineEnded,
+    SubroutineStarted,
+    TurnEnded,
+)
+from ..jsonvalues import state_problem
+from ..session import Session, SubroutineRun
+
+Record = dict[str, Any]
+Sink = Callable[[Record], None]
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def state_text(state: dict[str, Any]) -> str | None:
+    """The state as comparable JSON text (``None``: not JSON, so never equal)."""
+    try:
+        return json.dumps(state, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+class Recorder:
+    """Turns the events of a run on ``session`` into records for ``sink``.
+
+    ``session.state`` must hold values JSON returns exactly; a change to one that does not is
+    refused (a ``TypeError`` naming the value, raised once where it changed), the event's own
+    record still made. ``state``: the state the sink already has (default: the session's).
+    """
+
+    def __init__(self, session: Session, sink: Sink, *, replaying: bool = False,
+                 state: dict[str, Any] | None = None) -> None:
+        self.session = session
+        self.sink = sink
+        self.replaying = replaying
+        self._state = state_text(session.state if state is None else state)
+        self._refused: str | None = None
+        self._next: int | None = None  # the index the next message record should have
+        # session.subroutines[:ended] are recorded (or replayed); one after them at the end of
+        # the run is a child the run ended inside
+        self.ended = len(session.subroutines)
+        self.inside: list[SubroutineStarted] = []  # the subroutines running now, outermost first
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, SubroutineStarted):
+            self.inside.append(event)
+        elif isinstance(event, SubroutineEnded):
+            if self.inside:
+                self.inside.pop()
+            self.ended += 1
+        if isinstance(event, CaughtUp):
+            if self.replaying:
+                self._go_live(event)
+            return
+        if self.replaying:
+            if not isinstance(event, RunEnded):
+                return
+            self._go_live(None)
+        # Any event is a moment to notice that a tool or a condition changed the state.
+        try:
+            self.record_state()
+        finally:  # a refused state never costs the event's own record
+            self._record(event)
+
+    def open_subroutine(self) -> SubroutineRun | None:
+        """The record of the child the run is inside now (outermost), as it stands: what a
+        paused conversation keeps, so that it is replayed and goes on inside it."""
+        if not self.inside or self.session.outcome is not None:
+            return None  # a run that ended inside a child put its record on session.subroutines
+        return self.inside[0].record()
+
+    def record_state(self) -> None:
+        """A ``state`` record, if the state changed since the last one."""
+        state = state_text(self.session.state)
+        if state is not None and state == self._state:
+            return
+        problem = state_problem(self.session.state)
+        if problem is not None:
+            if problem != self._refused:  # said once, where it changed
+                self._refused = problem
+                raise TypeError(problem)
+            return
+        self._state = state
+        self.sink({"type": "state", "state": self.session.state})
+
+    def dropped(self, length: int) -> None:
+        """Messages from ``length`` on were removed (the chat's /undo, /retry, /clear)."""
+        self.sink({"type": "dropped", "messages": length})
+        self._next = length
+
+    def _go_live(self, event: CaughtUp | None) -> None:
+        self.replaying = False
+        record: Record = {"type": "resumed", "messages": len(self.session.messages),
+                          "turns": len(self.session.turns), "subroutines": self.ended,
+                          "at": now()}
+        if event is not None:
+            record["saved"] = event.saved
+        self.sink(record)
+
+    def _record(self, event: Event) -> None:
+        sink = self.sink
+        if isinstance(event, MessageAdded):
+            if event.scope:  # a subroutine's: recorded with its child session
+                return
+            if self._next is not None and event.index < self._next:
+                # messages were dropped since (the chat's /undo, /retry, /clear): say so, so
+                # that a reader tells this from the records of two runs mixed in one file
+                self.dropped(event.index)
+            self._next = event.index + 1
+            sink({"type": "message", "index": event.index, "message": event.message.to_dict()})
+        elif isinstance(event, TurnEnded):
+            sink({"type": "turn", "turn": event.result.to_dict()})
+        elif isinstance(event, SubroutineEnded):
+            sink({"type": "subroutine", "subroutine": event.run.to_dict()})
+        elif isinstance(event, ApprovalDecided):
+            sink({"type": "approval", "call_id": event.call.id, **event.approval.to_dict()})
+        elif isinstance(event, RunEnded):
+            # A child the run ended inside (the user quit at its prompt, an error) had no
+            # SubroutineEnded: its record is made now, so a resumed run replays it and goes
+            # on inside it instead of running it again.
+            for run in self.session.subroutines[self.ended:]:
+                sink({"type": "subroutine", "subroutine": run.to_dict()})
+            self.ended = len(self.session.subroutines)
+            sink({"type": "outcome", "outcome": event.outcome.to_dict()})
