@@ -134,7 +134,7 @@ def test_concurrent_conversations_run_their_sync_tools_at_once() -> None:
                                            for _ in range(4))))
 
     sessions = asyncio.run(main())
-    assert [[m.content for m in s.messages if m.role == "tool"][0] for s in sessions] == \
+    assert [next(m.content for m in s.messages if m.role == "tool") for s in sessions] == \
         ["met"] * 4
     assert len(set(threads)) == 4
     assert threading.main_thread().ident not in threads
