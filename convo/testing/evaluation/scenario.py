@@ -162,7 +162,7 @@ class Simulated:
     evaluation's user model."""
 
     goal: str
-    persona: str = "a customer"
+    persona: str = "a customer of this assistant"
     max_turns: int = 10
     model: Any = None
 
@@ -181,7 +181,7 @@ class Simulated:
         if not isinstance(goal, str) or not goal.strip():
             raise ScenarioError(f"simulated.goal must be text saying what the user wants, got "
                                 f"{goal!r}")
-        persona = value.get("persona", cls.persona)
+        persona = value.get("persona", "a customer of this assistant")
         if not isinstance(persona, str):
             raise ScenarioError(f"simulated.persona must be text, got {persona!r}")
         turns = _positive_int(value.get("max_turns", 10), "simulated.max_turns")
