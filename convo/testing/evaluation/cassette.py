@@ -120,13 +120,13 @@ class Cassette:
 
     def summary(self) -> str:
         """One line: what was replayed and what was recorded live."""
+        replayed = f"replayed {self.replayed} model call{'s' * (self.replayed != 1)}"
         if not self.added:
-            return f"cassette {self.path}: replayed {self.replayed} model calls"
+            return f"cassette {self.path}: {replayed}"
         new = "a new cassette" if not self.exists else (
             f"not in the cassette, so made live and added: {', '.join(self.added[:3])}"
             + (f" and {len(self.added) - 3} more" if len(self.added) > 3 else ""))
-        return (f"cassette {self.path}: replayed {self.replayed} model calls, recorded "
-                f"{len(self.added)} ({new})")
+        return f"cassette {self.path}: {replayed}, recorded {len(self.added)} ({new})"
 
     def miss(self, run: str, role: str, label: str, call: int, request: dict[str, Any]
              ) -> CassetteMiss:
