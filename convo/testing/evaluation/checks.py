@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from ...session import Session
 from .scenario import Checks
@@ -102,17 +102,12 @@ _CHECKS: Final[dict[str, Callable[[Checks, Session], str | None]]] = {
 }
 
 
-def _given(checks: Checks, name: str) -> bool:
-    value: Any = getattr(checks, name)
-    return value is not None and value != () and value != {}
-
-
 def check_run(checks: Checks, session: Session) -> list[Failure]:
     """The deterministic checks a run failed, in the order of ``CHECKS``, with reasons."""
     failures: list[Failure] = []
-    for name, check in _CHECKS.items():
-        if _given(checks, name):
-            reason = check(checks, session)
-            if reason is not None:
-                failures.append((name, reason))
+    for name in checks.given:
+        check = _CHECKS.get(name)
+        reason = check(checks, session) if check is not None else None
+        if reason is not None:
+            failures.append((name, reason))
     return failures

@@ -132,8 +132,14 @@ class Checks:
     reply_matches: re.Pattern[str] | None = attrs.field(default=None, converter=_regex)
     max_model_calls: int | None = None
     judge: Judge | None = attrs.field(default=None, converter=_judge)
+    #: The names of the checks given, in the order of ``CHECKS`` (worked out once: runs are
+    #: many).
+    given: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
+        given = tuple(name for name in CHECKS
+                      if getattr(self, name) is not None and getattr(self, name) not in ((), {}))
+        object.__setattr__(self, "given", given)
         if not isinstance(self.state, Mapping):
             raise ScenarioError(f"checks.state must be a mapping of key: value, got "
                                 f"{self.state!r}")
