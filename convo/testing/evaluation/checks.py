@@ -50,6 +50,8 @@ def _tools_called(checks: Checks, session: Session) -> str | None:
         try:
             position = called.index(name, position) + 1
         except ValueError:
+            if len(checks.tools_called) == 1:
+                return f"expected a call to {name}; there was none (called: {_called(called)})"
             after = f" after {checks.tools_called[i - 1]}" if i else ""
             return (f"expected {' then '.join(checks.tools_called)} in this order; {name} was "
                     f"not called{after} (called: {_called(called)})")
