@@ -258,3 +258,32 @@ def test_model_names_the_judge_when_the_scenario_does_not(
     spec = scenarios(tmp_path, JUDGED.replace(", model: judge-x", ""))
     assert main(["eval", str(bot), str(spec), "--mock", "--model", "judge-x"]) == 0
     assert server.received == 1 and server.requests[0]["model"] == "judge-x"
+
+
+def test_a_progress_bar_on_a_terminal_only() -> None:
+    import io
+
+    from convo.testing.evaluation.command import _Progress
+    from convo.testing.evaluation.result import RunResult
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    from convo import Session
+
+    ok = RunResult(scenario="a", index=1, failures=(), session=Session())
+    bad = RunResult(scenario="a", index=2, failures=(("status", "no"),), session=Session())
+    screen = Terminal()
+    progress = _Progress(3, screen)
+    progress(ok)
+    progress(bad)
+    progress.close()
+    assert screen.getvalue() == (
+        "\r[##########....................] 1/3 runs, 0 failed"
+        "\r[####################..........] 2/3 runs, 1 failed\r\x1b[K")
+    piped = io.StringIO()
+    quiet = _Progress(1, piped)
+    quiet(ok)
+    quiet.close()
+    assert piped.getvalue() == ""

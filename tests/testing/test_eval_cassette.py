@@ -176,3 +176,20 @@ def test_a_bot_on_a_real_model_is_recorded_too(server: OpenAIServer, tmp_path: P
     replayed = evaluate(bot, model(server, "bot-model"), scenario, cassette=path)
     assert replayed.passed and server.received == 2
     assert replayed.tokens == result.tokens  # the recorded usage, replayed
+
+
+def test_frozen_a_real_bot_whose_request_changed_fails_the_run(server: OpenAIServer,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    scenario = Scenario("real", user=["refund please"], checks={"status": "stopped"})
+    assert evaluate(bot, model(server, "bot-model"), scenario, cassette=path).passed
+    changed = Scenario("real", user=["refund it please"], checks={"status": "stopped"})
+    [run] = evaluate(bot, model(server, "bot-model"), changed,
+                     cassette=Cassette(path, frozen=True)).runs
+    assert server.received == 2
+    assert [check for check, _ in run.failures] == ["cassette", "status"]
+    assert run.failures[0][1].endswith(
+        "bot call 1 (model 'bot-model'): the request changed; - recorded, + requested now:\n"
+        "--- recorded\n+++ requested now\n@@ -1,2 +1,2 @@\n-[0] user: refund please\n"
+        "+[0] user: refund it please\n tool refund: " + json.dumps(
+            refund.schema(), ensure_ascii=False, sort_keys=True))
