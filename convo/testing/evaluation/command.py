@@ -28,7 +28,8 @@ from ...botfile import (
 from .cassette import Cassette
 from .report import read_baseline, summary, table, verdicts, write_json, write_junit
 from .result import RunResult
-from .scenario import Scenario, ScenarioError, load_scenarios
+from .scenario import Scenario, ScenarioError
+from .scenario_file import load_scenarios
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

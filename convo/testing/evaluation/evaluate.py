@@ -9,6 +9,7 @@ repeats and concurrent runs never share a script. Other models are shared.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -65,11 +66,9 @@ class Setup:
 
     def role_model(self, run: str, role: str, model: Any) -> Any:
         """The model of ``role`` in one run: named ones built lazily, all through the cassette."""
-        if isinstance(model, str):
-            name = model
-            live: Any = lambda: self.named(name)  # noqa: E731 - built only on a cassette miss
-            return (self.cassette.model(run, role, live, label=name) if self.cassette
-                    else self.named(name))
+        if isinstance(model, str):  # built only when a call is not on the cassette
+            return (self.cassette.model(run, role, functools.partial(self.named, model),
+                                        label=model) if self.cassette else self.named(model))
         model = fresh(model)
         return self.cassette.model(run, role, model) if self.cassette else model
 
