@@ -259,3 +259,14 @@ def test_aevaluate_runs_on_the_running_loop_and_evaluate_says_to_use_it() -> Non
         return await aevaluate(bot, FunctionModel(shop), scenario, concurrency=2)
 
     assert asyncio.run(main()).passes == 5
+
+
+def test_a_run_that_ends_in_error_fails_without_a_status_check() -> None:
+    def broken(messages: Sequence[Message], tools: Any) -> str:
+        raise RuntimeError("the model fell over")
+
+    [run] = evaluate(bot, FunctionModel(broken), Scenario("e", user=["hi"])).runs
+    assert run.failures == (("error", "the run ended with an error: RuntimeError: the model "
+                                      "fell over"),)
+    allowed = Scenario("e", user=["hi"], checks={"status": ["error"]})
+    assert evaluate(bot, FunctionModel(broken), allowed).passed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from ...session import Session
+from ...session import RunStatus, Session
 from .scenario import Checks
 
 Failure = tuple[str, str]  # (check, reason)
@@ -104,9 +104,18 @@ _CHECKS: Final[dict[str, Callable[[Checks, Session], str | None]]] = {
 }
 
 
+def crashed(checks: Checks, session: Session) -> list[Failure]:
+    """A run that ended with status ``error`` fails, even when no check asks about its status
+    (with a ``status`` check, that check says so)."""
+    outcome = session.outcome
+    if checks.status or outcome is None or outcome.status != RunStatus.ERROR:
+        return []
+    return [("error", f"the run ended with an error: {outcome.error}")]
+
+
 def check_run(checks: Checks, session: Session) -> list[Failure]:
     """The deterministic checks a run failed, in the order of ``CHECKS``, with reasons."""
-    failures: list[Failure] = []
+    failures = crashed(checks, session)
     for name in checks.given:
         check = _CHECKS.get(name)
         reason = check(checks, session) if check is not None else None
