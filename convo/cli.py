@@ -7,6 +7,7 @@ transcripts.
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
     convo serve FILE[:NAME] [--host H] [--port P] [--store URL] [--workers N] [--token T]
     convo test FILE[:NAME] [--user "PERSONA|GOAL"] [--turns N]
+    convo eval FILE[:NAME] SCENARIOS.yaml [--repeat N] [--junit PATH] [--cassette PATH] ...
     convo replay PATH
     convo graph FILE[:NAME]
     convo models [--base-url URL]
@@ -37,7 +38,8 @@ EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: The modules of the commands, in the order ``convo --help`` lists them.
 COMMANDS: Final = ("convo.terminal.chat", "convo.terminal.command", "convo.serve.command",
-                   "convo.testing.trial", "convo.terminal.replay", "convo.terminal.graph",
+                   "convo.testing.trial", "convo.testing.evaluation.command",
+                   "convo.terminal.replay", "convo.terminal.graph",
                    "convo.terminal.models")
 
 

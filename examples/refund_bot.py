@@ -9,8 +9,10 @@ with ``tell_model=True`` each model call is also sent what is left of it, in a s
 the end of the messages (``Budget: 39 of 40 model calls left; 20 of 20 tool calls left.``) that
 is never stored in the conversation.
 
-Run it: ``convo run examples/refund_bot.py`` (offline on the mock model below), or serve it:
-``convo serve examples/refund_bot.py``.
+Run it: ``convo run examples/refund_bot.py`` (offline on the mock model below), serve it:
+``convo serve examples/refund_bot.py``, or evaluate it against the scenarios of
+``refund_bot.eval.yaml``: ``convo eval examples/refund_bot.py examples/refund_bot.eval.yaml``
+(offline, ``user_model`` plays the simulated customer and ``judge_model`` grades the rubrics).
 """
 
 import re
@@ -88,7 +90,26 @@ def _reply(messages: Sequence[Message], tools: Any) -> str:
     return "I can look up an order or refund it: tell me its number (A1 or B2). {finish()}"
 
 
+def _customer(messages: Sequence[Message], tools: Any) -> str:
+    """Offline, the model that plays a simulated customer (``convo test``, ``convo eval``):
+    it asks after the order its goal names, then says goodbye."""
+    order = re.search(r"\b([A-Z]\d)\b", messages[0].content)  # the goal is in the prompt
+    if not any(m.role == "assistant" for m in messages):  # its own earlier messages
+        return f"Hi, where is my order {order.group(1)}?" if order else "Hi!"
+    return "Thanks, bye! [DONE]"
+
+
+def _judge(messages: Sequence[Message], tools: Any) -> str:
+    """Offline, the judge of ``convo eval``: a stand-in for a real model reading the rubric,
+    which passes when the customer was told the amount of a refund."""
+    if re.search(r"^assistant: Refunded \d+\.\d\d EUR", messages[-1].content, re.MULTILINE):
+        return '{"pass": true, "reason": "the customer was told the amount refunded"}'
+    return '{"pass": false, "reason": "nobody told the customer how much was refunded"}'
+
+
 mock_model = FunctionModel(_reply)
+user_model = FunctionModel(_customer)
+judge_model = FunctionModel(_judge)
 demo_input = ["Where is my order A1?", "Please refund order A1", "and refund B2", "bye"]
 demo_approvals = ["y", "no, that one was a gift"]
 

@@ -36,7 +36,7 @@ __all__ = ["Exchange", "RecordingModel", "ReplayModel", "load_recording", "repla
 Exchange = dict[str, Any]
 
 
-def _request(messages: Sequence[Message], tools: ToolSchemas) -> dict[str, Any]:
+def wire_request(messages: Sequence[Message], tools: ToolSchemas) -> dict[str, Any]:
     wire = []
     for message in messages:
         d = message.to_dict()
@@ -76,7 +76,7 @@ class RecordingModel:
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
         on_delta: DeltaCallback | None = None,
     ) -> Message:
-        request = _request(messages, tools)
+        request = wire_request(messages, tools)
         self.calls.append(request)
         return self._record(request, self.model.complete(messages, tools, on_delta=on_delta))
 
@@ -84,7 +84,7 @@ class RecordingModel:
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
         on_delta: DeltaCallback | None = None,
     ) -> Message:
-        request = _request(messages, tools)
+        request = wire_request(messages, tools)
         self.calls.append(request)
         reply = await self.model.acomplete(messages, tools, on_delta=on_delta)
         return self._record(request, reply)
@@ -106,7 +106,7 @@ def load_recording(path: str | os.PathLike[str]) -> list[Exchange]:
     return exchanges
 
 
-def _lines(request: Mapping[str, Any]) -> list[str]:
+def request_lines(request: Mapping[str, Any]) -> list[str]:
     """A request as lines that diff well: one message per line (long text wrapped by lines)."""
     lines: list[str] = []
     for i, m in enumerate(request["messages"]):
@@ -153,7 +153,7 @@ class ReplayModel(SyncModel):
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
         on_delta: DeltaCallback | None = None,
     ) -> Message:
-        request = json.loads(json.dumps(_request(messages, tools)))  # as the file has it
+        request = json.loads(json.dumps(wire_request(messages, tools)))  # as the file has it
         self.calls.append(request)
         unused = [i for i, used in enumerate(self.used) if not used]
         for i in unused:
@@ -171,15 +171,15 @@ class ReplayModel(SyncModel):
         if not unused:
             return (f"{where}: the recording has {len(self.exchanges)} exchanges and all were "
                     f"replayed; nothing recorded for this request:\n"
-                    + "\n".join(_lines(request)))
-        now = _lines(request)
+                    + "\n".join(request_lines(request)))
+        now = request_lines(request)
         # The exchange it should have been: the next in recorded order, unless another
         # unused one is clearly closer.
         best = max(unused, key=lambda i: (
-            difflib.SequenceMatcher(None, _lines(self.exchanges[i]["request"]), now).ratio(),
+            difflib.SequenceMatcher(None, request_lines(self.exchanges[i]["request"]), now).ratio(),
             -i,
         ))
-        recorded = _lines(self.exchanges[best]["request"])
+        recorded = request_lines(self.exchanges[best]["request"])
         diff = "\n".join(difflib.unified_diff(
             recorded, now, f"recorded exchange {best + 1}", f"model call {call}", lineterm="",
         ))

@@ -1,5 +1,6 @@
 """The public test kit: a fake OpenAI server, pytest fixtures, strategies, record and replay,
-simulated users, conversation snapshots and a model that needs no script (``SmokeModel``).
+simulated users, conversation snapshots, a model that needs no script (``SmokeModel``) and
+evaluations (``Scenario``, ``evaluate``: pass rates over repeated runs).
 
 ``convo.testing.strategies`` (hypothesis) is a submodule: import it by name.
 
@@ -29,6 +30,12 @@ _LAZY = {
     "assert_tool_not_called": "convo.testing.assertions",
     "assert_transcript": "convo.testing.assertions",
     "expect": "convo.testing.assertions",
+    "Scenario": "convo.testing.evaluation",
+    "EvalResult": "convo.testing.evaluation",
+    "evaluate": "convo.testing.evaluation",
+    "aevaluate": "convo.testing.evaluation",
+    "load_scenarios": "convo.testing.evaluation",
+    "Cassette": "convo.testing.evaluation",
 }
 
 

@@ -1,0 +1,75 @@
+"""The judge: a model grades a conversation against a rubric, pass or fail with a reason.
+
+The judge is sent one system message (how to grade, and the rubric) and one user message (the
+transcript: each message on its own lines, tool calls and their results included, ids left
+out so that a re-run sends the very same request). It answers with a JSON object
+``{"pass": true|false, "reason": "..."}``; a reply that starts with ``PASS`` or ``FAIL`` is read
+too. Anything else fails the check, quoting the reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+from ...messages import Message
+from ...models.base import Model
+from ...session import Session
+
+PROMPT: Final = """\
+You grade a conversation between a user and an assistant (a bot under test) against a rubric.
+Read the transcript, decide whether the assistant met the rubric, and answer with only a JSON \
+object: {{"pass": true or false, "reason": "one sentence saying why"}}.
+
+Rubric:
+{rubric}"""
+
+_WORD: Final = re.compile(r"^\W*(PASS|FAIL)\b\W*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def transcript(session: Session) -> str:
+    """The conversation as the judge reads it (no system messages, no ids)."""
+    lines: list[str] = []
+    for message in session.messages:
+        if message.role == "system":
+            continue
+        role = f"tool {message.name}" if message.role == "tool" and message.name else message.role
+        if message.content:
+            lines.append(f"{role}: {message.content}")
+        for call in message.tool_calls:
+            lines.append(f"{role} calls {call.name}({call.arguments_json()})")
+    return "\n".join(lines) or "(no messages)"
+
+
+def judge_request(rubric: str, session: Session) -> list[Message]:
+    """The messages a judge is sent."""
+    return [Message("system", PROMPT.format(rubric=rubric.strip())),
+            Message("user", f"Transcript:\n{transcript(session)}")]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def verdict(reply: str) -> tuple[bool, str]:
+    """``(passed, reason)`` from the judge's reply; an unreadable reply fails."""
+    found = re.search(r"\{.*\}", reply, re.DOTALL)
+    if found is not None:
+        try:
+            doc: Any = json.loads(found.group(0))
+        except json.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("pass"), bool):
+            return doc["pass"], str(doc.get("reason") or "(no reason given)").strip()
+    word = _WORD.match(reply)
+    if word is not None:
+        return word.group(1).upper() == "PASS", word.group(2).strip() or "(no reason given)"
+    return False, (f'the judge\'s reply is not a verdict (expected {{"pass": true|false, '
+                   f'"reason": ...}}): {_short(reply)}')
+
+
+async def judge(model: Model, rubric: str, session: Session) -> tuple[bool, str]:
+    """Ask ``model`` whether ``session`` meets ``rubric``."""
+    reply = await model.acomplete(judge_request(rubric, session))
+    return verdict(reply.content)
