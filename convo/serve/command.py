@@ -103,8 +103,10 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from .stores import open_store
-    except ImportError:
-        raise UsageProblem('convo serve needs the serve extra: pip install "convo[serve]"'
+    except ImportError as exc:
+        from . import INSTALL_SERVE
+
+        raise UsageProblem(f"convo serve needs {exc.name or 'uvicorn'}: {INSTALL_SERVE}"
                            ) from None
     try:
         open_store(args.store)
