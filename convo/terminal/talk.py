@@ -33,7 +33,8 @@ class Talk:
     source: str | None = None
     model_name: str | None = None
     history_id: int | None = None  # continuing this conversation of the history
-    user: Any = None  # the user interface (default: the terminal)
+    #: Makes the user interface, given the printer (default: the terminal, with slash commands).
+    user: Callable[[Any], Any] | None = None
     writer: Any = None  # a TranscriptWriter (--save)
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
@@ -84,7 +85,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     commands = Commands(say=printer.say)
     if recorder is not None:
         commands.changed = recorder.sync
-    user = talk.user if talk.user is not None else CLIInterface(commands=commands)
+    user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
     handlers = [h for h in (talk.writer, recorder) if h is not None]
 
     def on_event(event: Event) -> None:
