@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
     talk = Talk(template=template, session=session, model=model, kind="run", source=source,
                 model_name=model_name, history_id=history_id, user=user,
                 writer=_writer(args, session, saved), continue_hint=f"convo run {args.target} -c",
+                transcript_source=args.target,
                 **bounds)
     if model_name is not None:
         info(model_name)

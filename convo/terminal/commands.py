@@ -63,13 +63,16 @@ class Commands:
     """Carries out slash commands on the session being asked about.
 
     ``say`` shows a line to the user; ``model`` is the runner's model (for ``/model``);
-    ``changed`` is called after messages were dropped (the history follows).
+    ``changed`` is called after messages were dropped (the history follows); ``source`` is
+    what a ``/save``'s transcript names as its source (``"convo chat"``, a bot file).
     """
 
-    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, say: Callable[[str], None] | None = None, *,
+                 source: str | None = None) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
         self.model: Any = None
         self.changed: Callable[[], None] | None = None
+        self.source = source
 
     def handle(self, text: str, session: Session) -> str | None:
         """Carry out the command in ``text``. Returns what to send to the model (``/retry``),
@@ -102,16 +105,19 @@ class Commands:
         path = Path(arg or f"convo-{stamp}.jsonl").expanduser()
         try:
             writer = TranscriptWriter.create(path, Session(state=session.state),
-                                             source="convo chat")
+                                             source=self.source)
         except FileExistsError:
             self.say(f"not saved: {path} already exists (give another PATH)")
             return
         except OSError as exc:
             self.say(f"not saved: cannot write {path}: {exc.strerror}")
             return
-        for index, message in enumerate(session.messages):
-            writer(MessageAdded(message, index))
-        writer.close()
+        try:
+            for index, message in enumerate(session.messages):
+                writer(MessageAdded(message, index))
+            writer.saved()  # the conversation goes on: not a run that was killed
+        finally:
+            writer.close()
         self.say(f"saved {_count(session.messages)} to {path} (convo replay {path} shows it)")
 
     def _retry(self, arg: str, session: Session) -> str | None:

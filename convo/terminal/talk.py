@@ -30,7 +30,9 @@ class Talk:
     session: Session
     model: Any
     kind: str  # "chat" or "run": what -c / --continue look for in the history
-    source: str | None = None
+    source: str | None = None  # the history's key of a run: the bot file's path and template
+    #: What a transcript names as its source (``/save``, like ``--save``): the bot file.
+    transcript_source: str = "convo chat"
     model_name: str | None = None
     history_id: int | None = None  # continuing this conversation of the history
     #: Makes the user interface, given the printer (default: the terminal, with slash commands).
@@ -82,7 +84,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .input import CLIInterface
     from .runner import CommandLineRunner
 
-    commands = Commands(say=printer.say)
+    commands = Commands(say=printer.say, source=talk.transcript_source)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
