@@ -86,3 +86,4 @@ def test_the_docs_refer_to_nothing_outside_them() -> None:
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if re.search(r"API(\.md)? ?§|API\.md", line)]
     assert found == []
+
