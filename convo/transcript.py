@@ -21,6 +21,8 @@ whose ``index`` does not follow on (two runs writing at once), is a ``Transcript
 the line. Writers lock the file, so two runs never write one file at once.
 
 ``convo.resume.resume(template, saved)`` continues a saved conversation.
+
+(Over 300 lines: the reader and the writer of one format, kept side by side.)
 """
 
 from __future__ import annotations
