@@ -1,7 +1,8 @@
 """Slash commands typed at the chat prompt: ``/help``, ``/exit``, ``/save``, ``/retry``...
 
 A line that starts with ``/word`` is a command and never reaches the model; an unknown one is
-refused with the list, and the command it most looks like (``/hlep``: did you mean ``/help``?). Start a line with ``//`` to send one that begins with ``/``.
+refused with the list, and the command it most looks like (``/hlep``: did you mean
+``/help``?). Start a line with ``//`` to send one that begins with ``/``.
 """
 
 from __future__ import annotations
