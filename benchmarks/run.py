@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nJSON: {args.json}")
     if not args.no_plot:
         print(f"plot: {args.plot}" if plot(results, args.plot)
-              else "plot: skipped (pip install 'convo[bench]' for matplotlib)")
+              else "plot: skipped (pip install -e '.[bench]' for matplotlib)")
     missed = [k for k, v in results["targets"].items() if v["met"] is False]
     if missed:
         print("targets missed: " + ", ".join(missed))

@@ -5,6 +5,7 @@ transcripts.
 
     convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [-c] [--plain] [--no-log]
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
+                          [--demo]
     convo serve FILE[:NAME] [--host H] [--port P] [--store URL] [--workers N] [--token T]
     convo test FILE[:NAME] [--user "PERSONA|GOAL"] [--turns N]
     convo eval FILE[:NAME] SCENARIOS.yaml [--repeat N] [--junit PATH] [--cassette PATH] ...
@@ -12,6 +13,7 @@ transcripts.
     convo graph FILE[:NAME]
     convo models [--base-url URL]
     convo --version
+    convo COMMAND --help    (every option; chat, run and serve take the model's settings too)
 
 Each command is a module with ``add_parser(subparsers, common)`` (which sets ``main`` as the
 parser's default) and ``main(args) -> exit code``; adding a command is one line in
@@ -43,18 +45,55 @@ COMMANDS: Final = ("convo.terminal.chat", "convo.terminal.command", "convo.serve
                    "convo.terminal.models")
 
 
+EPILOG: Final = """\
+Each command has its own options: convo COMMAND --help (for example, convo run --help).
+In a chat, /help lists the slash commands and keys.
+
+Without OPENAI_API_KEY (or --base-url URL of an OpenAI-compatible server), chat answers with
+an offline echo and run, serve and test use the file's own mock_model.
+
+examples:
+  convo chat                            chat with a model
+  convo chat -c                         continue the last chat
+  convo run bot.py                      hold the conversation defined in bot.py
+  convo run bot.py --save chat.jsonl    ... and write its transcript as it goes
+  convo replay chat.jsonl               show a transcript again
+  convo serve bot.py                    serve bot.py at http://127.0.0.1:8000 (serve extra)
+  convo test bot.py                     try bot.py against a simulated user
+  convo eval bot.py scenarios.yaml      pass rates of bot.py's scenarios (eval extra)
+  convo graph bot.py                    print bot.py's state machines as Mermaid
+  convo models --base-url URL           list the models of an OpenAI-compatible server
+
+exit codes: 0 normal end, 1 the run ended with an error, 2 a usage or file error,
+130 interrupted twice."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of one command: an argument it does not know is refused with the command's
+    own usage (``convo chat: error: ...``), not left to the top-level parser, whose usage
+    says nothing of the command's options."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None,
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true",
                         help="show tracebacks instead of one-line errors")
     parser = argparse.ArgumentParser(
         prog="convo", parents=[common],
-        description="Run conversations written with convo in the terminal.",
-        epilog="See docs/cli.md. Exit codes: 0 normal end, 1 the run ended with an error, "
-               "2 a usage or file error, 130 interrupted twice.",
+        description="Hold conversations written with convo: in the terminal, over HTTP, "
+                    "against a simulated user.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"convo {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for name in COMMANDS:
         importlib.import_module(name).add_parser(sub, common)
     return parser

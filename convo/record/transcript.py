@@ -13,6 +13,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "dropped", "messages": 6}         # messages from index 6 on were removed (/undo)
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
+    {"type": "saved", "at": "...", "messages": 5}  # a copy made while the run went on (/save)
 
 ``load_transcript(path)`` gives the ``Session`` back. A last line cut off mid-write (a killed
 process, maybe inside a character) is skipped; a bad line anywhere else, or message lines
@@ -50,13 +51,16 @@ FORMAT_VERSION: Final = 1
 
 @attrs.frozen(slots=True)
 class Transcript:
-    """A transcript as read: its header, the session, whether the last line was cut, and the
-    file's size when read (a writer continuing it refuses a file that changed since)."""
+    """A transcript as read: its header, the session, whether the last line was cut, the
+    file's size when read (a writer continuing it refuses a file that changed since), and,
+    for a copy made while the conversation went on (the chat's ``/save``) that nothing was
+    added to since, when it was made."""
 
     header: dict[str, Any]
     session: Session
     cut_off: bool = False
     size: int | None = None
+    saved_at: str | None = None
 
 
 def read_transcript(path: str | os.PathLike[str]) -> Transcript:
@@ -98,7 +102,10 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise TranscriptError(f"{path}: transcript version {version!r} is newer than this convo "
                               f"reads (up to {FORMAT_VERSION}); upgrade convo")
-    return Transcript(header, records_session(records, str(path)), cut_off, len(data))
+    last = records[-1][1]
+    saved_at = str(last.get("at")) if last.get("type") == "saved" else None
+    return Transcript(header, records_session(records, str(path)), cut_off, len(data),
+                      saved_at=saved_at)
 
 
 def load_transcript(path: str | os.PathLike[str]) -> Session:
@@ -219,6 +226,11 @@ class TranscriptWriter(Recorder):
         except UnicodeEncodeError:  # a lone surrogate (odd bytes on stdin, a file name):
             self.file.write(json.dumps(record, default=repr) + "\n")  # escaped, kept exactly
         self.file.flush()
+
+    def saved(self) -> None:
+        """Mark the file a copy of a conversation that goes on (the chat's ``/save``): a
+        reader tells it from a run that was killed (``Transcript.saved_at``)."""
+        self._write({"type": "saved", "at": now(), "messages": self._next or 0})
 
     def close(self) -> None:
         self.file.close()

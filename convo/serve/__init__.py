@@ -1,11 +1,16 @@
 """Serving conversations to people: ``create_app`` gives an ASGI app (Starlette), ``convo
-serve`` runs it. Needs the extra: ``pip install "convo[serve]"``; ``import convo`` does not
-load any of it.
+serve`` runs it. Needs the serve extra (Starlette, uvicorn, psycopg): in convo's checkout,
+``pip install -e ".[serve]"``; ``import convo`` does not load any of it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+#: How to get the serve extra, for the errors that need it. convo installs from its checkout:
+#: the ``convo`` on the package index is an unrelated project.
+INSTALL_SERVE = ('install the serve extra: pip install -e ".[serve]" in convo\'s checkout '
+                 '(the "convo" on the package index is another project)')
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -32,7 +37,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     try:
         from .app import API, build
     except ImportError as exc:
-        raise ImportError('serving needs the extra: pip install "convo[serve]"') from exc
+        raise ImportError(f"serving needs {exc.name or 'Starlette'}: {INSTALL_SERVE}") from exc
     from ..runner import Runner
     from .engine import Engine
     from .stores import open_store

@@ -26,7 +26,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve = sub.add_parser(
         "serve", parents=[common], help="serve a template over HTTP, with a chat page",
         description="Serve the template NAME (default: template) from a Python file: an HTTP "
-                    "API with streaming and a chat page at /. See docs/serving.md.")
+                    "API with streaming (POST /api/conversations, then POST "
+                    "/api/conversations/ID/messages) and a chat page at /. Conversations are "
+                    "kept in --store and survive restarts.")
     serve.add_argument("target", metavar="FILE[:NAME]")
     serve.add_argument("--host", default="127.0.0.1",
                        help="the address to listen on (default: 127.0.0.1, this machine only)")
@@ -103,8 +105,10 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from .stores import open_store
-    except ImportError:
-        raise UsageProblem('convo serve needs the serve extra: pip install "convo[serve]"'
+    except ImportError as exc:
+        from . import INSTALL_SERVE
+
+        raise UsageProblem(f"convo serve needs {exc.name or 'uvicorn'}: {INSTALL_SERVE}"
                            ) from None
     try:
         open_store(args.store)

@@ -73,7 +73,9 @@ class PostgresStore:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:  # pragma: no cover - the extra is missing
-            raise StoreError('the Postgres store needs psycopg: pip install "convo[serve]"'
+            from . import INSTALL_SERVE
+
+            raise StoreError(f"the Postgres store needs psycopg and psycopg-pool: {INSTALL_SERVE}"
                              ) from exc
         pool = AsyncConnectionPool(self.url, min_size=1, max_size=self.max_size, open=False,
                                    check=AsyncConnectionPool.check_connection,

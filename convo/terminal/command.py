@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
     talk = Talk(template=template, session=session, model=model, kind="run", source=source,
                 model_name=model_name, history_id=history_id, user=user,
                 writer=_writer(args, session, saved), continue_hint=f"convo run {args.target} -c",
-                saved=saved,
+                saved=saved, transcript_source=args.target,
                 **bounds)
     if model_name is not None:
         info(model_name)
@@ -126,14 +126,25 @@ def _conversation(module: ModuleType, path: str, name: str, saved: Any) -> tuple
 
 
 def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
-    from ..interfaces.scripted import ScriptedInterface
-
+    """With --demo, what makes the user interface (given the printer): the file's demo_input
+    and demo_approvals answer; else None, the terminal."""
     if not args.demo:
-        return None  # the terminal
+        return None
     demo = getattr(module, "demo_input", None)
     if not isinstance(demo, list | tuple):
         raise UsageProblem(f"--demo: {path} defines no demo_input (a list of strings)")
-    return ScriptedInterface(demo, approvals=getattr(module, "demo_approvals", ()))
+    approvals = getattr(module, "demo_approvals", ())
+    if not isinstance(approvals, list | tuple):
+        raise UsageProblem(f"--demo: {path}: demo_approvals must be a list of answers (\"y\", "
+                           f"\"n\", a reason to reject, True/False), got "
+                           f"{type(approvals).__name__}")
+
+    def user(printer: Any) -> Any:
+        from .demo import DemoInterface
+
+        return DemoInterface(path, demo, approvals, note=printer.note, say=printer.say)
+
+    return user
 
 
 def _writer(args: argparse.Namespace, session: Any, saved: Any) -> Any:

@@ -1,7 +1,8 @@
 """Slash commands typed at the chat prompt: ``/help``, ``/exit``, ``/save``, ``/retry``...
 
 A line that starts with ``/word`` is a command and never reaches the model; an unknown one is
-refused with the list. Start a line with ``//`` to send one that begins with ``/``.
+refused with the list, and the command it most looks like (``/hlep``: did you mean
+``/help``?). Start a line with ``//`` to send one that begins with ``/``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from ..messages import Message
 from ..session import Session, Usage
 
 #: name → (arguments, what it does); the order is the order of /help.
@@ -63,17 +65,24 @@ class Commands:
     """Carries out slash commands on the session being asked about.
 
     ``say`` shows a line to the user; ``model`` is the runner's model (for ``/model``);
-    ``changed`` is called after messages were dropped (the history follows).
+    ``changed`` is called after messages were dropped (the history follows); ``source`` is
+    what a ``/save``'s transcript names as its source (``"convo chat"``, a bot file).
     """
 
-    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, say: Callable[[str], None] | None = None, *,
+                 source: str | None = None) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
         self.model: Any = None
         self.changed: Callable[[], None] | None = None
+        self.source = source
+        # id(reply) -> (the reply, the name of the model that made it), for /usage's prices.
+        # The reply is kept so that its id is never reused by another message.
+        self._made_by: dict[int, tuple[Message, str | None]] = {}
 
     def handle(self, text: str, session: Session) -> str | None:
         """Carry out the command in ``text``. Returns what to send to the model (``/retry``),
         or None when the command is done; ``/exit`` raises ``EOFError``."""
+        self._attribute(session)
         if text.lstrip().startswith("//"):
             return text.lstrip()[1:]
         parsed = parse(text)
@@ -82,14 +91,25 @@ class Commands:
         name, arg = parsed
         name = ALIASES.get(name, name)
         if name not in COMMANDS:
-            known = ", ".join(f"/{n}" for n in COMMANDS)
-            self.say(f"unknown command /{name}: the commands are {known} "
-                     "(start the line with // to send it as it is)")
+            self.say(_unknown(name))
             return None
         if name == "exit":
             raise EOFError("/exit")
         handler: Callable[[str, Session], str | None] = getattr(self, f"_{name}")
         return handler(arg, session)
+
+    def _model_name(self) -> str | None:
+        name = getattr(self.model, "model", None)
+        return name if isinstance(name, str) else None
+
+    def _attribute(self, session: Session) -> None:
+        """Note which model made the replies added since the last prompt: the model as it is
+        now, since only ``/model`` changes it, and only here at the prompt. (Replies of a
+        continued chat, made before this session, are taken to be the current model's.)"""
+        name = self._model_name()
+        for message in session.messages:
+            if message.role == "assistant" and id(message) not in self._made_by:
+                self._made_by[id(message)] = (message, name)
 
     def _help(self, arg: str, session: Session) -> None:
         self.say(help_text())
@@ -102,16 +122,19 @@ class Commands:
         path = Path(arg or f"convo-{stamp}.jsonl").expanduser()
         try:
             writer = TranscriptWriter.create(path, Session(state=session.state),
-                                             source="convo chat")
+                                             source=self.source)
         except FileExistsError:
             self.say(f"not saved: {path} already exists (give another PATH)")
             return
         except OSError as exc:
             self.say(f"not saved: cannot write {path}: {exc.strerror}")
             return
-        for index, message in enumerate(session.messages):
-            writer(MessageAdded(message, index))
-        writer.close()
+        try:
+            for index, message in enumerate(session.messages):
+                writer(MessageAdded(message, index))
+            writer.saved()  # the conversation goes on: not a run that was killed
+        finally:
+            writer.close()
         self.say(f"saved {_count(session.messages)} to {path} (convo replay {path} shows it)")
 
     def _retry(self, arg: str, session: Session) -> str | None:
@@ -160,22 +183,50 @@ class Commands:
 
     def _usage(self, arg: str, session: Session) -> None:
         total, replies = Usage(), 0
+        by_model: dict[str | None, tuple[Usage, int]] = {}
         for message in session.messages:
             usage = message.metadata.get("usage") if message.metadata else None
             if message.role == "assistant" and usage:
-                total, replies = total + Usage.from_dict(usage), replies + 1
+                reply = Usage.from_dict(usage)
+                total, replies = total + reply, replies + 1
+                made_by = self._made_by.get(id(message), (message, self._model_name()))[1]
+                tokens, count = by_model.get(made_by, (Usage(), 0))
+                by_model[made_by] = (tokens + reply, count + 1)
         if not replies:
             self.say("no token usage reported so far")
             return
-        line = (f"{total.prompt_tokens} tokens in, {total.completion_tokens} out, "
-                f"{total.total_tokens} in all, over {_count(range(replies), 'reply')}")
-        name = getattr(self.model, "model", None)
-        price = PRICES.get(name) if isinstance(name, str) else None
-        if price is not None:
-            cost = (total.prompt_tokens * price[0] + total.completion_tokens * price[1]) / 1e6
-            money = f"about ${cost:.2f}" if cost >= 0.01 else "under a cent"
-            line += f"; {money} at {name}'s list price"
-        self.say(line)
+        self.say(f"{total.prompt_tokens} tokens in, {total.completion_tokens} out, "
+                 f"{total.total_tokens} in all, over {_count(range(replies), 'reply')}"
+                 + _cost(by_model))
+
+
+def _cost(by_model: dict[str | None, tuple[Usage, int]]) -> str:
+    """The list price of the replies, each at the price of the model that made it."""
+    priced = {name: v for name, v in by_model.items() if name is not None and name in PRICES}
+    if not priced:
+        return ""
+    cost = sum(tokens.prompt_tokens * PRICES[name][0] + tokens.completion_tokens * PRICES[name][1]
+               for name, (tokens, _) in priced.items()) / 1e6
+    money = f"about ${cost:.2f}" if cost >= 0.01 else "under a cent"
+    if len(by_model) == 1:
+        return f"; {money} at {next(iter(priced))}'s list price"
+    parts = ", ".join(f"{_count(range(n), 'reply')} of {name}" for name, (_, n) in priced.items())
+    text = f"; {money} at list prices ({parts})"
+    unpriced = sum(n for name, (_, n) in by_model.items() if name not in priced)
+    if unpriced:
+        text += f"; {_count(range(unpriced), 'reply')} of models without a known price not counted"
+    return text
+
+
+def _unknown(name: str) -> str:
+    """What an unknown command gets: the one it most looks like (a typo), and the list."""
+    import difflib
+
+    known = ", ".join(f"/{n}" for n in COMMANDS)
+    close = difflib.get_close_matches(name, [*COMMANDS, *ALIASES], n=1)
+    guess = f" (did you mean /{close[0]}?)" if close else ""
+    return (f"unknown command /{name}{guess}: the commands are {known} (start the line with "
+            "// to send it as it is)")
 
 
 def _last_user(session: Session) -> int | None:

@@ -43,6 +43,9 @@ def main(args: argparse.Namespace) -> int:
         printer.note("the last line was cut off: the process was killed while writing it")
     if session.outcome is not None:
         printer.note(f"conversation {session.outcome.describe()}")
+    elif transcript.saved_at is not None:
+        printer.note(f"saved with /save at {transcript.saved_at} while the conversation went "
+                     "on: what came after is not in this file")
     else:
         printer.note("no outcome recorded: the run was killed, or is still going")
     return EXIT_OK

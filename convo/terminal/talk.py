@@ -30,10 +30,13 @@ class Talk:
     session: Session
     model: Any
     kind: str  # "chat" or "run": what -c / --continue look for in the history
-    source: str | None = None
+    source: str | None = None  # the history's key of a run: the bot file's path and template
+    #: What a transcript names as its source (``/save``, like ``--save``): the bot file.
+    transcript_source: str = "convo chat"
     model_name: str | None = None
     history_id: int | None = None  # continuing this conversation of the history
-    user: Any = None  # the user interface (default: the terminal)
+    #: Makes the user interface, given the printer (default: the terminal, with slash commands).
+    user: Callable[[Any], Any] | None = None
     writer: Any = None  # a TranscriptWriter (--save)
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
@@ -82,10 +85,10 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .input import CLIInterface
     from .runner import CommandLineRunner
 
-    commands = Commands(say=printer.say)
+    commands = Commands(say=printer.say, source=talk.transcript_source)
     if recorder is not None:
         commands.changed = recorder.sync
-    user = talk.user if talk.user is not None else CLIInterface(commands=commands)
+    user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
     handlers = [h for h in (talk.writer, recorder) if h is not None]
 
     def on_event(event: Event) -> None:

@@ -38,11 +38,12 @@ def parse_scenarios(doc: Any, where: str) -> list[Scenario]:
 
 
 def load_scenarios(path: str | os.PathLike[str]) -> list[Scenario]:
-    """The scenarios of a YAML file (PyYAML: ``pip install "convo[eval]"``)."""
+    """The scenarios of a YAML file (PyYAML: ``pip install -e ".[eval]"`` in the checkout)."""
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - the extra is installed in tests
-        raise ScenarioError('reading scenario files needs PyYAML: pip install "convo[eval]"'
+        raise ScenarioError('reading scenario files needs PyYAML: pip install -e ".[eval]" '
+                            "in convo's checkout"
                             ) from exc
     file = Path(path)
     try:
