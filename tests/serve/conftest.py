@@ -131,6 +131,8 @@ class Served:
                    if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
         environ.update(env or {})
         self.log = workdir / f"serve-{self.port}.log"
+        store = options[options.index("--store") + 1] if "--store" in options else ""
+        self.store_path = store[len("sqlite:///"):] if store.startswith("sqlite:///") else ""
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),

@@ -3,7 +3,7 @@
 The model's reply depends on the last user message:
 - ``big N``: a reply of N deltas of 100 characters each, streamed;
 - ``done``: a short reply that also calls ``finish`` (convo's own turn-ending tool);
-- ``fail…``: the model call fails (every time);
+- ``fail…``: the first model call for each such text fails, a retry answers;
 - anything else: echoed.
 """
 
@@ -26,11 +26,15 @@ LINE = ("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ " * 2)
 
 
 class FaultsModel:
+    def __init__(self) -> None:
+        self.failed: set[str] = set()
+
     def _plan(self, messages: Sequence[Message]) -> list[str] | Message:
         last = messages[-1]
         if last.role == "tool":
             return Message("assistant", "")
-        if last.content.startswith("fail"):
+        if last.content.startswith("fail") and last.content not in self.failed:
+            self.failed.add(last.content)
             raise ModelError("the model at http://10.9.8.7:1234/v1 refused the connection")
         if last.content.startswith("big "):
             return [LINE] * int(last.content[4:])
