@@ -9,7 +9,6 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, Served
