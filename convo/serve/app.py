@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -28,6 +28,7 @@ from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, HTTPProblem, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .sse import stream_turn
 from .store import StoreError
 
 PAGE = Path(__file__).with_name("page.html")
@@ -224,40 +225,13 @@ class API:
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:
-        """The turn as SSE, once it has shown its first event: a refusal before that (409,
-        400) is answered as plain JSON. The turn runs on if the client leaves."""
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        started = asyncio.Event()
+        async def run(emit: Emit) -> tuple[str, Any]:
+            async with stack:
+                code, result = await turn(live, emit)
+            return ("done" if code < 400 else "error"), self.present(request.scope, code, result)
 
-        def emit(event: str, data: Any) -> None:
-            queue.put_nowait((event, data))
-            started.set()
-
-        async def run() -> None:
-            try:
-                async with stack:
-                    code, result = await turn(live, emit)
-            except Exception as exc:
-                if not started.is_set():
-                    raise  # answered as JSON by the request below
-                queue.put_nowait(("error", self._cut(request.scope, exc)))
-                return
-            body = self.present(request.scope, code, result)
-            queue.put_nowait(("done" if code < 400 else "error", body))
-            started.set()
-
-        task = asyncio.create_task(run())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        shown = asyncio.create_task(started.wait())
-        try:
-            await asyncio.wait({task, shown}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            shown.cancel()
-        if task.done() and not started.is_set():
-            task.result()  # raises the refusal
-        return StreamingResponse(_events(queue), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store"})
+        return await stream_turn(run, tasks=self.tasks,
+                                 cut=lambda exc: self._cut(request.scope, exc))
 
     def _cut(self, scope: Scope, exc: Exception) -> dict[str, Any]:
         """The ``error`` event of a stream a failure cut after it started."""
@@ -273,14 +247,6 @@ class API:
         """Let running turns finish (the server is stopping)."""
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
-
-
-async def _events(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncIterator[str]:
-    while True:
-        event, data = await queue.get()
-        yield f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-        if event in ("done", "error"):
-            return
 
 
 FALLBACK_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8">
