@@ -60,6 +60,9 @@ class RequestLog:
 
 
 def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float) -> None:
+    level = logging.ERROR if status >= 500 or "failure" in state else logging.INFO
+    if not logger.isEnabledFor(level):
+        return
     found = _CONVERSATION.search(scope.get("path", ""))
     fields: dict[str, Any] = {
         "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -74,8 +77,7 @@ def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float) ->
             f"conversation={fields['conversation'] or '-'} user={fields['user']}")
     if failed is not None:
         text += f" error_id={failed[0]} cause: {failed[1]}"
-    logger.log(logging.ERROR if status >= 500 else logging.INFO, text,
-               extra={"convo_fields": fields})
+    logger.log(level, text, extra={"convo_fields": fields})
 
 
 class Failures:
