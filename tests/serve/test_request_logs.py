@@ -4,6 +4,7 @@ only with `debug_errors`)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from conftest import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.store import MemoryStore, Stored
+from convo.serve.store import Change, MemoryStore, Stored, StoreError
 
 PLAIN = "The assistant could not answer. Please try again."
 CAUSE = "HTTP 500 from http://10.0.0.7:8000/v1 (secret host)"
@@ -100,3 +101,54 @@ def test_an_unhandled_exception_is_a_json_500_with_an_error_id(
     assert len(traced) == 1 and traced[0].getMessage() == (
         f"error_id={body['error_id']}: KeyError: 'a bug in a store'")
     assert _lines(caplog)[-1].startswith("GET /api/conversations/explode 500 ")
+
+
+class _Down(MemoryStore):
+    """A store that fails on the write after the user's message: mid-turn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+        self.fail_after: int | None = None
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        if conversation_id == "down":
+            raise StoreError("connection to 10.1.1.1:5432 refused")
+        return await super().load(conversation_id, messages=messages)
+
+    async def write(self, conversation_id: str, change: Change) -> None:
+        self.writes += 1
+        if self.fail_after is not None and self.writes > self.fail_after and change.messages \
+                and change.messages[0][1].role == "assistant":
+            raise StoreError("disk full")
+        await super().write(conversation_id, change)
+
+
+def test_a_store_failure_is_a_503_with_an_error_id(caplog: pytest.LogCaptureFixture) -> None:
+    with TestClient(create_app(TEMPLATE, model(), store=_Down())) as client:
+        down = client.get("/api/conversations/down")
+    assert down.status_code == 503
+    assert down.json() == {"error": "the store does not answer: connection to 10.1.1.1:5432 "
+                                    "refused", "error_id": down.json()["error_id"]}
+    assert _lines(caplog)[-1].endswith(f"error_id={down.json()['error_id']} cause: the store "
+                                       "does not answer: connection to 10.1.1.1:5432 refused")
+
+
+def test_a_stream_cut_by_a_failure_ends_with_an_error_event_and_an_error_id(
+        caplog: pytest.LogCaptureFixture) -> None:
+    store = _Down()
+    with TestClient(create_app(TEMPLATE, model(), store=store)) as client:
+        cid = client.post("/api/conversations", json={}).json()["id"]
+        store.fail_after = store.writes
+        with client.stream("POST", f"/api/conversations/{cid}/messages",
+                           json={"content": "hi"},
+                           headers={"Accept": "text/event-stream"}) as response:
+            text = "".join(response.iter_text())
+    assert response.status_code == 200
+    events = [block.split("\n", 1) for block in text.strip().split("\n\n")]
+    assert [e[0] for e in events] == ["event: message", "event: error"]
+    error = json.loads(events[1][1].removeprefix("data: "))
+    assert error == {"error": "Something went wrong on the server. Please try again later.",
+                     "error_id": error["error_id"]}
+    assert any(r.getMessage() == f"error_id={error['error_id']}: StoreError: disk full"
+               for r in caplog.records)
