@@ -221,8 +221,8 @@ def test_retry_after_a_failed_model_call(page: Page, server: Server) -> None:
     open_chat(page, server.url)
     say(page, "fail retry")
     alert = page.locator("#panel .card.error")
-    expect(alert).to_contain_text("The model could not answer:")
-    expect(alert).to_contain_text("the model is unreachable (connection refused)")
+    # Plain words for the user; the cause (an unreachable model) is in the server's log.
+    expect(alert).to_contain_text("The assistant could not answer. Please try again.")
     assert users(page) == ["fail retry"]  # the user's message is kept
     assert replies(page) == []
     page.get_by_role("button", name="Retry").click()
@@ -263,7 +263,8 @@ def test_the_model_ends_the_conversation_with_a_tool(page: Page, server: Server)
     expect(page.locator("#panel .card.end")).to_contain_text(
         "The conversation has ended with a farewell.")
     assert replies(page) == ["Bye from the model!"]
-    expect(page.locator("details.tool summary")).to_have_text("Tool: end_conversation (done)")
+    # convo's own turn-ending tool is not shown: its effect (the farewell, the end) is.
+    expect(page.locator("details.tool")).to_have_count(0)
 
 
 def test_a_conversation_that_ends_in_an_error(page: Page, server: Server) -> None:

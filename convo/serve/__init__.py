@@ -25,27 +25,33 @@ if TYPE_CHECKING:
 def create_app(template: Template, model: Model | None = None, *, store: str | Store = "memory",
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
-               cache_size: int = 1000) -> Starlette:
+               cache_size: int = 1000, max_messages: int = 1000,
+               debug_errors: bool = False) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
     for ``Authorization: Bearer <token>``; ``limits`` bounds what each conversation may use and
     ``context`` (a ``ContextWindow``) what each model call is sent, as on a ``Runner``;
     ``cache_size`` bounds the paused conversations kept in memory (the rest are rebuilt from
-    the store when they go on).
+    the store when they go on); ``max_messages`` ends a conversation that reaches that many
+    messages (as on a ``Runner``). Requests are logged to the ``convo.serve`` logger; users
+    see plain words for failures, whose causes go to the log, unless ``debug_errors``.
     """
     try:
         from .app import API, build
     except ImportError as exc:
         raise ImportError(f"serving needs {exc.name or 'Starlette'}: {INSTALL_SERVE}") from exc
     from ..runner import Runner
+    from ..templates.tree import termination_tools
     from .engine import Engine
     from .stores import open_store
 
-    runner = Runner(model, template, limits=limits, context=context, raise_errors=False)
+    runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
+                    max_messages=max_messages)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size)
-    return build(API(engine, token=token, max_message_bytes=max_message_bytes))
+    return build(API(engine, token=token, max_message_bytes=max_message_bytes,
+                     debug_errors=debug_errors, hidden_tools=termination_tools(template)))
 
 
 __all__ = ["create_app"]

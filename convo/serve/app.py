@@ -1,4 +1,7 @@
-"""The HTTP API of API.md §9 on Starlette: routes, auth, limits on bodies, JSON errors, SSE."""
+"""The HTTP API of API.md §9 and §20 on Starlette: routes, auth, checked bodies, JSON errors,
+idempotency keys, SSE. Logs and failures are middleware (``logs.py``); the conversations
+themselves are the engine's.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ import contextlib
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +19,16 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .bodies import content_of, read_object
 from .engine import Engine
+from .keys import answer, needs_messages, reference
 from .live import Emit, HTTPProblem, Live
+from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .sse import stream_turn
 from .store import StoreError
 
 PAGE = Path(__file__).with_name("page.html")
@@ -31,36 +39,17 @@ def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
-async def _read_object(request: Request, limit: int) -> dict[str, Any]:
-    """The JSON object in the body; 413 past ``limit`` bytes (before parsing), 400 if not an
-    object."""
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
-        raise HTTPProblem(413, f"the request body is over {limit} bytes")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HTTPProblem(413, f"the request body is over {limit} bytes")
-    if not body.strip():
-        return {}
-    try:
-        value = json.loads(body)
-    except ValueError as exc:
-        raise HTTPProblem(400, f"the body must be a JSON object: {exc}") from exc
-    if not isinstance(value, dict):
-        raise HTTPProblem(400, f"the body must be a JSON object, got {type(value).__name__}")
-    return value
-
-
 class API:
     """The routes, bound to one engine."""
 
-    def __init__(self, engine: Engine, *, token: str | None, max_message_bytes: int) -> None:
+    def __init__(self, engine: Engine, *, token: str | None, max_message_bytes: int,
+                 debug_errors: bool = False, hidden_tools: Iterable[str] = ()) -> None:
         self.engine = engine
         self.token = token
         self.max_message_bytes = max_message_bytes
         self.body_limit = 4 * max_message_bytes + 65536
+        self.debug_errors = debug_errors
+        self.hidden_tools = sorted(hidden_tools)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._opened = False
         self._opening: asyncio.Lock | None = None
@@ -85,22 +74,48 @@ class API:
             raise HTTPProblem(401, "this server needs a token: send the header "
                                    "Authorization: Bearer <token>")
 
+    # -- what a client sees ----------------------------------------------------------------
+
+    def plain(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A conversation as users see it: what a failed model call waits for in plain words
+        (the cause is in the log), unless ``debug_errors``."""
+        waiting = body.get("waiting_for")
+        if self.debug_errors or not (isinstance(waiting, dict) and waiting.get("type") == "retry"):
+            return body
+        return {**body, "waiting_for": {**waiting, "error": MODEL_FAILED}}
+
+    def present(self, scope: Scope, code: int, body: dict[str, Any]) -> dict[str, Any]:
+        """An answer's body: a 5xx gets an ``error_id`` (its cause goes to the log) and, for
+        users, plain words."""
+        if code >= 500:
+            error_id = failure(scope, str(body.get("error")))
+            body = {**body, "error_id": error_id}
+            if not self.debug_errors:
+                body["error"] = MODEL_FAILED if code == 502 else SERVER_FAILED
+        return self.plain(body)
+
+    def _answer(self, request: Request, code: int, body: dict[str, Any]) -> Response:
+        return _json(self.present(request.scope, code, body), code)
+
+    # -- routes ------------------------------------------------------------------------------
+
     async def health(self, request: Request) -> Response:
         ok = await self.engine.store.ping()
         return _json({"status": "ok" if ok else "the store does not answer"}, 200 if ok else 503)
 
     async def create(self, request: Request) -> Response:
         self.check_token(request)
-        body = await _read_object(request, self.body_limit)
+        body = await read_object(request, self.body_limit)
         state = body.get("state", {})
         if not isinstance(state, dict):
             raise HTTPProblem(400, f'"state" must be a JSON object, got {type(state).__name__}')
         code, result = await self.engine.create(state, None)
-        return _json(result, code)
+        request.state.conversation = result.get("id")
+        return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
         self.check_token(request)
-        return _json(await self.engine.get(request.path_params["id"]))
+        return _json(self.plain(await self.engine.get(request.path_params["id"])))
 
     async def delete(self, request: Request) -> Response:
         self.check_token(request)
@@ -109,19 +124,15 @@ class API:
 
     async def message(self, request: Request) -> Response:
         self.check_token(request)
-        body = await _read_object(request, self.body_limit)
-        content = body.get("content")
-        if not isinstance(content, str):
-            raise HTTPProblem(400, '"content" must be a string: send {"content": "your message"}')
-        if len(content.encode("utf-8")) > self.max_message_bytes:
-            raise HTTPProblem(413, f'"content" is over {self.max_message_bytes} bytes')
-        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+        content = content_of(await read_object(request, self.body_limit),
+                             self.max_message_bytes)
+        digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
         return await self._idempotent(request, digest, lambda live, emit: self.engine.message(
             live, content, emit))
 
     async def approvals(self, request: Request) -> Response:
         self.check_token(request)
-        body = await _read_object(request, self.body_limit)
+        body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
                 isinstance(d, dict) and isinstance(d.get("call_id"), str)
@@ -134,79 +145,108 @@ class API:
 
     async def retry(self, request: Request) -> Response:
         self.check_token(request)
-        await _read_object(request, self.body_limit)
+        await read_object(request, self.body_limit)
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
+    async def page(self, request: Request) -> Response:
+        if not PAGE.exists():
+            return HTMLResponse(FALLBACK_PAGE)
+        hidden = escape(json.dumps(self.hidden_tools), quote=True)
+        return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(
+            '<meta name="convo-hidden-tools" content="[]">',
+            f'<meta name="convo-hidden-tools" content="{hidden}">', 1))
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def _exists(self, conversation_id: str) -> None:
+        if await self.engine.store.load(conversation_id, messages=False) is None:
+            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+
     async def _idempotent(self, request: Request, digest: str, turn: Turn) -> Response:
+        """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
+        request (4xx) leaves the key unused."""
         key = request.headers.get("idempotency-key")
         conversation_id = request.path_params["id"]
         if key is None:
             return await self._turn(request, turn)
         store = self.engine.store
+        await self._exists(conversation_id)  # before any record is kept
         known = await store.idempotent(conversation_id, key)
         if known is None and not await store.remember(conversation_id, key, digest, None):
             known = await store.idempotent(conversation_id, key)
         if known is not None:
-            if known[0] != digest:
-                raise HTTPProblem(409, "this Idempotency-Key was used with other content")
-            if known[1] is None:
-                raise HTTPProblem(409, "a request with this Idempotency-Key is still running "
-                                       "(or was cut off): wait, or use a new key")
-            return _json(known[1]["body"], known[1]["status"])
+            return await self._repeat(request, known, digest)
 
         async def remembered(live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
             code, result = await turn(live, emit)
-            await store.remember(conversation_id, key, digest, {"status": code, "body": result})
+            await store.remember(conversation_id, key, digest, reference(code, result))
             return code, result
 
-        return await self._turn(request, remembered)
+        try:
+            return await self._turn(request, remembered)
+        except HTTPProblem as exc:
+            if exc.status < 500:  # refused before anything ran: the key stays unused
+                await store.forget(conversation_id, key)
+            raise
+
+    async def _repeat(self, request: Request, known: tuple[str, dict[str, Any] | None],
+                      digest: str) -> Response:
+        digest_known, record = known
+        if digest_known != digest:
+            raise HTTPProblem(409, "this Idempotency-Key was used with other content")
+        if record is None:
+            raise HTTPProblem(409, "a request with this Idempotency-Key is still running "
+                                   "(or was cut off): wait, or use a new key")
+        messages = []
+        if needs_messages(record):
+            stored = await self.engine.store.load(request.path_params["id"])
+            if stored is None:
+                raise HTTPProblem(404, f"no conversation {request.path_params['id']!r}")
+            messages = stored.messages
+        code, body = answer(record, messages)
+        return self._answer(request, code, body)
 
     async def _turn(self, request: Request, turn: Turn) -> Response:
         """Take the conversation's turn lock and run ``turn``: as JSON, or as an SSE stream.
         Problems known before the turn starts are plain JSON either way."""
+        conversation_id = request.path_params["id"]
         stack = contextlib.AsyncExitStack()
-        live = await stack.enter_async_context(self.engine.turn(request.path_params["id"]))
+        try:
+            live = await stack.enter_async_context(self.engine.turn(conversation_id))
+        except HTTPProblem as exc:
+            if exc.status == 409:  # a lock refused on an id that is not there: 404
+                await self._exists(conversation_id)
+            raise
         if "text/event-stream" not in request.headers.get("accept", ""):
             async with stack:
                 code, result = await turn(live, None)
-            return _json(result, code)
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+            return self._answer(request, code, result)
+        return await self._stream(request, stack, live, turn)
 
-        async def run() -> None:
+    async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
+                      turn: Turn) -> Response:
+        async def run(emit: Emit) -> tuple[str, Any]:
             async with stack:
-                try:
-                    code, result = await turn(live, lambda e, d: queue.put_nowait((e, d)))
-                except Exception as exc:
-                    queue.put_nowait(("error", {"error": str(exc)}))
-                    raise
-                if code >= 400:
-                    queue.put_nowait(("error", result))
-                else:
-                    queue.put_nowait(("done", result))
+                code, result = await turn(live, emit)
+            return ("done" if code < 400 else "error"), self.present(request.scope, code, result)
 
-        task = asyncio.create_task(run())  # a client that leaves does not cut the turn short
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return StreamingResponse(_events(queue), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store"})
+        return await stream_turn(run, tasks=self.tasks,
+                                 cut=lambda exc: self._cut(request.scope, exc))
 
-    async def page(self, request: Request) -> Response:
-        if PAGE.exists():
-            return HTMLResponse(PAGE.read_text(encoding="utf-8"))
-        return HTMLResponse(FALLBACK_PAGE)
+    def _cut(self, scope: Scope, exc: Exception) -> dict[str, Any]:
+        """The ``error`` event of a stream a failure cut after it started."""
+        if isinstance(exc, HTTPProblem) and exc.status < 500:
+            return {"error": str(exc)}
+        cause = f"{type(exc).__name__}: {exc}"
+        error_id = failure(scope, cause)
+        logger.error("error_id=%s: %s", error_id, cause, exc_info=exc,
+                     extra={"convo_fields": None})
+        return {"error": cause if self.debug_errors else SERVER_FAILED, "error_id": error_id}
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Let running turns finish (the server is stopping)."""
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
-
-
-async def _events(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncIterator[str]:
-    while True:
-        event, data = await queue.get()
-        yield f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-        if event in ("done", "error"):
-            return
 
 
 FALLBACK_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8">
@@ -241,7 +281,8 @@ def build(api: API) -> Starlette:
                      exc.status_code)
 
     async def store_down(request: Request, exc: Exception) -> Response:
-        return _json({"error": f"the store does not answer: {exc}"}, 503)
+        cause = f"the store does not answer: {exc}"
+        return _json({"error": cause, "error_id": failure(request.scope, cause)}, 503)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -255,9 +296,10 @@ def build(api: API) -> Starlette:
             await api.drain()
             await api.engine.store.close()
 
-    return Starlette(routes=routes(api), lifespan=lifespan,
-                     middleware=[Middleware(_Ready, api=api)], exception_handlers={
-                         HTTPProblem: problem, HTTPException: http, StoreError: store_down})
+    return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
+        Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),
+        Middleware(_Ready, api=api)], exception_handlers={
+            HTTPProblem: problem, HTTPException: http, StoreError: store_down})
 
 
 class _Ready:
@@ -271,9 +313,9 @@ class _Ready:
             try:
                 await self.api.ready()
             except StoreError as exc:
-                status = 503
-                body = json.dumps({"error": f"the store does not answer: {exc}"}).encode()
-                await send({"type": "http.response.start", "status": status,
+                cause = f"the store does not answer: {exc}"
+                body = json.dumps({"error": cause, "error_id": failure(scope, cause)}).encode()
+                await send({"type": "http.response.start", "status": 503,
                             "headers": [(b"content-type", b"application/json")]})
                 await send({"type": "http.response.body", "body": body})
                 return

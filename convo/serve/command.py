@@ -45,6 +45,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="refuse messages over N UTF-8 bytes with 413 (default: 32768)")
     serve.add_argument("--cache-size", type=positive_int, default=1000, metavar="N",
                        help="paused conversations kept in memory per worker (default: 1000)")
+    serve.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
+                       help="end a conversation when it reaches N messages (default: 1000)")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="one line per request on stderr, as text or JSON (default: text)")
+    serve.add_argument("--debug-errors", action="store_true",
+                       help="show the cause of failures to every user (default: only in the "
+                            "log; users see plain words)")
     serve.add_argument("--model", help="the model name (default: gpt-4o-mini)")
     serve.add_argument("--base-url", metavar="URL", type=url,
                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
@@ -64,13 +71,15 @@ def _port(text: str) -> int:
 
 def _spec(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
-                                          "cache_size", "model", "base_url", "mock",
+                                          "cache_size", "max_messages", "log_format",
+                                          "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
                                           "max_tokens", "temperature", "timeout")}
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     from . import create_app
+    from .logs import show_logs
 
     path, name = split_target(spec["target"])
     module = load_file(path)
@@ -81,10 +90,14 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
         _quietly(choose_model, args, module, path)
     if model_name and not quiet:
         print(f"convo: {model_name}", file=sys.stderr, flush=True)
+    if getattr(model, "start_wait", 0) is None:
+        model.start_wait = 0  # a server answers now: a model server that is down is a 502
+    show_logs(spec["log_format"])
     return create_app(template, model, store=spec["store"], token=spec["token"],
                       **bounds,
                       max_message_bytes=spec["max_message_bytes"],
-                      cache_size=spec["cache_size"])
+                      cache_size=spec["cache_size"], max_messages=spec["max_messages"],
+                      debug_errors=spec["debug_errors"])
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

@@ -41,6 +41,17 @@ CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response JSONB,
     PRIMARY KEY (conversation_id, key));
 """
+# Schema 3: an idempotency record names the messages its answer added instead of copying them.
+TO_V3: Final = """
+UPDATE idempotency SET response = jsonb_build_object(
+    'status', response->'status',
+    'messages', jsonb_build_array(
+        jsonb_array_length(response->'body'->'messages')
+        - COALESCE(jsonb_array_length(response->'body'->'added'), 0),
+        jsonb_array_length(response->'body'->'messages')),
+    'fields', (response->'body') - 'messages' - 'added')
+WHERE response IS NOT NULL AND jsonb_typeof(response->'body') = 'object'
+"""
 
 
 class PostgresStore:
@@ -62,6 +73,11 @@ class PostgresStore:
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(424242)")  # one migrator
                 await conn.execute(SCHEMA)
+                cur = await conn.execute(
+                    "SELECT value FROM convo_meta WHERE key = 'schema_version'")
+                known = await cur.fetchone()
+                if known is not None and int(known[0]) < 3:
+                    await conn.execute(TO_V3)
                 await conn.execute(
                     "INSERT INTO convo_meta VALUES ('schema_version', %s) ON CONFLICT (key) DO "
                     "UPDATE SET value = EXCLUDED.value WHERE convo_meta.value::int < "
@@ -268,6 +284,11 @@ class PostgresStore:
                 "key) DO UPDATE SET response = EXCLUDED.response",
                 (conversation_id, key, digest, dumps(response)))
             return True
+
+    async def forget(self, conversation_id: str, key: str) -> None:
+        async with self._conn() as conn:
+            await conn.execute("DELETE FROM idempotency WHERE conversation_id = %s AND key = %s "
+                               "AND response IS NULL", (conversation_id, key))
 
 
 def _json(value: Any) -> str | None:

@@ -45,6 +45,17 @@ CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
     PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
 """
+# Schema 3: an idempotency record names the messages its answer added instead of copying them.
+TO_V3: Final = """
+UPDATE idempotency SET response = json_object(
+    'status', json_extract(response, '$.status'),
+    'messages', json_array(
+        json_array_length(response, '$.body.messages')
+        - COALESCE(json_array_length(response, '$.body.added'), 0),
+        json_array_length(response, '$.body.messages')),
+    'fields', json_remove(json_extract(response, '$.body'), '$.messages', '$.added'))
+WHERE response IS NOT NULL AND json_type(response, '$.body') = 'object'
+"""
 
 
 class _Busy(Exception):
@@ -122,6 +133,10 @@ class SQLiteStore:
             db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
+            known = db.execute("SELECT value FROM convo_meta WHERE key = 'schema_version'"
+                               ).fetchone()
+            if known is not None and int(known[0]) < 3:
+                db.execute(TO_V3)
             db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
                        "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
@@ -245,6 +260,11 @@ class SQLiteStore:
             "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?, ?)",
             (conversation_id, key, digest, dumps(response))))
         return True
+
+    async def forget(self, conversation_id: str, key: str) -> None:
+        await self._do(lambda db: db.execute(
+            "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
+            (conversation_id, key)))
 
 
 def _json(value: Any) -> str | None:

@@ -9,7 +9,10 @@ inside is written as it stands at each step of the turn, and replaced when it gr
 every worker — and gives ``None`` when another turn holds it.
 Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a later start, so
 a later convo can migrate. Version 2 added the subroutine records (a table of their own,
-created on start if missing: a version-1 database just gains it).
+created on start if missing: a version-1 database just gains it). Version 3 keeps idempotency
+records by reference (``keys.py``: the range of messages an answer added, not a copy of the
+conversation); the records of earlier versions are still read as they are.
+``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import attrs
 from ..messages import Message
 from ..session import SubroutineRun
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 
 class StoreError(Exception):
@@ -83,6 +86,8 @@ class Store(Protocol):
 
     async def remember(self, conversation_id: str, key: str, digest: str,
                        response: dict[str, Any] | None) -> bool: ...
+
+    async def forget(self, conversation_id: str, key: str) -> None: ...
 
 
 def dumps(value: Any) -> str:
@@ -159,6 +164,11 @@ class MemoryStore:
             return False
         self._keys[slot] = (digest, response)
         return True
+
+    async def forget(self, conversation_id: str, key: str) -> None:
+        known = self._keys.get((conversation_id, key))
+        if known is not None and known[1] is None:
+            del self._keys[(conversation_id, key)]
 
 
 def _apply(row: Stored, change: Change) -> None:

@@ -50,3 +50,14 @@ def validate_tree(root: Template) -> None:
                 "it can only leave an enclosing loop"
             )
     check_states(root)  # states: unknown targets, moves outside a machine
+
+
+def termination_tools(root: Template) -> set[str]:
+    """Names of convo's own turn-ending tools in the tree (``finish`` and other terminal
+    tools): front ends do not show their calls, only their effect."""
+    names: set[str] = set()
+    for node, _, _ in walk(root):
+        for tool in getattr(node, "tools", ()):
+            if getattr(tool, "terminal", False) or getattr(tool, "rerun_on_resume", False):
+                names.add(tool.name)
+    return names

@@ -95,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``convo test``; returns the exit code."""
     from ..runner import Runner
     from ..session import RunStatus, Session
+    from ..templates.tree import termination_tools
     from .simulated_user import SimulatedUser
 
     if args.turns < 1:
@@ -108,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
     user = SimulatedUser(_user_model(module, path, bot_model, model_name is None),
                          persona=persona, goal=goal, max_turns=args.turns)
     printer = _printer()
+    printer.hidden_tools.update(termination_tools(template))  # as the terminal hides them
     printer.note(f"convo test: {persona!r} wants to {goal!r} (at most {args.turns} turns)"
                  + (f"; {model_name}" if model_name else ""))
     state = getattr(module, "state", None) or {}

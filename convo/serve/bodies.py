@@ -1,0 +1,101 @@
+"""Request bodies: read, parsed and checked before anything is stored (API.md §20).
+
+A body is a JSON object of at most a few hundred kB. Everything a store cannot keep, or would
+keep as something else, is refused with 400 and the place it was found (``$.state.a[2]``):
+NaN and infinite numbers (JSON has neither), lone surrogates (not UTF-8), NUL characters
+(Postgres refuses them) and nesting deeper than ``MAX_DEPTH``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Final
+
+from starlette.requests import Request
+
+from .live import HTTPProblem
+
+MAX_DEPTH: Final = 64
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+class _Constant:
+    """``NaN``, ``Infinity`` or ``-Infinity`` as parsed, so the check can say where it was."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def read_object(request: Request, limit: int) -> dict[str, Any]:
+    """The JSON object in the body, checked; 413 past ``limit`` bytes (before parsing), 400 if
+    it is not a JSON object or holds what no store keeps."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise HTTPProblem(413, f"the request body is over {limit} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HTTPProblem(413, f"the request body is over {limit} bytes")
+    if not body.strip():
+        return {}
+    try:
+        value = json.loads(body, parse_constant=_Constant)
+    except RecursionError:
+        raise HTTPProblem(400, f"the body is JSON nested deeper than {MAX_DEPTH} levels "
+                               "(at $)") from None
+    except ValueError as exc:
+        raise HTTPProblem(400, f"the body must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise HTTPProblem(400, f"the body must be a JSON object, got {type(value).__name__}")
+    check_json(value)
+    return value
+
+
+def check_json(value: Any) -> None:
+    """400 naming the first place in ``value`` that a store cannot keep as it is."""
+    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise HTTPProblem(400, f"the body is JSON nested deeper than {MAX_DEPTH} levels "
+                                       f"(at {where})")
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    _check_text(key, f"{where} (a key)")
+                    stack.append((inner, f"{where}.{key}", depth + 1))
+            else:
+                stack.extend((inner, f"{where}[{i}]", depth + 1) for i, inner in enumerate(item))
+        elif isinstance(item, str):
+            _check_text(item, where)
+        elif isinstance(item, _Constant):
+            raise HTTPProblem(400, f"{item.name} is not a JSON number: send a finite number "
+                                   f"or null (at {where})")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise HTTPProblem(400, f"a number too large for a 64-bit float (at {where})")
+
+
+def _check_text(text: str, where: str) -> None:
+    if "\x00" in text:
+        raise HTTPProblem(400, f"a NUL character (\\u0000) in a string: remove it (at {where})")
+    if _SURROGATE.search(text):
+        raise HTTPProblem(400, "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) in "
+                               f"a string: it is not text (at {where})")
+
+
+def content_of(body: dict[str, Any], max_bytes: int) -> str:
+    """The message text of a ``{"content": ...}`` body: 400 unless it is a string with some
+    text, 413 over ``max_bytes`` UTF-8 bytes."""
+    content = body.get("content")
+    if not isinstance(content, str):
+        raise HTTPProblem(400, '"content" must be a string: send {"content": "your message"}')
+    if not content.strip():
+        raise HTTPProblem(400, '"content" is empty or only whitespace: send some text')
+    if len(content.encode("utf-8")) > max_bytes:
+        raise HTTPProblem(413, f'"content" is over {max_bytes} bytes')
+    return content
