@@ -1,7 +1,8 @@
 """Testing a served bot's failures, in process: copy this file next to your own bot.
 
 Run it with ``pytest examples/test_served_bot.py`` (needs the serve extra,
-``pip install -e ".[serve]"`` in the checkout, and httpx). ``create_app`` gives the ASGI app that ``convo serve`` runs; Starlette's
+``pip install -e ".[serve]"`` in the checkout, and httpx). ``create_app`` gives the ASGI app
+that ``convo serve`` runs; Starlette's
 ``TestClient`` talks to it without a network. A failed model call answers 502 with plain
 words for the user and an ``error_id`` whose line in the ``convo.serve`` log has the cause; a
 blank message is refused with 400; an ``Idempotency-Key`` makes a double-sent message cost
