@@ -42,6 +42,29 @@ class Settings(Protocol):
     context: ContextWindow | None
 
 
+Handler = Callable[[Event], None]
+_WATCHERS: list[Callable[[RunState], Handler | None]] = []
+
+
+def watch_runs(watcher: Callable[[RunState], Handler | None]) -> Callable[[], None]:
+    """Every run started from now on gets ``watcher(state)``'s handler (if not ``None``) as a
+    listener of its events, besides the runner's ``on_event`` (``convo.otel`` makes its spans
+    so, for every front end). Returns the function that stops it."""
+    _WATCHERS.append(watcher)
+    return lambda: _WATCHERS.remove(watcher) if watcher in _WATCHERS else None
+
+
+def _joined(handlers: tuple[Handler, ...]) -> Handler | None:
+    if len(handlers) <= 1:
+        return handlers[0] if handlers else None
+
+    def every(event: Event) -> None:
+        for handler in handlers:
+            handler(event)
+
+    return every
+
+
 class MaxMessages(Exception):
     """The runner's ``max_messages`` bound was reached (ends the run ``max_messages``)."""
 
@@ -57,13 +80,17 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "limit_reached", "model_calls", "on_event", "session", "settings",
-                 "started", "tool_calls", "turn", "usage")
+    __slots__ = ("added", "limit_reached", "listeners", "model_calls", "on_event", "session",
+                 "settings", "started", "tool_calls", "turn", "usage")
 
     def __init__(self, settings: Settings, session: Session) -> None:
         self.settings = settings
         self.session = session
-        self.on_event = settings.on_event
+        self.listeners: tuple[Handler, ...] = ()
+        if _WATCHERS:
+            self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
+        self.on_event: Handler | None = None
+        self.listen(settings.on_event)
         self.added = 0
         self.model_calls = 0
         self.tool_calls = 0
@@ -71,6 +98,11 @@ class RunState:
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
         self.started = time.perf_counter()
+
+    def listen(self, handler: Handler | None) -> None:
+        """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
+        served conversation records them), and to the watchers' listeners still."""
+        self.on_event = _joined(((handler,) if handler is not None else ()) + self.listeners)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:

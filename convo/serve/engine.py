@@ -83,7 +83,7 @@ class Engine:
         else:
             served = run.answerer = Served(run.answerer)
         live = Live(conversation_id, run, served, replaying=saved is not None)
-        run.state.on_event = live.on_event
+        run.state.listen(live.on_event)
         return live
 
     async def live(self, conversation_id: str) -> Live:
