@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..otel.state import active
 from .engine import Engine
 from .live import Emit, HTTPProblem, Live
 from .store import StoreError
@@ -95,7 +96,8 @@ class API:
         state = body.get("state", {})
         if not isinstance(state, dict):
             raise HTTPProblem(400, f'"state" must be a JSON object, got {type(state).__name__}')
-        code, result = await self.engine.create(state, None)
+        code, result = await _traced(request, None, None,
+                                     lambda: self.engine.create(state, None))
         return _json(result, code)
 
     async def show(self, request: Request) -> Response:
@@ -166,6 +168,8 @@ class API:
         Problems known before the turn starts are plain JSON either way."""
         stack = contextlib.AsyncExitStack()
         live = await stack.enter_async_context(self.engine.turn(request.path_params["id"]))
+        if active() is not None:
+            turn = _traced_turn(request, live, turn)
         if "text/event-stream" not in request.headers.get("accept", ""):
             async with stack:
                 code, result = await turn(live, None)
@@ -199,6 +203,22 @@ class API:
         """Let running turns finish (the server is stopping)."""
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
+
+
+async def _traced(request: Request, conversation_id: str | None, run: Any,
+                  call: Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+                  ) -> tuple[int, dict[str, Any]]:
+    """``call``, a served turn, inside its span when convo.otel is instrumented (§18)."""
+    telemetry = active()
+    if telemetry is None:
+        return await call()
+    from ..otel.serving import traced
+
+    return await traced(telemetry, request.headers, conversation_id, run, call)
+
+
+def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:
+    return lambda live, emit: _traced(request, live.id, live.run, lambda: turn(live, emit))
 
 
 async def _events(queue: asyncio.Queue[tuple[str, Any]]) -> AsyncIterator[str]:

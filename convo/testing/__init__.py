@@ -29,6 +29,7 @@ _LAZY = {
     "assert_tool_not_called": "convo.testing.assertions",
     "assert_transcript": "convo.testing.assertions",
     "expect": "convo.testing.assertions",
+    "captured_spans": "convo.testing.spans",
 }
 
 
