@@ -32,6 +32,12 @@ class Turn:
         if isinstance(conversation_id, str):
             self.conversation_id = conversation_id
             self.span.set_attribute("gen_ai.conversation.id", conversation_id)
+        waiting = body.get("waiting_for")
+        if isinstance(waiting, dict) and waiting.get("type") == "approval":
+            # a served approval pauses the run before any ApprovalRequested event: said here
+            for call in waiting.get("calls", ()):
+                self.span.add_event("convo.approval.requested", {
+                    "gen_ai.tool.name": call["name"], "gen_ai.tool.call.id": call["id"]})
         if code == 502:  # a failed model call (API.md §9): the conversation waits for retry
             self.fail("ModelError")
         elif code >= 500:
