@@ -40,6 +40,8 @@ class _Fed:
             if telemetry is None:  # uninstrumented since: plain
                 self.slot.__set__(run, handler)
                 return
+            if telemetry.on_run is not None:
+                telemetry.on_run()
             sink = self.sinks[run] = RunSpans(telemetry, run, run.runner.model, run.session)
         self.slot.__set__(run, _both(sink, handler))
 

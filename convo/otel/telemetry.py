@@ -4,6 +4,7 @@ whether content is recorded; plus what a model says of itself (name, provider, s
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -29,6 +30,8 @@ class Telemetry:
     token_usage: metrics.Histogram
     duration: metrics.Histogram
     capture_content: bool = False
+    # Called as each run starts (``convo run --otel`` checks that an SDK is set up by then).
+    on_run: Callable[[], None] | None = None
 
     @classmethod
     def create(cls, tracer_provider: Any, meter_provider: Any,
