@@ -22,28 +22,34 @@ Handler = Callable[[Event], None]
 
 
 class _Fed:
-    """Stands for the ``on_event`` slot of ``Run``: what is stored there also feeds spans."""
+    """Stands for the ``on_event`` slot of ``Run``: what is stored there also feeds spans.
+
+    It has no ``__get__``: what ``__set__`` stores goes in the run's ``__dict__``, which a
+    read then finds at C speed (a run reads ``on_event`` for every message and event).
+    """
 
     def __init__(self, slot: Any) -> None:
         self.slot = slot
         self.sinks: weakref.WeakKeyDictionary[Any, RunSpans] = weakref.WeakKeyDictionary()
-
-    def __get__(self, run: Any, owner: Any = None) -> Any:
-        if run is None:
-            return self
-        return self.slot.__get__(run, owner)
 
     def __set__(self, run: Any, handler: Handler | None) -> None:
         sink = self.sinks.get(run)
         if sink is None:
             telemetry = active()
             if telemetry is None:  # uninstrumented since: plain
-                self.slot.__set__(run, handler)
+                run.__dict__["on_event"] = handler
                 return
             if telemetry.on_run is not None:
                 telemetry.on_run()
             sink = self.sinks[run] = RunSpans(telemetry, run, run.runner.model, run.session)
-        self.slot.__set__(run, _both(sink, handler))
+        run.__dict__["on_event"] = _both(sink, handler)
+
+    def restore(self) -> None:
+        """Back to the slot; runs under way keep their handlers (and their spans)."""
+        Run.on_event = self.slot
+        for run in list(self.sinks):
+            handler = run.__dict__.pop("on_event", None)
+            self.slot.__set__(run, handler)
 
 
 def _both(sink: RunSpans, handler: Handler | None) -> Handler:
@@ -61,11 +67,12 @@ def install(telemetry: Telemetry) -> None:
     set_active(telemetry)
     if not isinstance(Run.__dict__.get("on_event"), _Fed):
         slot = Run.__dict__.get("on_event")
-        if slot is None or not hasattr(slot, "__set__"):
+        if slot is None or not hasattr(slot, "__set__") or not Run.__dictoffset__:
             set_active(None)
             raise RuntimeError(
                 "convo.otel cannot follow this version's runs: convo.driving.Run has no "
-                f"on_event slot (found {slot!r}); update convo and convo[otel] together")
+                f"on_event slot and instance dict (found {slot!r}); update convo and "
+                "convo[otel] together")
         Run.on_event = _Fed(slot)  # type: ignore[assignment]
 
 
@@ -73,4 +80,4 @@ def remove() -> None:
     set_active(None)
     fed = Run.__dict__.get("on_event")
     if isinstance(fed, _Fed):
-        Run.on_event = fed.slot
+        fed.restore()

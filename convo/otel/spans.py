@@ -17,6 +17,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from ..events import (
@@ -49,13 +50,17 @@ class RunSpans:
 
     def __init__(self, telemetry: Telemetry, run: Any, model: Any, session: Session) -> None:
         self.telemetry = telemetry
-        self.run = run
+        self.run_id = id(run)  # not the run: a run's handler holds this, and no cycle may
+        # keep a finished run alive until the garbage collector comes (a served turn holds
+        # its run, so the id is its own while the turn lasts)
         self.model = model_attributes(model)
         name = self.model.get("gen_ai.request.model")
         self.chat_name = f"chat {name}" if name else "chat"
+        self.measured = {"gen_ai.operation.name": "chat", **self.model}  # metric attributes
         self.parent = otel_context.get_current()
         self.started_ns = time.time_ns()
         self.root: Span | None = None
+        self.root_context: Context | None = None
         self.chat: Span | None = None
         self.chat_started = 0.0
         self.tools: dict[str, tuple[ToolCall, int]] = {}  # started, not ended
@@ -79,33 +84,44 @@ class RunSpans:
 
     def owner(self) -> Span:
         """The run's span: the served turn this run is in, else its own (made on first use)."""
-        turn = CURRENT.get()
-        if turn is not None and turn.run is self.run:
-            if turn is not self.turn:
-                self.turn = turn
-                turn.runs.append(self)
-            return turn.span
+        turn = self.served()
+        return self.own()[0] if turn is None else self.join(turn).span
+
+    def join(self, turn: Turn) -> Turn:
+        if turn is not self.turn:
+            self.turn = turn
+            turn.runs.append(self)
+        return turn
+
+    def own(self) -> tuple[Span, Context]:
         if self.root is None:
             self.root = self.telemetry.tracer.start_span(
                 "invoke_agent convo", context=self.parent, kind=SpanKind.INTERNAL,
                 start_time=self.started_ns, attributes={
                     "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "convo",
                     **self.model})
-        return self.root
+            self.root_context = trace.set_span_in_context(self.root)
+        assert self.root_context is not None
+        return self.root, self.root_context
 
     def served(self) -> Turn | None:
         turn = CURRENT.get()
-        return turn if turn is not None and turn.run is self.run else None
+        if turn is None or turn.run is None or id(turn.run) != self.run_id:
+            return None
+        return turn
 
     def child(self, name: str, kind: SpanKind, attributes: dict[str, Any],
               start_time: int | None = None) -> Span:
-        owner = self.owner()
+        """A span under the run's (or the served turn's) span."""
         turn = self.served()
-        if turn is not None and turn.conversation_id is not None:
-            attributes["gen_ai.conversation.id"] = turn.conversation_id
-        return self.telemetry.tracer.start_span(
-            name, context=trace.set_span_in_context(owner), kind=kind, attributes=attributes,
-            start_time=start_time)
+        if turn is None:
+            parent = self.own()[1]
+        else:
+            parent = self.join(turn).context
+            if turn.conversation_id is not None:
+                attributes["gen_ai.conversation.id"] = turn.conversation_id
+        return self.telemetry.tracer.start_span(name, context=parent, kind=kind,
+                                                attributes=attributes, start_time=start_time)
 
     # -- model calls -------------------------------------------------------------------------
 
@@ -126,27 +142,31 @@ class RunSpans:
         if span is None:
             return
         reply = event.message
-        metadata = reply.metadata or {}
-        measured = {"gen_ai.operation.name": "chat", **self.model}
-        response_model = metadata.get("model")
-        if isinstance(response_model, str):
-            span.set_attribute("gen_ai.response.model", response_model)
-            measured["gen_ai.response.model"] = response_model
-        if isinstance(metadata.get("id"), str):
-            span.set_attribute("gen_ai.response.id", metadata["id"])
-        finish = metadata.get("finish_reason")
-        if isinstance(finish, str):
-            span.set_attribute("gen_ai.response.finish_reasons", (finish,))
+        metadata = reply.metadata
+        attributes: dict[str, Any] = {}
+        measured = self.measured
+        if metadata:
+            response_model = metadata.get("model")
+            if isinstance(response_model, str):
+                attributes["gen_ai.response.model"] = response_model
+                measured = {**measured, "gen_ai.response.model": response_model}
+            if isinstance(metadata.get("id"), str):
+                attributes["gen_ai.response.id"] = metadata["id"]
+            finish = metadata.get("finish_reason")
+            if isinstance(finish, str):
+                attributes["gen_ai.response.finish_reasons"] = (finish,)
         usage = event.usage
         if usage.known:
-            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+            attributes["gen_ai.usage.input_tokens"] = usage.prompt_tokens
+            attributes["gen_ai.usage.output_tokens"] = usage.completion_tokens
             tokens = self.telemetry.token_usage
             tokens.record(usage.prompt_tokens, {**measured, "gen_ai.token.type": "input"})
             tokens.record(usage.completion_tokens, {**measured, "gen_ai.token.type": "output"})
         if self.telemetry.capture_content:
-            span.set_attribute("gen_ai.output.messages", output_messages(reply))
+            attributes["gen_ai.output.messages"] = output_messages(reply)
         self.telemetry.duration.record(event.elapsed_s, measured)
+        if attributes:
+            span.set_attributes(attributes)
         span.end()
 
     def end_chat(self, error_type: str | None) -> None:
@@ -154,11 +174,11 @@ class RunSpans:
         span, self.chat = self.chat, None
         if span is None:
             return
-        measured = {"gen_ai.operation.name": "chat", **self.model}
+        measured = self.measured
         if error_type is not None:
             span.set_status(StatusCode.ERROR)
             span.set_attribute("error.type", error_type)
-            measured["error.type"] = error_type
+            measured = {**measured, "error.type": error_type}
         self.telemetry.duration.record(time.perf_counter() - self.chat_started, measured)
         span.end()
 
@@ -239,20 +259,20 @@ class RunSpans:
         self.end_chat(failed)
         self.tools.clear()
         span = self.owner()
-        span.set_attribute("convo.outcome.status", str(outcome.status.value))
+        attributes: dict[str, Any] = {"convo.outcome.status": str(outcome.status.value)}
         if outcome.limit is not None:
             span.add_event("convo.limit.reached", {"convo.limit.name": outcome.limit})
         if failed is not None:
             span.set_status(StatusCode.ERROR)
-            span.set_attribute("error.type", failed)
+            attributes["error.type"] = failed
             turn = self.served()
             if turn is not None:
                 turn.error_type = failed
+        if span is self.root and outcome.usage.known and outcome.usage:
+            attributes["gen_ai.usage.input_tokens"] = outcome.usage.prompt_tokens
+            attributes["gen_ai.usage.output_tokens"] = outcome.usage.completion_tokens
+        span.set_attributes(attributes)
         if span is self.root:
-            if outcome.usage.known and outcome.usage:
-                span.set_attribute("gen_ai.usage.input_tokens", outcome.usage.prompt_tokens)
-                span.set_attribute("gen_ai.usage.output_tokens",
-                                   outcome.usage.completion_tokens)
             span.end()
 
     def turn_ended(self, turn: Turn) -> None:

@@ -8,7 +8,8 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from opentelemetry.trace import Span, StatusCode
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, StatusCode, set_span_in_context
 
 if TYPE_CHECKING:
     from .spans import RunSpans
@@ -25,6 +26,10 @@ class Turn:
     started_ns: int = attrs.field(factory=time.time_ns)
     runs: list[RunSpans] = attrs.field(factory=list)
     error_type: str | None = None
+    context: Context = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.context = set_span_in_context(self.span)
 
     def finish(self, code: int, body: dict[str, Any]) -> None:
         """What the request answered: the conversation's id and, for a failure, its kind."""

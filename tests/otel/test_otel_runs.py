@@ -299,6 +299,8 @@ def test_instrument_takes_a_provider_of_its_own() -> None:
     "import sys, convo; from convo import *; "
     "convo.Runner(convo.MockModel(['hi']), convo.AssistantTemplate()).run(); "
     "print(sorted(m for m in sys.modules if 'opentelemetry' in m))",
+    "import sys, convo.cli, convo.serve.app, convo.otel; "
+    "print(sorted(m for m in sys.modules if 'opentelemetry' in m))",
 ])
 def test_not_instrumented_nothing_of_opentelemetry_is_loaded(code: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
