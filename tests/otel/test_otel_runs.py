@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -306,3 +307,12 @@ def test_not_instrumented_nothing_of_opentelemetry_is_loaded(code: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_example_prints_its_runs_spans_as_a_tree() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "traced_bot.py"
+    out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    assert out[0] == "The run ended stopped; its spans:"
+    assert [line.split("  (")[0] for line in out[1:]] == [
+        "invoke_agent convo", "  chat", "  execute_tool get_weather", "  chat"]

@@ -178,3 +178,26 @@ def test_a_conversation_that_ends_says_its_outcome_on_the_last_turn(
     assert decided == [{"gen_ai.tool.name": "refund", "gen_ai.tool.call.id": call_id,
                         "convo.approval.approved": False}]  # the reason is content: not kept
     assert shape(otel.spans())[0] == ("invoke_agent convo", None)
+
+
+def test_a_conversation_rebuilt_from_the_store_reports_only_what_its_turn_did(
+        otel: Telemetry, served: Callable[[Any], str]) -> None:
+    app = create_app(TEMPLATE, FunctionModel(reply), cache_size=1)
+    with httpx.Client(base_url=served(app), timeout=30) as client:
+        first = client.post("/api/conversations", json={}).json()["id"]
+        paused = client.post(f"/api/conversations/{first}/messages",
+                             json={"content": "refund C3"}).json()
+        call_id = paused["waiting_for"]["calls"][0]["id"]
+        client.post(f"/api/conversations/{first}/approvals",
+                    json={"decisions": [{"call_id": call_id, "approve": True}]})
+        client.post("/api/conversations", json={})  # the cache holds one: the first is evicted
+        otel.exporter.clear()
+        again = client.post(f"/api/conversations/{first}/messages", json={"content": "thanks"})
+        assert again.status_code == 200
+
+    spans = otel.spans()
+    [turn] = turns(spans)
+    assert turn.attributes["gen_ai.conversation.id"] == first
+    assert under(spans, turn) == ["chat"]  # the replayed refund and model calls: no spans
+    assert [s.name for s in spans] == ["chat", "invoke_agent convo"]
+    assert turn.events == ()
