@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Telemetry, shape
+from conftest import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
@@ -162,7 +162,7 @@ def test_a_streamed_turn_has_ended_its_span_when_the_stream_ends(
     assert under(spans, streamed) == ["chat"]
 
 
-def test_a_conversation_that_ends_says_its_outcome_on_the_last_turn(
+def test_a_rejection_reason_is_content_and_is_not_kept(
         otel: Telemetry, api: httpx.Client) -> None:
     conversation = api.post("/api/conversations", json={}).json()["id"]
     paused = api.post(f"/api/conversations/{conversation}/messages",
@@ -172,12 +172,27 @@ def test_a_conversation_that_ends_says_its_outcome_on_the_last_turn(
              json={"decisions": [{"call_id": call_id, "approve": False, "reason": "gift"}]})
 
     last = turns(otel.spans())[-1]
-    # finish() ends the turn, the loop asks the user again: the conversation is not over
+    assert [dict(e.attributes or {}) for e in last.events] == [
+        {"gen_ai.tool.name": "refund", "gen_ai.tool.call.id": call_id,
+         "convo.approval.approved": False}]
+    # finish() ends the turn and the loop asks the user again: the conversation goes on
     assert "convo.outcome.status" not in last.attributes
-    decided = [dict(e.attributes or {}) for e in last.events]
-    assert decided == [{"gen_ai.tool.name": "refund", "gen_ai.tool.call.id": call_id,
-                        "convo.approval.approved": False}]  # the reason is content: not kept
-    assert shape(otel.spans())[0] == ("invoke_agent convo", None)
+
+
+def test_the_turn_in_which_the_conversation_ends_says_its_outcome(
+        otel: Telemetry, served: Callable[[Any], str]) -> None:
+    once = LinearTemplate([UserTemplate(), ToolingTemplate([])])
+    with httpx.Client(base_url=served(create_app(once, FunctionModel(reply))),
+                      timeout=30) as client:
+        conversation = client.post("/api/conversations", json={}).json()["id"]
+        ended = client.post(f"/api/conversations/{conversation}/messages",
+                            json={"content": "hello"}).json()
+    assert ended["status"] == "ended"
+
+    create, message = turns(otel.spans())
+    assert "convo.outcome.status" not in create.attributes
+    assert message.attributes["convo.outcome.status"] == "completed"
+    assert message.status.status_code is StatusCode.UNSET
 
 
 def test_a_conversation_rebuilt_from_the_store_reports_only_what_its_turn_did(
