@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from .botfile import UsageProblem
+from .otel.command import setup as setup_otel
 from .version import __version__
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -107,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        setup_otel(args)
         code: int = args.main(args)
         return code
     except UsageProblem as exc:

@@ -138,6 +138,14 @@ class ApprovalDecided(Event):
 
 
 @attrs.frozen(slots=True)
+class ReplayStarted(Event):
+    """A resumed (or rebuilt) run starts replaying ``saved`` saved messages: what follows is
+    rebuilt, not done again, until ``CaughtUp``."""
+
+    saved: int
+
+
+@attrs.frozen(slots=True)
 class CaughtUp(Event):
     """A resumed run has replayed the saved messages it could; from here on it is live.
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..approval import Approval
-from ..events import CaughtUp, SubroutineEnded, SubroutineStarted
+from ..events import CaughtUp, ReplayStarted, SubroutineEnded, SubroutineStarted
 from ..messages import Message
 from ..requests import Approve, AskUser, CallModel, ChildMessage, Request, RunTools
 from ..session import UNREPORTED, Session, SubroutineRun, Usage
@@ -71,7 +71,7 @@ class Replay:
     Made by ``Replay.install``, which also has the driver show it every step while it
     replays."""
 
-    __slots__ = ("approvals", "driver", "frames", "inner", "state")
+    __slots__ = ("approvals", "driver", "frames", "inner", "started", "state")
 
     def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
         self.inner = inner
@@ -79,6 +79,7 @@ class Replay:
         self.state = driver.state
         self.approvals: Mapping[str, Approval] = saved.approvals
         self.frames = [Frame(saved.messages, saved.subroutines)]
+        self.started = False
 
     @classmethod
     def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
@@ -97,6 +98,9 @@ class Replay:
 
     def saw(self, step: Any) -> None:
         """Each step the template yields, before it is applied (while replaying)."""
+        if not self.started:
+            self.started = True
+            self.state.emit(ReplayStarted(len(self.frames[0].messages)))
         frames = self.frames
         if isinstance(step, Message | ChildMessage):
             frame = frames[-1]

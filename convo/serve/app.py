@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..otel.state import active
 from .bodies import content_of, read_object
 from .engine import Engine
 from .keys import answer, needs_messages, reference
@@ -109,7 +110,8 @@ class API:
         state = body.get("state", {})
         if not isinstance(state, dict):
             raise HTTPProblem(400, f'"state" must be a JSON object, got {type(state).__name__}')
-        code, result = await self.engine.create(state, None)
+        code, result = await _traced(request, None, None,
+                                     lambda: self.engine.create(state, None))
         request.state.conversation = result.get("id")
         return self._answer(request, code, result)
 
@@ -217,6 +219,8 @@ class API:
             if exc.status == 409:  # a lock refused on an id that is not there: 404
                 await self._exists(conversation_id)
             raise
+        if active() is not None:
+            turn = _traced_turn(request, live, turn)
         if "text/event-stream" not in request.headers.get("accept", ""):
             async with stack:
                 code, result = await turn(live, None)
@@ -247,6 +251,23 @@ class API:
         """Let running turns finish (the server is stopping)."""
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
+
+
+async def _traced(request: Request, conversation_id: str | None, run: Any,
+                  call: Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+                  ) -> tuple[int, dict[str, Any]]:
+    """``call``, a served turn, inside its span when convo.otel is instrumented (§18)."""
+    telemetry = active()
+    if telemetry is None:
+        return await call()
+    from ..otel.serving import traced
+
+    return await traced(telemetry, request.headers, conversation_id, run, call)
+
+
+def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:
+    return lambda live, emit: _traced(request, live.id, live.run.state,
+                                        lambda: turn(live, emit))
 
 
 FALLBACK_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8">

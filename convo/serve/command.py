@@ -17,6 +17,7 @@ from ..botfile import (
     load_file,
     split_target,
 )
+from ..otel.command import add_otel_options, setup
 from ..terminal.options import positive_int, url
 
 SPEC_ENV = "CONVO_SERVE_SPEC"
@@ -59,6 +60,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="use the file's mock_model even when an API key is set")
     serve.add_argument("--no-stream", action="store_true", help="do not stream replies")
     add_model_options(serve)
+    add_otel_options(serve)
     serve.set_defaults(main=run)
 
 
@@ -74,7 +76,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "cache_size", "max_messages", "log_format",
                                           "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
-                                          "max_tokens", "temperature", "timeout")}
+                                          "max_tokens", "temperature", "timeout", "otel",
+                                          "otel_content")}
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
@@ -110,7 +113,9 @@ def _quietly(fn: Any, *args: Any) -> Any:
 
 def worker_app() -> Any:
     """The app of one worker process (``--workers N``): its settings come from the parent."""
-    return _app(json.loads(os.environ[SPEC_ENV]), quiet=True)
+    spec = json.loads(os.environ[SPEC_ENV])
+    setup(argparse.Namespace(**spec), quiet=True)
+    return _app(spec, quiet=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import argparse
 from urllib.parse import urlparse
 
 from ..botfile import add_model_options
+from ..otel.command import add_otel_options
 
 
 def positive_int(text: str) -> int:
@@ -49,4 +50,5 @@ def conversation_options() -> argparse.ArgumentParser:
     options.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
                          help="stop after N new messages (default: 1000)")
     add_model_options(options)
+    add_otel_options(options)
     return options

@@ -36,6 +36,7 @@ _LAZY = {
     "aevaluate": "convo.testing.evaluation",
     "load_scenarios": "convo.testing.evaluation",
     "Cassette": "convo.testing.evaluation",
+    "captured_spans": "convo.testing.spans",
 }
 
 

@@ -1,0 +1,37 @@
+"""Messages as the GenAI conventions record them (``gen_ai.input.messages`` /
+``gen_ai.output.messages``: JSON strings of ``{"role", "parts": [...]}``); only ever used
+with ``capture_content=True``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..messages import Message
+
+
+def parts(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [{"type": "tool_call_response", "id": message.tool_call_id,
+                 "response": message.content}]
+    out: list[dict[str, Any]] = []
+    if message.content:
+        out.append({"type": "text", "content": message.content})
+    out.extend({"type": "tool_call", "id": call.id, "name": call.name,
+                "arguments": call.arguments} for call in message.tool_calls)
+    return out
+
+
+def input_messages(messages: Sequence[Message]) -> str:
+    return dumps([{"role": m.role, "parts": parts(m)} for m in messages])
+
+
+def output_messages(reply: Message) -> str:
+    finish = reply.metadata.get("finish_reason") if reply.metadata else None
+    return dumps([{"role": reply.role, "parts": parts(reply),
+                   "finish_reason": finish or ("tool_call" if reply.tool_calls else "stop")}])
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
