@@ -1,6 +1,6 @@
 """Testing what a bot reports to OpenTelemetry, with ``convo.testing.captured_spans()``.
 
-Run it with ``pytest examples/test_traced_bot.py`` (needs ``pip install "convo[otel]"
+Run it with ``pytest examples/test_traced_bot.py`` (needs ``pip install -e ".[otel]"
 opentelemetry-sdk``). Inside the ``with`` block every run is instrumented and each span lands
 in the list as it ends; afterwards, whatever was instrumented before is back.
 """

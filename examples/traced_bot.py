@@ -7,7 +7,7 @@ it, and the ``gen_ai.client.token.usage`` / ``gen_ai.client.operation.duration``
 Message content is not recorded unless ``capture_content=True``.
 
 Run it: ``python examples/traced_bot.py`` prints the finished spans as a tree (needs
-``pip install "convo[otel]" opentelemetry-sdk``). With the bot file as it is, ``convo run
+``pip install -e ".[otel]" opentelemetry-sdk``). With the bot file as it is, ``convo run
 examples/traced_bot.py --otel`` or ``convo serve examples/traced_bot.py --otel`` under
 ``opentelemetry-instrument`` send the spans wherever the OpenTelemetry environment says.
 """

@@ -1,6 +1,6 @@
 """Traces and metrics with OpenTelemetry (API.md §18): ``instrument()`` / ``uninstrument()``.
 
-Needs the extra: ``pip install "convo[otel]"`` (``opentelemetry-api``; bring the SDK and an
+Needs the extra: ``pip install -e ".[otel]"`` (``opentelemetry-api``; bring the SDK and an
 exporter). Nothing here imports OpenTelemetry until ``instrument()`` is called, and
 ``import convo`` does not import this package at all.
 
@@ -32,7 +32,7 @@ def instrument(*, tracer_provider: Any = None, meter_provider: Any = None,
         from .telemetry import Telemetry
     except ImportError as exc:  # opentelemetry-api is missing
         raise ImportError(
-            'convo.otel.instrument() needs OpenTelemetry: pip install "convo[otel]" '
+            'convo.otel.instrument() needs OpenTelemetry: pip install -e ".[otel]" '
             f"(then an SDK and exporter of your choice); importing it failed: {exc}"
         ) from exc
     install(Telemetry.create(tracer_provider, meter_provider, capture_content))

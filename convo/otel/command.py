@@ -12,7 +12,7 @@ from ..botfile import UsageProblem
 
 def add_otel_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--otel", action="store_true",
-                        help="emit OpenTelemetry traces and metrics (docs/telemetry.md)")
+                        help="emit OpenTelemetry traces and metrics")
     parser.add_argument("--otel-content", action="store_true",
                         help="with --otel, also record messages and tool content")
 
@@ -25,7 +25,7 @@ def setup(args: argparse.Namespace, *, quiet: bool = False) -> None:
     try:
         from opentelemetry import trace
     except ImportError:
-        raise UsageProblem('--otel needs OpenTelemetry: pip install "convo[otel]", an SDK '
+        raise UsageProblem('--otel needs OpenTelemetry: pip install -e ".[otel]", an SDK '
                            "and an exporter (see docs/telemetry.md)") from None
     import attrs
 

@@ -3,14 +3,14 @@ path (the serving app) can ask cheaply whether there is anything to do."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from .conventions import SCHEMA_URL, SEMCONV_VERSION
 
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-# The GenAI semantic conventions these spans and metrics follow (docs/telemetry.md).
-SEMCONV_VERSION: Final = "1.37.0"
-SCHEMA_URL: Final = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
+__all__ = ["SCHEMA_URL", "SEMCONV_VERSION", "active", "set_active"]
 
 _current: list[Telemetry] = []  # zero or one: the settings of the last instrument()
 

@@ -12,7 +12,7 @@ import attrs
 from opentelemetry import metrics, trace
 
 from ..version import __version__
-from .state import SCHEMA_URL
+from .conventions import SCHEMA_URL
 
 # Bucket boundaries the conventions ask for (gen-ai-metrics.md).
 TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import time
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, StatusCode, set_span_in_context
 
-if TYPE_CHECKING:
-    from .spans import RunSpans
+
+class Reporter(Protocol):
+    """A run's span maker, as a turn sees it (``convo.otel.spans.RunSpans``)."""
+
+    def turn_ended(self, turn: Turn) -> None: ...
 
 
 @attrs.define(eq=False)
@@ -24,7 +27,7 @@ class Turn:
     run: Any = None
     conversation_id: str | None = None
     started_ns: int = attrs.field(factory=time.time_ns)
-    runs: list[RunSpans] = attrs.field(factory=list)
+    runs: list[Reporter] = attrs.field(factory=list)
     error_type: str | None = None
     context: Context = attrs.field(init=False)
 

@@ -27,7 +27,7 @@ def captured_spans(*, capture_content: bool = False,
         )
     except ImportError as exc:
         raise ImportError("captured_spans() needs the OpenTelemetry SDK: "
-                          f'pip install "convo[otel]" opentelemetry-sdk ({exc})') from exc
+                          f'pip install -e ".[otel]" opentelemetry-sdk ({exc})') from exc
 
     spans: list[Any] = []
 
