@@ -27,11 +27,20 @@ from .errors import (
     ToolRetry,
     TranscriptError,
 )
-from .events import ApprovalDecided, ApprovalRequested, ContextTrimmed, Event, StateEntered
+from .events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    ContextTrimmed,
+    Event,
+    ReplyTruncated,
+    StateEntered,
+    TextDelta,
+)
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
+from .models.deltas import ReasoningDelta
 from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
 from .templates import (
@@ -118,7 +127,9 @@ __all__ = [
     "OpenAIModel",
     "Outcome",
     "ReachedEndTemplateException",
+    "ReasoningDelta",
     "RenderError",
+    "ReplyTruncated",
     "RunError",
     "RunStatus",
     "Runner",
@@ -132,6 +143,7 @@ __all__ = [
     "Template",
     "TemplateSyntaxError",
     "TerminateResponse",
+    "TextDelta",
     "Tool",
     "ToolArgument",
     "ToolArgumentError",

@@ -32,6 +32,8 @@ ContextTrimmed ContextLengthError
 
 # API.md §10 (approval and limits).
 API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
+# API.md §15 (the Responses API).
+API_NAMES += "ReasoningDelta TextDelta ReplyTruncated".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:

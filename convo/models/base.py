@@ -50,26 +50,3 @@ class SyncModel:
     ) -> Message:
         return self.complete(messages, tools, on_delta=on_delta)
 
-
-class Deltas:
-    """An ``on_delta`` callback that also takes streamed reasoning.
-
-    Called with text, it hands it to ``text``, so every model can use it as a plain
-    ``on_delta``; a model that streams reasoning (``OpenAIModel(api="responses")``, summaries
-    of a reasoning model) hands that to ``reasoning`` instead of mixing it into the reply.
-    """
-
-    __slots__ = ("reasoning", "text")
-
-    def __init__(self, text: DeltaCallback, reasoning: DeltaCallback | None = None) -> None:
-        self.text = text
-        self.reasoning = reasoning
-
-    def __call__(self, text: str) -> None:
-        self.text(text)
-
-
-def reasoning_callback(on_delta: DeltaCallback | None) -> DeltaCallback | None:
-    """Where a model sends streamed reasoning: ``on_delta``'s ``reasoning``, if it has one."""
-    reasoning = getattr(on_delta, "reasoning", None)
-    return reasoning if callable(reasoning) else None

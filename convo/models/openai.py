@@ -24,7 +24,8 @@ import openai
 
 from ..errors import ModelError
 from ..messages import Message
-from .base import DeltaCallback, ToolSchemas, reasoning_callback
+from .base import DeltaCallback, ToolSchemas
+from .deltas import reasoning_callback
 from .errors import sdk_error
 from .local import ServerWait
 from .openai_request import APIS, chat_request, responses_request

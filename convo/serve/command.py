@@ -64,7 +64,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
                                           "cache_size", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
-                                          "max_tokens", "temperature", "timeout")}
+                                          "max_tokens", "temperature", "timeout", "api",
+                                          "reasoning")}
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:

@@ -47,8 +47,13 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
     from .cancel import Interrupts
     from .printer import ConsolePrinter
 
-    printer = ConsolePrinter(markdown=False if args.plain else None)
+    printer = ConsolePrinter(markdown=False if args.plain else None,
+                             show_reasoning=not getattr(args, "hide_reasoning", False))
     printer.ignored_tools.enabled = getattr(talk.model, "tool_format", "native") == "native"
+    if getattr(talk.model, "api", None) == "responses":
+        from .reasoning import ShowsReasoning
+
+        talk = attrs.evolve(talk, model=ShowsReasoning(talk.model, printer))
     recorder = _recorder(args, talk)
     interrupts = Interrupts()
     runner = _runner(args, talk, printer, recorder, interrupts)

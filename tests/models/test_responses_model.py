@@ -31,7 +31,7 @@ from convo import (
     tool,
 )
 from convo.events import Event, ReplyTruncated, TextDelta
-from convo.models.base import Deltas
+from convo.models.deltas import Deltas
 from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque-1",
