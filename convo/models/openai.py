@@ -382,8 +382,12 @@ class OpenAIModel:
 
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""
-        return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
-                         max_retries=self.max_retries)
+        error = sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
+                          max_retries=self.max_retries)
+        if self.api == "responses" and getattr(exc, "status_code", None) in (404, 405):
+            return type(error)(f"{error}. Or the server does not serve the Responses API "
+                               "(POST /v1/responses): use api='chat' (--api chat) with it")
+        return error
 
 
 def _nothing() -> None:

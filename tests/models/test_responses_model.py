@@ -223,6 +223,17 @@ def test_an_http_400_for_a_long_conversation_is_a_context_length_error(
         model.complete([Message("user", "hi")])
 
 
+def test_a_server_without_the_responses_api_is_named_as_such(server: OpenAIServer) -> None:
+    server.add(ErrorReply(404))
+    with responses_model(server) as model, pytest.raises(ModelError) as caught:
+        model.complete([Message("user", "hi")])
+    assert str(caught.value).startswith(f"HTTP 404 Not Found from {server.base_url} (model "
+                                        "'o4-mini')")
+    assert str(caught.value).endswith(
+        ". Or the server does not serve the Responses API (POST /v1/responses): use "
+        "api='chat' (--api chat) with it")
+
+
 def test_record_and_replay_on_the_responses_api(server: OpenAIServer, tmp_path: Path) -> None:
     server.add(calling("Checking."), "Sunny.")
     path = tmp_path / "oslo.json"
@@ -265,3 +276,30 @@ def test_unknown_paths_name_both_apis(server: OpenAIServer) -> None:
 def test_repr_names_the_api() -> None:
     assert repr(OpenAIModel("o4-mini", api="responses")) == (
         "OpenAIModel('o4-mini', api='responses', stream=False)")
+
+
+def test_the_reasoning_example_runs_the_same_on_both_apis_and_its_mock() -> None:
+    import importlib.util
+
+    from convo import ScriptedInterface
+
+    path = Path(__file__).parents[2] / "examples" / "reasoning_agent.py"
+    spec = importlib.util.spec_from_file_location("reasoning_agent_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    sessions = [Runner(example.mock_model, example.template,
+                       ScriptedInterface(example.demo_input)).run()]
+    for api in ("chat", "responses"):
+        with OpenAIServer(example.mock_model.replies) as server, OpenAIModel(
+                "o4-mini", base_url=server.base_url, api=api, stream=True,
+                max_retries=0) as model:
+            sessions.append(Runner(model, example.template,
+                                   ScriptedInterface(example.demo_input)).run())
+            sent = server.requests[1]
+        if api == "responses":
+            assert sent["input"][2]["type"] == "reasoning"
+    mock, chat, responses = ([(m.role, m.content, m.tool_calls) for m in s.messages]
+                             for s in sessions)
+    assert chat == responses == mock
+    assert len(mock) == 7
