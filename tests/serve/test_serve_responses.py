@@ -1,0 +1,49 @@
+"""Serving on the Responses API: a conversation rebuilt on another worker from the store sends
+the reasoning items of its earlier replies back, in place (API.md §15), without the server
+storing anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    OpenAIModel,
+    UserTemplate,
+)
+from convo.serve import create_app
+from convo.testing import OpenAIServer
+
+THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "opaque-1",
+           "summary": [{"type": "summary_text", "text": "A greeting."}]}
+TEMPLATE = LinearTemplate([LoopTemplate([UserTemplate(), AssistantTemplate()])])
+
+
+def test_a_rebuilt_conversation_sends_its_reasoning_back(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    with OpenAIServer([Message("assistant", "Hi!", metadata={"reasoning": [THOUGHT]}),
+                       "Still here."]) as server, OpenAIModel(
+            "o4-mini", base_url=server.base_url, api="responses", stream=True,
+            reasoning={"effort": "low"}, max_retries=0) as model:
+        first, second = create_app(TEMPLATE, model, store=store), \
+            create_app(TEMPLATE, model, store=store)
+        with TestClient(first) as one, TestClient(second) as two:
+            cid = one.post("/api/conversations", json={}).json()["id"]
+            said = one.post(f"/api/conversations/{cid}/messages", json={"content": "hello"})
+            assert said.status_code == 200, said.text
+            # the other worker has never seen it: it rebuilds it from the store
+            again = two.post(f"/api/conversations/{cid}/messages", json={"content": "more"})
+            assert again.status_code == 200, again.text
+        assert server.requests[1]["input"] == [
+            {"role": "user", "content": "hello"},
+            THOUGHT,
+            {"role": "assistant", "content": "Hi!"},
+            {"role": "user", "content": "more"},
+        ]
+        assert [r["store"] for r in server.requests] == [False, False]
+        assert server.paths == ["/v1/responses", "/v1/responses"]
