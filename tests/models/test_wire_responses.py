@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from convo import Message, OpenAIModel, ToolCall
 from convo.models.wire import WireError
@@ -290,3 +292,38 @@ def test_input_is_read_back_into_the_messages_it_came_from() -> None:
     with pytest.raises(WireError, match="role must be one of system, user, assistant, tool; "
                                         "got 'robot'"):
         messages_from_input([{"role": "robot", "content": "beep"}])
+
+
+# -- any reply survives the wire, streamed or not ----------------------------------------------
+
+_words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+_calls = st.lists(st.builds(lambda i, city: ToolCall(f"call_{i}", "weather", {"city": city}),
+                            st.integers(0, 99), _words), max_size=3, unique_by=lambda c: c.id)
+_thoughts = st.lists(st.builds(lambda i, text: {"id": f"rs_{i}", "type": "reasoning",
+                                                "summary": [{"type": "summary_text",
+                                                             "text": text}]},
+                               st.integers(0, 9), _words), max_size=2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=_words, calls=_calls, thoughts=_thoughts, cut=st.booleans(),
+       piece=st.integers(1, 12))
+def test_any_reply_reads_back_the_same_streamed_or_not(
+        text: str, calls: list[ToolCall], thoughts: list[dict[str, Any]], cut: bool,
+        piece: int) -> None:
+    metadata: dict[str, Any] = {"reasoning": thoughts} if thoughts else {}
+    if cut:
+        metadata["finish_reason"] = "length"
+    sent = Message("assistant", text, tool_calls=calls, metadata=metadata)
+    usage = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+    plain = message_from_response(response_from_message(
+        sent, model="m", response_id="r", created=0, usage=usage))
+    accumulator = ResponsesAccumulator()
+    shown = [accumulator.add(e) for e in events_from_message(
+        sent, model="m", response_id="r", created=0, usage=usage, piece=piece)]
+    assert accumulator.message() == plain
+    assert "".join(shown) == text
+    assert (plain.content, plain.tool_calls) == (text, tuple(calls))
+    assert plain.metadata.get("reasoning", []) == thoughts
+    finish = "length" if cut else "tool_calls" if calls else "stop"
+    assert plain.metadata["finish_reason"] == finish
