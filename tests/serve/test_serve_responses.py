@@ -47,3 +47,20 @@ def test_a_rebuilt_conversation_sends_its_reasoning_back(tmp_path: Path) -> None
         ]
         assert [r["store"] for r in server.requests] == [False, False]
         assert server.paths == ["/v1/responses", "/v1/responses"]
+
+
+def test_convo_serve_takes_the_api_and_the_reasoning_effort() -> None:
+    import argparse
+
+    from convo.botfile import choose_model, load_file
+    from convo.cli import _parser
+    from convo.serve.command import _spec
+
+    bot = str(Path(__file__).parents[1] / "cli_fixtures" / "weather.py")
+    args = _parser().parse_args(["serve", bot, "--base-url", "http://127.0.0.1:9/v1",
+                                 "--api", "responses", "--reasoning", "high"])
+    spec = _spec(args)
+    assert (spec["api"], spec["reasoning"]) == ("responses", "high")
+    model, said = choose_model(argparse.Namespace(**spec), load_file(bot), bot)
+    assert (model.api, model.reasoning) == ("responses", {"effort": "high", "summary": "auto"})
+    assert said == "model gpt-4o-mini at http://127.0.0.1:9/v1 (Responses API)"
