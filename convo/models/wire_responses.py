@@ -20,14 +20,13 @@ it came from: ``finish_reason`` (``"stop"``, ``"tool_calls"``, or ``"length"`` f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
 from ..messages import Message, ToolCall
-from .wire import WireError, as_dict, build_message, parse_arguments
+from .wire import WireError, _describe, _short, as_dict, build_message, parse_arguments
 
 ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 _INCOMPLETE_REASONS: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -315,11 +314,3 @@ class ResponsesAccumulator:
             return {**item, "content": [{"type": "output_text", "text": text}]}
         return item
 
-
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {_short(value)}"
-
-
-def _short(value: Any, limit: int = 200) -> str:
-    text = json.dumps(value, default=repr) if isinstance(value, dict) else repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
