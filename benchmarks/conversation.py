@@ -70,9 +70,11 @@ _ids = itertools.count(1)
 
 
 def server_reply(body: dict[str, Any]) -> Message:
-    """A tool call when the conversation has no tool result yet, else the final text."""
-    messages = body.get("messages") or ()
-    if messages and messages[-1].get("role") == "tool":
+    """A tool call when the conversation has no tool result yet, else the final text (a Chat
+    Completions request's ``messages``, or a Responses API request's ``input``)."""
+    messages = body.get("messages") or body.get("input") or ()
+    if messages and (messages[-1].get("role") == "tool"
+                     or messages[-1].get("type") == "function_call_output"):
         return Message("assistant", FINAL)
     call = ToolCall(f"call_{next(_ids)}", "get_weather", {"city": "Oslo"})
     return Message("assistant", "", tool_calls=(call,))
@@ -112,4 +114,43 @@ async def raw_async(client: Any) -> str:
     _answer_tools(messages, first.choices[0].message)
     second = await client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
     text: str = second.choices[0].message.content
+    return text
+
+
+# -- the same two calls on the Responses API ------------------------------------------------
+
+RESPONSES_TOOLS: Final = [{"type": "function", "name": t["function"]["name"],
+                           "description": t["function"]["description"],
+                           "parameters": t["function"]["parameters"]} for t in TOOLS]
+
+
+def _answer_function_calls(items: list[dict[str, Any]], response: Any) -> None:
+    for item in response.output:
+        if item.type == "function_call":
+            items.append({"type": "function_call", "call_id": item.call_id,
+                          "name": item.name, "arguments": item.arguments})
+            result = weather(**json.loads(item.arguments))
+            items.append({"type": "function_call_output", "call_id": item.call_id,
+                          "output": result})
+
+
+def raw_sync_responses(client: Any) -> str:
+    items = _start()
+    first = client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS,
+                                    store=False)
+    _answer_function_calls(items, first)
+    second = client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS,
+                                     store=False)
+    text: str = second.output_text
+    return text
+
+
+async def raw_async_responses(client: Any) -> str:
+    items = _start()
+    first = await client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS,
+                                          store=False)
+    _answer_function_calls(items, first)
+    second = await client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS,
+                                           store=False)
+    text: str = second.output_text
     return text

@@ -49,6 +49,9 @@ TARGETS: dict[str, float] = {
     "wire_async": 1.05,           # ratio to AsyncOpenAI
     "wire_concurrent_200": 1.10,  # ratio of wall time to AsyncOpenAI
     "wire_concurrent_1000": 1.10,
+    "wire_responses_sync": 1.05,  # the same, on the Responses API (responses.create)
+    "wire_responses_async": 1.05,
+    "wire_responses_concurrent_200": 1.10,
     "inprocess_sync_us": 150.0,
     "inprocess_async_us": 150.0,
     "import_ms": 150.0,
@@ -145,7 +148,14 @@ def measure(quick: bool, log: Any) -> dict[str, Any]:
         log("wire, async: sequential, then "
             + ", ".join(f"{c} at once" for c, _ in settings["levels"]) + " ...")
         suite = wire.async_suite(base_url, seq_n, seq_rounds, settings["levels"])
+        log("wire on the Responses API: sequential sync and async, 200 at once ...")
+        results["wire_responses_sync"] = _pair(wire.sequential_sync(
+            base_url, seq_n, seq_rounds, api="responses"))
+        responses = wire.async_suite(base_url, seq_n, seq_rounds,
+                                     [lv for lv in settings["levels"] if lv[0] == 200],
+                                     api="responses")
     results["wire_async"] = {str(c): _pair(t) for c, t in suite.items()}
+    results["wire_responses_async"] = {str(c): _pair(t) for c, t in responses.items()}
     results["load_avg_after"] = os.getloadavg()
     results["targets"] = _verdicts(results)
     return results
@@ -162,6 +172,11 @@ def _values(results: dict[str, Any]) -> dict[str, float | None]:
         "wire_async": ratio("1"),
         "wire_concurrent_200": ratio("200"),
         "wire_concurrent_1000": ratio("1000"),
+        "wire_responses_sync": results["wire_responses_sync"]["ratio"]["median"],
+        "wire_responses_async": results["wire_responses_async"]["1"]["ratio"]["median"],
+        "wire_responses_concurrent_200": (results["wire_responses_async"]["200"]["ratio"]
+                                          ["median"] if "200" in results["wire_responses_async"]
+                                          else None),
         "inprocess_sync_us": results["inprocess"]["sync_us"]["median"],
         "inprocess_async_us": results["inprocess"]["async_us"]["median"],
         "import_ms": results["import"]["convo_ms"]["median"],
@@ -201,6 +216,13 @@ def table(results: dict[str, Any]) -> str:
             key = f"wire_concurrent_{level}"
             wire_row(f"wire, {level} at once (wall time / {level})", pair,
                      key if key in TARGETS else None)
+    wire_row("wire, Responses API, sequential, sync", results["wire_responses_sync"],
+             "wire_responses_sync")
+    for level, pair in results["wire_responses_async"].items():
+        label = ("wire, Responses API, sequential, async" if level == "1"
+                 else f"wire, Responses API, {level} at once")
+        wire_row(label, pair, "wire_responses_async" if level == "1"
+                 else "wire_responses_concurrent_200")
     t = results["targets"]
     for key, label in (("sync_us", "sync"), ("async_us", "async")):
         s = results["inprocess"][key]

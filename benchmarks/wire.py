@@ -1,7 +1,8 @@
 """Wire level: convo's OpenAIModel against the raw openai SDK, over HTTP to the fake server.
 
-Both sides make the same two Chat Completions calls per conversation, to the same server
-(in its own process), in the same run. They take turns, round by round (ABBA order), so
+Both sides make the same two calls per conversation (Chat Completions, or with
+``api="responses"`` the Responses API), to the same server (in its own process), in the same
+run. They take turns, round by round (ABBA order), so
 that changes in the machine's load hit both alike; each side keeps one client (one
 connection pool) for the whole run, warmed up before the first round.
 """
@@ -19,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from conversation import MODEL, TEMPLATE, check, raw_async, raw_sync
+from conversation import (
+    MODEL,
+    TEMPLATE,
+    check,
+    raw_async,
+    raw_async_responses,
+    raw_sync,
+    raw_sync_responses,
+)
 
 from convo import OpenAIModel, Runner
 
@@ -53,14 +62,16 @@ def _order(round_number: int) -> tuple[str, str]:
     return ("convo", "raw") if round_number % 2 == 0 else ("raw", "convo")
 
 
-def sequential_sync(base_url: str, conversations: int, rounds: int) -> Times:
+def sequential_sync(base_url: str, conversations: int, rounds: int,
+                    api: str = "chat") -> Times:
     """Conversations one after another, blocking: ``Runner.run`` vs ``OpenAI``."""
-    model = OpenAIModel(MODEL, base_url=base_url, api_key=API_KEY)
+    model = OpenAIModel(MODEL, base_url=base_url, api_key=API_KEY, api=api)
     runner = Runner(model, TEMPLATE)
     client = openai.OpenAI(base_url=base_url, api_key=API_KEY)
+    raw = raw_sync_responses if api == "responses" else raw_sync
     sides: dict[str, Callable[[], Any]] = {
         "convo": lambda: check(runner.run()),
-        "raw": lambda: raw_sync(client),
+        "raw": lambda: raw(client),
     }
     for side in sides.values():  # warm up: connections, caches
         side()
@@ -80,16 +91,18 @@ def sequential_sync(base_url: str, conversations: int, rounds: int) -> Times:
 
 async def _async_suite(
     base_url: str, conversations: int, rounds: int, levels: Sequence[tuple[int, int]],
+    api: str,
 ) -> dict[int, Times]:
-    model = OpenAIModel(MODEL, base_url=base_url, api_key=API_KEY)
+    model = OpenAIModel(MODEL, base_url=base_url, api_key=API_KEY, api=api)
     runner = Runner(model, TEMPLATE)
     client = openai.AsyncOpenAI(base_url=base_url, api_key=API_KEY)
+    raw = raw_async_responses if api == "responses" else raw_async
 
     async def convo_one() -> None:
         check(await runner.arun())
 
     async def raw_one() -> None:
-        await raw_async(client)
+        await raw(client)
 
     sides: dict[str, Callable[[], Awaitable[None]]] = {"convo": convo_one, "raw": raw_one}
 
@@ -123,8 +136,9 @@ async def _async_suite(
 
 def async_suite(
     base_url: str, conversations: int, rounds: int, levels: Sequence[tuple[int, int]],
+    api: str = "chat",
 ) -> dict[int, Times]:
     """On one event loop: sequential ``arun`` vs ``AsyncOpenAI`` (key 1), then for each
     ``(concurrency, rounds)`` in ``levels`` that many conversations at once (wall time per
     conversation). One ``Runner`` and one ``OpenAIModel`` serve every convo conversation."""
-    return asyncio.run(_async_suite(base_url, conversations, rounds, levels))
+    return asyncio.run(_async_suite(base_url, conversations, rounds, levels, api))

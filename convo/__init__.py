@@ -33,7 +33,10 @@ from .events import (
     ContextTrimmed,
     Event,
     MessageAdded,
+    ReasoningDelta,
+    ReplyTruncated,
     StateEntered,
+    TextDelta,
 )
 from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
@@ -142,7 +145,9 @@ __all__ = [
     "OpenAIModel",
     "Outcome",
     "ReachedEndTemplateException",
+    "ReasoningDelta",
     "RenderError",
+    "ReplyTruncated",
     "RunError",
     "RunStatus",
     "Runner",
@@ -156,6 +161,7 @@ __all__ = [
     "Template",
     "TemplateSyntaxError",
     "TerminateResponse",
+    "TextDelta",
     "Tool",
     "ToolArgument",
     "ToolArgumentError",

@@ -111,7 +111,8 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
     if base_url:
         kw["base_url"] = base_url
     model = OpenAIModel(**kw)
-    return model, f"model {model.model} at {base_url or 'api.openai.com'}"
+    api = " (Responses API)" if model.api == "responses" else ""
+    return model, f"model {model.model} at {base_url or 'api.openai.com'}{api}"
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -126,6 +127,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="give up on a model call after SECONDS")
+    parser.add_argument("--api", choices=("chat", "responses"), default="chat",
+                        help="chat: Chat Completions; responses: the Responses API, for "
+                             "reasoning models (default: chat)")
+    parser.add_argument("--reasoning", metavar="EFFORT",
+                        help="with --api responses: the reasoning effort (minimal, low, "
+                             "medium, high), with reasoning summaries streamed")
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,6 +142,14 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, flag, None)
         if value is not None:
             kw[flag] = value
+    if getattr(args, "api", "chat") == "responses":
+        kw["api"] = "responses"
+    effort = getattr(args, "reasoning", None)
+    if effort:
+        if kw.get("api") != "responses":
+            raise UsageProblem(f"--reasoning {effort}: reasoning settings are sent on the "
+                               "Responses API only: add --api responses")
+        kw["reasoning"] = {"effort": effort, "summary": "auto"}
     choice = getattr(args, "tool_choice", None)
     if choice == "unset":
         kw["tool_choice"] = None

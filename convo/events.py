@@ -38,6 +38,14 @@ class TextDelta(Event):
 
 
 @attrs.frozen(slots=True)
+class ReasoningDelta(Event):
+    """A piece of a reasoning model's streamed reasoning summary, as it arrives (not part of
+    the reply: the terminal shows it dimmed, ``--hide-reasoning`` hides it)."""
+
+    text: str
+
+
+@attrs.frozen(slots=True)
 class ModelCallStarted(Event):
     call_number: int
     messages: int

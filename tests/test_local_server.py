@@ -37,13 +37,15 @@ class _StartOnWait(logging.Handler):
             self.server = OpenAIServer(["Hello!"], port=self.port)
 
 
-def test_a_local_server_that_is_starting_is_waited_for() -> None:
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_local_server_that_is_starting_is_waited_for(api: str) -> None:
     port = _free_port()
     handler = _StartOnWait(port)
     logger = logging.getLogger("convo")
     logger.addHandler(handler)
     try:
-        with OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0) as model:
+        with OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0,
+                         api=api) as model:
             reply = model.complete([Message("user", "hi")])
     finally:
         logger.removeHandler(handler)

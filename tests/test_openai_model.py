@@ -38,6 +38,13 @@ from convo.testing import ErrorReply, OpenAIServer, SlowReply
 from convo.testing.server import CutReply
 
 
+@pytest.fixture(params=["chat", "responses"])
+def api(request: pytest.FixtureRequest) -> str:
+    """The API a behaviour test runs on: each runs on both (API.md §15)."""
+    param: str = request.param
+    return param
+
+
 @pytest.fixture
 def server() -> Iterator[OpenAIServer]:
     with OpenAIServer() as s:
@@ -74,13 +81,22 @@ def agent(*tools: Any) -> LinearTemplate:
                            ToolingTemplate(list(tools))])
 
 
-def run(server: OpenAIServer, template: Template, *replies: Any, raise_errors: bool = False,
-        on_event: Any = None, **model_kw: Any) -> Session:
+def run(server: OpenAIServer, api: str, template: Template, *replies: Any,
+        raise_errors: bool = False, on_event: Any = None, **model_kw: Any) -> Session:
     server.add(*replies)
     model_kw.setdefault("max_retries", 0)
-    with OpenAIModel("test-model", base_url=server.base_url, api_key="test",
+    with OpenAIModel("test-model", base_url=server.base_url, api_key="test", api=api,
                      **model_kw) as model:
         return Runner(model, template, on_event=on_event, raise_errors=raise_errors).run()
+
+
+PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
+
+
+def tool_of(wire: dict[str, Any]) -> dict[str, Any]:
+    """A tool as sent: Chat Completions nests the function, the Responses API does not."""
+    function: dict[str, Any] = wire.get("function", wire)
+    return function
 
 
 def closed_port() -> int:
@@ -100,8 +116,8 @@ def error_of(session: Session) -> str:
 # -- plain chat -------------------------------------------------------------------------------
 
 
-def test_plain_chat(server: OpenAIServer) -> None:
-    session = run(server, chat_template(), "Hello!")
+def test_plain_chat(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, chat_template(), "Hello!")
     assert [(m.role, m.content) for m in session.messages] == [
         ("system", "You are terse."), ("user", "Say hello."), ("assistant", "Hello!")]
     assert session.outcome is not None
@@ -110,31 +126,35 @@ def test_plain_chat(server: OpenAIServer) -> None:
     assert session.messages[-1].metadata == {
         "finish_reason": "stop",
         "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}
-    assert server.requests == [{
-        "model": "test-model",
-        "messages": [{"role": "system", "content": "You are terse."},
-                     {"role": "user", "content": "Say hello."}],
-    }]
+    sent = [{"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Say hello."}]
+    assert server.requests == ([{"model": "test-model", "messages": sent}] if api == "chat"
+                               else [{"model": "test-model", "input": sent, "store": False}])
+    assert server.paths == [PATHS[api]]
 
 
-def test_settings_and_extra_reach_the_request(server: OpenAIServer) -> None:
-    run(server, chat_template(), "Hi", temperature=0.2, max_tokens=50, seed=7,
-        top_p=0.9, user="ann")
+def test_settings_and_extra_reach_the_request(api: str, server: OpenAIServer) -> None:
+    # an extra the API takes: responses.create has no seed, but a truncation
+    extra, value = ("seed", 7) if api == "chat" else ("truncation", "auto")
+    run(server, api, chat_template(), "Hi", temperature=0.2, max_tokens=50, top_p=0.9,
+        user="ann", **{extra: value})
     request = server.requests[0]
-    assert {k: request[k] for k in ("temperature", "max_tokens", "seed", "top_p", "user")} == {
-        "temperature": 0.2, "max_tokens": 50, "seed": 7, "top_p": 0.9, "user": "ann"}
+    max_tokens = "max_tokens" if api == "chat" else "max_output_tokens"
+    assert {k: request[k] for k in ("temperature", max_tokens, extra, "top_p", "user")} == {
+        "temperature": 0.2, max_tokens: 50, extra: value, "top_p": 0.9, "user": "ann"}
 
 
-def test_streaming_gives_the_same_session_and_deltas_as_they_arrive() -> None:
+def test_streaming_gives_the_same_session_and_deltas_as_they_arrive(api: str) -> None:
     text = "Hello there, friend. This reply is streamed in several pieces."
     with OpenAIServer() as plain_server:
-        plain = run(plain_server, chat_template(), text)
+        plain = run(plain_server, api, chat_template(), text)
     events: list[Event] = []
     with OpenAIServer() as stream_server:
-        streamed = run(stream_server, chat_template(), text, stream=True,
+        streamed = run(stream_server, api, chat_template(), text, stream=True,
                        on_event=events.append)
         assert stream_server.requests[0]["stream"] is True
-        assert stream_server.requests[0]["stream_options"] == {"include_usage": True}
+        if api == "chat":  # the Responses API always sends usage with response.completed
+            assert stream_server.requests[0]["stream_options"] == {"include_usage": True}
     assert streamed.messages == plain.messages
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(deltas) > 3
@@ -143,11 +163,11 @@ def test_streaming_gives_the_same_session_and_deltas_as_they_arrive() -> None:
     assert streamed.outcome.usage == plain.outcome.usage == Usage(7, 10, 17)
 
 
-def test_usage_is_summed_over_the_run_and_reported_per_call(server: OpenAIServer) -> None:
+def test_usage_is_summed_over_the_run_and_reported_per_call(api: str, server: OpenAIServer) -> None:
     events: list[Event] = []
     template = LinearTemplate([UserTemplate("one"), AssistantTemplate(),
                                UserTemplate("two three"), AssistantTemplate()])
-    session = run(server, template,
+    session = run(server, api, template,
                   Message("assistant", "a", metadata={"usage": {
                       "prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}),
                   Message("assistant", "b", metadata={"usage": {
@@ -160,9 +180,10 @@ def test_usage_is_summed_over_the_run_and_reported_per_call(server: OpenAIServer
         Usage(10, 2, 12), Usage(20, 3, 23)]
 
 
-def test_arun_against_the_same_server(server: OpenAIServer) -> None:
+def test_arun_against_the_same_server(api: str, server: OpenAIServer) -> None:
     server.add("first", "second")
-    model = OpenAIModel("test-model", base_url=server.base_url, api_key="test", stream=True)
+    model = OpenAIModel("test-model", api=api, base_url=server.base_url, api_key="test",
+                        stream=True)
 
     async def main() -> list[Session]:
         async with model:
@@ -174,10 +195,10 @@ def test_arun_against_the_same_server(server: OpenAIServer) -> None:
     assert all(s.outcome is not None and s.outcome.status == "completed" for s in sessions)
 
 
-def test_one_model_serves_many_concurrent_async_runs(server: OpenAIServer) -> None:
+def test_one_model_serves_many_concurrent_async_runs(api: str, server: OpenAIServer) -> None:
     count = 100
     server.add(*[f"reply {i}" for i in range(count)])
-    model = OpenAIModel("test-model", base_url=server.base_url, api_key="test")
+    model = OpenAIModel("test-model", api=api, base_url=server.base_url, api_key="test")
     runner = Runner(model, chat_template())
 
     async def main() -> list[Session]:
@@ -192,9 +213,9 @@ def test_one_model_serves_many_concurrent_async_runs(server: OpenAIServer) -> No
     server.assert_complete()
 
 
-def test_a_model_used_from_two_event_loops_and_sync(server: OpenAIServer) -> None:
+def test_a_model_used_from_two_event_loops_and_sync(api: str, server: OpenAIServer) -> None:
     server.add("a", "b", "c")
-    with OpenAIModel(base_url=server.base_url, api_key="test") as model:
+    with OpenAIModel(base_url=server.base_url, api_key="test", api=api) as model:
         runner = Runner(model, chat_template())
         # Each asyncio.run gets its own pool; the loop's shutdown closes it (no socket leaks).
         first = asyncio.run(runner.arun())
@@ -203,9 +224,9 @@ def test_a_model_used_from_two_event_loops_and_sync(server: OpenAIServer) -> Non
     assert [s.messages[-1].content for s in (first, second, third)] == ["a", "b", "c"]
 
 
-def test_clients_are_made_once_and_reused(server: OpenAIServer) -> None:
+def test_clients_are_made_once_and_reused(api: str, server: OpenAIServer) -> None:
     server.add("a", "b")
-    with OpenAIModel(base_url=server.base_url, api_key="test") as model:
+    with OpenAIModel(base_url=server.base_url, api_key="test", api=api) as model:
         assert model._client is None
         model.complete([Message("user", "x")])
         client = model.client
@@ -214,11 +235,11 @@ def test_clients_are_made_once_and_reused(server: OpenAIServer) -> None:
     assert model._client is None
 
 
-def test_injected_clients_are_used_and_not_closed(server: OpenAIServer) -> None:
+def test_injected_clients_are_used_and_not_closed(api: str, server: OpenAIServer) -> None:
     server.add("sync reply", "async reply")
     with openai.OpenAI(base_url=server.base_url, api_key="x") as client:
         async_client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x")
-        model = OpenAIModel("m", client=client, async_client=async_client)
+        model = OpenAIModel("m", api=api, client=client, async_client=async_client)
         assert model.complete([Message("user", "hi")]).content == "sync reply"
 
         async def main() -> Message:
@@ -236,12 +257,12 @@ def test_injected_clients_are_used_and_not_closed(server: OpenAIServer) -> None:
 # -- configuration ---------------------------------------------------------------------------
 
 
-def test_environment_variables_configure_the_model(server: OpenAIServer,
+def test_environment_variables_configure_the_model(api: str, server: OpenAIServer,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "env-key")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     server.add("from the env")
-    with OpenAIModel(max_retries=0) as model:
+    with OpenAIModel(max_retries=0, api=api) as model:
         session = Runner(model, chat_template()).run()
         assert str(model.client.base_url).rstrip("/") == server.base_url
         assert model.client.api_key == "env-key"
@@ -249,19 +270,19 @@ def test_environment_variables_configure_the_model(server: OpenAIServer,
     assert server.requests[0]["model"] == "gpt-4o-mini"
 
 
-def test_a_base_url_without_a_key_sends_a_placeholder(server: OpenAIServer,
+def test_a_base_url_without_a_key_sends_a_placeholder(api: str, server: OpenAIServer,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server.add("local")
-    with OpenAIModel("llama3", base_url=server.base_url) as model:
+    with OpenAIModel("llama3", api=api, base_url=server.base_url) as model:
         assert model.complete([Message("user", "hi")]).content == "local"
         assert model.client.api_key == "not-needed"
 
 
-def test_no_key_and_no_base_url_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_key_and_no_base_url_says_what_to_set(api: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    session = Runner(OpenAIModel(), chat_template(), raise_errors=False).run()
+    session = Runner(OpenAIModel(api=api), chat_template(), raise_errors=False).run()
     assert "OPENAI_API_KEY" in error_of(session)
     assert "base_url=" in error_of(session)
 
@@ -269,8 +290,8 @@ def test_no_key_and_no_base_url_says_what_to_set(monkeypatch: pytest.MonkeyPatch
 # -- failures ----------------------------------------------------------------------------------
 
 
-def test_429_with_retry_after_then_success(server: OpenAIServer) -> None:
-    session = run(server, chat_template(), ErrorReply(429, {"Retry-After": "0"}), "Made it.",
+def test_429_with_retry_after_then_success(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, chat_template(), ErrorReply(429, {"Retry-After": "0"}), "Made it.",
                   max_retries=2)
     assert session.messages[-1].content == "Made it."
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
@@ -278,9 +299,9 @@ def test_429_with_retry_after_then_success(server: OpenAIServer) -> None:
 
 
 def test_a_persistent_500_ends_the_run_with_error_and_keeps_the_session(
-        server: OpenAIServer) -> None:
+        api: str, server: OpenAIServer) -> None:
     fast = {"Retry-After": "0.001"}
-    session = run(server, chat_template(), *[ErrorReply(500, fast)] * 3, max_retries=2)
+    session = run(server, api, chat_template(), *[ErrorReply(500, fast)] * 3, max_retries=2)
     error = error_of(session)
     assert "HTTP 500 Internal Server Error" in error
     assert server.base_url in error
@@ -290,15 +311,15 @@ def test_a_persistent_500_ends_the_run_with_error_and_keeps_the_session(
     assert len(server.requests) == 3
 
 
-def test_a_persistent_500_is_raised_by_default(server: OpenAIServer) -> None:
+def test_a_persistent_500_is_raised_by_default(api: str, server: OpenAIServer) -> None:
     with pytest.raises(ModelError, match="HTTP 500"):
-        run(server, chat_template(), ErrorReply(500), raise_errors=True)
+        run(server, api, chat_template(), ErrorReply(500), raise_errors=True)
 
 
-def test_rate_limited_after_the_sdk_retries(server: OpenAIServer) -> None:
+def test_rate_limited_after_the_sdk_retries(api: str, server: OpenAIServer) -> None:
     limited = ErrorReply(429, {"Retry-After": "0.001"},
                          {"error": {"message": "Rate limit reached for requests"}})
-    session = run(server, chat_template(), limited, limited, max_retries=1)
+    session = run(server, api, chat_template(), limited, limited, max_retries=1)
     error = error_of(session)
     assert "HTTP 429 Too Many Requests" in error
     assert "Rate limit reached for requests" in error
@@ -311,17 +332,18 @@ def test_rate_limited_after_the_sdk_retries(server: OpenAIServer) -> None:
     (404, "Check the model name ('test-model') and the base URL"),
     (400, "check the model name ('test-model'), the base URL"),
 ])
-def test_client_errors_say_what_to_check(server: OpenAIServer, status: int,
+def test_client_errors_say_what_to_check(api: str, server: OpenAIServer, status: int,
                                          check: str) -> None:
-    error = error_of(run(server, chat_template(), ErrorReply(status)))
+    error = error_of(run(server, api, chat_template(), ErrorReply(status)))
     assert f"HTTP {status}" in error
     assert check in error
 
 
-def test_connection_refused() -> None:
+def test_connection_refused(api: str) -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
     # start_wait=0: a local server that refuses is otherwise waited for (test_tool_formats)
-    with OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0) as model:
+    with OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0,
+                        api=api) as model:
         session = Runner(model, chat_template(), raise_errors=False).run()
     error = error_of(session)
     assert f"could not connect to {base_url}" in error
@@ -330,9 +352,10 @@ def test_connection_refused() -> None:
     assert [m.role for m in session.messages] == ["system", "user"]
 
 
-def test_connection_refused_async() -> None:
+def test_connection_refused_async(api: str) -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    model = OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0)
+    model = OpenAIModel(base_url=base_url, api_key="t", max_retries=0, start_wait=0,
+                        api=api)
 
     async def main() -> Session:
         async with model:
@@ -341,24 +364,26 @@ def test_connection_refused_async() -> None:
     assert "could not connect" in error_of(asyncio.run(main()))
 
 
-def test_timeout(server: OpenAIServer) -> None:
-    error = error_of(run(server, chat_template(), SlowReply("too late", 60), timeout=0.2))
+def test_timeout(api: str, server: OpenAIServer) -> None:
+    error = error_of(run(server, api, chat_template(), SlowReply("too late", 60), timeout=0.2))
     assert "did not answer within 0.2 s" in error
     assert "raise timeout=" in error
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_reply_cut_mid_way(server: OpenAIServer, stream: bool) -> None:
+def test_a_reply_cut_mid_way(api: str, server: OpenAIServer, stream: bool) -> None:
     events: list[Event] = []
-    session = run(server, chat_template(),
-                  CutReply("This reply will never be finished, sadly.", after_chunks=3),
+    # two pieces of text: after the role chunk, or the response's first four events
+    after = 3 if api == "chat" else 6
+    session = run(server, api, chat_template(),
+                  CutReply("This reply will never be finished, sadly.", after_chunks=after),
                   stream=stream, on_event=events.append)
     error = error_of(session)
     assert "broke off" in error
     assert "no HTTP status" in error
     assert [m.role for m in session.messages] == ["system", "user"]
     if stream:
-        assert "after 3 chunks" in error
+        assert f"after {after} chunks" in error
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "This reply will "
 
 
@@ -366,7 +391,7 @@ def test_a_stream_that_ends_without_finishing(server: OpenAIServer) -> None:
     chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
              "choices": [{"index": 0, "delta": {"content": "Half"}, "finish_reason": None}]}
     body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
-    error = error_of(run(server, chat_template(),
+    error = error_of(run(server, "chat", chat_template(),
                          ErrorReply(200, {"Content-Type": "text/event-stream"}, body),
                          stream=True))
     assert "ended after 1 chunks without a finish_reason" in error
@@ -374,14 +399,14 @@ def test_a_stream_that_ends_without_finishing(server: OpenAIServer) -> None:
 
 @pytest.mark.parametrize("body", ["<html>Not an API</html>", {"object": "list", "data": []},
                                   {"choices": [{"index": 0, "text": "legacy completion"}]}])
-def test_a_malformed_reply(server: OpenAIServer, body: Any) -> None:
-    error = error_of(run(server, chat_template(), ErrorReply(200, body=body)))
+def test_a_malformed_reply(api: str, server: OpenAIServer, body: Any) -> None:
+    error = error_of(run(server, api, chat_template(), ErrorReply(200, body=body)))
     assert "malformed reply" in error
     assert "OpenAI-compatible /v1 endpoint" in error
 
 
-def test_running_out_of_script_names_the_script(server: OpenAIServer) -> None:
-    error = error_of(run(server, chat_template()))
+def test_running_out_of_script_names_the_script(api: str, server: OpenAIServer) -> None:
+    error = error_of(run(server, api, chat_template()))
     assert "HTTP 500" in error
     assert "OpenAIServer script ran out: 0 replies were scripted and request 1" in error
 
@@ -389,8 +414,8 @@ def test_running_out_of_script_names_the_script(server: OpenAIServer) -> None:
 # -- tools -------------------------------------------------------------------------------------
 
 
-def test_two_parallel_tool_calls(server: OpenAIServer) -> None:
-    session = run(server, agent(weather),
+def test_two_parallel_tool_calls(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, agent(weather),
                   "{weather(city='Oslo')} {weather(city='Rome')}",
                   "Sunny in both.")
     assert session.outcome is not None
@@ -398,9 +423,19 @@ def test_two_parallel_tool_calls(server: OpenAIServer) -> None:
     assert session.outcome.turn is not None
     assert session.outcome.turn.response == "Sunny in both."
     first, second = server.requests
-    assert [t["function"]["name"] for t in first["tools"]] == ["weather"]
-    assert first["tools"][0]["function"]["parameters"]["properties"]["city"]["type"] == "string"
+    assert [tool_of(t)["name"] for t in first["tools"]] == ["weather"]
+    assert tool_of(first["tools"][0])["parameters"]["properties"]["city"]["type"] == "string"
     assert first["tool_choice"] == "auto"
+    if api == "responses":
+        assert second["input"][2:] == [
+            {"type": "function_call", "call_id": "call_1", "name": "weather",
+             "arguments": '{"city": "Oslo"}'},
+            {"type": "function_call", "call_id": "call_2", "name": "weather",
+             "arguments": '{"city": "Rome"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "Sunny in Oslo"},
+            {"type": "function_call_output", "call_id": "call_2", "output": "Sunny in Rome"},
+        ]
+        return
     assert second["messages"][2:] == [
         {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_1", "type": "function",
@@ -413,14 +448,16 @@ def test_two_parallel_tool_calls(server: OpenAIServer) -> None:
     ]
 
 
-def test_streamed_fragmented_tool_calls_give_the_same_session() -> None:
+def test_streamed_fragmented_tool_calls_give_the_same_session(api: str) -> None:
     replies = ["Let me check both cities for you. {weather(city='Oslo, Norway')} "
                "{weather(city='Rio de Janeiro, Brazil')}", "Sunny everywhere, it seems."]
     sessions = []
     for stream in (False, True):
         with OpenAIServer() as server:
-            sessions.append(run(server, agent(weather), *replies, stream=stream))
-            arguments = server.requests[1]["messages"][2]["tool_calls"][1]["function"]
+            sessions.append(run(server, api, agent(weather), *replies, stream=stream))
+            sent = server.requests[1]
+            arguments = (sent["input"][4] if api == "responses"
+                         else sent["messages"][2]["tool_calls"][1]["function"])
             assert arguments["arguments"] == '{"city": "Rio de Janeiro, Brazil"}'
     plain, streamed = sessions
     assert streamed.messages == plain.messages
@@ -430,8 +467,8 @@ def test_streamed_fragmented_tool_calls_give_the_same_session() -> None:
         ToolCall("call_2", "weather", {"city": "Rio de Janeiro, Brazil"}))
 
 
-def test_finish_flow(server: OpenAIServer) -> None:
-    session = run(server, agent(weather, FinishTool()),
+def test_finish_flow(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, agent(weather, FinishTool()),
                   "{weather(city='Oslo')}", "{finish(note='reported the weather')}",
                   stream=True)
     assert session.outcome is not None
@@ -444,21 +481,21 @@ def test_finish_flow(server: OpenAIServer) -> None:
     assert len(server.requests) == 2
 
 
-def test_terminal_tool_flow(server: OpenAIServer) -> None:
-    session = run(server, agent(weather, answer), "{answer(text='42')}")
+def test_terminal_tool_flow(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, agent(weather, answer), "{answer(text='42')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.COMPLETED
     assert session.messages[-1].role == "assistant"
     assert session.messages[-1].content == "ANSWER: 42"
-    description = next(t["function"]["description"] for t in server.requests[0]["tools"]
-                       if t["function"]["name"] == "answer")
+    description = next(tool_of(t)["description"] for t in server.requests[0]["tools"]
+                       if tool_of(t)["name"] == "answer")
     assert description.endswith("Calling this tool ends your turn: its output is your "
                                 "response. Do not add text after calling it.")
     assert len(server.requests) == 1
 
 
-def test_end_conversation_flow(server: OpenAIServer) -> None:
-    session = run(server, agent(weather, EndConversationTool()),
+def test_end_conversation_flow(api: str, server: OpenAIServer) -> None:
+    session = run(server, api, agent(weather, EndConversationTool()),
                   "{end_conversation(message='Goodbye!')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.ENDED
@@ -468,11 +505,16 @@ def test_end_conversation_flow(server: OpenAIServer) -> None:
 
 
 def test_malformed_tool_arguments_from_the_wire_reach_the_model_as_an_error(
-        server: OpenAIServer) -> None:
+        api: str, server: OpenAIServer) -> None:
     broken = Message("assistant", "", tool_calls=[
         ToolCall("c1", "weather", raw_arguments='{"city": "Os')])
-    session = run(server, agent(weather), broken, "Sorry.")
+    session = run(server, api, agent(weather), broken, "Sorry.")
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
+    if api == "responses":
+        call, output = server.requests[1]["input"][-2:]
+        assert (call["call_id"], call["arguments"]) == ("c1", '{"city": "Os')
+        assert (output["type"], output["call_id"]) == ("function_call_output", "c1")
+        return
     tool_message = server.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
     assert tool_message["tool_call_id"] == "c1"
@@ -482,7 +524,7 @@ def test_malformed_tool_arguments_from_the_wire_reach_the_model_as_an_error(
 
 def test_stream_options_can_be_left_out_for_servers_that_refuse_them(
         server: OpenAIServer) -> None:
-    session = run(server, chat_template(), "Hi", stream=True, stream_options=None)
+    session = run(server, "chat", chat_template(), "Hi", stream=True, stream_options=None)
     assert "stream_options" not in server.requests[0]
     assert session.messages[-1].content == "Hi"
     assert "usage" not in session.messages[-1].metadata

@@ -49,3 +49,4 @@ class SyncModel:
         on_delta: DeltaCallback | None = None,
     ) -> Message:
         return self.complete(messages, tools, on_delta=on_delta)
+

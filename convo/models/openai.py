@@ -1,8 +1,12 @@
-"""OpenAIModel: Chat Completions through the official ``openai`` SDK (``openai>=2,<4``).
+"""OpenAIModel: Chat Completions or the Responses API through the official ``openai`` SDK
+(``openai>=2,<4``).
+
+(Over 300 lines: the client lifecycle, which is most of it, is shared by both APIs.)
 
 Works with OpenAI and with any OpenAI-compatible server (vLLM, Ollama, llama.cpp, the test
-server in ``convo.testing``). The wire format lives in ``wire.py``; this module only drives
-the SDK and turns its failures into ``ModelError``\\ s that say what to check.
+server in ``convo.testing``). The wire formats live in ``wire.py`` and ``wire_responses.py``,
+the request arguments in ``openai_request.py``; this module only drives the SDK and turns its
+failures into ``ModelError``\\ s that say what to check.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeAlias
 
@@ -21,18 +25,20 @@ import openai
 from ..errors import ModelError
 from ..messages import Message
 from .base import DeltaCallback, ToolSchemas
+from .deltas import reasoning_callback
 from .errors import sdk_error
 from .local import ServerWait
+from .openai_request import APIS, chat_request, responses_request
 from .reading import Deadline, ReplyReader
-from .text_protocol import TOOL_FORMATS, hide_calls, messages_for_text, read_reply
-from .wire import messages_to_wire, tools_to_wire
+from .text_protocol import TOOL_FORMATS, hide_calls, read_reply
 
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
 
 
 class OpenAIModel:
-    """A chat model behind the Chat Completions API.
+    """A chat model behind the Chat Completions API (``api="chat"``) or the Responses API
+    (``api="responses"``, API.md §15).
 
     ``api_key`` and ``base_url`` default to ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``, as in
     the SDK; with a base URL but no key (a local server) a placeholder key is sent. The SDK
@@ -49,6 +55,15 @@ class OpenAIModel:
     blocks from the text, for models and servers without native tools. ``start_wait``:
     seconds to wait for a server that refuses connections (default 30 for a local base URL,
     0 otherwise).
+
+    The Responses API (``api="responses"``): every message goes into ``input`` in order;
+    ``store`` (default ``False``: stateless) is sent as is; ``reasoning`` (such as
+    ``{"effort": "low", "summary": "auto"}``) is sent as ``reasoning``, with the reasoning
+    items asked for encrypted while ``store`` is false. A reply's reasoning items are kept in
+    its ``metadata["reasoning"]`` and sent back, in place, in every later request, so a
+    resumed or rebuilt conversation keeps its reasoning; streamed reasoning summaries go to
+    an ``on_delta`` that has a ``reasoning`` callback (``Deltas``). ``max_tokens`` is sent as
+    ``max_output_tokens``.
     """
 
     def __init__(
@@ -68,11 +83,23 @@ class OpenAIModel:
         tool_choice: Any = "auto",
         recover_tool_calls: bool = True,
         start_wait: float | None = None,
+        api: str = "chat",
+        store: bool = False,
+        reasoning: Mapping[str, Any] | None = None,
         **extra: Any,
     ) -> None:
         if tool_format not in TOOL_FORMATS:
             raise ValueError(f"OpenAIModel: tool_format must be 'native' or 'text', "
                              f"got {tool_format!r}")
+        if api not in APIS:
+            raise ValueError(f"OpenAIModel: api must be 'chat' (Chat Completions) or "
+                             f"'responses' (the Responses API), got {api!r}")
+        if api == "chat" and (store or reasoning is not None):
+            raise ValueError("OpenAIModel: store= and reasoning= are Responses API settings: "
+                             "pass api='responses' with them")
+        self.api = api
+        self.store = store
+        self.reasoning = reasoning
         self.tool_format = tool_format
         self.tool_choice = tool_choice
         self.recover_tool_calls = recover_tool_calls
@@ -189,31 +216,18 @@ class OpenAIModel:
     # -- calls -----------------------------------------------------------------------------
 
     def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
-        """The keyword arguments for ``chat.completions.create``."""
-        if self.tool_format == "text":  # also without tools: earlier turns' calls as text
-            messages = messages_for_text(messages, tools)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
-        if tools and self.tool_format == "native":
-            kwargs["tools"] = tools_to_wire(tools)
-            if self.tool_choice is not None:
-                kwargs["tool_choice"] = self.tool_choice
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
-        if self.stream:
-            kwargs["stream"] = True
-            kwargs["stream_options"] = {"include_usage": True}
-        if self.timeout is not None:  # per request too, so that injected clients obey it
-            kwargs["timeout"] = self.timeout
-        kwargs.update(self.extra)
-        if "stream_options" in kwargs and kwargs["stream_options"] is None:
-            del kwargs["stream_options"]  # for servers that do not know the option
-        return kwargs
+        """The keyword arguments for ``chat.completions.create`` (or ``responses.create``)."""
+        if self.api == "responses":
+            return responses_request(self, messages, tools)
+        return chat_request(self, messages, tools)
+
+    def _endpoint(self, client: Any) -> Any:
+        return client.responses if self.api == "responses" else client.chat.completions
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"OpenAIModel({self.model!r}{where}, stream={self.stream})"
+        api = ", api='responses'" if self.api == "responses" else ""
+        return f"OpenAIModel({self.model!r}{where}{api}, stream={self.stream})"
 
     def complete(
         self, messages: Sequence[Message], tools: ToolSchemas = (), *,
@@ -223,7 +237,8 @@ class OpenAIModel:
         shown, flush = self._deltas(on_delta, tools)
         while True:
             try:
-                reply = self._complete_once(messages, tools, shown)
+                reply = self._complete_once(messages, tools, shown,
+                                            reasoning_callback(on_delta))
                 break
             except ModelError as exc:
                 delay = _retry_after(wait, exc)
@@ -241,7 +256,8 @@ class OpenAIModel:
         shown, flush = self._deltas(on_delta, tools)
         while True:
             try:
-                reply = await self._acomplete_once(messages, tools, shown)
+                reply = await self._acomplete_once(messages, tools, shown,
+                                                   reasoning_callback(on_delta))
                 break
             except ModelError as exc:
                 delay = _retry_after(wait, exc)
@@ -262,12 +278,17 @@ class OpenAIModel:
         return read_reply(message, tools, tool_format=self.tool_format,
                           recover=self.recover_tool_calls)
 
+    def _reader(self, kwargs: dict[str, Any], deadline: Deadline,
+                on_reasoning: DeltaCallback | None) -> ReplyReader:
+        return ReplyReader(self._where(), stream=bool(kwargs.get("stream")), deadline=deadline,
+                           api=self.api, on_reasoning=on_reasoning)
+
     def _complete_once(self, messages: Sequence[Message], tools: ToolSchemas,
-                       on_delta: DeltaCallback | None) -> Message:
+                       on_delta: DeltaCallback | None,
+                       on_reasoning: DeltaCallback | None) -> Message:
         kwargs = self.request(messages, tools)
-        completions = self.client.chat.completions
-        reader = ReplyReader(self._where(), stream=bool(kwargs.get("stream")),
-                             deadline=Deadline(self.timeout))
+        completions = self._endpoint(self.client)
+        reader = self._reader(kwargs, Deadline(self.timeout), on_reasoning)
         streaming = getattr(completions, "with_streaming_response", None)
         try:
             if streaming is None:  # an injected client without raw responses
@@ -289,12 +310,12 @@ class OpenAIModel:
         return reader.finish()
 
     async def _acomplete_once(self, messages: Sequence[Message], tools: ToolSchemas,
-                              on_delta: DeltaCallback | None) -> Message:
+                              on_delta: DeltaCallback | None,
+                              on_reasoning: DeltaCallback | None) -> Message:
         kwargs = self.request(messages, tools)
         deadline = Deadline(self.timeout)
-        completions = (await self._aclient()).chat.completions
-        reader = ReplyReader(self._where(), stream=bool(kwargs.get("stream")),
-                             deadline=deadline)
+        completions = self._endpoint(await self._aclient())
+        reader = self._reader(kwargs, deadline, on_reasoning)
         streaming = getattr(completions, "with_streaming_response", None)
         try:
             if streaming is None:  # an injected client without raw responses
@@ -361,8 +382,12 @@ class OpenAIModel:
 
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""
-        return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
-                         max_retries=self.max_retries)
+        error = sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
+                          max_retries=self.max_retries)
+        if self.api == "responses" and getattr(exc, "status_code", None) in (404, 405):
+            return type(error)(f"{error}. Or the server does not serve the Responses API "
+                               "(POST /v1/responses): use api='chat' (--api chat) with it")
+        return error
 
 
 def _nothing() -> None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import ModelError
+from ..errors import ContextLengthError, ModelError
 from ..messages import Message
+from . import wire_responses
+from .overflow import context_length_hint
 from .wire import StreamAccumulator, WireError, message_from_response
 
 MAX_BODY: Final = 64 << 20  # a reply larger than this is not a chat reply
@@ -101,18 +104,26 @@ class ReplyReader:
 
     ``feed(piece)`` returns the texts to show now; ``finish()`` the Message. Every failure is a
     ``ModelError`` naming ``where`` (the server and model): malformed replies, the deadline,
-    a connection that broke off (``broke(exc)``).
+    a connection that broke off (``broke(exc)``). ``api`` is the wire format, ``"chat"`` or
+    ``"responses"``; on the latter, streamed reasoning summaries go to ``on_reasoning``.
     """
 
-    __slots__ = ("_accumulator", "_body", "_decoder", "deadline", "stream", "where")
+    __slots__ = ("_accumulator", "_body", "_decoder", "_parse", "deadline", "stream", "where")
 
-    def __init__(self, where: str, *, stream: bool, deadline: Deadline) -> None:
+    def __init__(self, where: str, *, stream: bool, deadline: Deadline, api: str = "chat",
+                 on_reasoning: Callable[[str], None] | None = None) -> None:
         self.where = where
         self.stream = stream
         self.deadline = deadline
         self._body = bytearray()
         self._decoder = EventDecoder()
-        self._accumulator = StreamAccumulator()
+        self._accumulator: StreamAccumulator | wire_responses.ResponsesAccumulator
+        if api == "responses":
+            self._accumulator = wire_responses.ResponsesAccumulator(on_reasoning)
+            self._parse: Callable[[Any], Message] = wire_responses.message_from_response
+        else:
+            self._accumulator = StreamAccumulator()
+            self._parse = message_from_response
 
     @property
     def done(self) -> bool:
@@ -152,9 +163,10 @@ class ReplyReader:
                 raise ModelError(
                     f"the stream from {self.where} ended without sending any chunk. Check the "
                     "server's log for why it did not answer")
+            end = getattr(accumulator, "END", "a finish_reason")
             raise ModelError(
                 f"the stream from {self.where} ended after {accumulator.chunks} chunks "
-                "without a finish_reason: the reply was cut off. Check the server and the "
+                f"without {end}: the reply was cut off. Check the server and the "
                 "network; try again")
         try:
             return accumulator.message()
@@ -164,13 +176,19 @@ class ReplyReader:
     def parsed(self, response: Any) -> Message:
         """The Message of a whole (non-streamed) response, as a dict or an SDK object."""
         try:
-            return message_from_response(response)
+            return self._parse(response)
         except Exception as exc:
             raise self._malformed(exc) from exc
 
     def _malformed(self, exc: BaseException) -> ModelError:
         if isinstance(exc, ModelError):
             return exc
+        if isinstance(exc, wire_responses.ReplyFailed):  # the server's own words, not ours
+            hint = context_length_hint(str(exc))
+            if hint is not None:
+                return ContextLengthError(f"{self.where}: {str(exc)[:500]}. {hint}")
+            return ModelError(f"{self.where}: {str(exc)[:500]}. Check the server's log; "
+                              "try again")
         said = str(exc) if isinstance(exc, WireError) else f"{type(exc).__name__}: {exc}"
         kind = "malformed streamed reply" if self.stream else "malformed reply"
         return ModelError(f"{kind} from {self.where}: {said[:500]}. {_CHECK}")

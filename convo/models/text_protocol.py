@@ -91,7 +91,8 @@ def _with_calls(message: Message) -> Message:
                                              ensure_ascii=False)) + f"\n{CLOSE}"
               for call in message.tool_calls]
     text = "\n".join([message.content, *blocks] if message.content else blocks)
-    return Message("assistant", text)
+    reasoning = message.metadata.get("reasoning")  # still sent back, on the Responses API
+    return Message("assistant", text, metadata={"reasoning": reasoning} if reasoning else None)
 
 
 def messages_for_text(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]

@@ -24,6 +24,7 @@ from ..events import (
     ApprovalRequested,
     ModelCallEnded,
     ModelCallStarted,
+    ReasoningDelta,
     ReplyTruncated,
     TextDelta,
     ToolCallsRecovered,
@@ -182,8 +183,12 @@ class LiveAnswerer:
         return None if text is None else Message("system", text)
 
     def _on_delta(self, request: CallModel) -> Callable[[str], None] | None:
+        """What the model streams to: the reply's text (kept for a cancel, and said as
+        ``TextDelta``), and a reasoning model's reasoning (said as ``ReasoningDelta``)."""
         if request.purpose != "reply":
             return None
+        from ..models.deltas import Deltas
+
         partial, emit = self.partial, self.state.on_event
 
         def delta(text: str) -> None:
@@ -191,7 +196,9 @@ class LiveAnswerer:
             if emit is not None:
                 emit(TextDelta(text))
 
-        return delta
+        if emit is None:
+            return delta
+        return Deltas(delta, lambda text: emit(ReasoningDelta(text)))
 
     def replied(self, reply: Any, started: float) -> Message:
         """Count a reply (its usage, the token limits) and say it."""

@@ -77,7 +77,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
                                           "max_tokens", "temperature", "timeout", "otel",
-                                          "otel_content")}
+                                          "otel_content", "api", "reasoning")}
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from ..events import Event, TextDelta
+from ..events import Event, ReasoningDelta, TextDelta
 from ..messages import Message
 from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, Request, RunTools
@@ -54,8 +54,11 @@ class Live:
 
     def on_event(self, event: Event) -> None:
         self.recorder(event)
-        if isinstance(event, TextDelta) and self.emit is not None:
-            self.emit("delta", {"text": event.text})
+        if self.emit is not None:
+            if isinstance(event, TextDelta):
+                self.emit("delta", {"text": event.text})
+            elif isinstance(event, ReasoningDelta):
+                self.emit("reasoning", {"text": event.text})
 
     @property
     def session(self) -> Session:

@@ -142,7 +142,8 @@ def _model(args: argparse.Namespace) -> tuple[Any, str]:
     if base_url:
         kw["base_url"] = base_url
     model = OpenAIModel(**kw)
-    info(f"model {model.model} at {base_url or 'api.openai.com'}")
+    api = " (Responses API)" if model.api == "responses" else ""
+    info(f"model {model.model} at {base_url or 'api.openai.com'}{api}")
     return model, model.model
 
 

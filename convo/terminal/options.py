@@ -43,6 +43,9 @@ def conversation_options() -> argparse.ArgumentParser:
     options.add_argument("--base-url", metavar="URL", type=url,
                          help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     options.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    options.add_argument("--hide-reasoning", action="store_true",
+                         help="do not show a reasoning model's streamed reasoning (--api "
+                              "responses), which is shown dimmed before each reply")
     options.add_argument("--plain", action="store_true",
                          help="show replies as raw text, not rendered Markdown")
     options.add_argument("--no-log", action="store_true",

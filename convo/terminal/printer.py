@@ -20,6 +20,7 @@ from ..events import (
     MessageAdded,
     ModelCallEnded,
     ModelCallStarted,
+    ReasoningDelta,
     ReplyTruncated,
     RunEnded,
     SubroutineEnded,
@@ -102,11 +103,15 @@ class ConsolePrinter:
     follows each reply in a dim line when the model reports it. Messages the user typed are
     not printed again (``skip_next_user``). ``fancy`` (default: the stream is a terminal)
     turns on colour and the spinner; ``markdown`` (default: ``fancy``) renders replies.
+    A reasoning model's streamed reasoning is shown dimmed before its reply, on its own line
+    (``show_reasoning=False``, ``--hide-reasoning``: not at all).
     """
 
     def __init__(self, stream: TextIO | None = None, *, fancy: bool | None = None,
-                 markdown: bool | None = None) -> None:
+                 markdown: bool | None = None, show_reasoning: bool = True) -> None:
         self.stream = stream if stream is not None else sys.stdout
+        self.show_reasoning = show_reasoning
+        self._thinking = False  # a line of reasoning is being written
         self.fancy = is_terminal(self.stream) if fancy is None else fancy
         self.color = self.fancy and not os.environ.get("NO_COLOR")
         self.markdown = self.fancy if markdown is None else markdown
@@ -178,6 +183,12 @@ class ConsolePrinter:
                 self.spinner.start("thinking…")
             return
         self.spinner.stop()
+        if isinstance(event, ReasoningDelta):
+            self._reasoning(event.text)
+            return
+        if self._thinking:  # the reasoning's line ends where anything else begins
+            self._thinking = False
+            self.write("\n")
         if isinstance(event, TextDelta):
             if self.markdown:
                 self._streaming = True
@@ -212,6 +223,15 @@ class ConsolePrinter:
             self._context_trimmed(event)
         elif isinstance(event, UserInput):
             self.skip_next_user = event.echoed
+
+    def _reasoning(self, text: str) -> None:
+        if not self.show_reasoning or not text:
+            return
+        if not self._thinking:
+            self.end_stream()
+            self._thinking = True
+            text = "Thinking: " + text.lstrip()
+        self.write(self.paint(text.replace("\n", " "), "dim"))
 
     def end_stream(self) -> None:
         """Finish a streamed line that never became a message (a cancelled call)."""

@@ -51,7 +51,8 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
     from .cancel import Interrupts
     from .printer import ConsolePrinter
 
-    printer = ConsolePrinter(markdown=False if args.plain else None)
+    printer = ConsolePrinter(markdown=False if args.plain else None,
+                             show_reasoning=not getattr(args, "hide_reasoning", False))
     printer.ignored_tools.enabled = getattr(talk.model, "tool_format", "native") == "native"
     recorder = _recorder(args, talk)
     interrupts = Interrupts()

@@ -1,4 +1,5 @@
-"""OpenAIServer: an OpenAI-compatible Chat Completions server on 127.0.0.1, for tests.
+"""OpenAIServer: an OpenAI-compatible server on 127.0.0.1, for tests: Chat Completions
+(``POST /v1/chat/completions``) and the Responses API (``POST /v1/responses``).
 
 The real ``openai`` SDK talks HTTP to it, so a test covers the whole path a real run takes,
 without the internet. Replies are scripted like ``MockModel`` replies and answered in order,
@@ -43,12 +44,14 @@ from .replies import (
     server_error,
 )
 
+_API = {"/chat/completions": "chat", "/responses": "responses"}
+
 Handler = Callable[[dict[str, Any]], "ServerReply | None"]
 """``handler(request_body) -> reply``; ``None`` leaves the request to the script."""
 
 
 class OpenAIServer:
-    """An OpenAI-compatible Chat Completions server on 127.0.0.1 (a free port), for tests.
+    """An OpenAI-compatible server on 127.0.0.1 (a free port), for tests.
 
     - ``replies``: answered in order, one per request: a string (``MockModel`` syntax,
       ``{tool(arg='x')}`` for tool calls), a ``Message``, ``ErrorReply``, ``SlowReply`` or
@@ -58,14 +61,20 @@ class OpenAIServer:
       at; what it returns (any reply above) answers the request, and ``None`` leaves it to
       the script. An exception in it answers HTTP 500 naming it.
     - ``.requests``: every request body received (parsed JSON), in order (none are kept with
-      ``keep_requests=False``, for servers that answer millions).
+      ``keep_requests=False``, for servers that answer millions); ``.paths``: the path each
+      was sent to, without the query string (``/v1/chat/completions``, ``/v1/responses``).
     - ``.base_url``: what the SDK needs (``http://127.0.0.1:PORT/v1``); ``port=``: a fixed
       port instead of a free one.
     - ``check_complete``: whether the ``openai_server`` fixture fails a test that leaves
       scripted replies unused (set it to ``False`` on the fixture's server to allow that).
 
-    Streamed requests get SSE with text and tool-call arguments split across chunks and,
-    with ``stream_options={"include_usage": True}``, a final usage chunk. Usage is counted in
+    Both APIs answer from the same script, each in its own shape. Streamed requests get SSE
+    with text and tool-call arguments split across chunks and, with
+    ``stream_options={"include_usage": True}``, a final usage chunk; on ``/v1/responses``,
+    the typed events (``response.output_text.delta``, ``response.function_call_arguments.delta``,
+    ..., ``response.completed``), a ``Message`` reply's ``metadata["reasoning"]`` served as
+    reasoning items (their summaries streamed) and ``finish_reason: "length"`` as
+    ``status: "incomplete"``. Usage is counted in
     words (or taken from a ``Message`` reply's ``metadata["usage"]``). The server starts at
     once; ``close()`` (or leaving the ``with`` block) stops it and drops open connections.
     """
@@ -81,6 +90,7 @@ class OpenAIServer:
         self.keep_requests = keep_requests
         self.check_complete = check_complete
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self._received = 0
         self._closed = False
         self._completion_ids = itertools.count(1)
@@ -145,13 +155,14 @@ class OpenAIServer:
                 f"({self._received} requests received)"
             )
 
-    def _next(self, body: dict[str, Any]) -> Any:
+    def _next(self, body: dict[str, Any], path: str) -> Any:
         """Record a request and pick its reply: the handler's, else the script's."""
         with self._lock:
             self._received += 1
             number = self._received
             if self.keep_requests:
                 self.requests.append(body)
+                self.paths.append(path)
         if self.handler is not None:
             try:
                 reply = self.handler(body)
@@ -185,9 +196,11 @@ class OpenAIServer:
         if method == "GET" and route.endswith("/models"):
             return json_response(200, {"object": "list", "data": [
                 {"id": "convo-test", "object": "model", "created": 0, "owned_by": "convo"}]})
-        if method != "POST" or not route.endswith("/chat/completions"):
+        api = next((api for end, api in _API.items() if route.endswith(end)), None)
+        if method != "POST" or api is None:
             return json_response(404, {"error": {
-                "message": f"OpenAIServer serves POST /v1/chat/completions, not {method} {path}",
+                "message": f"OpenAIServer serves POST /v1/chat/completions and POST "
+                           f"/v1/responses, not {method} {path}",
                 "type": "invalid_request_error", "code": "unknown_url"}})
         try:
             body = json.loads(raw or b"{}")
@@ -198,11 +211,12 @@ class OpenAIServer:
                 "message": "OpenAIServer: the request body is not a JSON object",
                 "type": "invalid_request_error"}})
         try:
-            reply = self._next(body)
+            reply = self._next(body, route)
         except Exception as exc:  # a handler's reply that is not a reply
             reply = server_error(f"{exc}", "handler_error")
-        return response_for(reply, body, f"chatcmpl-{next(self._completion_ids)}",
-                            int(time.time()))
+        prefix = "resp_" if api == "responses" else "chatcmpl-"
+        return response_for(reply, body, f"{prefix}{next(self._completion_ids)}",
+                            int(time.time()), api=api)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

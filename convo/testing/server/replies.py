@@ -13,6 +13,7 @@ from typing import Any, Final, TypeAlias
 import attrs
 
 from ...messages import Message
+from ...models import wire_responses_server as responses
 from ...models.wire_server import chunks_from_message, response_from_message
 
 JSON: Final = "application/json"
@@ -80,8 +81,9 @@ def server_error(message: str, code: str) -> ErrorReply:
 
 
 def response_for(reply: Any, body: Mapping[str, Any], response_id: str,
-                 created: int) -> Response:
-    """The response for a prepared reply (a ``Message`` or one of the reply values above)."""
+                 created: int, *, api: str = "chat") -> Response:
+    """The response for a prepared reply (a ``Message`` or one of the reply values above),
+    in the shape of ``api``: ``"chat"`` (Chat Completions) or ``"responses"``."""
     delay = 0.0
     if isinstance(reply, SlowReply):
         reply, delay = reply.reply, reply.delay_s
@@ -93,6 +95,8 @@ def response_for(reply: Any, body: Mapping[str, Any], response_id: str,
     message: Message = reply
     model = str(body.get("model") or "convo-test")
     usage = _usage(body, message)
+    if api == "responses":
+        return _responses(message, body, response_id, created, usage, delay, cut)
     if body.get("stream"):
         options = body.get("stream_options") or {}
         chunks = chunks_from_message(
@@ -104,6 +108,20 @@ def response_for(reply: Any, body: Mapping[str, Any], response_id: str,
         return Response(200, "text/event-stream", events=events, delay_s=delay, cut=cut)
     response = response_from_message(message, model=model, response_id=response_id,
                                       created=created, usage=usage)
+    return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
+
+
+def _responses(message: Message, body: Mapping[str, Any], response_id: str, created: int,
+               usage: dict[str, int], delay: float, cut: int | None) -> Response:
+    """A Responses API reply: a response, or its typed events (with no ``[DONE]``)."""
+    model = str(body.get("model") or "convo-test")
+    if body.get("stream"):
+        events = responses.events_from_message(message, model=model, response_id=response_id,
+                                               created=created, usage=usage)
+        sse = tuple(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+        return Response(200, "text/event-stream", events=sse, delay_s=delay, cut=cut)
+    response = responses.response_from_message(message, model=model, response_id=response_id,
+                                               created=created, usage=usage)
     return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
 
 
@@ -137,12 +155,19 @@ def _words(value: Any) -> int:
     return 0
 
 
+def _item_words(item: Mapping[str, Any]) -> int:
+    """The words of a chat message, or of a Responses input item of any type."""
+    return sum(_words(item.get(key)) for key in ("content", "output", "arguments"))
+
+
 def _usage(body: Mapping[str, Any], message: Message) -> dict[str, int]:
     given = message.metadata.get("usage")
     if given:
         return dict(given)
-    prompt = sum(_words(m.get("content")) + 1 for m in body.get("messages") or ()
-                 if isinstance(m, dict))
+    sent = body.get("messages") or body.get("input") or ()
+    if isinstance(sent, str):  # a Responses request's input may be one text
+        sent = [{"content": sent}]
+    prompt = sum(_item_words(m) + 1 for m in sent if isinstance(m, dict))
     completion = _words(message.content) + sum(
         1 + len(c.arguments) for c in message.tool_calls
     )

@@ -1,0 +1,82 @@
+"""The keyword arguments ``OpenAIModel`` passes to the SDK, one function per API: what goes
+into ``chat.completions.create`` and what goes into ``responses.create`` (API.md §5, §15).
+
+Pure functions of the model's settings and the call's messages and tools; the wire shapes
+themselves are in ``wire.py`` and ``wire_responses.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from ..messages import Message
+from . import wire, wire_responses
+from .base import ToolSchemas
+from .text_protocol import messages_for_text
+
+if TYPE_CHECKING:
+    from .openai import OpenAIModel
+
+APIS: Final = ("chat", "responses")
+
+
+def _sent(model: OpenAIModel, messages: Sequence[Message], tools: ToolSchemas
+          ) -> Sequence[Message]:
+    if model.tool_format == "text":  # also without tools: earlier turns' calls as text
+        return messages_for_text(messages, tools)
+    return messages
+
+
+def chat_request(model: OpenAIModel, messages: Sequence[Message], tools: ToolSchemas
+                 ) -> dict[str, Any]:
+    """The keyword arguments for ``chat.completions.create``."""
+    kwargs: dict[str, Any] = {"model": model.model,
+                              "messages": wire.messages_to_wire(_sent(model, messages, tools))}
+    if tools and model.tool_format == "native":
+        kwargs["tools"] = wire.tools_to_wire(tools)
+        if model.tool_choice is not None:
+            kwargs["tool_choice"] = model.tool_choice
+    if model.temperature is not None:
+        kwargs["temperature"] = model.temperature
+    if model.max_tokens is not None:
+        kwargs["max_tokens"] = model.max_tokens
+    if model.stream:
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+    if model.timeout is not None:  # per request too, so that injected clients obey it
+        kwargs["timeout"] = model.timeout
+    kwargs.update(model.extra)
+    if "stream_options" in kwargs and kwargs["stream_options"] is None:
+        del kwargs["stream_options"]  # for servers that do not know the option
+    return kwargs
+
+
+def responses_request(model: OpenAIModel, messages: Sequence[Message], tools: ToolSchemas
+                      ) -> dict[str, Any]:
+    """The keyword arguments for ``responses.create``: every message in ``input``, in order
+    (system messages too, never ``instructions``, so that earlier input stays byte-identical
+    for prompt caching), and ``store: false`` unless the model says otherwise."""
+    kwargs: dict[str, Any] = {
+        "model": model.model,
+        "input": wire_responses.input_to_wire(_sent(model, messages, tools)),
+        "store": model.store,
+    }
+    if tools and model.tool_format == "native":
+        kwargs["tools"] = wire_responses.tools_to_wire(tools)
+        if model.tool_choice is not None:
+            kwargs["tool_choice"] = wire_responses.tool_choice_to_wire(model.tool_choice)
+    if model.reasoning is not None:
+        kwargs["reasoning"] = dict(model.reasoning)
+        if not model.store:  # without storage, reasoning comes back only as encrypted items
+            kwargs["include"] = [wire_responses.ENCRYPTED_REASONING]
+    if model.temperature is not None:
+        kwargs["temperature"] = model.temperature
+    if model.max_tokens is not None:
+        kwargs["max_output_tokens"] = model.max_tokens
+    if model.stream:
+        kwargs["stream"] = True
+    if model.timeout is not None:
+        kwargs["timeout"] = model.timeout
+    kwargs.update(model.extra)
+    return kwargs
