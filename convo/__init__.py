@@ -6,7 +6,7 @@ interface; every run ends with an Outcome that says why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approval import Approval
 from .context import ContextWindow
@@ -69,6 +69,9 @@ from .tools import (
 )
 from .version import __version__
 
+if TYPE_CHECKING:
+    from .tools.mcp import MCPServer
+
 
 def __getattr__(name: str) -> Any:
     # OpenAIModel imports the openai SDK, which is slow: only when it is asked for.
@@ -76,6 +79,10 @@ def __getattr__(name: str) -> Any:
         from .models.openai import OpenAIModel
 
         return OpenAIModel
+    if name == "MCPServer":  # its module loads threading and weakref machinery; the SDK later
+        from .tools.mcp import MCPServer
+
+        return MCPServer
     raise AttributeError(f"module 'convo' has no attribute {name!r}")
 
 
@@ -110,6 +117,7 @@ __all__ = [
     "LinearTemplate",
     "LoopGuard",
     "LoopTemplate",
+    "MCPServer",
     "Message",
     "MessageTemplate",
     "MockModel",
