@@ -55,6 +55,11 @@ def _import_mcp() -> Any:
         raise MCPServerError(
             "MCPServer needs the MCP SDK, which is not installed: "
             "pip install 'convo[mcp]'") from exc
+    import logging
+
+    # The SDK logs a lost session as a warning; without a handler Python would print it on
+    # stderr, across a terminal chat. convo reports failures in the calls' results instead.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
     return mcp
 
 
@@ -90,15 +95,18 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            await self.close()
-            raise MCPServerError(
-                f"MCP server {label!r} did not start within {timeout:g} s{self.stderr_tail()}"
-            ) from None
+            raise self._failed(f"MCP server {label!r} did not start within {timeout:g} s",
+                               None) from None
         except Exception as exc:
-            await self.close()
-            raise MCPServerError(
-                f"MCP server {label!r} could not start: {cause(exc)}{self.stderr_tail()}"
-            ) from exc
+            raise self._failed(f"MCP server {label!r} could not start: {cause(exc)}",
+                               exc) from exc
+
+    def _failed(self, message: str, exc: Exception | None) -> MCPServerError:
+        """The error of a failed start; the half-started server is stopped meanwhile, not on
+        the caller's time."""
+        error = MCPServerError(f"{message}{self.stderr_tail()}")
+        asyncio.get_running_loop().create_task(self.close())
+        return error
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession

@@ -158,7 +158,7 @@ class MCPServer:
         """Call the server's tool ``remote``; its text, or ``MCPServerError`` saying why not."""
         return await self._await(self._call(remote, arguments), self.timeout * 2)
 
-    async def _call(self, remote: str, arguments: dict[str, Any]) -> str:
+    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True) -> str:
         async with self._guard():
             connection = await self._connect()
         try:
@@ -173,6 +173,10 @@ class MCPServer:
                                      f"{remote!r} within {self.timeout:g} s") from None
             tail = connection.stderr_tail()
             await self._drop(connection)
+            if again and "session not found" in str(exc).lower():
+                # The HTTP server forgot the session (it restarted) before running anything:
+                # a new session, and the call once more.
+                return await self._call(remote, arguments, again=False)
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
