@@ -80,7 +80,7 @@ def test_slash_commands_never_reach_the_model(env: dict[str, str], tmp_path: Pat
                           "this chat runs on OfflineModel, which has no model names to switch "
                           "between\n"
                           "unknown command /nonsense: the commands are /help, /exit, /save, "
-                          "/retry, /undo, /clear, /model, /usage (start the line with // to "
+                          "/retry, /undo, /clear, /model, /usage, /tools (start the line with // to "
                           "send it as it is)\n"
                           "You: /not a command\n" + echo + "/not a command\n"
                           f"saved 5 messages to {saved} (convo replay {saved} shows it)\n"

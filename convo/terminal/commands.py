@@ -24,6 +24,7 @@ COMMANDS: Final = {
     "clear": ("", "start afresh: drop every message but the system prompt"),
     "model": ("[NAME]", "show the model, or switch to another one"),
     "usage": ("", "tokens (and the cost, for known models) so far"),
+    "tools": ("", "the tools the model may call (and their MCP servers)"),
 }
 ALIASES: Final = {"quit": "exit"}
 KEYS: Final = (
@@ -69,6 +70,7 @@ class Commands:
     def __init__(self, say: Callable[[str], None] | None = None) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
         self.model: Any = None
+        self.tools: tuple[Any, ...] = ()
         self.changed: Callable[[], None] | None = None
 
     def handle(self, text: str, session: Session) -> str | None:
@@ -158,6 +160,9 @@ class Commands:
             self.say(f"this chat runs on {type(self.model).__name__}, which has no model "
                      "names to switch between")
 
+    def _tools(self, arg: str, session: Session) -> None:
+        self.say(tools_text(self.tools))
+
     def _usage(self, arg: str, session: Session) -> None:
         total, replies = Usage(), 0
         for message in session.messages:
@@ -176,6 +181,19 @@ class Commands:
             money = f"about ${cost:.2f}" if cost >= 0.01 else "under a cent"
             line += f"; {money} at {name}'s list price"
         self.say(line)
+
+
+def tools_text(tools: Any) -> str:
+    """``/tools``: one line per tool, its name, where it comes from, what it does."""
+    if not tools:
+        return "no tools: the model can only talk (convo chat --tools FILE or --mcp FILE)"
+    lines = [f"{len(tools)} tools:"]
+    for t in tools:
+        server = getattr(t, "server", None)
+        where = f" (MCP server {server.name!r})" if server is not None else ""
+        what = (t.description or "").strip().splitlines()
+        lines.append(f"  {t.name}{where}" + (f": {what[0]}" if what else ""))
+    return "\n".join(lines)
 
 
 def _last_user(session: Session) -> int | None:

@@ -38,6 +38,7 @@ class Talk:
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
+    tools: Any = ()  # the chat's tools, for /tools
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -82,6 +83,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .runner import CommandLineRunner
 
     commands = Commands(say=printer.say)
+    commands.tools = tuple(talk.tools)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user if talk.user is not None else CLIInterface(commands=commands)
