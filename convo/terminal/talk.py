@@ -83,7 +83,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .runner import CommandLineRunner
 
     commands = Commands(say=printer.say)
-    commands.tools = tuple(talk.tools)
+    commands.tools = tuple(talk.tools) or _tools_of(talk.template)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user if talk.user is not None else CLIInterface(commands=commands)
@@ -98,6 +98,18 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
                              raise_errors=args.debug, interrupts=interrupts,
                              exit_on_error=False, limits=talk.limits,
                              context=talk.context)
+
+
+def _tools_of(template: Any) -> tuple[Any, ...]:
+    """Every tool of the template's agent turns, once each, in tree order (for /tools)."""
+    from ..templates.tooling import ToolingTemplate
+    from ..templates.tree import walk
+
+    found: dict[int, Any] = {}
+    for node, _, _ in walk(template):
+        if isinstance(node, ToolingTemplate):
+            found.update((id(t), t) for t in node.tools)
+    return tuple(found.values())
 
 
 def _recorder(args: argparse.Namespace, talk: Talk) -> Any:

@@ -57,3 +57,19 @@ def test_a_config_file_that_is_wrong_is_a_usage_error(tmp_path: Path) -> None:
     assert (f"--mcp: {path}: mcpServers['x']: unknown key(s) 'colour'; expected some of "
             "prefix, include, exclude, timeout, needs_approval, type, transport, disabled, "
             "command, args, env, cwd") in result.stderr
+
+
+def test_a_bot_file_with_an_mcp_server_runs_and_lists_its_tools(tmp_path: Path) -> None:
+    bot = str(Path(__file__).parent.parent.parent / "examples" / "mcp_units_bot.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(HOME=str(tmp_path), CONVO_HOME=str(tmp_path / "home"), NO_COLOR="1",
+               PYTHONIOENCODING="utf-8")
+    result = subprocess.run([sys.executable, "-m", "convo", "run", bot, "--no-log"],
+                            input="/tools\nA marathon in miles?\n", env=env,
+                            capture_output=True, text=True, timeout=90, check=False)
+    assert result.returncode == 0, result.stderr
+    assert ("2 tools:\n  units_convert (MCP server 'units'): Convert a value between units: "
+            "km and mi, kg and lb, C and F.\n"
+            "  units_units (MCP server 'units'): The units this server knows.\n"
+            ) in result.stdout
+    assert "  ↳ units_convert: 42.195 km = 26.22 mi\n" in result.stdout
