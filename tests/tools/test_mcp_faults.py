@@ -129,3 +129,22 @@ def test_an_http_server_that_is_down_is_an_error_result_then_comes_back(
         ("Error: tool 'add' failed: MCPServerError: MCP server 'web' failed during a call of "
          "'add': MCPError: Connection closed; the next call will start it again", True)]
     assert _tools(again) == [("6", False)]
+
+
+def test_a_forked_worker_opens_its_own_connection(tools_server: MCPServer) -> None:
+    pid = tools_server.tools()[5]
+    parent = asyncio.run(pid._execute({}))
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the worker: the parent's session lives on a loop this process lacks
+        try:
+            os.write(write, asyncio.run(pid._execute({})).encode())
+        finally:
+            tools_server.close()
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        got = answer.read()
+    os.waitpid(child, 0)
+    assert got.isdigit() and got != parent  # a server of its own
+    assert asyncio.run(pid._execute({})) == parent  # the parent's is untouched

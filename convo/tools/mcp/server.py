@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any, Final, TypeAlias, TypeVar
@@ -63,6 +64,7 @@ class MCPServer:
     _listed: list[Any] | None = attrs.field(default=None, init=False)
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
     _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
+    _pid: int = attrs.field(factory=os.getpid, init=False)  # the process that connected
 
     @classmethod
     def stdio(cls, command: str, args: Collection[str] = (), *,
@@ -188,7 +190,14 @@ class MCPServer:
 
     # -- the connection ---------------------------------------------------------------------
 
+    def _forked(self) -> None:
+        """In a forked child (a server's worker), forget the parent's connection: it lives
+        on the parent's loop. The tools stay; the next call connects from this process."""
+        if self._pid != os.getpid():
+            self._pid, self._connection, self._lock, self._listed = os.getpid(), None, None, None
+
     def _guard(self) -> asyncio.Lock:
+        self._forked()
         if self._lock is None:
             self._lock = asyncio.Lock()
         return self._lock
@@ -247,10 +256,12 @@ class MCPServer:
 
     def close(self) -> None:
         """Close the connection (and stop a stdio server's process). Safe to call twice."""
+        self._forked()
         if self._connection is not None:
             self._wait(self._close(), 10.0)
 
     async def aclose(self) -> None:
+        self._forked()
         if self._connection is not None:
             await self._await(self._close(), 10.0)
 
