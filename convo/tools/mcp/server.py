@@ -161,8 +161,10 @@ class MCPServer:
         return await self._await(self._call(remote, arguments), self.timeout * 2)
 
     async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True) -> str:
-        async with self._guard():
-            connection = await self._connect()
+        connection = self._connection
+        if connection is None or connection.session is None or self._pid != os.getpid():
+            async with self._guard():
+                connection = await self._connect()
         try:
             result = await asyncio.wait_for(
                 connection.call(remote, arguments, self.timeout), self.timeout + 1)
