@@ -14,6 +14,7 @@ from conftest import HttpServer, stdio_server
 from convo import (
     Approval,
     EndTemplate,
+    Limits,
     LinearTemplate,
     MCPServer,
     MockModel,
@@ -25,6 +26,7 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
+from convo.events import ToolCallEnded
 from convo.resume import resume
 
 ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only", "grow"]
@@ -141,3 +143,14 @@ def test_import_convo_does_not_import_the_mcp_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_limits_count_mcp_calls_and_events_show_them(tools_server: MCPServer) -> None:
+    events: list[object] = []
+    model = MockModel(["{add(a=1, b=1)}{echo(text='x')}", "ok"])
+    session = Runner(model, _tree(tools_server), limits=Limits(tool_calls=1),
+                     on_event=events.append).run()
+    assert _tool_messages(session) == [
+        ("2", False), ("Not run: the tool_calls limit was reached", True)]
+    ended = [(e.call.name, e.content) for e in events if isinstance(e, ToolCallEnded)]
+    assert ended == [("add", "2"), ("echo", "Not run: the tool_calls limit was reached")]
