@@ -95,6 +95,9 @@ def main() -> None:
         sys.stderr.write("cannot open the database\n")
         sys.exit(3)
     if kind == "hang_on_start":
+        if os.environ.get("PIDFILE"):
+            with open(os.environ["PIDFILE"], "w") as f:
+                f.write(str(os.getpid()))
         time.sleep(3600)
     if kind == "http":
         build("web").run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

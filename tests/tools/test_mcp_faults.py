@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import HttpServer, stdio_server
@@ -148,3 +151,17 @@ def test_a_forked_worker_opens_its_own_connection(tools_server: MCPServer) -> No
     os.waitpid(child, 0)
     assert got.isdigit() and got != parent  # a server of its own
     assert asyncio.run(pid._execute({})) == parent  # the parent's is untouched
+
+
+def test_a_program_that_ends_right_after_a_failed_start_leaves_no_server(
+        tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    code = ("from conftest import stdio_server\n"
+            f"server = stdio_server('hang_on_start', timeout=5, env={{'PIDFILE': "
+            f"{str(pidfile)!r}}})\n"
+            "try:\n    server.tools()\nexcept Exception as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout == "MCP server 'python' did not start within 5 s\n"
+    with pytest.raises(ProcessLookupError):  # stopped at exit, not left to run for an hour
+        os.kill(int(pidfile.read_text()), 0)

@@ -48,6 +48,24 @@ class Endpoint:
         return os.path.basename(self.command or "") or "mcp"
 
 
+#: Connections being closed in the background; waited for at exit, so that no server process
+#: outlives the program.
+_closing: set[asyncio.Task[None]] = set()
+
+
+def close_later(connection: Connection) -> None:
+    """Close ``connection`` without making the caller wait (on the MCP loop)."""
+    task = asyncio.get_running_loop().create_task(connection.close())
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+async def finish_closing() -> None:
+    """Wait for the background closes (each bounded by ``CLOSE_TIMEOUT``)."""
+    if _closing:
+        await asyncio.wait(set(_closing), timeout=CLOSE_TIMEOUT + 1)
+
+
 def _import_mcp() -> Any:
     try:
         import mcp
@@ -105,7 +123,7 @@ class Connection:
         """The error of a failed start; the half-started server is stopped meanwhile, not on
         the caller's time."""
         error = MCPServerError(f"{message}{self.stderr_tail()}")
-        asyncio.get_running_loop().create_task(self.close())
+        close_later(self)
         return error
 
     async def _own(self, ready: asyncio.Future[None]) -> None:

@@ -46,6 +46,11 @@ def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
     return asyncio.run_coroutine_threadsafe(coro, background_loop())
 
 
+def started() -> bool:
+    """Whether this process has an MCP loop running."""
+    return _loop is not None and _pid == os.getpid() and _loop.is_running()
+
+
 def on_loop() -> bool:
     """Whether the caller runs on the MCP loop itself (where it must not block)."""
     try:

@@ -19,8 +19,15 @@ from typing import Any, Final, TypeAlias, TypeVar
 import attrs
 
 from ...errors import DefinitionError, MCPServerError
-from .connection import Connection, Endpoint, cause
-from .loop import on_loop, submit
+from .connection import (
+    CLOSE_TIMEOUT,
+    Connection,
+    Endpoint,
+    cause,
+    close_later,
+    finish_closing,
+)
+from .loop import on_loop, started, submit
 from .tool import MCPTool, result_text
 
 T = TypeVar("T")
@@ -221,8 +228,7 @@ class MCPServer:
     async def _drop(self, connection: Connection) -> None:
         if self._connection is connection:
             self._connection = None
-        # Closing may wait for a stubborn subprocess: not on the caller's time.
-        asyncio.get_running_loop().create_task(connection.close())
+        close_later(connection)  # it may wait for a stubborn subprocess: not on the caller's time
 
     async def _close(self) -> None:
         connection, self._connection, self._listed = self._connection, None, None
@@ -286,8 +292,14 @@ class MCPServer:
 
 @atexit.register
 def _close_all() -> None:
+    if not started():
+        return
     for server in list(_open):
         try:
             server.close()
         except Exception:  # at exit, a server that will not close is left to the OS
             pass
+    try:
+        submit(finish_closing()).result(CLOSE_TIMEOUT + 2)
+    except Exception:
+        pass
