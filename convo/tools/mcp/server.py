@@ -5,6 +5,9 @@ every run of the process. Every step is bounded by ``timeout``: starting, listin
 A call never raises: what fails becomes an ``MCPServerError`` whose text names the server,
 the tool and the cause, which the runner turns into the call's error result; a connection
 that broke is dropped, and the next call starts a new one.
+
+(Just over 300 lines: the options, the listing, the calls and the connection's life are one
+object's, and its waits must stay side by side to stay bounded.)
 """
 
 from __future__ import annotations
