@@ -74,6 +74,11 @@ def build(name: str) -> MCPServer:
         """Structured content and no text."""
         return CallToolResult(content=[], structured_content={"temperature": 21, "unit": "C"})
 
+    @app.tool(name="say.hello")
+    def say_hello() -> str:
+        """A name with a dot, which model APIs do not accept."""
+        return "hello"
+
     @app.tool()
     async def grow(ctx: Context) -> str:
         """Adds the tool ``extra`` and says the list changed."""

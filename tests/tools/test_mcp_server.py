@@ -29,7 +29,8 @@ from convo import (
 from convo.events import ToolCallEnded
 from convo.resume import resume
 
-ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only", "grow"]
+ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
+       "say_hello", "grow"]
 
 
 def _tree(tools: Iterable[Tool]) -> LinearTemplate:
@@ -50,6 +51,7 @@ def test_tools_are_listed_with_the_servers_schemas(tools_server: MCPServer) -> N
     assert add["parameters"]["properties"]["a"]["type"] == "integer"
     assert tools_server.name == "tools"  # the name the server reports
     assert tools_server.tools()[0] is tools[0]  # listed once, cached
+    assert tools[9].remote_name == "say.hello"  # the name the server is called with
 
 
 def test_prefix_include_and_exclude_use_the_servers_own_names() -> None:
@@ -60,12 +62,13 @@ def test_prefix_include_and_exclude_use_the_servers_own_names() -> None:
 
 @pytest.mark.parametrize("mode", ["run", "arun"])
 def test_calls_under_run_and_arun(tools_server: MCPServer, mode: str) -> None:
-    model = MockModel(["{add(a=2, b=3)}{echo(text='hi')}", "{two_lines()}{data_only()}",
+    model = MockModel(["{add(a=2, b=3)}{echo(text='hi')}{say_hello()}",
+                       "{two_lines()}{data_only()}",
                        "{picture()}{fail(why='no disk')}", "Done."])
     runner = Runner(model, _tree(tools_server))
     session = runner.run() if mode == "run" else asyncio.run(runner.arun())
     assert _tool_messages(session) == [
-        ("5", False), ("hi", False), ("first\nsecond", False),
+        ("5", False), ("hi", False), ("hello", False), ("first\nsecond", False),
         ('{"temperature": 21, "unit": "C"}', False),
         ("a red dot\n[image from the tool: image/png, about 60 bytes, not shown]", False),
         ("Error: tool 'fail' failed: MCPServerError: MCP server 'tools' says the call of "
@@ -109,7 +112,7 @@ def test_a_clash_of_names_names_both_servers() -> None:
             ToolingTemplate([*one, *two])
         assert str(info.value) == (
             "ToolingTemplate: two tools are named 'add': <MCPTool 'add' of MCP server "
-            "'tools'> and <MCPTool 'add' of MCP server 'other'> (tools[10])")
+            "'tools'> and <MCPTool 'add' of MCP server 'other'> (tools[11])")
     with stdio_server("tools") as one, stdio_server("other", prefix="b_") as two:
         assert "b_add" in [t.name for t in ToolingTemplate([*one, *two]).tools]
 

@@ -9,6 +9,7 @@ with the required keys (the model hears about anything else from the server's er
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,12 @@ from ..base import Tool
 
 if TYPE_CHECKING:
     from .server import MCPServer
+
+
+def model_name(name: str) -> str:
+    """A name the model APIs accept (letters, digits, ``_`` and ``-``, at most 64): MCP allows
+    more (``files.read``); the server is still called by its own name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
 
 
 def parameters_of(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -35,7 +42,7 @@ class MCPTool(Tool):
         super().__init__()
         self.server = server
         self.remote_name = remote_name
-        self.name = f"{server.prefix or ''}{remote_name}"
+        self.name = model_name(f"{server.prefix or ''}{remote_name}")
         self.description = description or ""
         self.parameters = parameters_of(input_schema)
 
