@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HttpServer, stdio_server
+from conftest import HttpServer, free_port, stdio_server
 
 from convo import (
     EndTemplate,
@@ -165,3 +165,11 @@ def test_a_program_that_ends_right_after_a_failed_start_leaves_no_server(
     assert done.stdout == "MCP server 'python' did not start within 5 s\n"
     with pytest.raises(ProcessLookupError):  # stopped at exit, not left to run for an hour
         os.kill(int(pidfile.read_text()), 0)
+
+
+def test_an_http_server_that_is_not_there() -> None:
+    server = MCPServer.http(f"http://127.0.0.1:{free_port()}/mcp", name="web", timeout=10)
+    with pytest.raises(MCPServerError) as info:
+        server.tools()
+    assert str(info.value) == ("MCP server 'web' could not be reached: ConnectError: All "
+                               "connection attempts failed")

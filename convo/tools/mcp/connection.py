@@ -110,16 +110,17 @@ class Connection:
         _import_mcp()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._own(ready), name=f"MCP server {label}")
+        http = self.endpoint.url is not None
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            raise self._failed(f"MCP server {label!r} did not start within {timeout:g} s",
-                               None) from None
+            late = "did not answer" if http else "did not start"
+            raise self._failed(f"MCP server {label!r} {late} within {timeout:g} s") from None
         except Exception as exc:
-            raise self._failed(f"MCP server {label!r} could not start: {cause(exc)}",
-                               exc) from exc
+            failed = "could not be reached" if http else "could not start"
+            raise self._failed(f"MCP server {label!r} {failed}: {cause(exc)}") from exc
 
-    def _failed(self, message: str, exc: Exception | None) -> MCPServerError:
+    def _failed(self, message: str) -> MCPServerError:
         """The error of a failed start; the half-started server is stopped meanwhile, not on
         the caller's time."""
         error = MCPServerError(f"{message}{self.stderr_tail()}")
