@@ -85,6 +85,7 @@ _LAZY = {
     "OpenAIModel": "convo.models.openai",
     "CLIInterface": "convo.terminal.input",
     "CommandLineRunner": "convo.terminal.runner",
+    "MCPServer": "convo.tools.mcp",  # threading and weakref machinery; the SDK later still
 }
 
 
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
     from .models.openai import OpenAIModel
     from .terminal.input import CLIInterface
     from .terminal.runner import CommandLineRunner
+    from .tools.mcp import MCPServer
 
 
 __all__ = [
@@ -136,6 +138,7 @@ __all__ = [
     "LinearTemplate",
     "LoopGuard",
     "LoopTemplate",
+    "MCPServer",
     "Message",
     "MessageAdded",
     "MessageTemplate",

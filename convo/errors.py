@@ -15,6 +15,7 @@
         │   ├── ScriptError        a scripted model or replay ran out or went off script
         │   └── ContextLengthError the conversation does not fit in the model's context
         ├── ToolCallParseError     text meant to hold tool calls does not parse
+        ├── MCPServerError         an MCP server could not start, be listed, or answer a call
         └── InterfaceError         the user interface cannot answer
     TranscriptError                a file is not a readable convo transcript
 
@@ -81,6 +82,11 @@ class ToolCallParseError(RunError, ValueError):
 
 class TranscriptError(ConvoError, ValueError):
     """A file is not a readable convo transcript (the message names the file and line)."""
+
+
+class MCPServerError(RunError):
+    """An MCP server could not start, list its tools or answer a call (the message names the
+    server, the tool and the cause). Inside a run it becomes the call's error result."""
 
 
 class InterfaceError(RunError):

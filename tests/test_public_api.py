@@ -20,6 +20,7 @@ Model OpenAIModel MockModel FunctionModel EchoModel
 Runner CommandLineRunner UserInterface CLIInterface EchoMockInterface ScriptedInterface
 StateMachineTemplate Transition GotoTemplate SubroutineTemplate StateEntered
 ContextWindow
+MCPServer
 """.split()
 
 EXTRA_NAMES = """

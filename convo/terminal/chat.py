@@ -2,7 +2,8 @@
 
 ::
 
-    convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [-c] [--plain] [--no-log]
+    convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [--mcp FILE]... [-c]
+               [--plain] [--no-log]
 
 The model is OpenAI's (or any OpenAI-compatible server's) when ``OPENAI_API_KEY`` or a base URL
 is set; otherwise an offline stand-in that echoes what you type, and the command says so.
@@ -39,6 +40,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     chat.add_argument("--tools", metavar="FILE",
                       help="a Python file whose tools (@tool functions, Tool objects, or a "
                            "list named tools) the model may call")
+    chat.add_argument("--mcp", metavar="FILE", action="append", default=[],
+                      help='an MCP config file ({"mcpServers": {...}}) whose servers\' tools '
+                           "the model may call (repeatable)")
     chat.add_argument("-c", "--continue", dest="continue_", action="store_true",
                       help="continue the last chat kept in the local history")
     chat.set_defaults(main=main)
@@ -66,20 +70,60 @@ def main(args: argparse.Namespace) -> int:
     from .talk import Talk, hold
 
     tools, context = _tools(args.tools) if args.tools else ([], None)
-    history_id, saved = _start(args)
-    model, name = _model(args)
-    reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
-    turn: list[Template] = [UserTemplate(), reply]
-    template: Template = LoopTemplate(turn)  # type: ignore[arg-type]  # attrs' converter
-    system = args.system if saved is None else _system_prompt(saved)
-    session = Session([Message("system", system)] if system else [])
-    if saved is not None:  # replayed as --resume replays a transcript: nothing done twice
-        session.state, session.approvals = dict(saved.state), dict(saved.approvals)
-        rest = attrs.evolve(saved, messages=list(saved.messages[len(session.messages):]))
-        template = Resume(template, rest)
-    talk = Talk(template=template, session=session, model=model, kind="chat", model_name=name,
-                history_id=history_id, context=context, saved=saved)
-    return hold(args, talk, before=lambda printer: _show(printer, session, saved))
+    servers = _servers(args.mcp)
+    try:
+        tools += _mcp_tools(servers)
+        history_id, saved = _start(args)
+        model, name = _model(args)
+        reply: Template = ToolingTemplate(tools) if tools else AssistantTemplate()
+        turn: list[Template] = [UserTemplate(), reply]
+        template: Template = LoopTemplate(turn)  # type: ignore[arg-type]  # attrs' converter
+        system = args.system if saved is None else _system_prompt(saved)
+        session = Session([Message("system", system)] if system else [])
+        if saved is not None:  # replayed as --resume replays a transcript: nothing done twice
+            session.state, session.approvals = dict(saved.state), dict(saved.approvals)
+            rest = attrs.evolve(saved, messages=list(saved.messages[len(session.messages):]))
+            template = Resume(template, rest)
+        talk = Talk(template=template, session=session, model=model, kind="chat",
+                    model_name=name, history_id=history_id, context=context, saved=saved,
+                    tools=tools)
+        return hold(args, talk, before=lambda printer: _show(printer, session, saved))
+    finally:
+        for server in servers:
+            server.close()
+
+
+def _servers(paths: Sequence[str]) -> list[Any]:
+    """The MCP servers of the ``--mcp`` files (none is started yet)."""
+    if not paths:
+        return []
+    from ..errors import DefinitionError
+    from ..tools.mcp import MCPServer
+
+    servers = []
+    for path in paths:
+        try:
+            servers += MCPServer.from_config(path)
+        except DefinitionError as exc:
+            raise UsageProblem(f"--mcp: {exc}") from exc
+    return servers
+
+
+def _mcp_tools(servers: Sequence[Any]) -> list[Any]:
+    """The tools of every server that starts; one that does not is named, and the chat goes
+    on without it."""
+    from ..errors import MCPServerError
+
+    tools: list[Any] = []
+    for server in servers:
+        try:
+            listed = server.tools()
+        except MCPServerError as exc:
+            info(f"warning: {exc}; chatting without its tools")
+            continue
+        info(f"MCP server {server.name!r}: {len(listed)} tools")
+        tools += listed
+    return tools
 
 
 def _system_prompt(saved: Session) -> str | None:

@@ -26,6 +26,7 @@ COMMANDS: Final = {
     "clear": ("", "start afresh: drop every message but the system prompt"),
     "model": ("[NAME]", "show the model, or switch to another one"),
     "usage": ("", "tokens (and the cost, for known models) so far"),
+    "tools": ("", "the tools the model may call (and their MCP servers)"),
 }
 ALIASES: Final = {"quit": "exit"}
 KEYS: Final = (
@@ -73,6 +74,7 @@ class Commands:
                  source: str | None = None) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
         self.model: Any = None
+        self.tools: tuple[Any, ...] = ()
         self.changed: Callable[[], None] | None = None
         self.source = source
         # id(reply) -> (the reply, the name of the model that made it), for /usage's prices.
@@ -181,6 +183,9 @@ class Commands:
             self.say(f"this chat runs on {type(self.model).__name__}, which has no model "
                      "names to switch between")
 
+    def _tools(self, arg: str, session: Session) -> None:
+        self.say(tools_text(self.tools))
+
     def _usage(self, arg: str, session: Session) -> None:
         total, replies = Usage(), 0
         by_model: dict[str | None, tuple[Usage, int]] = {}
@@ -227,6 +232,19 @@ def _unknown(name: str) -> str:
     guess = f" (did you mean /{close[0]}?)" if close else ""
     return (f"unknown command /{name}{guess}: the commands are {known} (start the line with "
             "// to send it as it is)")
+
+
+def tools_text(tools: Any) -> str:
+    """``/tools``: one line per tool, its name, where it comes from, what it does."""
+    if not tools:
+        return "no tools: the model can only talk (convo chat --tools FILE or --mcp FILE)"
+    lines = [f"{len(tools)} tools:"]
+    for t in tools:
+        server = getattr(t, "server", None)
+        where = f" (MCP server {server.name!r})" if server is not None else ""
+        what = (t.description or "").strip().splitlines()
+        lines.append(f"  {t.name}{where}" + (f": {what[0]}" if what else ""))
+    return "\n".join(lines)
 
 
 def _last_user(session: Session) -> int | None:

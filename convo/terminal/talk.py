@@ -42,6 +42,7 @@ class Talk:
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
     saved: Session | None = None  # the conversation this one continues (replayed first)
+    tools: Any = ()  # the chat's tools, for /tools
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -87,6 +88,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .runner import CommandLineRunner
 
     commands = Commands(say=printer.say, source=talk.transcript_source)
+    commands.tools = tuple(talk.tools) or _tools_of(talk.template)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
@@ -101,6 +103,18 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
                              raise_errors=args.debug, interrupts=interrupts,
                              exit_on_error=False, limits=talk.limits,
                              context=talk.context)
+
+
+def _tools_of(template: Any) -> tuple[Any, ...]:
+    """Every tool of the template's agent turns, once each, in tree order (for /tools)."""
+    from ..templates.tooling import ToolingTemplate
+    from ..templates.tree import walk
+
+    found: dict[int, Any] = {}
+    for node, _, _ in walk(template):
+        if isinstance(node, ToolingTemplate):
+            found.update((id(t), t) for t in node.tools)
+    return tuple(found.values())
 
 
 def _recorder(args: argparse.Namespace, talk: Talk) -> Any:

@@ -13,6 +13,8 @@ from typing import Any
 
 _LAZY = {
     "OpenAIServer": "convo.testing.server",
+    "FakeMCPServer": "convo.testing.mcp_fake",
+    "MCPCall": "convo.testing.mcp_fake",
     "SimulatedUser": "convo.testing.simulated_user",
     "SmokeModel": "convo.testing.smoke",
     "assert_matches_snapshot": "convo.testing.snapshots",

@@ -1,0 +1,308 @@
+"""MCPServer: the tools of one MCP server (stdio or Streamable HTTP), without hangs.
+
+The connection opens on first use, on the process's MCP loop (``loop.py``), and is shared by
+every run of the process. Every step is bounded by ``timeout``: starting, listing, each call.
+A call never raises: what fails becomes an ``MCPServerError`` whose text names the server,
+the tool and the cause, which the runner turns into the call's error result; a connection
+that broke is dropped, and the next call starts a new one.
+
+(Just over 300 lines: the options, the listing, the calls and the connection's life are one
+object's, and its waits must stay side by side to stay bounded.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import weakref
+from collections.abc import Callable, Collection, Coroutine, Mapping
+from typing import Any, Final, TypeAlias, TypeVar
+
+import attrs
+
+from ...errors import DefinitionError, MCPServerError
+from .connection import (
+    CLOSE_TIMEOUT,
+    Connection,
+    Endpoint,
+    cause,
+    close_later,
+    finish_closing,
+)
+from .loop import on_loop, started, submit
+from .tool import MCPTool, result_text
+
+T = TypeVar("T")
+MCPApproval: TypeAlias = "bool | Callable[[str, dict[str, Any]], bool]"
+#: Extra seconds a caller waits beyond the server's own bounds before giving up on the loop.
+GRACE: Final = 5.0
+
+_open: weakref.WeakSet[MCPServer] = weakref.WeakSet()
+
+
+def _names(value: Collection[str] | None, what: str) -> frozenset[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise DefinitionError(f"MCPServer: {what} must be a collection of tool names, "
+                              f"got {value!r}")
+    return frozenset(value)
+
+
+def _timeout(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise DefinitionError(f"MCPServer: timeout must be a number of seconds > 0, "
+                              f"got {value!r}")
+    return float(value)
+
+
+@attrs.define(slots=True, eq=False, weakref_slot=True)
+class MCPServer:
+    """The tools of an MCP server. Build one with ``MCPServer.stdio(...)``,
+    ``MCPServer.http(...)`` or ``MCPServer.from_config(...)``; see docs/mcp.md."""
+
+    endpoint: Endpoint
+    given_name: str | None = attrs.field(default=None, kw_only=True)
+    prefix: str | None = attrs.field(default=None, kw_only=True)
+    include: frozenset[str] | None = attrs.field(default=None, kw_only=True)
+    exclude: frozenset[str] | None = attrs.field(default=None, kw_only=True)
+    needs_approval: MCPApproval = attrs.field(default=False, kw_only=True)
+    timeout: float = attrs.field(default=30.0, kw_only=True, converter=_timeout)
+    _connection: Connection | None = attrs.field(default=None, init=False)
+    _lock: asyncio.Lock | None = attrs.field(default=None, init=False)
+    _listed: list[Any] | None = attrs.field(default=None, init=False)
+    _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
+    _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
+    _pid: int = attrs.field(factory=os.getpid, init=False)  # the process that connected
+
+    @classmethod
+    def stdio(cls, command: str, args: Collection[str] = (), *,
+              env: Mapping[str, str] | None = None, cwd: str | None = None,
+              **options: Any) -> MCPServer:
+        """A server run as a subprocess, spoken to over its stdin and stdout."""
+        if not isinstance(command, str) or not command:
+            raise DefinitionError(f"MCPServer.stdio: command must be a non-empty string, "
+                                  f"got {command!r}")
+        if isinstance(args, str):
+            raise DefinitionError(f"MCPServer.stdio: args must be a list of strings, got the "
+                                  f"string {args!r}")
+        endpoint = Endpoint(command=command, args=tuple(str(a) for a in args),
+                            env=dict(env) if env else None,
+                            cwd=None if cwd is None else str(cwd))
+        return cls._build(endpoint, **options)
+
+    @classmethod
+    def http(cls, url: str, *, headers: Mapping[str, str] | None = None,
+             **options: Any) -> MCPServer:
+        """A server reached over Streamable HTTP at ``url``."""
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise DefinitionError(f"MCPServer.http: url must start with http:// or https://, "
+                                  f"got {url!r}")
+        return cls._build(Endpoint(url=url, headers=dict(headers) if headers else None),
+                          **options)
+
+    @classmethod
+    def _build(cls, endpoint: Endpoint, *, name: str | None = None, prefix: str | None = None,
+               include: Collection[str] | None = None, exclude: Collection[str] | None = None,
+               needs_approval: MCPApproval = False, timeout: float = 30.0) -> MCPServer:
+        if prefix is not None and not isinstance(prefix, str):
+            raise DefinitionError(f"MCPServer: prefix must be a string, got {prefix!r}")
+        return cls(endpoint, given_name=name, prefix=prefix,
+                   include=_names(include, "include"), exclude=_names(exclude, "exclude"),
+                   needs_approval=needs_approval, timeout=timeout)
+
+    @classmethod
+    def from_config(cls, config: Any) -> list[MCPServer]:
+        """The servers of an ``{"mcpServers": {...}}`` file (a path) or mapping."""
+        from .config import servers_from_config
+
+        return servers_from_config(config)
+
+    @property
+    def name(self) -> str:
+        """The given name, else the name the server reports, else the command or host."""
+        return self.given_name or self._reported or self.endpoint.fallback_name()
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def tools(self) -> list[MCPTool]:
+        """The server's tools (prefixed and filtered), listed once and cached; connects first
+        when needed. Raises ``MCPServerError`` naming the server and the cause."""
+        return self._wait(self._list(), self.timeout * 2)
+
+    async def atools(self) -> list[MCPTool]:
+        return await self._await(self._list(), self.timeout * 2)
+
+    def __iter__(self) -> Any:
+        """``ToolingTemplate([*server, other_tool])``: the server's tools."""
+        return iter(self.tools())
+
+    def _keep(self, remote: str) -> bool:
+        if self.include is not None and remote not in self.include:
+            return False
+        return self.exclude is None or remote not in self.exclude
+
+    async def _list(self) -> list[MCPTool]:
+        async with self._guard():
+            connection = await self._connect()
+            if self._listed is None:
+                try:
+                    self._listed = await asyncio.wait_for(connection.list_tools(), self.timeout)
+                except TimeoutError:
+                    raise MCPServerError(f"MCP server {self.name!r} did not list its tools "
+                                         f"within {self.timeout:g} s") from None
+                except Exception as exc:
+                    await self._drop(connection)
+                    raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
+                                         f"{cause(exc)}") from exc
+                self._tools = {d.name: self._tools.get(d.name) or MCPTool(
+                    self, d.name, d.description, d.input_schema) for d in self._listed
+                    if self._keep(d.name)}
+            return list(self._tools.values())
+
+    def _list_changed(self) -> None:
+        self._listed = None
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(self, remote: str, arguments: dict[str, Any]) -> str:
+        """Call the server's tool ``remote``; its text, or ``MCPServerError`` saying why not."""
+        return await self._await(self._call(remote, arguments), self.timeout * 2)
+
+    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True) -> str:
+        connection = self._connection
+        if connection is None or connection.session is None or self._pid != os.getpid():
+            async with self._guard():
+                connection = await self._connect()
+        try:
+            result = await asyncio.wait_for(
+                connection.call(remote, arguments, self.timeout), self.timeout + 1)
+        except TimeoutError:
+            raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
+                                 f"{remote!r} within {self.timeout:g} s") from None
+        except Exception as exc:
+            if "timed out" in str(exc).lower():  # the SDK's own read timeout
+                raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
+                                     f"{remote!r} within {self.timeout:g} s") from None
+            tail = connection.stderr_tail()
+            await self._drop(connection)
+            if again and "session not found" in str(exc).lower():
+                # The HTTP server forgot the session (it restarted) before running anything:
+                # a new session, and the call once more.
+                return await self._call(remote, arguments, again=False)
+            raise MCPServerError(
+                f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
+                f"{tail}; the next call will start it again") from exc
+        text = result_text(result)
+        if getattr(result, "is_error", False):
+            raise MCPServerError(f"MCP server {self.name!r} says the call of {remote!r} "
+                                 f"failed: {text or 'no details'}")
+        return text
+
+    # -- the connection ---------------------------------------------------------------------
+
+    def _forked(self) -> None:
+        """In a forked child (a server's worker), forget the parent's connection: it lives
+        on the parent's loop. The tools stay; the next call connects from this process."""
+        if self._pid != os.getpid():
+            self._pid, self._connection, self._lock, self._listed = os.getpid(), None, None, None
+
+    def _guard(self) -> asyncio.Lock:
+        self._forked()
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    async def _connect(self) -> Connection:
+        """The open connection, or a new one (one attempt, bounded by ``timeout``)."""
+        current = self._connection
+        if current is not None and current.session is not None:
+            return current
+        if current is not None:
+            await self._drop(current)
+        connection = Connection(self.endpoint, self._list_changed)
+        await connection.open(self.timeout, self.name)
+        self._connection, self._listed = connection, None
+        self._reported = connection.reported_name or self._reported
+        _open.add(self)
+        return connection
+
+    async def _drop(self, connection: Connection) -> None:
+        if self._connection is connection:
+            self._connection = None
+        close_later(connection)  # it may wait for a stubborn subprocess: not on the caller's time
+
+    async def _close(self) -> None:
+        connection, self._connection, self._listed = self._connection, None, None
+        if connection is not None:
+            await connection.close()
+
+    # -- waiting for the MCP loop, from anywhere --------------------------------------------
+
+    def _wait(self, coro: Coroutine[Any, Any, T], limit: float) -> T:
+        if on_loop():
+            coro.close()
+            raise RuntimeError("MCPServer: a blocking call on the MCP loop itself; await it")
+        future = submit(coro)
+        try:
+            return future.result(limit + GRACE)
+        except TimeoutError:
+            future.cancel()
+            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
+                                 f"{limit + GRACE:g} s") from None
+
+    async def _await(self, coro: Coroutine[Any, Any, T], limit: float) -> T:
+        if on_loop():
+            return await coro
+        future = submit(coro)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), limit + GRACE)
+        except TimeoutError:
+            future.cancel()
+            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
+                                 f"{limit + GRACE:g} s") from None
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection (and stop a stdio server's process). Safe to call twice."""
+        self._forked()
+        if self._connection is not None:
+            self._wait(self._close(), 10.0)
+
+    async def aclose(self) -> None:
+        self._forked()
+        if self._connection is not None:
+            await self._await(self._close(), 10.0)
+
+    def __enter__(self) -> MCPServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MCPServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        where = self.endpoint.url or " ".join((self.endpoint.command or "", *self.endpoint.args))
+        return f"<MCPServer {self.name!r} {where}>"
+
+
+@atexit.register
+def _close_all() -> None:
+    if not started():
+        return
+    for server in list(_open):
+        try:
+            server.close()
+        except Exception:  # at exit, a server that will not close is left to the OS
+            pass
+    try:
+        submit(finish_closing()).result(CLOSE_TIMEOUT + 2)
+    except Exception:
+        pass

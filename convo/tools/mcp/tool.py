@@ -1,0 +1,110 @@
+"""MCPTool: one tool of an MCP server, as an ordinary convo ``Tool``; and what its results
+look like to the model.
+
+The server describes its tools with JSON schemas and checks their arguments itself, so an
+``MCPTool`` sends the server's schema as is and only checks that the arguments are an object
+with the required keys (the model hears about anything else from the server's error).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ToolArgumentError
+from ..base import Tool
+
+if TYPE_CHECKING:
+    from .server import MCPServer
+
+
+def model_name(name: str) -> str:
+    """A name the model APIs accept (letters, digits, ``_`` and ``-``, at most 64): MCP allows
+    more (``files.read``); the server is still called by its own name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
+
+
+def parameters_of(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The server's input schema as an OpenAI function's ``parameters`` (always an object)."""
+    schema = {k: v for k, v in (input_schema or {}).items() if k != "$schema"}
+    schema["type"] = "object"
+    schema.setdefault("properties", {})
+    return schema
+
+
+class MCPTool(Tool):
+    """A tool of an ``MCPServer``; called through the server's connection."""
+
+    def __init__(self, server: MCPServer, remote_name: str, description: str | None,
+                 input_schema: Mapping[str, Any] | None) -> None:
+        super().__init__()
+        self.server = server
+        self.remote_name = remote_name
+        self.name = model_name(f"{server.prefix or ''}{remote_name}")
+        self.description = description or ""
+        self.parameters = parameters_of(input_schema)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def signature_text(self) -> str:
+        required = set(self.parameters.get("required") or ())
+        props = self.parameters.get("properties") or {}
+        parts = []
+        for key, spec in props.items():
+            kind = spec.get("type", "any") if isinstance(spec, Mapping) else "any"
+            parts.append(f"{key} ({kind}{'' if key in required else ', optional'})")
+        return ", ".join(parts) or "no arguments"
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(args, Mapping):
+            raise ToolArgumentError(f"the arguments for {self.name!r} must be a JSON object, "
+                                    f"got {args!r}; send an object with {self.signature_text()}")
+        missing = [k for k in self.parameters.get("required") or () if k not in args]
+        if missing:
+            names = ", ".join(repr(k) for k in missing)
+            raise ToolArgumentError(f"missing argument(s) {names} for {self.name!r}; send an "
+                                    f"object with {self.signature_text()}")
+        return dict(args)
+
+    def requires_approval(self, args: dict[str, Any]) -> bool:
+        rule = self.server.needs_approval
+        return bool(rule(self.remote_name, args)) if callable(rule) else bool(rule)
+
+    async def _execute(self, args: dict[str, Any]) -> str:
+        return await self.server.call(self.remote_name, args)
+
+    def __repr__(self) -> str:
+        return f"<MCPTool {self.name!r} of MCP server {self.server.name!r}>"
+
+
+def result_text(result: Any) -> str:
+    """The tool message of an MCP ``CallToolResult``: its text parts joined with a newline;
+    images, audio and resources named in brackets; ``structuredContent`` as JSON when there
+    is no text."""
+    parts = [_block_text(block) for block in result.content or ()]
+    parts = [p for p in parts if p]
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        return json.dumps(structured, ensure_ascii=False)
+    return "\n".join(parts)
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        size = len(block.data) * 3 // 4  # base64
+        # Until tool messages carry Image parts (API §16), the model is told what it missed.
+        return f"[{kind} from the tool: {block.mime_type}, about {size} bytes, not shown]"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        return str(text) if text is not None else f"[resource {resource.uri}, not shown]"
+    if kind == "resource_link":
+        return f"[resource {block.uri}]"
+    return f"[{kind} content, not shown]"

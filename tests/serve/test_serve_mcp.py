@@ -1,0 +1,45 @@
+"""A served bot whose tools come from an MCP server: conversations share one connection per
+server in the worker, and a conversation that goes on is not made to call the tool again."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from convo import (
+    FunctionModel,
+    LoopTemplate,
+    MCPServer,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.serve import create_app
+
+SERVERS = str(Path(__file__).parent.parent / "tools" / "mcp_test_servers.py")
+
+
+def reply(messages: Sequence[Message], tools: Any) -> str:
+    last = messages[-1]
+    if last.role == "tool":
+        return f"The server is {last.content}."
+    return "{pid()}"
+
+
+def test_served_conversations_share_the_servers_connection() -> None:
+    with MCPServer.stdio(sys.executable, [SERVERS, "tools"], include=["pid"],
+                         timeout=30) as server:
+        template = LoopTemplate([UserTemplate(), ToolingTemplate([*server])])
+        with TestClient(create_app(template, FunctionModel(reply))) as client:
+            said = []
+            for _ in range(2):
+                cid = client.post("/api/conversations", json={}).json()["id"]
+                for _ in range(2):
+                    added = client.post(f"/api/conversations/{cid}/messages",
+                                        json={"content": "which?"}).json()["added"]
+                    said.append(added[-1]["content"])
+    assert len(set(said)) == 1 and said[0].startswith("The server is ")

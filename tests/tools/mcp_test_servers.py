@@ -1,0 +1,114 @@
+"""Real MCP servers for the tests, written with the ``mcp`` SDK.
+
+``python mcp_test_servers.py KIND [PORT]``: KIND is ``tools`` (served over stdio), ``http``
+(the same tools over Streamable HTTP on 127.0.0.1:PORT), ``crash_on_start`` (writes to stderr
+and exits), ``hang_on_start`` (never answers ``initialize``), ``other`` (a second server whose
+tool ``add`` clashes with ``tools``'s).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, ImageContent, TextContent
+
+
+def build(name: str) -> MCPServer:
+    app = MCPServer(name)
+
+    @app.tool()
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @app.tool()
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    @app.tool()
+    def fail(why: str) -> str:
+        """Always fails."""
+        raise ToolError(why)
+
+    @app.tool()
+    async def hang() -> str:
+        """Never answers."""
+        await anyio.sleep_forever()
+        return "never"
+
+    @app.tool()
+    def die() -> str:
+        """The process exits in the middle of the call."""
+        sys.stderr.write("dying on purpose\n")
+        sys.stderr.flush()
+        os._exit(7)
+
+    @app.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @app.tool()
+    def picture() -> CallToolResult:
+        """Text and an image."""
+        data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"0" * 52).decode()
+        return CallToolResult(content=[TextContent(type="text", text="a red dot"),
+                                       ImageContent(type="image", data=data,
+                                                    mime_type="image/png")])
+
+    @app.tool()
+    def two_lines() -> CallToolResult:
+        """Two text parts."""
+        return CallToolResult(content=[TextContent(type="text", text="first"),
+                                       TextContent(type="text", text="second")])
+
+    @app.tool()
+    def data_only() -> CallToolResult:
+        """Structured content and no text."""
+        return CallToolResult(content=[], structured_content={"temperature": 21, "unit": "C"})
+
+    @app.tool(name="say.hello")
+    def say_hello() -> str:
+        """A name with a dot, which model APIs do not accept."""
+        return "hello"
+
+    @app.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds the tool ``extra`` and says the list changed."""
+
+        def extra() -> str:
+            """A tool added later."""
+            return "extra!"
+
+        app.add_tool(extra)
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    return app
+
+
+def main() -> None:
+    kind = sys.argv[1]
+    if kind == "crash_on_start":
+        sys.stderr.write("cannot open the database\n")
+        sys.exit(3)
+    if kind == "hang_on_start":
+        if os.environ.get("PIDFILE"):
+            with open(os.environ["PIDFILE"], "w") as f:
+                f.write(str(os.getpid()))
+        time.sleep(3600)
+    if kind == "http":
+        build("web").run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        return
+    build("tools" if kind == "tools" else "other").run()
+
+
+if __name__ == "__main__":
+    main()
