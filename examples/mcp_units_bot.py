@@ -1,5 +1,5 @@
 """A bot whose tools come from an MCP server: ``mcp_units_server.py``, started as a
-subprocess and spoken to over stdio (install the extra: ``pip install "convo[mcp]"``).
+subprocess and spoken to over stdio (install the extra: ``pip install -e ".[mcp]"``).
 
 ``MCPServer.stdio(...)`` describes the server; ``*units`` lists its tools (the server starts
 then, once per process) and they go in the ``ToolingTemplate`` like any other tool, here with

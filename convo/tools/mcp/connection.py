@@ -72,7 +72,7 @@ def _import_mcp() -> Any:
     except ImportError as exc:
         raise MCPServerError(
             "MCPServer needs the MCP SDK, which is not installed: "
-            "pip install 'convo[mcp]'") from exc
+            'pip install -e ".[mcp]" in convo\'s checkout') from exc
     import logging
 
     # The SDK logs a lost session as a warning; without a handler Python would print it on
