@@ -8,15 +8,27 @@ themselves are in ``wire.py`` and ``wire_responses.py``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from ..messages import Message
 from . import wire, wire_responses
 from .base import ToolSchemas
 from .text_protocol import messages_for_text
 
-if TYPE_CHECKING:
-    from .openai import OpenAIModel
+
+class OpenAIModel(Protocol):
+    """The settings of ``convo.models.openai.OpenAIModel`` that a request is made from."""
+
+    model: str
+    stream: bool
+    tool_format: str
+    tool_choice: Any
+    max_tokens: int | None
+    temperature: float | None
+    timeout: float | None
+    store: bool
+    reasoning: Any
+    extra: dict[str, Any]
 
 APIS: Final = ("chat", "responses")
 

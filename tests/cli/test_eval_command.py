@@ -263,7 +263,7 @@ def test_model_names_the_judge_when_the_scenario_does_not(
 def test_a_progress_bar_on_a_terminal_only() -> None:
     import io
 
-    from convo.testing.evaluation.command import _Progress
+    from convo.cli.eval import _Progress
     from convo.testing.evaluation.result import RunResult
 
     class Terminal(io.StringIO):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import Telemetry, one, shape
 from opentelemetry.trace import SpanKind, StatusCode
+from otel_kit import Telemetry, one, shape
 
 from convo import (
     LinearTemplate,

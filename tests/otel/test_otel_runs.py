@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Telemetry, one, shape
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, StatusCode
+from otel_kit import Telemetry, one, shape
 
 import convo.otel
 from convo import (

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
+from otel_kit import Telemetry
 
 from convo import (
     FinishTool,

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from conftest import ROOT, Served
+from serve_kit import ROOT, Served
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, expect  # noqa: E402

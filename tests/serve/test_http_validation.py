@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from conftest import TEMPLATE, model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

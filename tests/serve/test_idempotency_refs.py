@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import TEMPLATE, Postgres, model
+from serve_kit import TEMPLATE, Postgres, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import TEMPLATE, model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

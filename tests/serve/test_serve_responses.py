@@ -54,7 +54,7 @@ def test_convo_serve_takes_the_api_and_the_reasoning_effort() -> None:
 
     from convo.botfile import choose_model, load_file
     from convo.cli import _parser
-    from convo.serve.command import _spec
+    from convo.cli.serve import _spec
 
     bot = str(Path(__file__).parents[1] / "cli_fixtures" / "weather.py")
     args = _parser().parse_args(["serve", bot, "--base-url", "http://127.0.0.1:9/v1",

@@ -9,7 +9,7 @@ import gc
 from typing import Any
 
 import httpx
-from conftest import TEMPLATE, model
+from serve_kit import TEMPLATE, model
 
 from convo.serve import create_app
 

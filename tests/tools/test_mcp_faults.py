@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HttpServer, free_port, stdio_server
+from mcp_kit import HttpServer, free_port, stdio_server
 
 from convo import (
     EndTemplate,
@@ -156,7 +156,7 @@ def test_a_forked_worker_opens_its_own_connection(tools_server: MCPServer) -> No
 def test_a_program_that_ends_right_after_a_failed_start_leaves_no_server(
         tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
-    code = ("from conftest import stdio_server\n"
+    code = ("from mcp_kit import stdio_server\n"
             f"server = stdio_server('hang_on_start', timeout=5, env={{'PIDFILE': "
             f"{str(pidfile)!r}}})\n"
             "try:\n    server.tools()\nexcept Exception as exc:\n    print(exc)\n")

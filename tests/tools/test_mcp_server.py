@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 
 import pytest
-from conftest import HttpServer, stdio_server
+from mcp_kit import HttpServer, stdio_server
 
 from convo import (
     Approval,

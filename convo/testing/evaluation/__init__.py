@@ -5,7 +5,7 @@
 - ``checks.py``: the deterministic checks; ``judge.py``: the model judge;
 - ``evaluate.py``: running the scenarios (``evaluate``, ``aevaluate``, ``aevaluate_all``);
 - ``result.py``: ``EvalResult`` and ``RunResult``; ``report.py``: table, JSON, JUnit, baseline;
-- ``cassette.py``: recording and replaying the model calls; ``command.py``: ``convo eval``.
+- ``cassette.py``: recording and replaying the model calls (the command is ``convo.cli.eval``).
 """
 
 from .cassette import Cassette, CassetteMiss

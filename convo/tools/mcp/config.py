@@ -12,19 +12,18 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ...errors import DefinitionError
-
-if TYPE_CHECKING:
-    from .server import MCPServer
 
 _OPTIONS: Final = ("prefix", "include", "exclude", "timeout", "needs_approval")
 _STDIO: Final = ("command", "args", "env", "cwd")
 _HTTP: Final = ("url", "headers")
 
 
-def servers_from_config(config: Any) -> list[MCPServer]:
+def servers_from_config(config: Any, make: Any) -> list[Any]:
+    """The servers of a config (a path or a mapping), each made with ``make.http(...)`` or
+    ``make.stdio(...)`` (``MCPServer`` passes itself)."""
     where = "the MCP config"
     if isinstance(config, str | os.PathLike):
         where = str(config)
@@ -37,13 +36,11 @@ def servers_from_config(config: Any) -> list[MCPServer]:
     if not isinstance(config, Mapping) or not isinstance(config.get("mcpServers"), Mapping):
         raise DefinitionError(f'{where}: expected an object with "mcpServers": {{name: '
                               f'{{"command": ...}} or {{"url": ...}}}}, got {config!r:.200}')
-    return [_server(where, name, entry) for name, entry in config["mcpServers"].items()
+    return [_server(make, where, name, entry) for name, entry in config["mcpServers"].items()
             if not (isinstance(entry, Mapping) and entry.get("disabled") is True)]
 
 
-def _server(where: str, name: str, entry: Any) -> MCPServer:
-    from .server import MCPServer
-
+def _server(make: Any, where: str, name: str, entry: Any) -> Any:
     here = f"{where}: mcpServers[{name!r}]"
     if not isinstance(entry, Mapping):
         raise DefinitionError(f"{here}: expected an object, got {entry!r}")
@@ -57,12 +54,10 @@ def _server(where: str, name: str, entry: Any) -> MCPServer:
     options = {k: entry[k] for k in _OPTIONS if k in entry}
     try:
         if "url" in entry and kind in (None, "http", "streamable-http", "streamable_http"):
-            return MCPServer.http(entry["url"], headers=entry.get("headers"), name=name,
-                                  **options)
+            return make.http(entry["url"], headers=entry.get("headers"), name=name, **options)
         if "command" in entry and kind in (None, "stdio"):
-            return MCPServer.stdio(entry["command"], entry.get("args") or (),
-                                   env=entry.get("env"), cwd=entry.get("cwd"), name=name,
-                                   **options)
+            return make.stdio(entry["command"], entry.get("args") or (),
+                              env=entry.get("env"), cwd=entry.get("cwd"), name=name, **options)
     except DefinitionError as exc:
         raise DefinitionError(f"{here}: {exc}") from exc
     raise DefinitionError(f'{here}: expected "command" (stdio) or "url" (Streamable HTTP)'

@@ -117,7 +117,8 @@ class MCPServer:
         """The servers of an ``{"mcpServers": {...}}`` file (a path) or mapping."""
         from .config import servers_from_config
 
-        return servers_from_config(config)
+        servers: list[MCPServer] = servers_from_config(config, cls)
+        return servers
 
     @property
     def name(self) -> str:

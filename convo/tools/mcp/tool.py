@@ -11,13 +11,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...errors import ToolArgumentError
 from ..base import Tool
 
-if TYPE_CHECKING:
-    from .server import MCPServer
+
+class ToolServer(Protocol):
+    """What a tool needs of its server (``MCPServer``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    prefix: str | None
+    needs_approval: Any
+
+    async def call(self, remote: str, arguments: dict[str, Any]) -> str: ...
 
 
 def model_name(name: str) -> str:
@@ -37,7 +46,7 @@ def parameters_of(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
 class MCPTool(Tool):
     """A tool of an ``MCPServer``; called through the server's connection."""
 
-    def __init__(self, server: MCPServer, remote_name: str, description: str | None,
+    def __init__(self, server: ToolServer, remote_name: str, description: str | None,
                  input_schema: Mapping[str, Any] | None) -> None:
         super().__init__()
         self.server = server

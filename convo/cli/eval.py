@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from ...botfile import (
+from ..botfile import (
     UsageProblem,
     bot_bounds,
     choose_model,
@@ -25,11 +25,18 @@ from ...botfile import (
     model_options,
     split_target,
 )
-from .cassette import Cassette
-from .report import read_baseline, summary, table, verdicts, write_json, write_junit
-from .result import RunResult
-from .scenario import Scenario, ScenarioError
-from .scenario_file import load_scenarios
+from ..testing.evaluation.cassette import Cassette
+from ..testing.evaluation.report import (
+    read_baseline,
+    summary,
+    table,
+    verdicts,
+    write_json,
+    write_junit,
+)
+from ..testing.evaluation.result import RunResult
+from ..testing.evaluation.scenario import Scenario, ScenarioError
+from ..testing.evaluation.scenario_file import load_scenarios
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -75,7 +82,7 @@ def _checked_options(args: argparse.Namespace) -> None:
 def _named(args: argparse.Namespace) -> Any:
     """How a model named in a scenario (or by --model) is built: only when it is called."""
     def build(name: str) -> Any:
-        from ...models.openai import OpenAIModel
+        from ..models.openai import OpenAIModel
 
         kw: dict[str, Any] = {"model": name, **model_options(args)}
         if args.base_url:
@@ -99,7 +106,7 @@ def _role_models(args: argparse.Namespace, module: ModuleType, bot: Any, live: b
 
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Scenario]]:
-    from .evaluate import Setup
+    from ..testing.evaluation.evaluate import Setup
 
     scenarios = load_scenarios(args.scenarios)
     path, name = split_target(args.target)
@@ -143,7 +150,7 @@ class _Progress:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``convo eval``; returns the exit code."""
-    from .evaluate import aevaluate_all
+    from ..testing.evaluation.evaluate import aevaluate_all
 
     _checked_options(args)
     try:

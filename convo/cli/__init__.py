@@ -15,9 +15,11 @@ transcripts.
     convo --version
     convo COMMAND --help    (every option; chat, run and serve take the model's settings too)
 
-Each command is a module with ``add_parser(subparsers, common)`` (which sets ``main`` as the
-parser's default) and ``main(args) -> exit code``; adding a command is one line in
-``COMMANDS``.
+Each command is a module of this package, named for it (``convo.cli.chat`` … ``convo.cli.eval``;
+``run.py`` is ``convo run``, ``test.py`` is ``convo test``), with ``add_parser(subparsers,
+common)`` (which sets ``main`` as the parser's default) and ``main(args) -> exit code``; adding
+a command is one module and one line in ``COMMANDS``. ``options.py`` holds the options several
+commands share, ``otel.py`` the ``--otel`` flags.
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
 ``error``, 2 for a mistake on the command line or in the file (said in one line; ``--debug``
@@ -33,17 +35,15 @@ import traceback
 from collections.abc import Sequence
 from typing import Final
 
-from .botfile import UsageProblem
-from .otel.command import setup as setup_otel
-from .version import __version__
+from ..botfile import UsageProblem
+from ..version import __version__
+from .otel import setup as setup_otel
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: The modules of the commands, in the order ``convo --help`` lists them.
-COMMANDS: Final = ("convo.terminal.chat", "convo.terminal.command", "convo.serve.command",
-                   "convo.testing.trial", "convo.testing.evaluation.command",
-                   "convo.terminal.replay", "convo.terminal.graph",
-                   "convo.terminal.models")
+COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.test",
+                   "convo.cli.eval", "convo.cli.replay", "convo.cli.graph", "convo.cli.models")
 
 
 EPILOG: Final = """\

@@ -8,7 +8,7 @@ import argparse
 from urllib.parse import urlparse
 
 from ..botfile import add_model_options
-from ..otel.command import add_otel_options
+from .otel import add_otel_options
 
 
 def positive_int(text: str) -> int:

@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     from ..resume import Resume
     from ..templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
     from ..templates.base import Template
-    from .talk import Talk, hold
+    from ..terminal.talk import Talk, hold
 
     tools, context = _tools(args.tools) if args.tools else ([], None)
     servers = _servers(args.mcp)
@@ -141,8 +141,8 @@ def _start(args: argparse.Namespace) -> tuple[int | None, Session | None]:
     if args.no_log:
         raise UsageProblem("-c continues a chat of the local history, which --no-log turns "
                            "off: give one or the other")
-    from .history import History
-    from .paths import data_dir
+    from ..terminal.history import History
+    from ..terminal.paths import data_dir
 
     history = History.open()
     try:

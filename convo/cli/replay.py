@@ -23,7 +23,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..errors import TranscriptError
     from ..record.transcript import read_transcript
-    from .printer import ConsolePrinter
+    from ..terminal.printer import ConsolePrinter
 
     try:
         transcript = read_transcript(args.path)

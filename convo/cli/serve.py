@@ -17,8 +17,8 @@ from ..botfile import (
     load_file,
     split_target,
 )
-from ..otel.command import add_otel_options, setup
-from ..terminal.options import positive_int, url
+from .options import positive_int, url
+from .otel import add_otel_options, setup
 
 SPEC_ENV = "CONVO_SERVE_SPEC"
 
@@ -81,8 +81,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
-    from . import create_app
-    from .logs import show_logs
+    from ..serve import create_app
+    from ..serve.logs import show_logs
 
     path, name = split_target(spec["target"])
     module = load_file(path)
@@ -122,9 +122,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from .stores import open_store
+        from ..serve.stores import open_store
     except ImportError as exc:
-        from . import INSTALL_SERVE
+        from ..serve import INSTALL_SERVE
 
         raise UsageProblem(f"convo serve needs {exc.name or 'uvicorn'}: {INSTALL_SERVE}"
                            ) from None
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                     timeout_graceful_shutdown=30)
     else:
         os.environ[SPEC_ENV] = json.dumps(spec)
-        uvicorn.run("convo.serve.command:worker_app", factory=True, host=args.host,
+        uvicorn.run("convo.cli.serve:worker_app", factory=True, host=args.host,
                     port=args.port, workers=args.workers, log_level="warning",
                     timeout_graceful_shutdown=30)
     return 0

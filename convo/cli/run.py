@@ -45,7 +45,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .talk import Talk, hold
+    from ..terminal.talk import Talk, hold
 
     if args.resume and args.continue_:
         raise UsageProblem("--resume PATH continues a saved transcript, --continue the last "
@@ -97,8 +97,8 @@ def _saved(args: argparse.Namespace, source: str) -> tuple[int | None, Any]:
     if args.no_log:
         raise UsageProblem("--continue picks up a conversation of the local history, which "
                            "--no-log turns off: give one or the other")
-    from .history import History
-    from .paths import data_dir
+    from ..terminal.history import History
+    from ..terminal.paths import data_dir
 
     history = History.open()
     try:
@@ -140,7 +140,7 @@ def _user(args: argparse.Namespace, module: ModuleType, path: str) -> Any:
                            f"{type(approvals).__name__}")
 
     def user(printer: Any) -> Any:
-        from .demo import DemoInterface
+        from ..terminal.demo import DemoInterface
 
         return DemoInterface(path, demo, approvals, note=printer.note, say=printer.say)
 

@@ -29,8 +29,8 @@ def setup(args: argparse.Namespace, *, quiet: bool = False) -> None:
                            "and an exporter (see docs/telemetry.md)") from None
     import attrs
 
-    from .hook import install
-    from .telemetry import Telemetry
+    from ..otel.hook import install
+    from ..otel.telemetry import Telemetry
 
     said: list[bool] = []
 

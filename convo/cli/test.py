@@ -86,7 +86,7 @@ def _user_model(module: ModuleType, path: str, bot_model: Any, offline: bool) ->
                            f"(a model that plays the user) or demo_input (lines the user "
                            f"says) in {path}, or set OPENAI_API_KEY")
     from ..models.mock import MockModel
-    from .simulated_user import DONE_MARKER
+    from ..testing.simulated_user import DONE_MARKER
 
     return MockModel([*demo, DONE_MARKER])
 
@@ -96,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     from ..runner import Runner
     from ..session import RunStatus, Session
     from ..templates.tree import termination_tools
-    from .simulated_user import SimulatedUser
+    from ..testing.simulated_user import SimulatedUser
 
     if args.turns < 1:
         raise UsageProblem(f"--turns must be at least 1, got {args.turns}")

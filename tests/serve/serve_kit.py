@@ -1,0 +1,163 @@
+"""Shared by the serving tests: a small bot, its stores (memory, SQLite, a throwaway Postgres
+started here with initdb/pg_ctl), and `convo serve` processes on free ports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+def reply(messages: Sequence[Message], tools: Any) -> str:
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Done: {last.content} {{finish()}}"
+    if last.content.startswith("refund "):
+        return f"{{refund(order='{last.content[7:]}')}}"
+    if last.content.startswith("fail"):
+        raise ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")
+    if last.content == "boom":
+        raise RuntimeError("a bug in the bot")
+    return f"You said {last.content!r}"
+
+
+TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+
+
+def model() -> FunctionModel:
+    return FunctionModel(reply)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Postgres:
+    """A throwaway Postgres server for the tests of this folder."""
+
+    def __init__(self, bin_dir: Path, data: Path, as_user: list[str], port: int) -> None:
+        self.bin_dir, self.data, self.as_user, self.port = bin_dir, data, as_user, port
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        self.databases = 0
+
+    def fresh(self) -> str:
+        """The URL of a new, empty database."""
+        import psycopg
+
+        self.databases += 1
+        name = f"t{self.databases}"
+        with psycopg.connect(self.url, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:  # .ci/run installs it, so CI always runs these
+        pytest.skip("PostgreSQL server binaries are missing: apt-get install postgresql")
+    bin_dir = found[-1].parent
+    data = Path(tempfile.mkdtemp(prefix="convo-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # the server refuses to run as root
+        shutil.chown(data, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = free_port()
+    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
+                    "-U", "postgres"], check=True, capture_output=True)
+    ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-w"]
+    subprocess.run([*ctl, "-l", str(data / "log"), "-o",
+                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"],
+                   check=True, capture_output=True)
+    try:
+        yield Postgres(bin_dir, data, as_user, port)
+    finally:
+        subprocess.run([*ctl, "-m", "fast", "stop"], check=False, capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each store kind in turn."""
+    if request.param == "memory":
+        return "memory"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'convo.db'}"
+    return str(request.getfixturevalue("postgres").fresh())
+
+
+class Served:
+    """One `convo serve` process on a free port; its stderr is kept in ``log``."""
+
+    def __init__(self, bot: str, workdir: Path, *options: str,
+                 env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        environ = {k: v for k, v in os.environ.items()
+                   if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
+        environ.update(env or {})
+        self.log = workdir / f"serve-{self.port}.log"
+        store = options[options.index("--store") + 1] if "--store" in options else ""
+        self.store_path = store[len("sqlite:///"):] if store.startswith("sqlite:///") else ""
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
+                 *options], env=environ, stdout=subprocess.DEVNULL, stderr=log)
+        self.client = httpx.Client(base_url=self.url, timeout=20.0)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
+            try:
+                if self.client.get("/api/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.05)  # polling for the server to listen, not timing the test
+        self.stop()
+        raise AssertionError("convo serve did not become healthy")
+
+    def stop(self) -> str:
+        """Ctrl-C; what it wrote on stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(2)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.client.close()
+        return self.log.read_text()
