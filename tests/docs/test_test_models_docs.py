@@ -1,6 +1,6 @@
 """FunctionModel and EchoModel are documented where a reader looks for models (models.md) and
 for testing (testing.md), with what a FunctionModel's function receives and a snippet that runs
-(tests/test_readme.py runs it)."""
+(tests/docs/test_readme.py runs it)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _runnable_blocks(page: Path) -> list[str]:
-    """The blocks tests/test_readme.py runs: fenced with exactly ```python."""
+    """The blocks tests/docs/test_readme.py runs: fenced with exactly ```python."""
     return re.findall(r"^```python\n(.*?)^```$", page.read_text(encoding="utf-8"), re.M | re.S)
 
 

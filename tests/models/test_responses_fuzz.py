@@ -1,6 +1,6 @@
 """Whatever a server sends on ``/v1/responses``, a call ends with a reply or a ``ModelError``
 naming the server: responses and typed stream events of any shape, any bytes, split into any
-pieces, through the real openai SDK (the Responses half of tests/test_model_fuzz.py).
+pieces, through the real openai SDK (the Responses half of tests/models/test_model_fuzz.py).
 
 The fuzzing is bounded for CI; ``CONVO_FUZZ_EXAMPLES=2000`` runs it longer.
 """

@@ -1,6 +1,6 @@
 """What only the Responses API has, through the whole stack: Runner -> OpenAIModel(api=
 "responses") -> the real openai SDK -> HTTP -> OpenAIServer on 127.0.0.1. Behaviour shared with
-Chat Completions runs on both APIs in tests/test_openai_model.py."""
+Chat Completions runs on both APIs in tests/models/test_openai_model.py."""
 
 from __future__ import annotations
 

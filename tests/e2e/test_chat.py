@@ -24,7 +24,7 @@ from convo.transcript import load_transcript
 
 __all__ = ["env", "terminal"]  # fixtures
 
-FIXTURES = Path(__file__).parent / "cli_fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 STREAM = str(FIXTURES / "stream.py")
 OFFLINE = ("convo: no OPENAI_API_KEY or --base-url: chatting offline with a mock model that "
            "echoes you (set OPENAI_API_KEY, or pass --base-url URL of a local server)\n")

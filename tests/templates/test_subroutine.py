@@ -222,7 +222,7 @@ def test_bad_arguments_are_rejected_when_built(kwargs: dict[str, object], error:
 def test_the_draft_email_example_keeps_only_the_final_draft() -> None:
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "draft_email.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "draft_email.py"
     spec = importlib.util.spec_from_file_location("convo_example_draft_email", path)
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)

@@ -18,7 +18,7 @@ from convo.events import ContextTrimmed, Event
 from convo.requests import CallModel
 from convo.summary import CONTEXT_KEY, SUMMARY_HEADER, fit
 
-DATA = Path(__file__).parent / "data" / "context"
+DATA = Path(__file__).resolve().parents[1] / "data" / "context"
 TOOLS = ({"type": "function", "function": {"name": "look", "description": "Look it up.",
                                            "parameters": {"type": "object"}}},)
 

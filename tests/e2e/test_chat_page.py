@@ -4,7 +4,7 @@
 Nothing here sleeps for timing: every wait is a condition the page must reach. A streamed
 reply is made observable by a model that stops half-way until the test opens a gate file.
 
-``python tests/test_chat_page.py`` redraws the screenshots in docs/.
+``python tests/e2e/test_chat_page.py`` redraws the screenshots in docs/.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
                 allow_module_level=True)
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOT = ROOT / "tests" / "cli_fixtures" / "chat_page.py"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

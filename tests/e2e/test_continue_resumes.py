@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 from terminal_harness import Spawn, env, terminal  # noqa: F401  (fixtures)
 
-BOT = str(Path(__file__).resolve().parent / "cli_fixtures" / "approval_subroutine.py")
+BOT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "approval_subroutine.py")
 
 
 def test_continue_neither_asks_nor_runs_a_decided_call_again(

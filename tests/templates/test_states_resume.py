@@ -19,7 +19,7 @@ from convo.templates.graph import mermaid
 from convo.templates.states import STATE_KEY
 from convo.transcript import TranscriptWriter, load_transcript
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support_bot.py"
 FIXTURE = str(ROOT / "tests" / "cli_fixtures" / "support.py")
 BILLING = "You are at the billing desk: check charges, refund mistakes."

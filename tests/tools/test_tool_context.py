@@ -32,7 +32,7 @@ from convo.events import ToolCallEnded
 from convo.resume import resume
 from convo.transcript import TranscriptWriter, load_transcript
 
-NOTES = Path(__file__).parent / "cli_fixtures" / "notes.py"
+NOTES = Path(__file__).resolve().parents[1] / "cli_fixtures" / "notes.py"
 
 
 @attrs.frozen

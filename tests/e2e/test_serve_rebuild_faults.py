@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 from test_serve_processes import WAIT_S, Server
 
-BOT = str(Path(__file__).parent / "serve_fixtures" / "blocking_tool_bot.py")
+BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "blocking_tool_bot.py")
 
 
 def test_killed_while_a_tool_runs_the_conversation_waits_for_retry(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-BOT = str(Path(__file__).parent / "serve_fixtures" / "counting_bot.py")
+BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
 WAIT_S = 30.0
 
 
@@ -235,7 +235,7 @@ def test_a_database_restart_shows_in_health_and_breaks_no_turn(postgres: Postgre
 
 
 def test_the_readme_line_serves_the_refund_bot(tmp_path: Path) -> None:
-    bot = str(Path(__file__).resolve().parent.parent / "examples" / "refund_bot.py")
+    bot = str(Path(__file__).resolve().parents[2] / "examples" / "refund_bot.py")
     server = Server(f"sqlite:///{tmp_path / 'convo.db'}", tmp_path, bot=bot)
     try:
         assert "<html" in server.client.get("/").text

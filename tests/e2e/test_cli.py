@@ -16,7 +16,7 @@ import convo
 from convo import Message, RunStatus
 from convo.transcript import load_transcript, read_transcript
 
-FIXTURES = Path(__file__).parent / "cli_fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 CHAT = str(FIXTURES / "chat.py")
 OFFLINE = ("convo: no OPENAI_API_KEY or --base-url: running offline on "
            f"{CHAT}'s mock_model\n")

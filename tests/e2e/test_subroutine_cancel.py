@@ -18,7 +18,7 @@ from convo.transcript import load_transcript
 
 __all__ = ["env", "terminal"]  # fixtures
 
-FIXTURES = Path(__file__).parent / "cli_fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 BOT = str(FIXTURES / "subroutine.py")
 STREAM = str(FIXTURES / "stream.py")
 CANCELLED = "Cancelled by the user (Ctrl-C)"

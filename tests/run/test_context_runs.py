@@ -285,7 +285,7 @@ def test_another_400_is_not_a_context_length_error() -> None:
 def test_the_long_chat_example_summarises_once() -> None:
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "long_chat.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "long_chat.py"
     spec = importlib.util.spec_from_file_location("convo_example_long_chat_ctx", path)
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)

@@ -43,7 +43,7 @@ CHAT = LinearTemplate([
 ])
 SAID = ["héllo ☃", "ça va? 😀", "日本語で"]
 REPLIES = ["Bonjour ☃!", "Très bien 😀.", "はい。"]
-FIXTURES = Path(__file__).parent / "cli_fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 
 
 def save(path: Path, said: list[str] = SAID, replies: list[str] = REPLIES) -> Session:

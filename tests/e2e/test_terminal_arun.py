@@ -35,7 +35,7 @@ from convo import (
 )
 from convo.terminal.printer import ConsolePrinter
 
-SCRIPT = str(Path(__file__).parent / "cli_fixtures" / "arun_chat.py")
+SCRIPT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "arun_chat.py")
 STARTED = "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"
 STOPPED = "--- conversation stopped: the user quit or the run was cancelled"
 RETURNED = "(arun returned)\n"

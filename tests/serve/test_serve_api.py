@@ -342,7 +342,7 @@ def test_a_state_machine_served_goes_on_in_its_state_on_another_worker(tmp_path:
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "support_bot.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "support_bot.py"
     spec = importlib.util.spec_from_file_location("served_support_bot", path)
     assert spec is not None and spec.loader is not None
     bot = importlib.util.module_from_spec(spec)

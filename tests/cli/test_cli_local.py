@@ -14,7 +14,7 @@ import pytest
 from convo.terminal.notices import IGNORED_TOOLS_NOTE
 from convo.testing import ErrorReply, OpenAIServer
 
-WEATHER = str(Path(__file__).parent / "cli_fixtures" / "weather.py")
+WEATHER = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "weather.py")
 TIMEOUT = 30
 
 

@@ -678,7 +678,7 @@ def test_two_finish_calls_in_a_batch_both_answered_the_first_decides() -> None:
 
 # -- the examples (one per seed scenario) end as their docstrings say --------------------------
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _load(name: str) -> ModuleType:

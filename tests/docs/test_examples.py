@@ -29,10 +29,10 @@ from convo import (
     Template,
 )
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))
 EXAMPLE_TESTS = sorted(EXAMPLES.glob("test_*.py"))
-SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
 
 
 def _load(path: Path) -> Iterator[ModuleType]:

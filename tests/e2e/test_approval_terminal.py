@@ -7,7 +7,7 @@ from pathlib import Path
 
 from terminal_harness import Spawn, env, terminal  # noqa: F401  (fixtures)
 
-BOT = str(Path(__file__).resolve().parent.parent / "examples" / "refund_bot.py")
+BOT = str(Path(__file__).resolve().parents[2] / "examples" / "refund_bot.py")
 PROMPT = "[y]es / [n]o / or type a reason to reject:"
 
 
