@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .models.base import Model
 
 __all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "Request",
-           "RunTools", "Step", "ToolRun"]
+           "RunTools", "Step", "StoreToolRun", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -77,6 +77,15 @@ class RunTools(Request[list[ToolRun]]):
     """
 
     invocations: tuple[Invocation, ...]
+
+
+@attrs.frozen(slots=True)
+class StoreToolRun(RunTools):
+    """``RunTools`` for an ``ExecuteToolTemplate(store_as=key)``, whose result goes into
+    ``session.state[key]`` and leaves no tool message: a replay answers it from the saved
+    state (the tool is not run again); everything else answers it as ``RunTools``."""
+
+    store_as: str = attrs.field(kw_only=True)
 
 
 @attrs.frozen(slots=True)

@@ -34,6 +34,8 @@ ContextTrimmed ContextLengthError
 API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
 # API.md §14 (one core, resuming from Python).
 API_NAMES += "MessageAdded load_transcript".split()
+# API.md §22 (a template as a tool, a tool from code, hooks).
+API_NAMES += "SubroutineTool ExecuteToolTemplate".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
