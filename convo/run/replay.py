@@ -29,6 +29,7 @@ from ..requests import (
     CallModel,
     ChildMessage,
     Request,
+    RunHooks,
     RunTools,
     StoreToolRun,
 )
@@ -165,6 +166,8 @@ class Replay:
             return NOTHING
         if isinstance(request, CallModel):
             return self._reply(frame, request)
+        if isinstance(request, RunHooks):
+            return None  # they ran before: the saved state holds what they changed
         if isinstance(request, StoreToolRun):
             return self._stored(request)
         if isinstance(request, RunTools):

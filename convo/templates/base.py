@@ -9,7 +9,8 @@ from typing import Any, TypeAlias
 import attrs
 
 from ..errors import DefinitionError
-from ..requests import Flow
+from ..events import HooksRan
+from ..requests import Flow, RunHooks
 from ..session import Session
 
 Hook: TypeAlias = Callable[[Session], None]
@@ -59,7 +60,7 @@ class Template:
             # repoints its ``__class__`` cell (zero-argument ``super()``) only for functions
             # it finds there.
             cls._unhooked_render = render  # type: ignore[attr-defined]
-            cls.render = _hooked(render)
+            cls.render = _hooked(render)  # type: ignore[method-assign,assignment]
 
     def render(self, session: Session) -> Flow:
         raise NotImplementedError(f"{type(self).__name__} must implement render()")
@@ -91,10 +92,17 @@ def _hooked(render: Callable[[Any, Session], Flow]) -> Callable[[Any, Session], 
 
 def _around(render: Callable[[Any, Session], Flow], template: Template, session: Session,
             before: Sequence[Hook], after: Sequence[Hook]) -> Flow:
-    for hook in before:
-        hook(session)
+    if before:
+        yield from _run(before, session, f"{template.label()}: before")
     # An exception (the conversation ends inside, a break, a move) skips ``after``.
     result = yield from render(template, session)
-    for hook in after:
-        hook(session)
+    if after:
+        yield from _run(after, session, f"{template.label()}: after")
     return result
+
+
+def _run(hooks: Sequence[Hook], session: Session, where: str) -> Flow:
+    # A request, so that a replay does not run them again; the event has their state
+    # changes recorded.
+    yield RunHooks(tuple(hooks), session, where)
+    yield HooksRan(where)

@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from convo import (
     AssistantTemplate,
+    ExecuteToolTemplate,
     FunctionModel,
     LinearTemplate,
     LoopTemplate,
@@ -103,3 +104,35 @@ def test_a_served_subroutine_tool_is_rebuilt_on_another_app_without_running_agai
             ("system", "Be brief."), ("user", "jot A"), ("assistant", ""),
             ("tool", "Confirmed: yes"), ("assistant", "Done: Confirmed: yes"), ("user", "hi"),
             ("assistant", "You said 'hi'")]
+
+
+def count_turn(session: Any) -> None:
+    session.state["turns"] = session.state.get("turns", 0) + 1
+
+
+def test_a_served_tool_run_from_code_and_hooks_are_not_run_again_by_a_rebuild(
+        tmp_path: Path) -> None:
+    jotted.clear()
+    model_calls.clear()
+
+    def served() -> LinearTemplate:
+        return LinearTemplate([
+            ExecuteToolTemplate(jot, arguments={"text": "opened"}, store_as="opening"),
+            ExecuteToolTemplate(jot, arguments={"text": "shown"}),
+            LoopTemplate([LinearTemplate([UserTemplate(), AssistantTemplate()],
+                                         after=count_turn)])])
+
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    with TestClient(create_app(served(), FunctionModel(answer), store=store)) as one, \
+            TestClient(create_app(served(), FunctionModel(answer), store=store)) as two:
+        created = one.post("/api/conversations", json={})
+        cid = created.json()["id"]
+        assert [(m["role"], m["content"]) for m in created.json()["messages"]] == [
+            ("assistant", ""), ("tool", "jotted shown")]
+        for client, text in [(two, "a"), (one, "b"), (two, "c")]:
+            reply = client.post(f"/api/conversations/{cid}/messages", json={"content": text})
+            assert reply.status_code == 200, reply.text
+        assert jotted == ["opened", "shown"]  # each run once, though rebuilt three times
+        assert model_calls == ["-: a", "-: b", "-: c"]
+        assert one.get(f"/api/conversations/{cid}").json()["state"] == {
+            "opening": "jotted opened", "turns": 3}
