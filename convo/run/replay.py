@@ -10,9 +10,12 @@ there the live answerer answers. No model, tool or user is asked again for what 
 only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
 run again, for their effect on the turn.
 
-A ``SubroutineTemplate``'s child is replayed the same way from its saved record (a frame of its
-own, with the conversation's approvals: a decision made inside a subroutine is never asked
-again), whether it ended or the conversation was saved while inside it.
+A ``SubroutineTemplate``'s child (and a ``SubroutineTool``'s call) is replayed the same way
+from its saved record (a frame of its own, with the conversation's approvals: a decision made
+inside a subroutine is never asked again), whether it ended or the conversation was saved
+while inside it. A template's hooks (``RunHooks``) are not run again while replaying, and an
+``ExecuteToolTemplate(store_as=…)`` run (``StoreToolRun``) is answered from the saved state:
+the saved state already holds what they did.
 """
 
 from __future__ import annotations
