@@ -55,6 +55,9 @@ class ExecuteToolTemplate(Template):
             raise DefinitionError(f"{where}: store_as must be a non-empty str or None, "
                                   f"got {self.store_as!r}")
 
+    def children(self) -> tuple[Template, ...]:
+        return (self.tool.template,) if isinstance(self.tool, SubroutineTool) else ()
+
     def label(self) -> str:
         if self.template_id:
             return super().label()

@@ -125,6 +125,10 @@ class ToolingTemplate(Template):
             self._output = Output(self.output_type, where)
             self._schemas = (*self._schemas, self._output.schema)
 
+    def children(self) -> tuple[Template, ...]:
+        """The templates of its ``SubroutineTool``s (checked with the tree)."""
+        return tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
+
     # -- the turn ---------------------------------------------------------------------------
 
     def _more(self, turn: _Turn) -> bool:

@@ -293,3 +293,20 @@ def test_invoking_it_as_a_function_says_how_it_runs() -> None:
                                         "called by a ToolingTemplate or an "
                                         "ExecuteToolTemplate"):
         researcher().invoke({"input": "x"})
+
+
+def test_its_template_is_checked_with_the_tree() -> None:
+    from convo import BreakTemplate
+
+    child = LinearTemplate([AssistantTemplate(template_id="twice"), BreakTemplate()])
+    sub = SubroutineTool(child, name="research", description="d")
+    with pytest.raises(DefinitionError, match=re.escape(
+            "BreakTemplate at LinearTemplate > [2] ToolingTemplate > [0] LinearTemplate > [1] "
+            "BreakTemplate is not inside any LoopTemplate")):
+        Runner(MockModel([]), agent(sub))
+    sub = SubroutineTool(AssistantTemplate(template_id="twice"), name="research",
+                         description="d")
+    tree = LinearTemplate([AssistantTemplate("x", template_id="twice"),
+                           ToolingTemplate([sub])])
+    with pytest.raises(DefinitionError, match=r"^duplicate template_id 'twice'"):
+        Runner(MockModel([]), tree)

@@ -17,6 +17,7 @@ from convo import (
     LinearTemplate,
     LoopTemplate,
     Message,
+    ModelError,
     SubroutineTool,
     SystemTemplate,
     ToolingTemplate,
@@ -136,3 +137,40 @@ def test_a_served_tool_run_from_code_and_hooks_are_not_run_again_by_a_rebuild(
         assert model_calls == ["-: a", "-: b", "-: c"]
         assert one.get(f"/api/conversations/{cid}").json()["state"] == {
             "opening": "jotted opened", "turns": 3}
+
+
+def test_a_failed_model_call_inside_the_child_waits_for_a_retry_on_any_app(
+        tmp_path: Path) -> None:
+    jotted.clear()
+    model_calls.clear()
+    failing = [True]
+
+    def flaky(messages: Sequence[Message], tools: Any) -> str:
+        names = [t["function"]["name"] for t in tools]
+        if names == ["jot"] and messages[-1].role == "tool" and failing:
+            failing.pop()
+            raise ModelError("HTTP 500 from the test model")
+        return answer(messages, tools)
+
+    child = LinearTemplate([ToolingTemplate([jot]), AssistantTemplate("(noted)")])
+    sub = SubroutineTool(child, name="delegate", description="Have a note taken.",
+                         keep="all")
+    template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([sub])])])
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    with TestClient(create_app(template, FunctionModel(flaky), store=store)) as one, \
+            TestClient(create_app(template, FunctionModel(flaky), store=store)) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        url = f"/api/conversations/{cid}"
+        failed = one.post(f"{url}/messages", json={"content": "jot A"})
+        assert failed.status_code == 502, failed.text
+        assert failed.json()["waiting_for"]["type"] == "retry"
+        assert jotted == ["A"]
+        retried = two.post(f"{url}/retry", json={})
+        assert retried.status_code == 200, retried.text
+        assert jotted == ["A"]  # the child's tool is not run again
+        assert retried.json()["added"][-2:] == [
+            {"role": "tool", "content": "jotted A\n\nNoted: jotted A\n\n(noted)",
+             "tool_call_id": retried.json()["added"][-2]["tool_call_id"], "name": "delegate"},
+            {"role": "assistant", "content": "Done: jotted A\n\nNoted: jotted A\n\n(noted)"}]
+        assert model_calls == ["delegate: jot A", "jot: A", "jot: jotted A",
+                               "delegate: jotted A\n\nNoted: jotted A\n\n(noted)"]
