@@ -184,6 +184,14 @@ class StateEntered(Event):
 
 
 @attrs.frozen(slots=True)
+class HooksRan(Event):
+    """A template's ``before`` or ``after`` hooks ran (``where`` names them): what they
+    changed in the state is recorded from here, as a tool's is after its call."""
+
+    where: str
+
+
+@attrs.frozen(slots=True)
 class SubroutineStarted(Event):
     """A ``SubroutineTemplate`` starts its child (a resumed run replays the child's saved
     run from here).

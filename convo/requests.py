@@ -16,12 +16,13 @@ each answerer.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
 from .approval import Approval
+from .errors import ConvoError, ReachedEndTemplateException, RunError
 from .events import Event
 from .messages import Message, ToolCall
 from .session import Session
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from .models.base import Model
 
 __all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "Request",
-           "RunTools", "Step", "ToolRun"]
+           "RunHooks", "RunTools", "Step", "StoreToolRun", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -80,11 +81,43 @@ class RunTools(Request[list[ToolRun]]):
 
 
 @attrs.frozen(slots=True)
+class StoreToolRun(RunTools):
+    """``RunTools`` for an ``ExecuteToolTemplate(store_as=key)``, whose result goes into
+    ``session.state[key]`` and leaves no tool message: a replay answers it from the saved
+    state (the tool is not run again); everything else answers it as ``RunTools``."""
+
+    store_as: str = attrs.field(kw_only=True)
+
+
+@attrs.frozen(slots=True)
 class Approve(Request[list[Approval]]):
     """Ask a person to approve these tool calls (in call order); answered with one
     ``Approval`` per call. A served conversation waits here."""
 
     calls: tuple[ToolCall, ...]
+
+
+@attrs.frozen(slots=True)
+class RunHooks(Request[None]):
+    """Run a template's ``before`` or ``after`` hooks on ``session`` (``where`` names them).
+
+    The live answerer runs them (``run()``); a replay answers without running them, since the
+    saved state already holds what they changed (hooks are recorded like a tool's result)."""
+
+    hooks: tuple[Callable[[Session], None], ...]
+    session: Session = attrs.field(eq=False, repr=False)
+    where: str
+
+    def run(self) -> None:
+        for hook in self.hooks:
+            try:
+                hook(self.session)
+            except (ConvoError, ReachedEndTemplateException):
+                raise
+            except Exception as exc:
+                name = getattr(hook, "__qualname__", None) or repr(hook)
+                raise RunError(f"{self.where} hook {name} failed: {type(exc).__name__}: "
+                               f"{exc}") from exc
 
 
 @attrs.frozen(slots=True)

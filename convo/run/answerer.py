@@ -31,7 +31,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message, ToolCall
-from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..requests import Approve, AskUser, CallModel, Request, RunHooks, RunTools
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from .state import RunState
@@ -79,6 +79,9 @@ class LiveAnswerer:
             answer = self.ask_user(request)
         elif isinstance(request, Approve):
             answer = self.approve(request)
+        elif isinstance(request, RunHooks):
+            answer = None
+            request.run()
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]
@@ -93,6 +96,9 @@ class LiveAnswerer:
             answer = await self.aask_user(request)
         elif isinstance(request, Approve):
             answer = await self.aapprove(request)
+        elif isinstance(request, RunHooks):
+            answer = None
+            request.run()
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]

@@ -10,9 +10,12 @@ there the live answerer answers. No model, tool or user is asked again for what 
 only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
 run again, for their effect on the turn.
 
-A ``SubroutineTemplate``'s child is replayed the same way from its saved record (a frame of its
-own, with the conversation's approvals: a decision made inside a subroutine is never asked
-again), whether it ended or the conversation was saved while inside it.
+A ``SubroutineTemplate``'s child (and a ``SubroutineTool``'s call) is replayed the same way
+from its saved record (a frame of its own, with the conversation's approvals: a decision made
+inside a subroutine is never asked again), whether it ended or the conversation was saved
+while inside it. A template's hooks (``RunHooks``) are not run again while replaying, and an
+``ExecuteToolTemplate(store_as=…)`` run (``StoreToolRun``) is answered from the saved state:
+the saved state already holds what they did.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from ..approval import Approval
 from ..events import CaughtUp, ReplayStarted, SubroutineEnded, SubroutineStarted
 from ..messages import Message
-from ..requests import Approve, AskUser, CallModel, ChildMessage, Request, RunTools
+from ..requests import (
+    Approve,
+    AskUser,
+    CallModel,
+    ChildMessage,
+    Request,
+    RunHooks,
+    RunTools,
+    StoreToolRun,
+)
 from ..session import UNREPORTED, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
@@ -71,13 +83,14 @@ class Replay:
     Made by ``Replay.install``, which also has the driver show it every step while it
     replays."""
 
-    __slots__ = ("approvals", "driver", "frames", "inner", "started", "state")
+    __slots__ = ("approvals", "driver", "frames", "inner", "saved_state", "started", "state")
 
     def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
         self.inner = inner
         self.driver = driver
         self.state = driver.state
         self.approvals: Mapping[str, Approval] = saved.approvals
+        self.saved_state: Mapping[str, Any] = saved.state
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
 
@@ -156,6 +169,10 @@ class Replay:
             return NOTHING
         if isinstance(request, CallModel):
             return self._reply(frame, request)
+        if isinstance(request, RunHooks):
+            return None  # they ran before: the saved state holds what they changed
+        if isinstance(request, StoreToolRun):
+            return self._stored(request)
         if isinstance(request, RunTools):
             return self._tool_runs(frame, request)
         if isinstance(request, AskUser):
@@ -189,6 +206,16 @@ class Replay:
                                else saved_run(results[inv.call.id]) for inv in invocations]
         self.state.counted(tool_calls=sum(not inv.tool.rerun_on_resume for inv in invocations))
         return runs
+
+
+    def _stored(self, request: StoreToolRun) -> Any:
+        # What the tool stored is in the saved state (the last value stored under its key:
+        # a resumed run sees the saved state throughout its replay).
+        if request.store_as not in self.saved_state:
+            return NOTHING
+        self.state.counted(tool_calls=sum(not inv.tool.rerun_on_resume
+                                          for inv in request.invocations))
+        return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
 
 
 def same(a: Message, b: Message) -> bool:

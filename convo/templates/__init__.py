@@ -3,6 +3,7 @@
 from .base import Template
 from .control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
 from .end import EndTemplate
+from .execute import ExecuteToolTemplate
 from .guard import LoopGuard
 from .messages import (
     AssistantTemplate,
@@ -13,6 +14,7 @@ from .messages import (
 )
 from .states import GotoTemplate, StateMachineTemplate
 from .subroutine import SubroutineTemplate
+from .subroutine_tool import SubroutineTool
 from .tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "AssistantTemplate",
     "BreakTemplate",
     "EndTemplate",
+    "ExecuteToolTemplate",
     "GenerateTemplate",
     "GotoTemplate",
     "IfTemplate",
@@ -29,6 +32,7 @@ __all__ = [
     "MessageTemplate",
     "StateMachineTemplate",
     "SubroutineTemplate",
+    "SubroutineTool",
     "SystemTemplate",
     "Template",
     "ToolingTemplate",

@@ -102,57 +102,72 @@ class SubroutineTemplate(Template):
     def render(self, session: Session) -> Flow:
         label = self.label() if self.template_id else f"SubroutineTemplate({self.template.label()})"
         start = inherited(session.messages, self.inherit)
-        child = Session(start, session.state)
-        started = SubroutineStarted(label, len(session.messages), len(start), child)
-        yield started  # a resumed run replays the child's saved run from here
-        try:
-            yield from self._drive(self.template.render(child), child, (label,))
-        except ReachedEndTemplateException:
-            pass  # the child's conversation ended, not the parent's
-        except GeneratorExit:  # the run was cut short: keep the record, there is no yielding
-            self._ended(started, session)
-            raise
-        except BaseException:
-            yield self._ended(started, session)
-            raise
-        yield self._ended(started, session)
+        child = yield from child_run(label, self.template, session, start, self.model)
         yield from kept(child.messages[len(start):], self.keep)
         return session
 
-    def _drive(self, flow: Flow, child: Session, scope: tuple[str, ...]) -> Flow:
-        """Put the child's steps on its own session: its messages go up as ``ChildMessage``s
-        (the runner appends them to ``child``), its model calls send ``child``'s messages,
-        everything else goes up as it is."""
-        answer: Any = None
-        try:
-            while True:
-                try:
-                    step = flow.send(answer)
-                except StopIteration:
-                    return
-                answer = None
-                if isinstance(step, Message):
-                    yield ChildMessage(step, child, scope)
-                elif isinstance(step, ChildMessage):  # a nested subroutine's
-                    yield attrs.evolve(step, scope=(*scope, *step.scope))
-                elif isinstance(step, CallModel):
-                    answer = yield attrs.evolve(step, model=step.model or self.model,
-                                                messages=tuple(child.messages))
-                elif isinstance(step, TurnEnded):  # the child's, not a turn of the parent
-                    child.turns.append(step.result)
-                elif isinstance(step, Event):
-                    yield step
-                else:
-                    answer = yield step
-        finally:
-            flow.close()
 
-    @staticmethod
-    def _ended(started: SubroutineStarted, session: Session) -> SubroutineEnded:
-        child = started.child
-        if child is not None and child.state != session.state:
-            session.state.clear()
-            session.state.update(child.state)
-        record = started.record()
-        session.subroutines.append(record)
-        return SubroutineEnded(record)
+def child_run(label: str, template: Template, session: Session, start: list[Message],
+              model: Model | None, opening: Sequence[Message] = ()) -> Flow:
+    """Run ``template`` on a child session that starts with ``start``, then ``opening`` (added
+    by the child, as its first messages): framed by ``SubroutineStarted``/``SubroutineEnded``
+    (what a replay follows), recorded on ``session.subroutines``. Returns the child session.
+    Ending the conversation inside the child ends the child. ``SubroutineTemplate`` and a
+    ``SubroutineTool``'s call both run their child so."""
+    child = Session(start, session.state)
+    started = SubroutineStarted(label, len(session.messages), len(start), child)
+    yield started  # a resumed run replays the child's saved run from here
+    scope = (label,)
+    try:
+        for message in opening:
+            yield ChildMessage(message, child, scope)
+        yield from _drive(template.render(child), child, scope, model)
+    except ReachedEndTemplateException:
+        pass  # the child's conversation ended, not the parent's
+    except GeneratorExit:  # the run was cut short: keep the record, there is no yielding
+        _ended(started, session)
+        raise
+    except BaseException:
+        yield _ended(started, session)
+        raise
+    yield _ended(started, session)
+    return child
+
+
+def _drive(flow: Flow, child: Session, scope: tuple[str, ...], model: Model | None) -> Flow:
+    """Put the child's steps on its own session: its messages go up as ``ChildMessage``s (the
+    runner appends them to ``child``), its model calls send ``child``'s messages, everything
+    else goes up as it is."""
+    answer: Any = None
+    try:
+        while True:
+            try:
+                step = flow.send(answer)
+            except StopIteration:
+                return
+            answer = None
+            if isinstance(step, Message):
+                yield ChildMessage(step, child, scope)
+            elif isinstance(step, ChildMessage):  # a nested subroutine's
+                yield attrs.evolve(step, scope=(*scope, *step.scope))
+            elif isinstance(step, CallModel):
+                answer = yield attrs.evolve(step, model=step.model or model,
+                                            messages=tuple(child.messages))
+            elif isinstance(step, TurnEnded):  # the child's, not a turn of the parent
+                child.turns.append(step.result)
+            elif isinstance(step, Event):
+                yield step
+            else:
+                answer = yield step
+    finally:
+        flow.close()
+
+
+def _ended(started: SubroutineStarted, session: Session) -> SubroutineEnded:
+    child = started.child
+    if child is not None and child.state != session.state:
+        session.state.clear()
+        session.state.update(child.state)
+    record = started.record()
+    session.subroutines.append(record)
+    return SubroutineEnded(record)

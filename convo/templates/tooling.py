@@ -47,6 +47,7 @@ from ..tools.transition import Moving
 from .base import Template
 from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
+from .subroutine_tool import SubroutineTool, delegate
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -123,6 +124,10 @@ class ToolingTemplate(Template):
                                           "of the final-output tool of output_type")
             self._output = Output(self.output_type, where)
             self._schemas = (*self._schemas, self._output.schema)
+
+    def children(self) -> tuple[Template, ...]:
+        """The templates of its ``SubroutineTool``s (checked with the tree)."""
+        return tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
 
     # -- the turn ---------------------------------------------------------------------------
 
@@ -287,8 +292,12 @@ class ToolingTemplate(Template):
             if call.id in rejected:
                 done[i] = rejected[call.id], False
         invocations = [inv for inv in invocations if inv.call.id not in rejected]
+        inline = [inv for inv in invocations if isinstance(inv.tool, SubroutineTool)]
+        invocations = [inv for inv in invocations if not isinstance(inv.tool, SubroutineTool)]
         runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
-        pending = iter(zip(invocations, runs, strict=True))
+        ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
+        for inv in inline:  # a template cannot run inside a tool function: it runs here
+            ran[inv.call.id] = inv, (yield from delegate(session, inv))
         for i, call in enumerate(calls):
             metadata: Mapping[str, Any] | None = None
             if i in done:
@@ -296,7 +305,7 @@ class ToolingTemplate(Template):
                 if call.id in rejected:
                     metadata = {"rejected": True}
             else:
-                invocation, run = next(pending)
+                invocation, run = ran[call.id]
                 content, error = outcome(batch, invocation, run)
                 metadata = None if error else saved_metadata(invocation, run)
             if i in contexts:

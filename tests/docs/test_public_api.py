@@ -37,6 +37,8 @@ API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
 API_NAMES += "MessageAdded load_transcript".split()
 # API.md §15 (the Responses API).
 API_NAMES += "ReasoningDelta TextDelta ReplyTruncated".split()
+# API.md §22 (a template as a tool, a tool from code, hooks).
+API_NAMES += "SubroutineTool ExecuteToolTemplate".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
