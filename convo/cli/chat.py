@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     from ..resume import Resume
     from ..templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
     from ..templates.base import Template
-    from ..terminal.talk import Talk, hold
+    from ..terminal.conversation import Talk, hold
 
     tools, context = _tools(args.tools) if args.tools else ([], None)
     servers = _servers(args.mcp)

@@ -45,7 +45,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..terminal.talk import Talk, hold
+    from ..terminal.conversation import Talk, hold
 
     if args.resume and args.continue_:
         raise UsageProblem("--resume PATH continues a saved transcript, --continue the last "

@@ -19,7 +19,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from .commands import ALIASES, COMMANDS
+from .slash_commands import ALIASES, COMMANDS
 
 FENCE = '"""'
 

@@ -13,8 +13,8 @@ from ..interfaces.scripted import approval_of
 from ..messages import ToolCall
 from ..session import Session
 from .cancel import drop_empty_cancelled
-from .commands import Commands
 from .paths import input_history_path
+from .slash_commands import Commands
 
 FENCE = '"""'
 

@@ -184,13 +184,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     except BaseException as exc:
         scripted = item.stash.get(_SCRIPTED, None)
         if scripted and not isinstance(exc, pytest.skip.Exception):
-            from convo.testing.leftovers import describe_scripts
+            from convo.testing.script_reports import describe_scripts
 
             item.add_report_section("call", "convo scripts", describe_scripts(scripted))
         raise
     scripted = item.stash.get(_SCRIPTED, None)
     if scripted:
-        from convo.testing.leftovers import unused_script_report
+        from convo.testing.script_reports import unused_script_report
 
         report = unused_script_report(scripted)
         if report:

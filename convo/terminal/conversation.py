@@ -83,9 +83,9 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
             interrupts: Any) -> Any:
     """The CommandLineRunner: the terminal (with slash commands) unless the talk has its own
     user interface; the transcript (--save) and the history see every event."""
-    from .commands import Commands
     from .input import CLIInterface
     from .runner import CommandLineRunner
+    from .slash_commands import Commands
 
     commands = Commands(say=printer.say, source=talk.transcript_source)
     commands.tools = tuple(talk.tools) or _tools_of(talk.template)
