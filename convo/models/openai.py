@@ -88,6 +88,7 @@ class OpenAIModel:
         reasoning: Mapping[str, Any] | None = None,
         **extra: Any,
     ) -> None:
+        # Why longer than 40 lines: every option of both APIs is checked where it is given, once.
         if tool_format not in TOOL_FORMATS:
             raise ValueError(f"OpenAIModel: tool_format must be 'native' or 'text', "
                              f"got {tool_format!r}")

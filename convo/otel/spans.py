@@ -6,6 +6,8 @@ under it, in order, ``chat {model}`` per model call and ``execute_tool {tool}`` 
 A tool's span is made when its ``ToolCallEnded`` arrives (with the start time of its
 ``ToolCallStarted``), so that what a resumed run replays never becomes a span. A model call
 that fails sends no event: its span ends in error at the run's end (or the served turn's).
+
+(Just over 300 lines: one handler per event kind, each a few lines, and the table of them.)
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ class Transcript:
 def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     """Read a transcript file (see the module docstring); any unreadable file or line is a
     ``TranscriptError`` of one line naming the file (and the line)."""
+    # Why longer than 40 lines: reading, the cut-off last line and the header checks are one pass.
     path = Path(path)
     try:
         data = path.read_bytes()

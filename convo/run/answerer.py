@@ -10,6 +10,9 @@ replay of a saved conversation (``convo.run.replay``), Ctrl-C in a terminal
 
 An answerer that cannot answer now raises ``Pause``: the request is answered later (by a
 person over HTTP, or by a retry), and the run waits at it.
+
+(Over 300 lines: the one live answerer: each kind of request has its blocking and its async
+answer side by side, so that the twins are read, and changed, together.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """The HTTP API of API.md §9 and §20 on Starlette: routes, auth, checked bodies, JSON errors,
 idempotency keys, SSE. Logs and failures are middleware (``logs.py``); the conversations
 themselves are the engine's.
+
+(Over 300 lines: every route of the API is here, each short; the bodies, logs, streams and
+idempotency records each have a module of their own.)
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ outlives its tool's ``timeout`` is abandoned (a daemon: it never holds up the pr
 asyncio costs ~25 ms to import and only async runs need it: it is imported where it is used.
 A ``CancelledError`` that a tool's own code lets escape is an error of that tool; only the
 cancellation of the task running the tools (the run's own) stops the run.
+
+(Just over 300 lines: one module owns a tool call from running it to its tool message, so
+that "does this call end the turn?" is decided in one place.)
 """
 
 from __future__ import annotations
