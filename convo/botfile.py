@@ -103,6 +103,11 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
                                "(MockModel, FunctionModel, ...)")
         info(f"{why}: running offline on {path}'s mock_model")
         return mock, None
+    return openai_model(args, base_url)
+
+
+def openai_model(args: argparse.Namespace, base_url: str | None) -> tuple[Any, str]:
+    """The ``OpenAIModel`` the command line asks for, and a few words saying which it is."""
     from .models.openai import OpenAIModel
 
     kw: dict[str, Any] = {"stream": not args.no_stream, **model_options(args)}

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ..botfile import UsageProblem, bot_context, info, load_file, model_options
+from ..botfile import UsageProblem, bot_context, info, load_file, openai_model
 from ..messages import Message
 from ..models.base import DeltaCallback, SyncModel, ToolSchemas
 from ..session import Session
@@ -178,16 +178,8 @@ def _model(args: argparse.Namespace) -> tuple[Any, str]:
         info("no OPENAI_API_KEY or --base-url: chatting offline with a mock model that "
              "echoes you (set OPENAI_API_KEY, or pass --base-url URL of a local server)")
         return OfflineModel(), "offline mock"
-    from ..models.openai import OpenAIModel
-
-    kw: dict[str, Any] = {"stream": not args.no_stream, **model_options(args)}
-    if args.model:
-        kw["model"] = args.model
-    if base_url:
-        kw["base_url"] = base_url
-    model = OpenAIModel(**kw)
-    api = " (Responses API)" if model.api == "responses" else ""
-    info(f"model {model.model} at {base_url or 'api.openai.com'}{api}")
+    model, said = openai_model(args, base_url)
+    info(said)
     return model, model.model
 
 

@@ -10,7 +10,7 @@ from ..events import Event
 from ..run.state import RunState
 from ..runner import Runner
 from ..session import RunStatus, Session
-from ..templates.tree import walk
+from ..templates.tree import termination_tools
 from .cancel import Cancelling
 from .input import CLIInterface
 from .printer import ConsolePrinter
@@ -50,7 +50,7 @@ class CommandLineRunner(Runner):
             commands.model = self.model
         hide = getattr(self.printer, "hidden_tools", None)
         if isinstance(hide, set):
-            hide.update(_termination_tools(self.template))
+            hide.update(termination_tools(self.template))
         user_handler, printer = self.on_event, self.printer
 
         def show(event: Event) -> None:
@@ -88,14 +88,3 @@ class CommandLineRunner(Runner):
         if self.exit_on_error and outcome is not None and outcome.status == RunStatus.ERROR:
             raise SystemExit(1)
         return session
-
-
-def _termination_tools(template: Any) -> set[str]:
-    """Names of the tools whose calls end a turn (``finish``, terminal tools): the printer
-    does not show them, their effect is shown instead."""
-    names: set[str] = set()
-    for node, _, _ in walk(template):
-        for tool in getattr(node, "tools", ()):
-            if getattr(tool, "terminal", False) or getattr(tool, "rerun_on_resume", False):
-                names.add(tool.name)
-    return names
