@@ -4,6 +4,7 @@ The records are dicts, the lines of a transcript (``convo.record.transcript`` li
 
     {"type": "message", "index": 3, "message": {...}}   a message of the conversation
     {"type": "state", "state": {...}}                  session.state, whenever it changed
+    {"type": "internal", "internal": {...}}            session.internal, whenever it changed
     {"type": "turn", "turn": {...}}                    a TurnResult
     {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
     {"type": "approval", "call_id": ..., "approved": ..., "reason": ...}
@@ -56,15 +57,18 @@ class Recorder:
 
     ``session.state`` must hold values JSON returns exactly; a change to one that does not is
     refused (a ``TypeError`` naming the value, raised once where it changed), the event's own
-    record still made. ``state``: the state the sink already has (default: the session's).
+    record still made. ``state`` and ``internal``: what the sink already has of
+    ``session.state`` and ``session.internal`` (convo's own records; default: the session's).
     """
 
     def __init__(self, session: Session, sink: Sink, *, replaying: bool = False,
-                 state: dict[str, Any] | None = None) -> None:
+                 state: dict[str, Any] | None = None,
+                 internal: dict[str, Any] | None = None) -> None:
         self.session = session
         self.sink = sink
         self.replaying = replaying
         self._state = state_text(session.state if state is None else state)
+        self._internal = state_text(session.internal if internal is None else internal)
         self._refused: str | None = None
         self._next: int | None = None  # the index the next message record should have
         # session.subroutines[:ended] are recorded (or replayed); one after them at the end of
@@ -101,7 +105,12 @@ class Recorder:
         return self.inside[0].record()
 
     def record_state(self) -> None:
-        """A ``state`` record, if the state changed since the last one."""
+        """An ``internal`` record, if convo's own records changed since the last one, and a
+        ``state`` record, if the state did."""
+        internal = state_text(self.session.internal)
+        if internal is not None and internal != self._internal:  # convo's records: JSON
+            self._internal = internal
+            self.sink({"type": "internal", "internal": dict(self.session.internal)})
         state = state_text(self.session.state)
         if state is not None and state == self._state:
             return
