@@ -6,7 +6,9 @@ committed row each, so a crash or a killed process loses nothing; ``-c`` / ``--c
 replays the last conversation exactly as ``--resume`` replays a transcript (nothing decided is
 asked again, nothing done is done again). The database lives in the user's data directory
 (``data_dir``); ``--no-log`` keeps a conversation out of it. Conversations kept by a convo
-from before records (messages only) are still read.
+from before records (messages only) are still read, and so are those from before
+``Session.internal`` (a header without ``"version": 2``), whose state held convo's own records:
+they are moved out as they are read.
 """
 
 from __future__ import annotations
