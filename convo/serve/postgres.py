@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS conversations (
     outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
     lock_owner BIGINT, created TIMESTAMPTZ NOT NULL DEFAULT now());
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
-ALTER TABLE conversations ADD COLUMN IF NOT EXISTS internal JSONB;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
@@ -298,9 +297,16 @@ class PostgresStore:
 
 
 async def _to_v4(conn: Any) -> None:
-    """Schema 4: convo's own records move out of the state of the rows that had them there
-    into their own column (idempotent; under the migrator's lock)."""
-    cur = await conn.execute("SELECT id, state FROM conversations WHERE internal IS NULL")
+    """Schema 4: convo's own records get a column apart from the state, and are moved out of
+    the state of the rows that had them there (once, when the column is added, in the
+    migrator's transaction; rows an older worker writes later are moved when read)."""
+    cur = await conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = "
+                             "current_schema() AND table_name = 'conversations' AND "
+                             "column_name = 'internal'")
+    if await cur.fetchone():
+        return
+    await conn.execute("ALTER TABLE conversations ADD COLUMN internal JSONB")
+    cur = await conn.execute("SELECT id, state FROM conversations")
     for conversation_id, state in await cur.fetchall():
         moved = split(conversation_id, state, None)
         await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE id = %s",

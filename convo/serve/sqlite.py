@@ -62,14 +62,17 @@ WHERE response IS NOT NULL AND json_type(response, '$.body') = 'object'
 
 def _to_v4(db: sqlite3.Connection) -> None:
     """Schema 4: convo's own records get a column apart from the state, and are moved out of
-    the state of the rows that had them there (idempotent; one process at a time)."""
+    the state of the rows that had them there (once, when the column is added: one
+    transaction, one process at a time; rows an older worker writes later are moved when
+    read)."""
     db.execute("BEGIN IMMEDIATE")
     try:
         columns = {row[1] for row in db.execute("PRAGMA table_info(conversations)")}
-        if "internal" not in columns:
-            db.execute("ALTER TABLE conversations ADD COLUMN internal TEXT")
-        rows = db.execute("SELECT id, state FROM conversations WHERE internal IS NULL"
-                          ).fetchall()
+        if "internal" in columns:
+            db.execute("COMMIT")
+            return
+        db.execute("ALTER TABLE conversations ADD COLUMN internal TEXT")
+        rows = db.execute("SELECT id, state FROM conversations").fetchall()
         for conversation_id, state in rows:
             moved = split(conversation_id, json.loads(state), None)
             db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ?",

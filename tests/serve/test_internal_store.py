@@ -87,6 +87,13 @@ def test_a_schema_3_sqlite_store_is_migrated_and_goes_on(tmp_path: Path) -> None
         goes_on(client, seen, OLD)
         for cid in ("bad", "negative"):
             assert client.get(f"/api/conversations/{cid}").json()["state"] == {}
+        with sqlite3.connect(path) as db:  # a row an older worker writes after the start
+            db.execute("INSERT INTO conversations (id, state, status, waiting_for, length, "
+                       "created) VALUES ('later', ?, 'waiting', ?, 0, 0)",
+                       (json.dumps({"x": 1, "_convo_state": "billing"}),
+                        json.dumps({"type": "user", "prompt": None})))
+        db.close()
+        assert client.get("/api/conversations/later").json()["state"] == {"x": 1}
     assert sorted(str(w.message) for w in caught) == [
         "stored conversation 'bad': convo ignored the 'context' record it keeps for itself "
         "('usage' is 'lots', expected an object of token counts); a summary is made again "
