@@ -20,6 +20,7 @@ import pytest
 from convo import Message, MockModel, Runner, ScriptedInterface, Session
 from convo.events import Event, StateEntered
 from convo.internal import CONTEXT, MACHINE, checked, reserved_keys
+from convo.record.transcript import records_session
 from convo.resume import resume
 from convo.terminal.history import History
 from convo.transcript import TranscriptWriter, load_transcript
@@ -175,3 +176,22 @@ def test_an_old_chat_history_has_its_records_moved(tmp_path: Path) -> None:
         history.close()
     assert (session.state, session.internal) == ({}, {MACHINE: "billing"})
     assert len(session.messages) == 12
+
+
+def test_an_old_file_continued_by_this_version_is_read_as_it_was_written() -> None:
+    """After the ``resumed`` line of a run of this version, a ``state`` line is the state
+    alone: it does not take away the records the old lines had in their state."""
+    records = [
+        {"type": "header", "format": "convo.transcript", "version": 1, "state": {}},
+        {"type": "message", "index": 0, "message": {"role": "user", "content": "hi"}},
+        {"type": "state", "state": {"convo.context": SUMMARY, "_convo_state": "billing"}},
+        {"type": "resumed", "messages": 1, "turns": 0, "subroutines": 0,
+         "internal": {CONTEXT: SUMMARY, MACHINE: "billing"}},
+        {"type": "state", "state": {"x": 1}},
+    ]
+    session = records_session(enumerate(records, 1))
+    assert (session.state, session.internal) == ({"x": 1}, {CONTEXT: SUMMARY,
+                                                            MACHINE: "billing"})
+    # without the new resumed line, the last state line is an old one: the machine had ended
+    old = records_session(enumerate([*records[:3], records[4]], 1))
+    assert (old.state, old.internal) == ({"x": 1}, {})

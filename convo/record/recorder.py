@@ -9,7 +9,8 @@ The records are dicts, the lines of a transcript (``convo.record.transcript`` li
     {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
     {"type": "approval", "call_id": ..., "approved": ..., "reason": ...}
     {"type": "dropped", "messages": 6}                 messages from 6 on were removed (/undo)
-    {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, ...}  a replay caught up
+    {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, "internal": {...}, ...}
+                                                       a replay caught up
     {"type": "outcome", "outcome": {...}}              the run's Outcome
 
 A recorder of a resumed run (``replaying=True``) records nothing of what the replay rebuilds:
@@ -130,11 +131,15 @@ class Recorder:
 
     def _go_live(self, event: CaughtUp | None) -> None:
         self.replaying = False
+        # convo's own records as the replay left them: a file an earlier convo wrote (its
+        # records in the state) is read from here on as this version writes it
+        internal = dict(self.session.internal)
         record: Record = {"type": "resumed", "messages": len(self.session.messages),
                           "turns": len(self.session.turns), "subroutines": self.ended,
-                          "at": now()}
+                          "at": now(), "internal": internal}
         if event is not None:
             record["saved"] = event.saved
+        self._internal = state_text(internal)
         self.sink(record)
 
     def _record(self, event: Event) -> None:

@@ -14,6 +14,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
     {"type": "approval", "call_id": "...", "approved": false, "reason": "..."}
     {"type": "dropped", "messages": 6}         # messages from index 6 on were removed (/undo)
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
+                                               # (with "internal": convo's records then)
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
     {"type": "saved", "at": "...", "messages": 5}  # a copy made while the run went on (/save)
 
@@ -178,6 +179,9 @@ def _replay(session: Session, record: dict[str, Any], legacy: list[bool], where:
         del session.turns[record["turns"]:]
         del session.subroutines[record.get("subroutines", len(session.subroutines)):]
         session.outcome = None
+        if "internal" in record:  # written by a convo that keeps them apart: read as such
+            legacy[0] = False
+            session.internal = checked(record["internal"], where)
     # Unknown kinds are skipped: a later minor version may add informative lines.
 
 
