@@ -182,6 +182,10 @@ class PostgresStore:
             if row is None:
                 return None
             state, internal = split(conversation_id, row[0], row[7])
+            if row[7] is None:  # written by an older worker since the start: moved now
+                await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE "
+                                   "id = %s AND internal IS NULL",
+                                   (dumps(state), dumps(internal), conversation_id))
             stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
                             length=row[5], child_length=int(row[6]), internal=internal)
             if messages:

@@ -202,6 +202,9 @@ class SQLiteStore:
                 return None
             state, internal = split(conversation_id, json.loads(row[0]),
                                     None if row[7] is None else json.loads(row[7]))
+            if row[7] is None:  # written by an older worker since the start: moved now
+                db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ? AND "
+                           "internal IS NULL", (dumps(state), dumps(internal), conversation_id))
             stored = Stored(conversation_id, state, row[1],
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),

@@ -14,7 +14,8 @@ records by reference (``keys.py``: the range of messages an answer added, not a 
 conversation); the records of earlier versions are still read as they are. Version 4 keeps
 convo's own records (``Session.internal``: context summaries, the state machine's position) in
 a column of their own, apart from the client-writable ``state``: a row of an earlier version
-(the column ``NULL``) has them moved out of its state on start, and when read (``split``).
+(the column ``NULL``) has them moved out of its state on start, and when read (``split``;
+the row is then written back as moved).
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 

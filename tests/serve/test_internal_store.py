@@ -94,6 +94,10 @@ def test_a_schema_3_sqlite_store_is_migrated_and_goes_on(tmp_path: Path) -> None
                         json.dumps({"type": "user", "prompt": None})))
         db.close()
         assert client.get("/api/conversations/later").json()["state"] == {"x": 1}
+        with sqlite3.connect(path) as db:  # and moved in the store, as at the start
+            assert db.execute("SELECT state, internal FROM conversations WHERE id = 'later'"
+                              ).fetchone() == ('{"x":1}', '{"machine":"billing"}')
+        db.close()
     assert sorted(str(w.message) for w in caught) == [
         "stored conversation 'bad': convo ignored the 'context' record it keeps for itself "
         "('usage' is 'lots', expected an object of token counts); a summary is made again "
@@ -134,8 +138,17 @@ def test_a_schema_3_postgres_store_is_migrated_and_goes_on(postgres: Postgres) -
     served, seen = app(url)
     with TestClient(served) as client:
         goes_on(client, seen, cid)
+        with psycopg.connect(url, autocommit=True) as conn:  # an older worker's row, later
+            conn.execute("INSERT INTO conversations (id, state, status, waiting_for) VALUES "
+                         "('later', %s, 'waiting', %s)",
+                         (json.dumps({"x": 1, "_convo_state": "billing"}),
+                          json.dumps({"type": "user", "prompt": None})))
+        assert client.get("/api/conversations/later").json()["state"] == {"x": 1}
     with psycopg.connect(url) as conn:
-        state, internal = conn.execute("SELECT state, internal FROM conversations").fetchone()
+        assert conn.execute("SELECT state, internal FROM conversations WHERE id = 'later'"
+                            ).fetchone() == ({"x": 1}, {"machine": "billing"})
+        state, internal = conn.execute("SELECT state, internal FROM conversations WHERE id = "
+                                       "%s", (cid,)).fetchone()
         version = conn.execute("SELECT value FROM convo_meta").fetchone()[0]
     assert (state, version) == ({"customer": "Ann"}, "4")
     assert internal["context"]["calls"] >= 1
