@@ -13,6 +13,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Final
 
 from .errors import RenderError, TemplateSyntaxError
+from .internal import MACHINE
 
 if TYPE_CHECKING:
     import jinja2
@@ -99,6 +100,9 @@ class Text:
         if self._compiled is None:
             return self.source
         variables: dict[str, Any] = dict(session.state)
+        machine = session.internal.get(MACHINE)
+        if machine is not None:  # the running state machine's state (docs/states.md)
+            variables["_convo_state"] = machine
         variables["messages"] = session.messages
         variables["last_message"] = session.last_message
         import jinja2

@@ -32,8 +32,9 @@ class Resume(Template):
 def resume(template: Template, saved: Session) -> tuple[Template, Session]:
     """The template and session that continue ``saved``.
 
-    The new session starts with ``saved``'s state and approvals and no messages; the run
-    rebuilds the saved messages (and turns) as it replays them.
+    The new session starts with ``saved``'s state, approvals and internal records and no
+    messages; the run rebuilds the saved messages (and turns) as it replays them.
     """
-    session = Session(state=dict(saved.state), approvals=dict(saved.approvals))
+    session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
+                      internal=dict(saved.internal))
     return Resume(template, saved), session

@@ -112,7 +112,8 @@ class Runner:
         saved_session = None if saved is None else _saved_session(saved)
         if session is None:
             session = Session() if saved_session is None else Session(
-                state=dict(saved_session.state), approvals=dict(saved_session.approvals))
+                state=dict(saved_session.state), approvals=dict(saved_session.approvals),
+                internal=dict(saved_session.internal))
         state = RunState(self, session)
         driver = Driver(state, template.render(session))
         answerer = self.answerer(state)

@@ -2,7 +2,8 @@
 
 A session round-trips exactly through ``to_dict``/``from_dict`` and ``to_json``/``from_json``;
 the dict carries ``format`` and ``version`` so a transcript written by one version of convo is
-read by the next.
+read by the next. Version 2 keeps convo's own records in ``internal`` (``convo.internal``);
+a version-1 dict had them in ``state``, and they are moved out when it is read.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from typing import Any, Final
 import attrs
 
 from .approval import Approval
+from .internal import checked, from_legacy_state
 from .jsonvalues import state_problem
 from .messages import Message
 
 FORMAT: Final = "convo.session"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 
 
 class RunStatus(enum.StrEnum):
@@ -240,6 +242,9 @@ class Session:
     approvals: dict[str, Approval] = attrs.field(factory=dict, kw_only=True)
     #: The child sessions of the SubroutineTemplates run so far (see docs/states.md).
     subroutines: list[SubroutineRun] = attrs.field(factory=list, kw_only=True)
+    #: convo's own records (context summary, state-machine position; ``convo.internal``):
+    #: kept apart from ``state``, which clients, tools and templates write.
+    internal: dict[str, Any] = attrs.field(factory=dict, kw_only=True, converter=_to_dict)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -258,7 +263,7 @@ class Session:
             "outcome": self.outcome.to_dict() if self.outcome else None,
             "approvals": {k: a.to_dict() for k, a in self.approvals.items()},
         } | ({"subroutines": [r.to_dict() for r in self.subroutines]} if self.subroutines
-             else {})
+             else {}) | ({"internal": self.internal} if self.internal else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:
@@ -272,13 +277,19 @@ class Session:
                 f"(up to {FORMAT_VERSION}); upgrade convo"
             )
         outcome = d.get("outcome")
+        state = d.get("state") or {}
+        if version < 2:  # convo's records were in the state then
+            state, internal = from_legacy_state(state, "a version-1 session")
+        else:
+            internal = checked(d.get("internal") or {}, "a session")
         return cls(
             [Message.from_dict(m) for m in d.get("messages") or ()],
-            d.get("state") or {},
+            state,
             turns=[TurnResult.from_dict(t) for t in d.get("turns") or ()],
             outcome=Outcome.from_dict(outcome) if outcome else None,
             approvals={k: Approval.from_dict(a) for k, a in (d.get("approvals") or {}).items()},
             subroutines=[SubroutineRun.from_dict(r) for r in d.get("subroutines") or ()],
+            internal=internal,
         )
 
     def to_json(self, **dumps_kw: Any) -> str:

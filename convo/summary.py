@@ -6,17 +6,18 @@ and then makes the call with the chosen messages. It is a generator of requests,
 template: the summary is an ordinary ``CallModel`` (``purpose="summary"``), so it is answered,
 counted and limited like any model call, under ``run`` and ``arun`` alike.
 
-The summary is kept in ``session.state["convo.context"]`` (``CONTEXT_KEY``)::
+The summary is kept in ``session.internal["context"]`` (``CONTEXT_KEY``; ``convo.internal``),
+apart from the state a client or a tool writes, so nobody but convo can forge it::
 
     {"summary": "...", "upto": 40, "check": "user:1234:5678",
      "calls": 2, "usage": {"prompt_tokens": ..., ...}}
 
 ``upto``: the summary stands for the non-system messages before it; ``check``: a fingerprint
 of the last of them, so a summary is reused only on the history it was made from; ``calls``
-and ``usage``: every summary call the conversation made. State is written to the transcript
-and kept by served conversations, so a resumed or rebuilt conversation reuses the summary
-instead of paying for it again. A new summary is made only when the tail no longer fits; the
-new cut then leaves half the room free, so the calls that follow reuse it.
+and ``usage``: every summary call the conversation made. The internal records are written to
+the transcript and kept by served conversations, so a resumed or rebuilt conversation reuses
+the summary instead of paying for it again. A new summary is made only when the tail no
+longer fits; the new cut then leaves half the room free, so the calls that follow reuse it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import attrs
 from .context import ContextWindow, Index, estimate_message, estimate_text
 from .errors import ContextLengthError
 from .events import ContextTrimmed, Event, Replayed
+from .internal import CONTEXT, context_problem
 from .messages import Message
 from .requests import CallModel
 from .session import Session, Usage
@@ -37,7 +39,7 @@ from .session import Session, Usage
 if TYPE_CHECKING:
     from .models.base import Model
 
-CONTEXT_KEY: Final = "convo.context"
+CONTEXT_KEY: Final = CONTEXT  # in session.internal
 
 SUMMARY_PROMPT: Final = (
     "You summarise the earlier part of a conversation so that it can go on without it. "
@@ -56,24 +58,23 @@ def fingerprint(message: Message) -> str:
 
 def saved_summary(session: Session, index: Index, messages: Sequence[Message]
                   ) -> dict[str, Any] | None:
-    """The summary in ``session.state``, if it was made from this history."""
-    record = session.state.get(CONTEXT_KEY)
-    if not isinstance(record, dict) or not isinstance(record.get("summary"), str):
+    """The summary in ``session.internal``, if it was made from this history."""
+    record: Any = session.internal.get(CONTEXT_KEY)
+    if context_problem(record) is not None:
         return None
     upto = record.get("upto")
     if not isinstance(upto, int) or not 0 < upto < len(messages) or not index.valid(upto):
         return None
     if record.get("check") != fingerprint(messages[upto - 1]):
         return None
-    return record
+    return dict(record)
 
 
-def replayed_summaries(state: Mapping[str, Any]) -> Replayed | None:
+def replayed_summaries(internal: Mapping[str, Any]) -> Replayed | None:
     """What a resumed conversation's saved summary calls count as (``None``: there were none),
-    so that its counts and limits cover them too."""
-    record = state.get(CONTEXT_KEY)
-    if not isinstance(record, dict) or not isinstance(record.get("calls"), int) \
-            or record["calls"] <= 0:
+    so that its counts and limits cover them too (``internal``: its ``Session.internal``)."""
+    record: Any = internal.get(CONTEXT_KEY)
+    if context_problem(record) is not None or not record.get("calls"):
         return None
     return Replayed(model_calls=record["calls"], usage=Usage.from_dict(record.get("usage")))
 
@@ -183,7 +184,7 @@ def _summarized(window: ContextWindow, session: Session, index: Index, room: int
     cut, record, make = _choose(window, index, room, saved)
     if make and cut > 0:
         record = yield from _summarize(window, messages, saved, cut, model)
-        session.state[CONTEXT_KEY] = record
+        session.internal[CONTEXT_KEY] = record
     if record is None:
         return cut, None
     summary = summary_message(record["summary"], _left_out(index, cut))
@@ -217,7 +218,7 @@ def fit(window: ContextWindow, session: Session, request: CallModel, model: Mode
     call) when the newest messages alone do not fit.
     """
     # A subroutine's call carries its child's messages: the window trims those, but keeps no
-    # summary for them (the state's summary is the session's own history's).
+    # summary for them (the internal summary is the session's own history's).
     own = request.messages is None
     messages = session.messages if request.messages is None else request.messages
     index = window.index(messages)

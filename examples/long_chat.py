@@ -4,7 +4,7 @@ The file defines ``context``, a ``ContextWindow`` that ``convo run`` and ``convo
 to every model call (as ``Runner(..., context=context)`` does): each call is sent the system
 prompt, a summary of what was left out, the user's newest question and the newest messages
 that fit in 700 tokens — never a tool result without its call. The summary is made once per
-cut (not per call) and kept in ``session.state["convo.context"]``, so ``--save`` writes it to
+cut (not per call) and kept in ``session.internal["context"]``, so ``--save`` writes it to
 the transcript and ``--resume`` reuses it. The terminal shows a dim note when history is left out.
 
 The offline model below answers from the messages it is *sent*: watch it forget the early

@@ -82,6 +82,7 @@ def main(args: argparse.Namespace) -> int:
         session = Session([Message("system", system)] if system else [])
         if saved is not None:  # replayed as --resume replays a transcript: nothing done twice
             session.state, session.approvals = dict(saved.state), dict(saved.approvals)
+            session.internal = dict(saved.internal)
             rest = attrs.evolve(saved, messages=list(saved.messages[len(session.messages):]))
             template = Resume(template, rest)
         talk = Talk(template=template, session=session, model=model, kind="chat",

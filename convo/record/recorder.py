@@ -4,11 +4,13 @@ The records are dicts, the lines of a transcript (``convo.record.transcript`` li
 
     {"type": "message", "index": 3, "message": {...}}   a message of the conversation
     {"type": "state", "state": {...}}                  session.state, whenever it changed
+    {"type": "internal", "internal": {...}}            session.internal, whenever it changed
     {"type": "turn", "turn": {...}}                    a TurnResult
     {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
     {"type": "approval", "call_id": ..., "approved": ..., "reason": ...}
     {"type": "dropped", "messages": 6}                 messages from 6 on were removed (/undo)
-    {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, ...}  a replay caught up
+    {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, "internal": {...}, ...}
+                                                       a replay caught up
     {"type": "outcome", "outcome": {...}}              the run's Outcome
 
 A recorder of a resumed run (``replaying=True``) records nothing of what the replay rebuilds:
@@ -56,15 +58,18 @@ class Recorder:
 
     ``session.state`` must hold values JSON returns exactly; a change to one that does not is
     refused (a ``TypeError`` naming the value, raised once where it changed), the event's own
-    record still made. ``state``: the state the sink already has (default: the session's).
+    record still made. ``state`` and ``internal``: what the sink already has of
+    ``session.state`` and ``session.internal`` (convo's own records; default: the session's).
     """
 
     def __init__(self, session: Session, sink: Sink, *, replaying: bool = False,
-                 state: dict[str, Any] | None = None) -> None:
+                 state: dict[str, Any] | None = None,
+                 internal: dict[str, Any] | None = None) -> None:
         self.session = session
         self.sink = sink
         self.replaying = replaying
         self._state = state_text(session.state if state is None else state)
+        self._internal = state_text(session.internal if internal is None else internal)
         self._refused: str | None = None
         self._next: int | None = None  # the index the next message record should have
         # session.subroutines[:ended] are recorded (or replayed); one after them at the end of
@@ -101,7 +106,12 @@ class Recorder:
         return self.inside[0].record()
 
     def record_state(self) -> None:
-        """A ``state`` record, if the state changed since the last one."""
+        """An ``internal`` record, if convo's own records changed since the last one, and a
+        ``state`` record, if the state did."""
+        internal = state_text(self.session.internal)
+        if internal is not None and internal != self._internal:  # convo's records: JSON
+            self._internal = internal
+            self.sink({"type": "internal", "internal": dict(self.session.internal)})
         state = state_text(self.session.state)
         if state is not None and state == self._state:
             return
@@ -121,11 +131,15 @@ class Recorder:
 
     def _go_live(self, event: CaughtUp | None) -> None:
         self.replaying = False
+        # convo's own records as the replay left them: a file an earlier convo wrote (its
+        # records in the state) is read from here on as this version writes it
+        internal = dict(self.session.internal)
         record: Record = {"type": "resumed", "messages": len(self.session.messages),
                           "turns": len(self.session.turns), "subroutines": self.ended,
-                          "at": now()}
+                          "at": now(), "internal": internal}
         if event is not None:
             record["saved"] = event.saved
+        self._internal = state_text(internal)
         self.sink(record)
 
     def _record(self, event: Event) -> None:

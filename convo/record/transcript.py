@@ -3,15 +3,18 @@
 A transcript loses nothing: every line is written and flushed when its message arrives, so a
 crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
 
-    {"type": "header", "format": "convo.transcript", "version": 1, "convo": "0.1.0",
-     "source": "examples/chat.py:template", "started": "2025-01-01T12:00:00+00:00", "state": {}}
+    {"type": "header", "format": "convo.transcript", "version": 2, "convo": "0.1.0",
+     "source": "examples/chat.py:template", "started": "2025-01-01T12:00:00+00:00", "state": {},
+     "internal": {}}
     {"type": "message", "index": 0, "message": {"role": "system", "content": "..."}}
     {"type": "state", "state": {...}}          # session.state, whenever it changed
+    {"type": "internal", "internal": {...}}    # session.internal (convo's own), when it changed
     {"type": "turn", "turn": {...}}            # a TurnResult, when an agent turn ends
     {"type": "subroutine", "subroutine": {...}}  # a SubroutineTemplate's child session
     {"type": "approval", "call_id": "...", "approved": false, "reason": "..."}
     {"type": "dropped", "messages": 6}         # messages from index 6 on were removed (/undo)
     {"type": "resumed", "messages": 4, "turns": 0, ...}   # a later run continues from here
+                                               # (with "internal": convo's records then)
     {"type": "outcome", "outcome": {...}}      # the run's Outcome, when it ended
     {"type": "saved", "at": "...", "messages": 5}  # a copy made while the run went on (/save)
 
@@ -19,6 +22,10 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
 process, maybe inside a character) is skipped; a bad line anywhere else, or message lines
 whose ``index`` does not follow on (two runs writing at once), is a ``TranscriptError`` naming
 the line. Writers lock the file, so two runs never write one file at once.
+
+Version 2 keeps convo's own records (``convo.internal``) in ``internal`` lines; a version-1
+file (and a chat history from before) kept them in the state, and they are moved out as it is
+read. A malformed one is dropped with a warning naming the line (a summary is made again).
 
 A ``TranscriptWriter`` is the ``Recorder`` (``convo.record.recorder``) with a file for its
 sink: the records are the lines. ``Runner.resume(path)`` continues a saved conversation.
@@ -37,13 +44,14 @@ import attrs
 from ..appending import drop_cut_off_line, locked
 from ..approval import Approval
 from ..errors import TranscriptError
+from ..internal import checked, from_legacy_state
 from ..jsonvalues import state_problem
 from ..messages import Message
 from ..session import Outcome, Session, SubroutineRun, TurnResult
 from .recorder import Record, Recorder, now
 
 FORMAT: Final = "convo.transcript"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -124,9 +132,10 @@ def records_session(records: Iterable[tuple[int, Record]], where: str = "records
     """The ``Session`` that records (numbered) make, whatever kept them: a transcript file,
     the chat history. A bad one is a ``TranscriptError`` naming ``where`` and its number."""
     session = Session()
+    legacy = [True]  # convo's own records are in the state (until a header or line says not)
     for number, record in records:
         try:
-            _replay(session, record)
+            _replay(session, record, legacy, f"{where}, {what} {number}")
         except TranscriptError as exc:
             raise TranscriptError(f"{where}, {what} {number}: {exc}") from None
         except Exception as exc:  # a record of the wrong shape, whatever it holds
@@ -136,10 +145,14 @@ def records_session(records: Iterable[tuple[int, Record]], where: str = "records
     return session
 
 
-def _replay(session: Session, record: dict[str, Any]) -> None:
+def _replay(session: Session, record: dict[str, Any], legacy: list[bool], where: str) -> None:
     kind = record.get("type")
     if kind == "header":
-        session.state = dict(record.get("state") or {})
+        version = record.get("version", 1)
+        legacy[0] = not isinstance(version, int) or version < 2
+        _read_state(session, record.get("state") or {}, legacy[0], where)
+        if not legacy[0]:
+            session.internal = checked(record.get("internal") or {}, where)
     elif kind == "message":
         index = record.get("index", len(session.messages))
         if index != len(session.messages):
@@ -148,7 +161,10 @@ def _replay(session: Session, record: dict[str, Any]) -> None:
                 "the lines of two runs (two runs wrote it at once)")
         session.messages.append(Message.from_dict(record["message"]))
     elif kind == "state":
-        session.state = dict(record["state"])
+        _read_state(session, record["state"], legacy[0], where)
+    elif kind == "internal":
+        legacy[0] = False  # a version-1 file continued by a later convo
+        session.internal = checked(record["internal"], where)
     elif kind == "turn":
         session.turns.append(TurnResult.from_dict(record["turn"]))
     elif kind == "subroutine":
@@ -164,7 +180,17 @@ def _replay(session: Session, record: dict[str, Any]) -> None:
         del session.turns[record["turns"]:]
         del session.subroutines[record.get("subroutines", len(session.subroutines)):]
         session.outcome = None
+        if "internal" in record:  # written by a convo that keeps them apart: read as such
+            legacy[0] = False
+            session.internal = checked(record["internal"], where)
     # Unknown kinds are skipped: a later minor version may add informative lines.
+
+
+def _read_state(session: Session, state: dict[str, Any], legacy: bool, where: str) -> None:
+    if legacy:  # an earlier convo's state: its own records move to session.internal
+        session.state, session.internal = from_legacy_state(state, where)
+    else:
+        session.state = dict(state)
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -184,8 +210,10 @@ class TranscriptWriter(Recorder):
     """
 
     def __init__(self, file: IO[str], session: Session, *, replaying: bool = False,
-                 state: dict[str, Any] | None = None) -> None:
-        super().__init__(session, self._write, replaying=replaying, state=state)
+                 state: dict[str, Any] | None = None,
+                 internal: dict[str, Any] | None = None) -> None:
+        super().__init__(session, self._write, replaying=replaying, state=state,
+                         internal=internal)
         self.file = file
 
     @classmethod
@@ -200,7 +228,7 @@ class TranscriptWriter(Recorder):
         writer = cls(file, session)
         writer._write({"type": "header", "format": FORMAT, "version": FORMAT_VERSION,
                        "convo": __version__, "source": source, "started": now(),
-                       "state": session.state})
+                       "state": session.state, "internal": session.internal})
         return writer
 
     @classmethod
@@ -219,7 +247,7 @@ class TranscriptWriter(Recorder):
         except BaseException:
             file.close()
             raise
-        return cls(file, session, replaying=True, state=saved.state)
+        return cls(file, session, replaying=True, state=saved.state, internal=saved.internal)
 
     def _write(self, record: Record) -> None:
         try:

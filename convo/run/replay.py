@@ -98,7 +98,7 @@ class Replay:
     def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
         replay = cls(inner, saved, driver)
         driver.watch = replay.saw
-        counted = replayed_summaries(saved.state)
+        counted = replayed_summaries(saved.internal)
         if counted is not None:  # the summary calls the saved conversation made
             driver.state.counted(counted.model_calls, usage=counted.usage)
         return replay

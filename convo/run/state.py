@@ -137,11 +137,15 @@ class RunState:
     def counted(self, model_calls: int = 0, tool_calls: int = 0, usage: Usage = NO_USAGE
                 ) -> None:
         """Count calls made before (a replayed answer, a saved summary): a resumed
-        conversation's counts and limits cover the whole conversation."""
+        conversation's counts and limits cover the whole conversation (a budget spent
+        before a rebuild stays spent, as it would in the run that spent it)."""
         self.model_calls += model_calls
         self.tool_calls += tool_calls
         if usage is not NO_USAGE:
             self.usage = self.usage + usage
+            limits = self.settings.limits
+            if limits is not None and self.limit_reached is None:
+                self.limit_reached = limits.tokens_over(self.usage)
 
     def used(self, usage: Usage, *, reported: bool) -> None:
         """A live reply's usage: counted, and (when the model reported it) the token limits

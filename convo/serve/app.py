@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..internal import reserved_keys
 from ..otel.state import active
 from .bodies import content_of, read_object
 from .engine import Engine
@@ -113,6 +114,11 @@ class API:
         state = body.get("state", {})
         if not isinstance(state, dict):
             raise HTTPProblem(400, f'"state" must be a JSON object, got {type(state).__name__}')
+        reserved = reserved_keys(state)
+        if reserved:  # convo's own records are not the client's to write (docs/serving.md)
+            raise HTTPProblem(400, f'"state" may not hold {", ".join(map(repr, reserved))}: '
+                                   'keys starting with "convo." and the key "_convo_state" are '
+                                   "reserved for convo's own records; choose other names")
         code, result = await _traced(request, None, None,
                                      lambda: self.engine.create(state, None))
         request.state.conversation = result.get("id")

@@ -106,8 +106,9 @@ class Engine:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
         saved = Session(stored.messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
-                        subroutines=stored.subroutines)
-        session = Session(state=dict(saved.state), approvals=dict(saved.approvals))
+                        subroutines=stored.subroutines, internal=stored.internal)
+        session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
+                          internal=dict(saved.internal))
         live = self._start(conversation_id, session, saved=saved)
         live.served.rebuilding = True
         pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
@@ -216,7 +217,7 @@ class Engine:
         """Write what the turn added so far; then (and only then) let the client see it."""
         change, fresh = live.change(final=final)
         if fresh or change.subroutines or change.state is not None \
-                or change.approvals is not None or final:
+                or change.internal is not None or change.approvals is not None or final:
             await self.store.write(live.id, change)
         live.stored()
         live.committed += len(fresh)

@@ -76,19 +76,21 @@ class Live:
         records = list(self.records)
         self.records.clear()
         fresh: list[tuple[int, Message]] = []
-        state = approvals = None
+        state = approvals = internal = None
         for record in records:
             kind = record["type"]
             if kind == "message":
                 fresh.append((record["index"], Message.from_dict(record["message"])))
             elif kind == "state":
                 state = self.session.state
+            elif kind == "internal":
+                internal = self.session.internal
             elif kind == "approval":
                 approvals = {k: a.to_dict() for k, a in self.session.approvals.items()}
         outcome = self.session.outcome
         return Change(
             messages=tuple(fresh), subroutines=tuple(self.unstored()), state=state,
-            approvals=approvals, status=self.status if final else None,
+            internal=internal, approvals=approvals, status=self.status if final else None,
             waiting_for=self.waiting_for() if final else None,
             outcome=outcome.to_dict() if final and outcome is not None else None), fresh
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..messages import Message
 from ..session import SubroutineRun
-from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
+from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -78,6 +78,7 @@ class PostgresStore:
                 known = await cur.fetchone()
                 if known is not None and int(known[0]) < 3:
                     await conn.execute(TO_V3)
+                await _to_v4(conn)
                 await conn.execute(
                     "INSERT INTO convo_meta VALUES ('schema_version', %s) ON CONFLICT (key) DO "
                     "UPDATE SET value = EXCLUDED.value WHERE convo_meta.value::int < "
@@ -168,20 +169,25 @@ class PostgresStore:
 
     async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
         async with self._conn() as conn:
-            await conn.execute("INSERT INTO conversations (id, state, status) VALUES "
-                               "(%s, %s, 'waiting')", (conversation_id, dumps(dict(state))))
+            await conn.execute("INSERT INTO conversations (id, state, status, internal) VALUES "
+                               "(%s, %s, 'waiting', '{}')", (conversation_id, dumps(dict(state))))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         async with self._conn() as conn:
             cur = await conn.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
-                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id) "
-                "FROM conversations c WHERE id = %s", (conversation_id,))
+                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
+                "internal FROM conversations c WHERE id = %s", (conversation_id,))
             row = await cur.fetchone()
             if row is None:
                 return None
-            stored = Stored(conversation_id, row[0], row[1], row[2], row[3], row[4],
-                            length=row[5], child_length=int(row[6]))
+            state, internal = split(conversation_id, row[0], row[7])
+            if row[7] is None:  # written by an older worker since the start: moved now
+                await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE "
+                                   "id = %s AND internal IS NULL",
+                                   (dumps(state), dumps(internal), conversation_id))
+            stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
+                            length=row[5], child_length=int(row[6]), internal=internal)
             if messages:
                 cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
                                          "= %s ORDER BY idx", (conversation_id,))
@@ -211,6 +217,9 @@ class PostgresStore:
             if change.state is not None:
                 await conn.execute("UPDATE conversations SET state = %s WHERE id = %s",
                                    (dumps(change.state), conversation_id))
+            if change.internal is not None:
+                await conn.execute("UPDATE conversations SET internal = %s WHERE id = %s",
+                                   (dumps(change.internal), conversation_id))
             if change.approvals is not None:
                 await conn.execute("UPDATE conversations SET approvals = %s WHERE id = %s",
                                    (dumps(change.approvals), conversation_id))
@@ -289,6 +298,23 @@ class PostgresStore:
         async with self._conn() as conn:
             await conn.execute("DELETE FROM idempotency WHERE conversation_id = %s AND key = %s "
                                "AND response IS NULL", (conversation_id, key))
+
+
+async def _to_v4(conn: Any) -> None:
+    """Schema 4: convo's own records get a column apart from the state, and are moved out of
+    the state of the rows that had them there (once, when the column is added, in the
+    migrator's transaction; rows an older worker writes later are moved when read)."""
+    cur = await conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = "
+                             "current_schema() AND table_name = 'conversations' AND "
+                             "column_name = 'internal'")
+    if await cur.fetchone():
+        return
+    await conn.execute("ALTER TABLE conversations ADD COLUMN internal JSONB")
+    cur = await conn.execute("SELECT id, state FROM conversations")
+    for conversation_id, state in await cur.fetchall():
+        moved = split(conversation_id, state, None)
+        await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE id = %s",
+                           (dumps(moved[0]), dumps(moved[1]), conversation_id))
 
 
 def _json(value: Any) -> str | None:

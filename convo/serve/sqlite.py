@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 
 from ..messages import Message
 from ..session import SubroutineRun
-from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps
+from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
 
 LEASE_S: Final = 3600.0
 BUSY_TIMEOUT_MS: Final = 30000
@@ -56,6 +56,31 @@ UPDATE idempotency SET response = json_object(
     'fields', json_remove(json_extract(response, '$.body'), '$.messages', '$.added'))
 WHERE response IS NOT NULL AND json_type(response, '$.body') = 'object'
 """
+
+
+
+
+def _to_v4(db: sqlite3.Connection) -> None:
+    """Schema 4: convo's own records get a column apart from the state, and are moved out of
+    the state of the rows that had them there (once, when the column is added: one
+    transaction, one process at a time; rows an older worker writes later are moved when
+    read)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(conversations)")}
+        if "internal" in columns:
+            db.execute("COMMIT")
+            return
+        db.execute("ALTER TABLE conversations ADD COLUMN internal TEXT")
+        rows = db.execute("SELECT id, state FROM conversations").fetchall()
+        for conversation_id, state in rows:
+            moved = split(conversation_id, json.loads(state), None)
+            db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ?",
+                       (dumps(moved[0]), dumps(moved[1]), conversation_id))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 class _Busy(Exception):
@@ -137,6 +162,7 @@ class SQLiteStore:
                                ).fetchone()
             if known is not None and int(known[0]) < 3:
                 db.execute(TO_V3)
+            _to_v4(db)
             db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
                        "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
@@ -162,21 +188,27 @@ class SQLiteStore:
 
     async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
         await self._do(lambda db: db.execute(
-            "INSERT INTO conversations (id, state, status, created) VALUES (?, ?, ?, ?)",
+            "INSERT INTO conversations (id, state, status, created, internal) "
+            "VALUES (?, ?, ?, ?, '{}')",
             (conversation_id, dumps(dict(state)), "waiting", time.time())))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
             row = db.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
-                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id) "
-                "FROM conversations c WHERE id = ?", (conversation_id,)).fetchone()
+                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
+                "internal FROM conversations c WHERE id = ?", (conversation_id,)).fetchone()
             if row is None:
                 return None
-            stored = Stored(conversation_id, json.loads(row[0]), row[1],
+            state, internal = split(conversation_id, json.loads(row[0]),
+                                    None if row[7] is None else json.loads(row[7]))
+            if row[7] is None:  # written by an older worker since the start: moved now
+                db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ? AND "
+                           "internal IS NULL", (dumps(state), dumps(internal), conversation_id))
+            stored = Stored(conversation_id, state, row[1],
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
-                            length=row[5], child_length=row[6])
+                            length=row[5], child_length=row[6], internal=internal)
             if messages:
                 stored.messages = [Message.from_dict(json.loads(m)) for (m,) in db.execute(
                     "SELECT message FROM messages WHERE conversation_id = ? ORDER BY idx",
@@ -199,7 +231,8 @@ class SQLiteStore:
             db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
                 (conversation_id, i, len(r.messages), dumps(r.to_dict()))
                 for i, r in change.subroutines])
-            for column, value in (("state", change.state), ("approvals", change.approvals)):
+            for column, value in (("state", change.state), ("internal", change.internal),
+                                  ("approvals", change.approvals)):
                 if value is not None:
                     db.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?",
                                (dumps(value), conversation_id))

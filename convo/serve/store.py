@@ -11,7 +11,11 @@ Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a la
 a later convo can migrate. Version 2 added the subroutine records (a table of their own,
 created on start if missing: a version-1 database just gains it). Version 3 keeps idempotency
 records by reference (``keys.py``: the range of messages an answer added, not a copy of the
-conversation); the records of earlier versions are still read as they are.
+conversation); the records of earlier versions are still read as they are. Version 4 keeps
+convo's own records (``Session.internal``: context summaries, the state machine's position) in
+a column of their own, apart from the client-writable ``state``: a row of an earlier version
+(the column ``NULL``) has them moved out of its state on start, and when read (``split``;
+the row is then written back as moved).
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 
@@ -24,10 +28,11 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from ..internal import checked, from_legacy_state
 from ..messages import Message
 from ..session import SubroutineRun
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 
 class StoreError(Exception):
@@ -41,6 +46,7 @@ class Stored:
     id: str
     state: dict[str, Any]
     status: str = "waiting"
+    internal: dict[str, Any] = attrs.field(factory=dict, kw_only=True)  # Session.internal
     waiting_for: dict[str, Any] | None = None
     outcome: dict[str, Any] | None = None
     approvals: dict[str, Any] = attrs.field(factory=dict)
@@ -58,6 +64,7 @@ class Change:
     messages: tuple[tuple[int, Message], ...] = ()
     subroutines: tuple[tuple[int, SubroutineRun], ...] = ()
     state: dict[str, Any] | None = None
+    internal: dict[str, Any] | None = None
     approvals: dict[str, Any] | None = None
     status: str | None = None
     waiting_for: dict[str, Any] | None = None
@@ -94,6 +101,16 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def split(conversation_id: str, state: Any, internal: Any
+          ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A row's state and convo's own records, checked (a malformed record is dropped with a
+    warning); ``internal`` is ``None`` in a row of schema 3 or before, whose state held them."""
+    where = f"stored conversation {conversation_id!r}"
+    if internal is None:
+        return from_legacy_state(state, where)
+    return state, checked(internal, where)
+
+
 class MemoryStore:
     """Everything in one process's memory (tests, one worker); lost when it stops."""
 
@@ -120,7 +137,8 @@ class MemoryStore:
             return None
         copy = attrs.evolve(row, messages=list(row.messages) if messages else [],
                             subroutines=list(row.subroutines) if messages else [],
-                            state=json.loads(dumps(row.state)))
+                            state=json.loads(dumps(row.state)),
+                            internal=json.loads(dumps(row.internal)))
         copy.length = len(row.messages)
         copy.child_length = sum(len(r.messages) for r in row.subroutines)
         return copy
@@ -174,6 +192,8 @@ class MemoryStore:
 def _apply(row: Stored, change: Change) -> None:
     if change.state is not None:
         row.state = json.loads(dumps(change.state))
+    if change.internal is not None:
+        row.internal = json.loads(dumps(change.internal))
     if change.approvals is not None:
         row.approvals = dict(change.approvals)
     if change.status is not None:

@@ -5,9 +5,10 @@ the model, or a ``GotoTemplate`` rendered by code, cuts the current state short 
 included) and the machine renders the target's template. A state that ends without moving
 ends the machine, and the tree goes on. See docs/states.md.
 
-The current state is kept in ``session.state[STATE_KEY]`` (``"_convo_state"``), so Jinja,
-conditions and transcripts see it; a resumed conversation replays its saved moves and so goes
-on in the state it was in.
+The current state is kept in ``session.internal[STATE_KEY]`` (``"machine"``; convo.internal),
+apart from the state a client or a tool writes, so nobody but the machine moves it; Jinja sees
+it as ``{{ _convo_state }}``, conditions as ``current_state(session)``, and transcripts record
+it. A resumed conversation replays its saved moves and so goes on in the state it was in.
 """
 
 from __future__ import annotations
@@ -19,13 +20,21 @@ import attrs
 
 from ..errors import DefinitionError, RunError
 from ..events import StateEntered
+from ..internal import MACHINE
 from ..requests import Flow
 from ..session import Session
 from ..tools.transition import Move, Moving
 from .base import Template
 
-STATE_KEY: Final = "_convo_state"
+STATE_KEY: Final = MACHINE  # in session.internal
 _ABSENT: Final = object()
+
+
+def current_state(session: Session) -> str | None:
+    """The state the innermost running ``StateMachineTemplate`` is in (``None``: no machine
+    runs)."""
+    name = session.internal.get(STATE_KEY)
+    return name if isinstance(name, str) else None
 
 
 def _check_states(states: Mapping[str, Template]) -> dict[str, Template]:
@@ -64,10 +73,10 @@ class StateMachineTemplate(Template):
         return tuple(self.states.values())
 
     def render(self, session: Session) -> Flow:
-        outer = session.state.get(STATE_KEY, _ABSENT)
+        outer = session.internal.get(STATE_KEY, _ABSENT)
         current, previous, moves = self.start, None, 0
         while True:
-            session.state[STATE_KEY] = current
+            session.internal[STATE_KEY] = current
             yield StateEntered(current, previous)
             try:
                 yield from self.states[current].render(session)
@@ -79,9 +88,9 @@ class StateMachineTemplate(Template):
             break
         # The machine is over: an enclosing machine's state is current again.
         if outer is _ABSENT:
-            session.state.pop(STATE_KEY, None)
+            session.internal.pop(STATE_KEY, None)
         else:
-            session.state[STATE_KEY] = outer
+            session.internal[STATE_KEY] = outer
         return session
 
     def _check_move(self, move: Move, current: str, moves: int) -> None:

@@ -6,7 +6,9 @@ committed row each, so a crash or a killed process loses nothing; ``-c`` / ``--c
 replays the last conversation exactly as ``--resume`` replays a transcript (nothing decided is
 asked again, nothing done is done again). The database lives in the user's data directory
 (``data_dir``); ``--no-log`` keeps a conversation out of it. Conversations kept by a convo
-from before records (messages only) are still read.
+from before records (messages only) are still read, and so are those from before
+``Session.internal`` (a header without ``"version": 2``), whose state held convo's own records:
+they are moved out as they are read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
+from ..internal import from_legacy_state
 from ..messages import Message
 from ..record.recorder import Record
 from ..record.recorder import Recorder as RecordsRecorder
@@ -108,7 +111,9 @@ class History:
                                "ORDER BY idx", (conversation,)).fetchall()
         messages = [Message.from_dict(json.loads(r[0])) for r in rows]
         outcome = Outcome.from_dict(json.loads(row[1])) if row and row[1] else None
-        return Session(messages, json.loads(row[0]) if row else {}, outcome=outcome)
+        state, internal = from_legacy_state(json.loads(row[0]) if row else {},
+                                            f"{self.path}, conversation {conversation}")
+        return Session(messages, state, outcome=outcome, internal=internal)
 
     def add(self, conversation: int, record: Record) -> None:
         """Keep one record of the conversation (committed when this returns)."""
@@ -141,11 +146,14 @@ class Recorder(RecordsRecorder):
                  replaying: bool = False, saved: Session | None = None) -> None:
         self.history = history
         self.conversation = conversation
+        replayed = saved if replaying and saved is not None else None
         super().__init__(session, lambda record: history.add(conversation, record),
-                         replaying=replaying,
-                         state=saved.state if replaying and saved is not None else None)
+                         replaying=replaying, state=None if replayed is None else replayed.state,
+                         internal=None if replayed is None else replayed.internal)
         if not replaying and not history.kept(conversation):
-            history.add(conversation, {"type": "header", "state": session.state})
+            # version 2: convo's own records are in session.internal, not in the state
+            history.add(conversation, {"type": "header", "version": 2, "state": session.state,
+                                       "internal": session.internal})
             for index, message in enumerate(session.messages):
                 history.add(conversation, {"type": "message", "index": index,
                                            "message": message.to_dict()})

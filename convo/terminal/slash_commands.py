@@ -123,7 +123,8 @@ class Commands:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         path = Path(arg or f"convo-{stamp}.jsonl").expanduser()
         try:
-            writer = TranscriptWriter.create(path, Session(state=session.state),
+            writer = TranscriptWriter.create(path, Session(state=session.state,
+                                                           internal=session.internal),
                                              source=self.source)
         except FileExistsError:
             self.say(f"not saved: {path} already exists (give another PATH)")

@@ -326,5 +326,5 @@ def test_a_version_1_postgres_database_gains_the_subroutine_records(postgres: Po
     finally:
         assert server.stop() == 0
     with psycopg.connect(url) as conn:
-        assert conn.execute("SELECT value FROM convo_meta").fetchall() == [("3",)]
+        assert conn.execute("SELECT value FROM convo_meta").fetchall() == [("4",)]
         assert conn.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)

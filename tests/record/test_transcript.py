@@ -57,7 +57,7 @@ def test_a_transcript_loads_back_as_the_same_session(tmp_path: Path) -> None:
     assert load_transcript(path) == session
     records = lines(path)
     assert records[0]["type"] == "header"
-    assert records[0]["format"] == "convo.transcript" and records[0]["version"] == 1
+    assert records[0]["format"] == "convo.transcript" and records[0]["version"] == 2
     assert records[0]["state"] == {"subject": "math"}
     assert [r["type"] for r in records[1:]] == ["message"] * 5 + ["outcome"]
     assert records[2] == {"type": "message", "index": 1,
@@ -133,7 +133,7 @@ def test_a_complete_last_line_without_its_newline_is_kept(tmp_path: Path) -> Non
     ("", "is not a convo transcript"),
     ('{"type": "message"}\n', "is not a convo transcript"),
     ('{"type": "header", "format": "convo.transcript", "version": 99}\n',
-     "transcript version 99 is newer than this convo reads (up to 1); upgrade convo"),
+     "transcript version 99 is newer than this convo reads (up to 2); upgrade convo"),
     ('{"type": "header", "format": "convo.transcript", "version": 1}\nnot json\n{}\n',
      "line 2: not a transcript line"),
     ('{"type": "header", "format": "convo.transcript", "version": 1}\n'

@@ -217,7 +217,8 @@ def test_a_summary_is_kept_in_state_and_reused() -> None:
     assert ask.messages[0].content.startswith("You summarise the earlier part")
     request = flow.send(Message("assistant", "They talked about w.",
                                 metadata={"usage": {"prompt_tokens": 7, "total_tokens": 9}}))
-    record = session.state[CONTEXT_KEY]
+    record = session.internal[CONTEXT_KEY]
+    assert session.state == {}  # convo's record is not the conversation's variables
     assert record["summary"] == "They talked about w."
     assert record["calls"] == 1 and record["usage"]["prompt_tokens"] == 7
     assert request.messages[1].content.startswith("Summary of the earlier conversation (")
@@ -230,7 +231,8 @@ def test_a_summary_is_kept_in_state_and_reused() -> None:
 
 def test_a_summary_made_for_another_history_is_not_used() -> None:
     history = [Message("user" if i % 2 else "assistant", "w" * 80) for i in range(1, 41)]
-    session = Session(history, {CONTEXT_KEY: {"summary": "old", "upto": 10, "check": "x"}})
+    session = Session(history, internal={CONTEXT_KEY: {"summary": "old", "upto": 10,
+                                                       "check": "x"}})
     flow = fit(ContextWindow(400, summarize=True), session, CallModel(), None, lambda e: None)
     assert next(flow).purpose == "summary"
 

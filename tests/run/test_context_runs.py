@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
     # Far fewer summaries than calls: a cut is reused until the tail outgrows it.
     assert 1 <= model.summaries <= 4 and model.replies == 20
     assert session.outcome.model_calls == model.summaries + model.replies
-    record = session.state[CONTEXT_KEY]
+    record = session.internal[CONTEXT_KEY]
     assert record["summary"] == f"summary {model.summaries}"
     assert record["calls"] == model.summaries
     assert all(window.estimate(sent) <= 1200 for sent in model.seen)
@@ -127,7 +128,7 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
 
     # Resume: the saved summary is reused, not paid for again.
     saved = load_transcript(path)
-    assert saved.state[CONTEXT_KEY] == record
+    assert saved.internal[CONTEXT_KEY] == record and CONTEXT_KEY not in saved.state
     again = Chat()
     template, resumed_session = resume(chat(40), saved)
     Runner(again, template, ScriptedInterface(["one more"]), context=ContextWindow(
@@ -294,7 +295,7 @@ def test_the_long_chat_example_summarises_once() -> None:
     session = Runner(example.mock_model, example.template, ScriptedInterface(example.demo_input),
                      on_event=events.append, context=example.context).run()
     assert len(session.messages) == 1 + 4 * len(example.demo_input)
-    assert session.state[CONTEXT_KEY]["calls"] == 1
+    assert session.internal[CONTEXT_KEY]["calls"] == 1
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
     assert trimmed and all(e.summarized for e in trimmed)
     assert session.messages[-1].content == "jam: 3.75 EUR. Anything else?"
@@ -362,7 +363,13 @@ def test_a_served_conversation_keeps_its_summary_across_workers(tmp_path: Path) 
                                  json={"content": question})
             assert answer.status_code == 200, answer.text
         body = answer.json()
-    record = body["state"][CONTEXT_KEY]
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "shared.db") as db:  # kept apart from the client's state
+        (internal,) = db.execute("SELECT internal FROM conversations").fetchone()
+    db.close()
+    record = json.loads(internal)[CONTEXT_KEY]
+    assert body["state"] == {}
     assert 1 <= len(made) == record["calls"]  # rebuilt on every turn, no summary paid twice
     assert record["summary"] == f"summary {len(made)}"
     assert body["outcome"] is None and len(body["messages"]) == 33
@@ -381,6 +388,6 @@ def test_a_subroutines_own_calls_are_trimmed_without_a_summary() -> None:
     session = Runner(model, template, ScriptedInterface(said(8))).run()
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     [sent] = model.seen
-    assert model.summaries == 0 and CONTEXT_KEY not in session.state
+    assert model.summaries == 0 and CONTEXT_KEY not in session.internal
     assert sent[0].content == "S" and ContextWindow(1).estimate(sent) <= 400
     assert len(sent) < 17

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -364,7 +365,11 @@ def test_a_state_machine_served_goes_on_in_its_state_on_another_worker(tmp_path:
                        "Find out what the customer needs and move to the right desk.",
                        "You are at the billing desk: check charges, refund mistakes.",
                        "You are at the returns desk: open returns and send labels."]
-    assert final["state"]["_convo_state"] == "returns"
+    assert final["state"] == {}  # the machine's position is convo's own, kept apart
+    with sqlite3.connect(tmp_path / "states.db") as db:
+        (internal,) = db.execute("SELECT internal FROM conversations").fetchone()
+    db.close()
+    assert json.loads(internal) == {"machine": "returns"}
     bot.mock_model.assert_complete()
 
 
@@ -520,7 +525,6 @@ INSERT INTO messages VALUES ('old', 0, '{"role":"system","content":"Be brief."}'
 
 
 def test_a_version_1_sqlite_database_gains_the_subroutine_records(tmp_path: Path) -> None:
-    import sqlite3
 
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:
@@ -532,7 +536,7 @@ def test_a_version_1_sqlite_database_gains_the_subroutine_records(tmp_path: Path
         assert [m["content"] for m in said.json()["messages"]] == [
             "Be brief.", "hi", "You said 'hi'"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM convo_meta").fetchall() == [("3",)]
+        assert db.execute("SELECT value FROM convo_meta").fetchall() == [("4",)]
         assert db.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)
     db.close()
 

@@ -90,7 +90,7 @@ def test_a_transition_moves_and_a_state_without_one_ends_the_machine() -> None:
     assert session.outcome.status is RunStatus.COMPLETED
     assert session.turns == [TurnResult(status=RunStatus.COMPLETED, terminated_by="go_to_b",
                                         iterations=1, done=True)]
-    assert STATE_KEY not in session.state
+    assert STATE_KEY not in session.internal
 
 
 def test_the_transition_tool_has_a_default_name_and_an_optional_reason() -> None:
@@ -126,7 +126,7 @@ def test_goto_moves_from_code_and_the_state_is_in_the_session() -> None:
     seen: list[str] = []
 
     def note(session: object) -> bool:
-        seen.append(session.state[STATE_KEY])
+        seen.append(session.internal[STATE_KEY])
         return True
 
     tree = StateMachineTemplate({

@@ -50,7 +50,8 @@ def test_the_support_bot_is_resumed_in_its_middle_state(tmp_path: Path,
     first = run_saved(path, bot, MockModel(replies[:4]), bot.demo_input[:1])
     assert first.outcome is not None and first.outcome.status is RunStatus.STOPPED
     saved = load_transcript(path)
-    assert saved.state == {STATE_KEY: "billing"}  # the transcript says where it stopped
+    assert saved.internal == {STATE_KEY: "billing"}  # the transcript says where it stopped
+    assert saved.state == {}
     assert saved.messages == first.messages and len(saved.messages) == 12
 
     model = MockModel(replies[4:])
@@ -75,7 +76,7 @@ def test_the_support_bot_is_resumed_in_its_middle_state(tmp_path: Path,
     assert live[6] == Message("system", BILLING)  # the first live call is in billing
     assert live[-1] == Message("user", bot.demo_input[1])
     assert session.outcome is not None and session.outcome.status is RunStatus.ENDED
-    assert session.state == {STATE_KEY: "returns"}
+    assert session.internal == {STATE_KEY: "returns"} and session.state == {}
     assert load_transcript(path) == session
 
 
@@ -90,7 +91,7 @@ def test_the_same_through_convo_run_save_and_resume(tmp_path: Path, bot: ModuleT
 
     first = convo("run", FIXTURE, "--save", path, stdin=bot.demo_input[0] + "\n")
     assert first.returncode == 0, first.stderr
-    assert load_transcript(path).state == {STATE_KEY: "billing"}
+    assert load_transcript(path).internal == {STATE_KEY: "billing"}
     rest = "".join(line + "\n" for line in bot.demo_input[1:])
     second = convo("run", FIXTURE, "--resume", path, "--save", path, stdin=rest)
     assert second.returncode == 0, second.stderr

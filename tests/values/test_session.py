@@ -152,7 +152,7 @@ def test_json_round_trip_of_a_finished_session_is_exact() -> None:
 def test_the_dict_carries_format_and_version() -> None:
     d = _finished_session().to_dict()
     assert d["format"] == "convo.session"
-    assert d["version"] == 1
+    assert d["version"] == 2  # 2: convo's own records in "internal", not in "state"
     assert list(d) == ["format", "version", "messages", "state", "turns", "outcome",
                        "approvals"]
     json.dumps(d)  # JSON-able as is
@@ -160,11 +160,11 @@ def test_the_dict_carries_format_and_version() -> None:
 
 def test_a_newer_version_is_rejected() -> None:
     d = Session([Message("user", "hi")]).to_dict()
-    d["version"] = 2
+    d["version"] = 3
     with pytest.raises(ValueError) as info:
         Session.from_dict(d)
     assert str(info.value) == (
-        "session format version 2 is newer than this convo reads (up to 1); upgrade convo"
+        "session format version 3 is newer than this convo reads (up to 2); upgrade convo"
     )
 
 

@@ -1,0 +1,107 @@
+"""convo's own records about a conversation, kept in ``Session.internal``, apart from ``state``.
+
+``session.state`` is the conversation's variables: what Jinja sees, what tools write, and what a
+served client sends at create and reads back. convo's own records live in ``session.internal``
+instead, so that no client, tool or template text can forge them::
+
+    {"context": {"summary": "...", "upto": 40, "check": "user:212:3954207421",
+                 "calls": 2, "usage": {"prompt_tokens": 1830, ...}},   # convo.summary
+     "machine": "billing"}                                  # convo.templates.states
+
+Before they moved here (session format 1, transcript format 1, serve schema 3) they were the
+state keys ``"convo.context"`` and ``"_convo_state"``: ``from_legacy_state`` moves them out of
+a state read from such a file or row. Whatever is read back is checked (``checked``): a
+malformed record (a negative count, a summary that is not text) is dropped with a warning that
+names where it was read, so a bad file costs a summary made again, never a crash or a budget.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+CONTEXT: Final = "context"
+"""The ``ContextWindow``'s summary record (``convo.summary``)."""
+MACHINE: Final = "machine"
+"""The state the innermost running ``StateMachineTemplate`` is in (``convo.templates.states``)."""
+
+LEGACY_KEYS: Final = {"convo.context": CONTEXT, "_convo_state": MACHINE}
+"""Where earlier versions kept each record: in ``session.state``, under these keys."""
+
+_USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens", "total_tokens", "unreported")
+
+
+def reserved_keys(state: Mapping[str, Any]) -> list[str]:
+    """The keys of ``state`` that name convo's own records (``convo.*``, ``_convo_state``): a
+    served client may not send them."""
+    return [key for key in state if key.startswith("convo.") or key in LEGACY_KEYS]
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def context_problem(record: Any) -> str | None:
+    """Why ``record`` is not a summary record (``None``: it is one)."""
+    if not isinstance(record, dict):
+        return f"expected an object, got {type(record).__name__}"
+    expected = {"summary": (str, "text"), "check": (str, "text")}
+    for field, (kind, what) in expected.items():
+        if not isinstance(record.get(field), kind):
+            return f"{field!r} is {record.get(field)!r}, expected {what}"
+    upto = record.get("upto")
+    if not _count(upto) or upto == 0:
+        return f"'upto' is {upto!r}, expected a count of messages above 0"
+    if not _count(record.get("calls", 0)):
+        return f"'calls' is {record.get('calls')!r}, expected a count of calls (0 or more)"
+    usage = record.get("usage") or {}
+    if not isinstance(usage, dict):
+        return f"'usage' is {usage!r}, expected an object of token counts"
+    for field in _USAGE_FIELDS:
+        if not _count(usage.get(field, 0)):
+            return f"'usage.{field}' is {usage.get(field)!r}, expected a count (0 or more)"
+    return None
+
+
+def _machine_problem(value: Any) -> str | None:
+    if isinstance(value, str) and value:
+        return None
+    return f"expected a state's name (a non-empty string), got {value!r}"
+
+
+_CHECKS: Final[dict[str, Callable[[Any], str | None]]] = {
+    CONTEXT: context_problem, MACHINE: _machine_problem}
+
+
+def checked(internal: Any, where: str) -> dict[str, Any]:
+    """The records of ``internal`` (as read from ``where``) that are well formed; each other
+    one is dropped with a ``UserWarning`` naming ``where`` and what is wrong. Records this
+    version does not know are kept as they are (a later version may have written them)."""
+    if not isinstance(internal, dict):
+        _warn(where, "the internal records", f"expected an object, got "
+                                             f"{type(internal).__name__}")
+        return {}
+    kept: dict[str, Any] = {}
+    for name, record in internal.items():
+        check = _CHECKS.get(name)
+        problem = None if check is None else check(record)
+        if problem is None:
+            kept[name] = record
+        else:
+            _warn(where, f"the {name!r} record", problem)
+    return kept
+
+
+def from_legacy_state(state: Mapping[str, Any], where: str
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A state as an earlier convo kept it, split into the variables and convo's own records
+    (checked as ``checked`` does)."""
+    variables = dict(state)
+    internal = {LEGACY_KEYS[key]: variables.pop(key) for key in LEGACY_KEYS if key in state}
+    return variables, checked(internal, where)
+
+
+def _warn(where: str, what: str, problem: str) -> None:
+    warnings.warn(f"{where}: convo ignored {what} it keeps for itself ({problem}); a summary "
+                  "is made again when one is needed", UserWarning, stacklevel=3)
