@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import Postgres
+from serve_kit import Postgres
 from starlette.testclient import TestClient
 
 from convo import FunctionModel, Message
