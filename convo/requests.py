@@ -26,13 +26,14 @@ from .events import Event
 from .messages import Message, ToolCall
 from .session import Session
 from .tools.calls import Invocation, ToolRun
+from .tools.toolset import Listed, Toolset
 
 if TYPE_CHECKING:
     from .context import ContextWindow
     from .models.base import Model
 
-__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "Request",
-           "RunTools", "Step", "ToolRun"]
+__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "ListTools",
+           "Listed", "Request", "RunTools", "Step", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -77,6 +78,17 @@ class RunTools(Request[list[ToolRun]]):
     """
 
     invocations: tuple[Invocation, ...]
+
+
+@attrs.frozen(slots=True)
+class ListTools(Request[list[Listed]]):
+    """List the tools of these toolsets (a turn asks at its start); answered with one
+    ``Listed`` per toolset, in the same order: its tools, or why they could not be listed.
+
+    Not a step of the conversation: nothing is saved of it, and a replay or a paused served
+    conversation has it answered live (a toolset caches its own list)."""
+
+    toolsets: tuple[Toolset, ...]
 
 
 @attrs.frozen(slots=True)
