@@ -3,8 +3,9 @@
 An ``Answerer`` answers blocking (``answer``), an ``AsyncAnswerer`` on the running loop
 (``aanswer``); each dispatches on the request's type, once, here. ``LiveAnswerer`` is the live
 one, written once for every front end: it calls the model (within a ``ContextWindow``), runs
-tools (``convo.tools.calls``), asks the user and asks for approvals, counting into the run's
-``RunState`` and checking its limits before each live call. Other answerers wrap it: the
+tools (``convo.tools.calls``), lists a turn's toolsets (``convo.tools.toolset``), asks the
+user and asks for approvals, counting into the run's ``RunState`` and checking its limits
+before each live call. Other answerers wrap it: the
 replay of a saved conversation (``convo.run.replay``), Ctrl-C in a terminal
 (``convo.terminal.cancel``), a served conversation's pauses (``convo.serve.engine``).
 

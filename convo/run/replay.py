@@ -9,6 +9,9 @@ replay (``CaughtUp`` says how far it got; the rest of the saved messages are dro
 there the live answerer answers. No model, tool or user is asked again for what was saved;
 only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
 run again, for their effect on the turn.
+A turn's ``ListTools`` is not a step of the conversation: it is handed to the answerer behind,
+once per toolset per replay, and the replay goes on (a call of a tool a toolset that is down
+would have listed is answered from its saved result, see ``convo.templates.toolsets``).
 
 A ``SubroutineTemplate``'s child is replayed the same way from its saved record (a frame of its
 own, with the conversation's approvals: a decision made inside a subroutine is never asked
