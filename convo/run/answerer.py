@@ -35,7 +35,7 @@ from ..messages import Message, ToolCall
 from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunTools
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
-from ..tools.toolset import Listed, alist_toolset, list_toolset
+from ..tools.toolset import alist_toolsets, list_toolsets
 from .state import RunState
 
 A = TypeVar("A")
@@ -82,7 +82,7 @@ class LiveAnswerer:
         elif isinstance(request, Approve):
             answer = self.approve(request)
         elif isinstance(request, ListTools):
-            answer = [list_toolset(toolset) for toolset in request.toolsets]
+            answer = list_toolsets(request.toolsets)
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]
@@ -98,7 +98,7 @@ class LiveAnswerer:
         elif isinstance(request, Approve):
             answer = await self.aapprove(request)
         elif isinstance(request, ListTools):
-            answer = await alist_tools(request)
+            answer = await alist_toolsets(request.toolsets)
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]
@@ -325,15 +325,6 @@ class LiveAnswerer:
         if known is None:
             self.state.emit(ApprovalRequested(call))
         return known
-
-
-async def alist_tools(request: ListTools) -> list[Listed]:
-    """Each toolset's tools (or why not), the toolsets listed at once."""
-    if len(request.toolsets) == 1:
-        return [await alist_toolset(request.toolsets[0])]
-    import asyncio
-
-    return list(await asyncio.gather(*(alist_toolset(t) for t in request.toolsets)))
 
 
 def merged(verdicts: Sequence[str | None], ran: Sequence[ToolRun]) -> list[ToolRun]:

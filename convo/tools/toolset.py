@@ -58,6 +58,20 @@ def _name(toolset: Toolset) -> str:
         return type(toolset).__name__
 
 
+def list_toolsets(toolsets: Sequence[Toolset]) -> list[Listed]:
+    """Each toolset's tools, or why not (blocking; the answer to ``ListTools``)."""
+    return [list_toolset(toolset) for toolset in toolsets]
+
+
+async def alist_toolsets(toolsets: Sequence[Toolset]) -> list[Listed]:
+    """Each toolset's tools, or why not, the toolsets listed at once."""
+    if len(toolsets) == 1:
+        return [await alist_toolset(toolsets[0])]
+    import asyncio  # only async runs need it
+
+    return list(await asyncio.gather(*(alist_toolset(t) for t in toolsets)))
+
+
 def list_toolset(toolset: Toolset) -> Listed:
     """``toolset.tools()``, or the error (blocking)."""
     try:

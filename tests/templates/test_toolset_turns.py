@@ -288,3 +288,20 @@ def test_runner_close_closes_every_toolset_of_the_tree_once() -> None:
     assert (calc.closed, both.closed, both.aclosed, bad.closed, worse.closed) == (2, 1, 1, 2, 2)
     assert calc.listings == 0
     Runner(MockModel([]), ToolingTemplate([shout])).close()  # nothing to close
+
+
+def test_a_toolset_in_a_subroutine_is_listed_replayed_and_closed() -> None:
+    from convo import SubroutineTemplate
+
+    calc = Calc()
+    child = SubroutineTemplate(LinearTemplate([UserTemplate("1+2?"), ToolingTemplate([calc])]),
+                               keep="all")
+    template = LinearTemplate([UserTemplate("go"), child])
+    saved = Runner(MockModel(["{add(a=1, b=2)}", "3."]), template).run()
+    assert [m.content for m in saved.subroutines[0].messages] == ["1+2?", "", "3", "3."]
+    calc.down = "gone"
+    again = Runner(MockModel([]), template).resume(saved)
+    assert again.messages == saved.messages
+    assert again.subroutines[0].messages == saved.subroutines[0].messages
+    Runner(MockModel([]), template).close()
+    assert calc.closed == 1
