@@ -27,13 +27,14 @@ from .events import Event
 from .messages import Message, ToolCall
 from .session import Session
 from .tools.calls import Invocation, ToolRun
+from .tools.toolset import Listed, Toolset
 
 if TYPE_CHECKING:
     from .context import ContextWindow
     from .models.base import Model
 
-__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "Request",
-           "RunHooks", "RunTools", "Step", "StoreToolRun", "ToolRun"]
+__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "ListTools",
+           "Listed", "Request", "RunHooks", "RunTools", "Step", "StoreToolRun", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -87,6 +88,17 @@ class StoreToolRun(RunTools):
     state (the tool is not run again); everything else answers it as ``RunTools``."""
 
     store_as: str = attrs.field(kw_only=True)
+
+
+@attrs.frozen(slots=True)
+class ListTools(Request[list[Listed]]):
+    """List the tools of these toolsets (a turn asks at its start); answered with one
+    ``Listed`` per toolset, in the same order: its tools, or why they could not be listed.
+
+    Not a step of the conversation: nothing is saved of it, and a replay or a paused served
+    conversation has it answered live (a toolset caches its own list)."""
+
+    toolsets: tuple[Toolset, ...]
 
 
 @attrs.frozen(slots=True)

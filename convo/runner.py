@@ -27,7 +27,7 @@ from .run.replay import Replay
 from .run.state import RunState
 from .session import Session
 from .templates.base import Template
-from .templates.tree import validate_tree
+from .templates.tree import toolsets, validate_tree
 
 EventHandler = Callable[[Event], None]
 Saved = Session | str | os.PathLike[str]
@@ -150,6 +150,37 @@ class Runner:
         run = self.start(saved=saved)
         await adrive(run.driver, run.answerer)
         return run.session
+
+    def close(self) -> None:
+        """Close the toolsets of the template tree that have ``close()`` (an ``MCPServer``:
+        its connection, a stdio server's process). Safe to call twice; a later run opens
+        them again. Every one is closed before the first failure, if any, is raised."""
+        failures: list[Exception] = []
+        for toolset in toolsets(self.template):
+            close = getattr(toolset, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception as exc:
+                    failures.append(exc)
+        if failures:
+            raise failures[0]
+
+    async def aclose(self) -> None:
+        """``close()`` on the running event loop (``await aclose()`` where a toolset has
+        it, else its ``close()``)."""
+        failures: list[Exception] = []
+        for toolset in toolsets(self.template):
+            aclose, close = getattr(toolset, "aclose", None), getattr(toolset, "close", None)
+            try:
+                if callable(aclose):
+                    await aclose()
+                elif callable(close):
+                    close()
+            except Exception as exc:
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
 
 def _saved_session(saved: Saved) -> Session:

@@ -1,11 +1,13 @@
 """A bot whose tools come from an MCP server: ``mcp_units_server.py``, started as a
 subprocess and spoken to over stdio (install the extra: ``pip install -e ".[mcp]"``).
 
-``MCPServer.stdio(...)`` describes the server; ``*units`` lists its tools (the server starts
-then, once per process) and they go in the ``ToolingTemplate`` like any other tool, here with
-the prefix ``units_``. Every step is bounded by ``timeout``: a server that hangs or dies gives
-the model an error result naming the server, and the conversation goes on. The subprocess is
-stopped at exit (or by ``units.close()``, or a ``with units:`` block). See docs/mcp.md.
+``MCPServer.stdio(...)`` describes the server, and the server goes in the ``ToolingTemplate``'s
+tool list like any tool: the first turn starts it and lists its tools (once per process; here
+with the prefix ``units_``). Every step is bounded by ``timeout``: a server that hangs or dies
+gives the model an error result naming the server, and the conversation goes on; one that
+cannot start leaves that turn without its tools and is tried again next turn. The subprocess
+is stopped by ``runner.close()`` (or ``units.close()``, a ``with units:`` block, or at exit).
+See docs/mcp.md.
 
 Run it: ``python examples/mcp_units_bot.py`` (offline, on the mock model below), or with a
 real model: ``OPENAI_API_KEY=... convo run examples/mcp_units_bot.py``.
@@ -29,7 +31,7 @@ units = MCPServer.stdio(sys.executable, [str(Path(__file__).with_name("mcp_units
 
 template = LinearTemplate([
     SystemTemplate("You convert units. Use the tools; never convert in your head."),
-    LoopTemplate([UserTemplate(), ToolingTemplate([*units])]),
+    LoopTemplate([UserTemplate(), ToolingTemplate([units])]),
 ])
 
 demo_input = ["How many miles is a marathon (42.195 km)?", "And 20 C in F?"]

@@ -3,8 +3,9 @@
 An ``Answerer`` answers blocking (``answer``), an ``AsyncAnswerer`` on the running loop
 (``aanswer``); each dispatches on the request's type, once, here. ``LiveAnswerer`` is the live
 one, written once for every front end: it calls the model (within a ``ContextWindow``), runs
-tools (``convo.tools.calls``), asks the user and asks for approvals, counting into the run's
-``RunState`` and checking its limits before each live call. Other answerers wrap it: the
+tools (``convo.tools.calls``), lists a turn's toolsets (``convo.tools.toolset``), asks the
+user and asks for approvals, counting into the run's ``RunState`` and checking its limits
+before each live call. Other answerers wrap it: the
 replay of a saved conversation (``convo.run.replay``), Ctrl-C in a terminal
 (``convo.terminal.cancel``), a served conversation's pauses (``convo.serve.engine``).
 
@@ -34,9 +35,10 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message, ToolCall
-from ..requests import Approve, AskUser, CallModel, Request, RunHooks, RunTools
+from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunHooks, RunTools
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
+from ..tools.toolset import alist_toolsets, list_toolsets
 from .state import RunState
 
 A = TypeVar("A")
@@ -85,6 +87,8 @@ class LiveAnswerer:
         elif isinstance(request, RunHooks):
             answer = None
             request.run()
+        elif isinstance(request, ListTools):
+            answer = list_toolsets(request.toolsets)
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]
@@ -102,6 +106,8 @@ class LiveAnswerer:
         elif isinstance(request, RunHooks):
             answer = None
             request.run()
+        elif isinstance(request, ListTools):
+            answer = await alist_toolsets(request.toolsets)
         else:
             raise unknown(request)
         return answer  # type: ignore[no-any-return]

@@ -9,6 +9,9 @@ replay (``CaughtUp`` says how far it got; the rest of the saved messages are dro
 there the live answerer answers. No model, tool or user is asked again for what was saved;
 only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
 run again, for their effect on the turn.
+A turn's ``ListTools`` is not a step of the conversation: it is handed to the answerer behind,
+once per toolset per replay, and the replay goes on (a call of a tool a toolset that is down
+would have listed is answered from its saved result, see ``convo.templates.toolsets``).
 
 A ``SubroutineTemplate``'s child (and a ``SubroutineTool``'s call) is replayed the same way
 from its saved record (a frame of its own, with the conversation's approvals: a decision made
@@ -31,6 +34,7 @@ from ..requests import (
     AskUser,
     CallModel,
     ChildMessage,
+    ListTools,
     Request,
     RunHooks,
     RunTools,
@@ -39,6 +43,7 @@ from ..requests import (
 from ..session import UNREPORTED, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
+from ..tools.toolset import Listed
 
 if TYPE_CHECKING:
     from .answerer import Answerer, AsyncAnswerer
@@ -83,7 +88,8 @@ class Replay:
     Made by ``Replay.install``, which also has the driver show it every step while it
     replays."""
 
-    __slots__ = ("approvals", "driver", "frames", "inner", "saved_state", "started", "state")
+    __slots__ = ("approvals", "driver", "frames", "inner", "listed", "saved_state", "started",
+                 "state")
 
     def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
         self.inner = inner
@@ -93,6 +99,7 @@ class Replay:
         self.saved_state: Mapping[str, Any] = saved.state
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
+        self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
 
     @classmethod
     def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
@@ -145,6 +152,10 @@ class Replay:
 
     def answer(self, request: Request[A]) -> A:
         if self.driver.watch is not None:
+            if isinstance(request, ListTools):
+                todo = self._to_list(request)
+                return self._listed(  # type: ignore[no-any-return]
+                    request, todo, self.inner.answer(todo) if todo else [])
             found = self.saved_answer(request)
             if found is not NOTHING:
                 return found  # type: ignore[no-any-return]
@@ -154,12 +165,30 @@ class Replay:
 
     async def aanswer(self, request: Request[A]) -> A:
         if self.driver.watch is not None:
+            if isinstance(request, ListTools):
+                todo = self._to_list(request)
+                return self._listed(  # type: ignore[no-any-return]
+                    request, todo, await self.inner.aanswer(todo) if todo else [])
             found = self.saved_answer(request)
             if found is not NOTHING:
                 return found  # type: ignore[no-any-return]
             self.go_live()
         inner: AsyncAnswerer = self.inner
         return await inner.aanswer(request)
+
+    # Listing a turn's toolsets is not a step of the conversation: the replay goes on, and the
+    # one behind it lists them, once per replay (a server that is down costs one attempt, not
+    # one per replayed turn; a call of one of its tools is answered from the saved results).
+
+    def _to_list(self, request: ListTools) -> ListTools | None:
+        todo = tuple(t for t in request.toolsets if id(t) not in self.listed)
+        return ListTools(todo) if todo else None
+
+    def _listed(self, request: ListTools, todo: ListTools | None, listings: list[Listed]
+                ) -> Any:
+        for toolset, listing in zip(todo.toolsets if todo else (), listings, strict=True):
+            self.listed[id(toolset)] = (toolset, listing)
+        return [self.listed[id(toolset)][1] for toolset in request.toolsets]
 
     def saved_answer(self, request: Request[Any]) -> Any:
         """What the saved conversation answers ``request`` with (counted as the live answer

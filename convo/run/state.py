@@ -20,6 +20,7 @@ from ..errors import ReachedEndTemplateException
 from ..events import ApprovalDecided, Event, MessageAdded, RunEnded, TurnEnded
 from ..messages import Message, ToolCall
 from ..session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
+from ..tools.toolset import Unlisted
 
 if TYPE_CHECKING:
     from ..context import ContextWindow
@@ -179,7 +180,9 @@ class RunState:
             limits.tool_calls - self.tool_calls
         verdicts: list[str | None] = []
         for invocation in invocations:
-            if invocation.tool.rerun_on_resume:
+            if isinstance(invocation.tool, Unlisted):  # nothing to run: the unknown-tool error
+                verdicts.append(invocation.tool.why)
+            elif invocation.tool.rerun_on_resume:
                 verdicts.append(None)
             elif self.limit_reached is not None:
                 verdicts.append(f"the {self.limit_reached} limit was reached")

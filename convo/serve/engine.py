@@ -23,7 +23,7 @@ from typing import Any
 
 from ..approval import Approval
 from ..errors import ModelError
-from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunTools
 from ..run.answerer import Pause
 from ..run.driver import adrive
 from ..runner import Runner
@@ -35,7 +35,8 @@ from .store import Change, Store
 class Served:
     """The answerer of a served conversation, in front of the live one: a person's requests
     pause the run (answered by the next HTTP request); a failed model call pauses it for a
-    retry; while ``rebuilding``, so does every request the store did not answer."""
+    retry; while ``rebuilding``, so does every request the store did not answer (but a turn's
+    ``ListTools``, which is not a step of the conversation: always answered live)."""
 
     __slots__ = ("live", "rebuilding")
 
@@ -44,6 +45,8 @@ class Served:
         self.rebuilding = False
 
     async def aanswer(self, request: Request[Any]) -> Any:
+        if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
+            return await self.live.aanswer(request)
         if isinstance(request, AskUser | Approve):
             raise Pause(request)
         if self.rebuilding:

@@ -7,15 +7,19 @@ from typing import Any
 
 from ..errors import DefinitionError, ToolDefinitionError
 from ..tools.base import Tool
+from ..tools.toolset import is_toolset
 
 
 def check_tools(tools: Sequence[Any]) -> dict[str, Tool]:
     by_name: dict[str, Tool] = {}
     for i, candidate in enumerate(tools):
         if not isinstance(candidate, Tool):
+            if is_toolset(candidate):  # its tools are known when a turn lists them
+                continue
             raise DefinitionError(
                 f"ToolingTemplate: tools[{i}] is {type(candidate).__name__} {candidate!r}, "
-                "expected a Tool (subclass Tool, or decorate a function with @tool)"
+                "expected a Tool (subclass Tool, or decorate a function with @tool) or a "
+                "toolset such as an MCPServer"
             )
         candidate.schema()
         for name in (candidate.name, *candidate.aliases):

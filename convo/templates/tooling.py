@@ -43,11 +43,13 @@ from ..tools.calls import (
 )
 from ..tools.context import ToolContext
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
+from ..tools.toolset import Toolset
 from ..tools.transition import Moving
 from .base import Template
 from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
 from .subroutine_tool import SubroutineTool, delegate
+from .toolsets import TurnTools, fixed, toolsets_of, turn_tools
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -65,6 +67,7 @@ _FINISH_TOOL: Final = {"response": "finish_response", "task": "finish_task"}
 @attrs.define(slots=True)
 class _Turn:
     watch: TurnWatch | None
+    tools: TurnTools
     iterations: int = 0
     injections: int = 0
     response: str | None = None
@@ -88,7 +91,7 @@ def _approvals(invocations: Sequence[Invocation]) -> Flow:
 class ToolingTemplate(Template):
     """One agent turn: the model/tool loop (see docs/termination.md and docs/tools.md)."""
 
-    tools: Sequence[Tool] = attrs.field(converter=tuple)
+    tools: Sequence[Tool | Toolset] = attrs.field(converter=tuple)
     model: Model | None = attrs.field(default=None, kw_only=True)
     mode: str = attrs.field(default="response", kw_only=True)
     restrict_output: bool = attrs.field(default=False, kw_only=True)
@@ -102,6 +105,8 @@ class ToolingTemplate(Template):
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
     _output: Output | None = attrs.field(init=False, repr=False)
+    _own: TurnTools = attrs.field(init=False, repr=False)  # the tools without the toolsets'
+    _toolsets: tuple[Toolset, ...] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         where = self.label()
@@ -114,9 +119,10 @@ class ToolingTemplate(Template):
             raise DefinitionError(f"{where}: loop_guard must be a LoopGuard or None, "
                                   f"got {self.loop_guard!r}")
         self._by_name = check_tools(self.tools)
-        for t in self.tools:
+        own = [t for t in self.tools if isinstance(t, Tool)]
+        for t in own:
             check_count(f"{where}: tool {t.name!r}", "retries", t.retries, 0, none="no budget")
-        self._schemas = tuple(t.schema() for t in self.tools)
+        self._schemas = tuple(t.schema() for t in own)
         self._output = None
         if self.output_type is not None:
             if OUTPUT_TOOL in self._by_name:
@@ -124,6 +130,8 @@ class ToolingTemplate(Template):
                                           "of the final-output tool of output_type")
             self._output = Output(self.output_type, where)
             self._schemas = (*self._schemas, self._output.schema)
+        self._own = fixed(self._by_name, self._schemas, self.tools, self._output is not None)
+        self._toolsets = toolsets_of(self.tools)
 
     def children(self) -> tuple[Template, ...]:
         """The templates of its ``SubroutineTool``s (checked with the tree)."""
@@ -136,9 +144,11 @@ class ToolingTemplate(Template):
 
     def render(self, session: Session) -> Flow:
         # Why longer than 40 lines: the loop of §4, step by step, reads best in one place.
-        turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None)
+        tools = self._own if not self._toolsets else (yield from turn_tools(
+            self.label(), self.tools, self._own, self._toolsets, self._output is not None))
+        turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         while self._more(turn):
-            reply: Message = yield CallModel(self.model, self._schemas, context=self.context)
+            reply: Message = yield CallModel(self.model, tools.schemas, context=self.context)
             turn.iterations += 1
             yield reply
             if reply.metadata.get("finish_reason") == "length":
@@ -234,15 +244,12 @@ class ToolingTemplate(Template):
 
     # -- one batch of tool calls ------------------------------------------------------------
 
-    def _prepare(self, call: ToolCall, terminal_by: str | None) -> tuple[Tool, dict[str, Any]]:
+    def _prepare(self, tools: TurnTools, call: ToolCall, terminal_by: str | None
+                 ) -> tuple[Tool, dict[str, Any]]:
         """The tool and validated arguments of a call; ToolArgumentError says what is wrong."""
-        tool = self._by_name.get(call.name)
+        tool = tools.by_name.get(call.name) or tools.stand_in(call)
         if tool is None:
-            names = ", ".join(t.name for t in self.tools) or "none"
-            if self._output is not None:
-                names = f"{names}, {OUTPUT_TOOL}" if self.tools else OUTPUT_TOOL
-            raise ToolArgumentError(f"there is no tool named {call.name!r}; "
-                                    f"available tools: {names}")
+            raise ToolArgumentError(tools.unknown(call.name))
         if tool.finish_mode is not None and tool.finish_mode != self.mode:
             raise ToolArgumentError(
                 f"{tool.name!r} does not finish a turn in {self.mode} mode; "
@@ -277,7 +284,7 @@ class ToolingTemplate(Template):
                 done[i] = self._take_output(batch, call)
                 continue
             try:
-                tool, args = self._prepare(call, terminal_by)
+                tool, args = self._prepare(turn.tools, call, terminal_by)
             except ToolArgumentError as exc:
                 done[i] = f"Error: {exc}", True
                 continue
@@ -310,7 +317,7 @@ class ToolingTemplate(Template):
                 metadata = None if error else saved_metadata(invocation, run)
             if i in contexts:
                 yield from contexts[i].events
-            count(turn.failures, self._by_name.get(call.name), batch, content, error)
+            count(turn.failures, turn.tools.by_name.get(call.name), batch, content, error)
             yield tool_message(call, content, error=error, metadata=metadata)
             yield ToolCallEnded(call, content, error)
             batch.last_text = content

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..errors import DefinitionError
+from ..tools.toolset import Toolset, is_toolset
 from .base import Template
 from .control import BreakTemplate, LoopTemplate
 from .graph import check_states
@@ -61,3 +62,14 @@ def termination_tools(root: Template) -> set[str]:
             if getattr(tool, "terminal", False) or getattr(tool, "rerun_on_resume", False):
                 names.add(tool.name)
     return names
+
+
+def toolsets(root: Template) -> list[Toolset]:
+    """Every toolset in the tree's tool lists (an ``MCPServer``), once each, in tree order:
+    what ``Runner.close()`` closes."""
+    found: dict[int, Toolset] = {}
+    for node, _, _ in walk(root):
+        for item in getattr(node, "tools", ()):
+            if is_toolset(item):
+                found.setdefault(id(item), item)
+    return list(found.values())

@@ -237,15 +237,23 @@ def _unknown(name: str) -> str:
 
 def tools_text(tools: Any) -> str:
     """``/tools``: one line per tool, its name, where it comes from, what it does."""
-    if not tools:
+    from ..tools.toolset import is_toolset, list_toolset
+
+    listed: list[Any] = []
+    missing: list[str] = []
+    for item in tools:  # a toolset (an MCP server in the bot's tool list): its tools now
+        got = list_toolset(item) if is_toolset(item) else None
+        listed.extend([item] if got is None else got.tools)
+        missing.extend([] if got is None or got.error is None else [f"  ({got.error})"])
+    if not listed and not missing:
         return "no tools: the model can only talk (convo chat --tools FILE or --mcp FILE)"
-    lines = [f"{len(tools)} tools:"]
-    for t in tools:
+    lines = [f"{len(listed)} tools:"]
+    for t in listed:
         server = getattr(t, "server", None)
         where = f" (MCP server {server.name!r})" if server is not None else ""
         what = (t.description or "").strip().splitlines()
         lines.append(f"  {t.name}{where}" + (f": {what[0]}" if what else ""))
-    return "\n".join(lines)
+    return "\n".join(lines + missing)
 
 
 def _last_user(session: Session) -> int | None:

@@ -33,6 +33,7 @@ from ..messages import Message, ToolCall
 from .base import Bound, SavedToolError, Tool, ToolResult, to_text
 from .output import NO_OUTPUT
 from .termination import TERMINATED, TerminateResponse
+from .toolset import Unlisted
 from .transition import Move
 
 
@@ -274,8 +275,8 @@ def outcome(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bo
         if not batch.ended:
             batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
         return json.dumps({"status": "success", "message": farewell}), False
-    if run.skipped is not None:
-        return f"Not run: {run.skipped}", True
+    if run.skipped is not None:  # a limit; or no tool at all (an unknown one, live)
+        return f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}", True
     if isinstance(run.error, SavedToolError):
         return str(run.error), True
     if isinstance(run.error, ToolRetry):

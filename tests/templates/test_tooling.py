@@ -292,7 +292,8 @@ def test_a_non_tool_in_tools_is_rejected_at_build() -> None:
         ToolingTemplate([add, plain])  # type: ignore[list-item]
     assert str(info.value).startswith("ToolingTemplate: tools[1] is function <function ")
     assert str(info.value).endswith(
-        "expected a Tool (subclass Tool, or decorate a function with @tool)")
+        "expected a Tool (subclass Tool, or decorate a function with @tool) or a toolset such "
+        "as an MCPServer")
     with pytest.raises(DefinitionError, match=r"tools\[0\] is type"):
         ToolingTemplate([FinishTool])  # type: ignore[list-item]
 

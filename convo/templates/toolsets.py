@@ -1,0 +1,110 @@
+"""The tools of one turn of a ``ToolingTemplate``: its own, and those its toolsets list.
+
+A tool list with toolsets in it (an ``MCPServer``) is listed at the start of each turn: the
+turn yields ``ListTools`` and merges what came with the template's own tools, in the list's
+order (the final-output tool last). A name given twice is the author's mistake, raised before
+any model call and naming both sources; a toolset that could not be listed leaves the turn
+without its tools (it is listed again next turn). A call of a tool the turn does not know is
+then an ``Unlisted`` stand-in rather than an error at once: a replay answers it with the call's
+saved result (so a conversation resumed or rebuilt while a server is down takes the path it
+took), and live it is the unknown-tool error, naming the toolsets that could not be listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import DefinitionError, ToolDefinitionError
+from ..messages import ToolCall
+from ..requests import Flow, ListTools
+from ..tools.base import Tool
+from ..tools.output import OUTPUT_TOOL
+from ..tools.toolset import Listed, Toolset, Unlisted, is_toolset
+
+
+@attrs.frozen(slots=True)
+class TurnTools:
+    """What one turn may call: by name (aliases too), the schemas the model is sent, the names
+    an unknown-tool error lists, and why each toolset that could not be listed is missing."""
+
+    by_name: Mapping[str, Tool]
+    schemas: tuple[Mapping[str, Any], ...]
+    names: tuple[str, ...]
+    unlisted: tuple[str, ...] = ()
+    listed: bool = False  # the turn has toolsets: an unknown call is a stand-in
+
+    def unknown(self, name: str) -> str:
+        """The unknown-tool error of a call of ``name``."""
+        return "; ".join((f"there is no tool named {name!r}; available tools: "
+                          f"{', '.join(self.names) or 'none'}", *self.unlisted))
+
+    def stand_in(self, call: ToolCall) -> Unlisted | None:
+        return Unlisted(call.name, self.unknown(call.name)) if self.listed else None
+
+
+def toolsets_of(items: Sequence[Any]) -> tuple[Toolset, ...]:
+    return tuple(item for item in items if is_toolset(item))
+
+
+def fixed(by_name: Mapping[str, Tool], schemas: tuple[Mapping[str, Any], ...],
+          items: Sequence[Any], output: bool) -> TurnTools:
+    """The tools of every turn of a template without toolsets, built once."""
+    names = tuple(t.name for t in items if isinstance(t, Tool)) + ((OUTPUT_TOOL,) * output)
+    return TurnTools(by_name, schemas, names)
+
+
+def turn_tools(where: str, items: Sequence[Any], own: TurnTools,
+               toolsets: tuple[Toolset, ...], output: bool) -> Flow:
+    """Ask for the toolsets' tools; returns this turn's ``TurnTools``."""
+    listings: list[Listed] = yield ListTools(toolsets)
+    return merged(where, items, own, iter(listings), output)
+
+
+def merged(where: str, items: Sequence[Any], own: TurnTools, listings: Iterator[Listed],
+           output: bool) -> TurnTools:
+    by_name = dict(own.by_name)
+    origin: dict[str, str] = {}  # where each listed name came from, for a clash
+    schemas: list[Mapping[str, Any]] = []
+    names: list[str] = []
+    unlisted: list[str] = []
+    own_schemas = iter(own.schemas)
+    for i, item in enumerate(items):
+        if isinstance(item, Tool):
+            schemas.append(next(own_schemas))
+            names.append(item.name)
+            continue
+        listed = next(listings)
+        if listed.error is not None:
+            unlisted.append(listed.error)
+            continue
+        for tool in listed.tools:
+            source = f"{tool!r} (listed by {item.name!r}, tools[{i}])"
+            if not isinstance(tool, Tool):
+                raise DefinitionError(f"{where}: tools[{i}] ({item.name!r}) listed {tool!r}; "
+                                      "a toolset must list Tools")
+            for name in (tool.name, *tool.aliases):
+                _check_free(where, name, by_name, origin, items, output, source)
+                by_name[name], origin[name] = tool, source
+            schemas.append(tool.schema())
+            names.append(tool.name)
+    schemas.extend(own_schemas)  # the final-output tool's, if any
+    if output:
+        names.append(OUTPUT_TOOL)
+    return TurnTools(by_name, tuple(schemas), tuple(names), tuple(unlisted), listed=True)
+
+
+def _check_free(where: str, name: str, by_name: Mapping[str, Tool], origin: Mapping[str, str],
+                items: Sequence[Any], output: bool, source: str) -> None:
+    if output and name == OUTPUT_TOOL:
+        raise ToolDefinitionError(f"{where}: {source} is named {OUTPUT_TOOL!r}, the name of the "
+                                  "final-output tool of output_type")
+    other = by_name.get(name)
+    if other is None:
+        return
+    first = origin.get(name) or next(f"{other!r} (tools[{i}])" for i, t in enumerate(items)
+                                     if t is other)
+    raise ToolDefinitionError(f"{where}: two tools of the turn are named {name!r}: {first} and "
+                              f"{source}")
