@@ -39,6 +39,7 @@ from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
+from .parts import Audio, Document, Image, Text
 from .record.transcript import load_transcript
 from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
@@ -108,6 +109,7 @@ __all__ = [
     "ApprovalDecided",
     "ApprovalRequested",
     "AssistantTemplate",
+    "Audio",
     "BreakTemplate",
     "CLIInterface",
     "CommandLineRunner",
@@ -116,6 +118,7 @@ __all__ = [
     "ContextWindow",
     "ConvoError",
     "DefinitionError",
+    "Document",
     "EchoMockInterface",
     "EchoModel",
     "EndConversationTool",
@@ -128,6 +131,7 @@ __all__ = [
     "GenerateTemplate",
     "GotoTemplate",
     "IfTemplate",
+    "Image",
     "InterfaceError",
     "Limits",
     "LinearTemplate",
@@ -156,6 +160,7 @@ __all__ = [
     "Template",
     "TemplateSyntaxError",
     "TerminateResponse",
+    "Text",
     "Tool",
     "ToolArgument",
     "ToolArgumentError",

@@ -34,6 +34,8 @@ ContextTrimmed ContextLengthError
 API_NAMES += "Approval ApprovalRequested ApprovalDecided Limits".split()
 # API.md §14 (one core, resuming from Python).
 API_NAMES += "MessageAdded load_transcript".split()
+# API.md §16 (images, audio and documents).
+API_NAMES += "Text Image Audio Document".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:

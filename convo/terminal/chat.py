@@ -84,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _system_prompt(saved: Session) -> str | None:
     first = saved.messages[0] if saved.messages else None
-    return first.content if first is not None and first.role == "system" else None
+    return first.text if first is not None and first.role == "system" else None
 
 
 def _start(args: argparse.Namespace) -> tuple[int | None, Session | None]:

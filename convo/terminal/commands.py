@@ -142,7 +142,7 @@ class Commands:
         if at is None:
             self.say("nothing to retry yet")
             return None
-        text = session.messages[at].content
+        text = session.messages[at].text
         self._drop(session, at)
         self.say("asking again")
         return text
