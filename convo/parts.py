@@ -241,7 +241,9 @@ def part_from_dict(d: Mapping[str, Any], position: int = 0) -> Part:
             raise PartError(f"{where}: '{key}' must be a string; got {value!r}")
     data = d.get("data")
     if (data is None) == ("url" not in options):
-        raise PartError(f"{where}: a {kind} part needs exactly one of 'data' (base64) or 'url'")
+        article = "a" if kind == "document" else "an"
+        raise PartError(f"{where}: {article} {kind} part needs exactly one of 'data' (base64) "
+                        "or 'url'")
     try:
         raw = None if data is None else base64.b64decode(str(data), validate=True)
         return cls(raw, **options)

@@ -24,7 +24,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..otel.state import active
-from .bodies import content_of, read_object
+from .bodies import (
+    DEFAULT_MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENTS,
+    content_digest_source,
+    content_of,
+    read_object,
+)
 from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, HTTPProblem, Live
@@ -44,11 +50,16 @@ class API:
     """The routes, bound to one engine."""
 
     def __init__(self, engine: Engine, *, token: str | None, max_message_bytes: int,
-                 debug_errors: bool = False, hidden_tools: Iterable[str] = ()) -> None:
+                 debug_errors: bool = False, hidden_tools: Iterable[str] = (),
+                 max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
         self.engine = engine
         self.token = token
         self.max_message_bytes = max_message_bytes
+        self.max_attachment_bytes = max_attachment_bytes
         self.body_limit = 4 * max_message_bytes + 65536
+        # A message's body may hold its attachments too, as base64 (4 bytes per 3).
+        self.message_body_limit = self.body_limit + MAX_ATTACHMENTS * (
+            -(-max_attachment_bytes // 3) * 4 + 1024)
         self.debug_errors = debug_errors
         self.hidden_tools = sorted(hidden_tools)
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -126,9 +137,9 @@ class API:
 
     async def message(self, request: Request) -> Response:
         self.check_token(request)
-        content = content_of(await read_object(request, self.body_limit),
-                             self.max_message_bytes)
-        digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+        content = content_of(await read_object(request, self.message_body_limit),
+                             self.max_message_bytes, self.max_attachment_bytes)
+        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
         return await self._idempotent(request, digest, lambda live, emit: self.engine.message(
             live, content, emit))
 
