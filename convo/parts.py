@@ -23,6 +23,10 @@ _MEDIA_TYPES: Final = {".wav": "audio/wav", ".mp3": "audio/mpeg", ".webp": "imag
                        ".md": "text/markdown"}
 
 
+DEFAULT_MAX_BYTES: Final = 10 * 1024 * 1024
+"""The default limit of one attachment (``--max-attachment-bytes``): 10 MiB."""
+
+
 class PartError(ValueError):
     """A part's JSON or value is malformed: says which part, what was expected and what came."""
 

@@ -42,6 +42,8 @@ class Talk:
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
     saved: Session | None = None  # the conversation this one continues (replayed first)
+    attached: list[Any] = attrs.Factory(list)  # files (parts) for the first message (-a)
+    max_attachment_bytes: int | None = None  # /attach's limit (None: the default)
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -86,6 +88,9 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .runner import CommandLineRunner
 
     commands = Commands(say=printer.say, source=talk.transcript_source)
+    if talk.max_attachment_bytes is not None:
+        commands.max_attachment_bytes = talk.max_attachment_bytes
+    commands.attached = list(talk.attached)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
