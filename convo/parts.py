@@ -97,14 +97,19 @@ class _Binary:
         encoded = base64.b64encode(self.data).decode("ascii")
         return f"data:{self.media_type or 'application/octet-stream'};base64,{encoded}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, inline: bool = True) -> dict[str, Any]:
+        """The part's JSON; ``inline=False`` gives its data's ``sha256`` instead of the data
+        (how a store keeps each binary once, in a table of its own)."""
         d: dict[str, Any] = {"type": self.type}
         if self.url is not None:
             d["url"] = self.url
         if self.media_type is not None:
             d["media_type"] = self.media_type
         if self.data is not None:
-            d["data"] = base64.b64encode(self.data).decode("ascii")
+            if inline:
+                d["data"] = base64.b64encode(self.data).decode("ascii")
+            else:
+                d["sha256"] = self.digest
         for extra in ("detail", "filename"):
             value = getattr(self, extra, None)
             if value is not None:
@@ -226,8 +231,10 @@ def binaries(content: str | tuple[Part, ...]) -> tuple[Image | Audio | Document,
     return tuple(p for p in content if not isinstance(p, Text))
 
 
-def part_from_dict(d: Mapping[str, Any], position: int = 0) -> Part:
-    """A part from its JSON; a malformed one is a ``PartError`` naming the part."""
+def part_from_dict(d: Mapping[str, Any], position: int = 0,
+                   blobs: Mapping[str, bytes] | None = None) -> Part:
+    """A part from its JSON; a malformed one is a ``PartError`` naming the part. ``blobs``
+    (digest -> bytes) gives the data of a part stored by its ``sha256``."""
     where = f"content part {position + 1}"
     kind = d.get("type")
     if kind == "text":
@@ -244,6 +251,8 @@ def part_from_dict(d: Mapping[str, Any], position: int = 0) -> Part:
         if not isinstance(value, str):
             raise PartError(f"{where}: '{key}' must be a string; got {value!r}")
     data = d.get("data")
+    if data is None and blobs is not None and d.get("sha256") in blobs:
+        return cls(blobs[d["sha256"]], **options)
     if (data is None) == ("url" not in options):
         article = "a" if kind == "document" else "an"
         raise PartError(f"{where}: {article} {kind} part needs exactly one of 'data' (base64) "

@@ -11,7 +11,9 @@ Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a la
 a later convo can migrate. Version 2 added the subroutine records (a table of their own,
 created on start if missing: a version-1 database just gains it). Version 3 keeps idempotency
 records by reference (``keys.py``: the range of messages an answer added, not a copy of the
-conversation); the records of earlier versions are still read as they are.
+conversation); the records of earlier versions are still read as they are. Version 4 keeps
+each distinct attachment once, by its SHA-256 (``attachments.py``: two tables, created on
+start if missing; messages of earlier versions, with their data inline, read as they are).
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 
@@ -27,7 +29,7 @@ import attrs
 from ..messages import Message
 from ..session import SubroutineRun
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 
 class StoreError(Exception):
