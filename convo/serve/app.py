@@ -167,7 +167,10 @@ class API:
         hidden = escape(json.dumps(self.hidden_tools), quote=True)
         return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(
             '<meta name="convo-hidden-tools" content="[]">',
-            f'<meta name="convo-hidden-tools" content="{hidden}">', 1))
+            f'<meta name="convo-hidden-tools" content="{hidden}">', 1).replace(
+            '<meta name="convo-max-attachment-bytes" content="10485760">',
+            f'<meta name="convo-max-attachment-bytes" content="{self.max_attachment_bytes}">',
+            1))
 
     # -- turns -------------------------------------------------------------------------------
 
