@@ -1,7 +1,7 @@
 """The Chat Completions wire format, as plain dicts (STYLE habit 3: one pure converter).
 
-(Over 300 lines: both directions and the stream accumulator share the shape checks below;
-splitting them would scatter one format over two modules.)
+(Over 300 lines: both directions, the content parts and the stream accumulator share the
+shape checks below; splitting them would scatter one format over several modules.)
 
 Messages and tool schemas go out as the dicts ``chat.completions.create`` takes; a response
 (a dict, or an SDK object, which is dumped to one) comes back as an assistant ``Message``.
