@@ -36,9 +36,13 @@ def _to_metadata(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value)) if value else _NO_METADATA
 
 
-def _to_content(value: Any) -> str | tuple[Part, ...]:
-    # The common case first: text content stays the str it came as, at no cost.
-    return value if type(value) is str else normalize(value)
+def _to_content(value: Any, _str: type[str] = str) -> str | tuple[Part, ...]:
+    # The common case first: text content stays the str it came as. (``str`` as a default
+    # argument: a local, not a global, lookup; this runs for every message made.)
+    if value.__class__ is _str:
+        text: str = value
+        return text
+    return normalize(value)
 
 
 # No __weakref__ slot on these two: a conversation holds many of them, and 8 bytes each add up.
@@ -104,15 +108,14 @@ class Message:
     @property
     def has_parts(self) -> bool:
         """Whether the content carries more than text (an image, a sound, a file)."""
-        return type(self.content) is not str
+        return self.content.__class__ is tuple
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict; fields at their defaults are left out."""
         content = self.content
-        d: dict[str, Any] = {
-            "role": self.role,
-            "content": content if type(content) is str else content_to_json(content),
-        }
+        d: dict[str, Any] = {"role": self.role, "content": content}
+        if content.__class__ is tuple:  # parts (not a property call: this runs for every
+            d["content"] = content_to_json(content)  # message of every write)
         if self.tool_calls:
             d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:
