@@ -107,3 +107,19 @@ def test_attach_in_a_terminal_with_tab_completion(terminal: Spawn, env: dict[str
     assert server.requests[0]["messages"][0]["content"][1] == {
         "type": "image_url", "image_url": {"url": PNG_URL}}
     assert "iVBOR" not in t.seen
+
+
+def test_a_chat_with_an_image_continues_from_the_history(env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(PNG)
+    with OpenAIServer(["A tiny square.", "Still a square."]) as server:
+        first = convo_cmd("chat", "--no-stream", "--base-url", server.base_url,
+                          "-a", str(tmp_path / "shot.png"), env=env, stdin="What is this?\n")
+        assert first.returncode == 0, first.stderr
+        again = convo_cmd("chat", "-c", "--no-stream", "--base-url", server.base_url,
+                          env=env, stdin="And now?\n")
+        assert again.returncode == 0, again.stderr
+    # The history kept the image: the continued chat sends it again, exactly.
+    assert server.requests[1]["messages"][:2] == [
+        *SENT, {"role": "assistant", "content": "A tiny square."}]
+    assert f"[image: shot.png, {len(PNG)} B]" in again.stdout
