@@ -42,6 +42,7 @@ from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
 from .limits import Limits
 from .messages import Message, ToolCall
 from .models import EchoModel, FunctionModel, MockModel, Model
+from .parts import Audio, Document, Image, Text
 from .record.transcript import load_transcript
 from .runner import Runner
 from .session import Outcome, RunStatus, Session, TurnResult, Usage
@@ -115,6 +116,7 @@ __all__ = [
     "ApprovalDecided",
     "ApprovalRequested",
     "AssistantTemplate",
+    "Audio",
     "BreakTemplate",
     "CLIInterface",
     "CommandLineRunner",
@@ -123,6 +125,7 @@ __all__ = [
     "ContextWindow",
     "ConvoError",
     "DefinitionError",
+    "Document",
     "EchoMockInterface",
     "EchoModel",
     "EndConversationTool",
@@ -136,6 +139,7 @@ __all__ = [
     "GenerateTemplate",
     "GotoTemplate",
     "IfTemplate",
+    "Image",
     "InterfaceError",
     "Limits",
     "LinearTemplate",
@@ -168,6 +172,7 @@ __all__ = [
     "Template",
     "TemplateSyntaxError",
     "TerminateResponse",
+    "Text",
     "TextDelta",
     "Tool",
     "ToolArgument",

@@ -31,6 +31,7 @@ import attrs
 from .errors import DefinitionError
 from .messages import Message
 from .models.overflow import context_length_hint as context_length_hint
+from .parts import Audio, Image, Part, Text
 
 if TYPE_CHECKING:
     from .models.base import Model
@@ -59,9 +60,31 @@ def estimate_text(text: str) -> int:
     return -(-_size(text) // CHARS_PER_TOKEN)
 
 
+IMAGE_TOKENS: Final = 765
+"""An image's estimate: OpenAI's cost of a 1024x1024 image at high detail (85 at ``low``)."""
+AUDIO_BYTES_PER_TOKEN: Final = 1600  # about 20 tokens a second of 16 kHz 16-bit mono
+DOCUMENT_BYTES_PER_TOKEN: Final = 16  # a PDF's bytes are mostly compressed page streams
+URL_DOCUMENT_TOKENS: Final = 1000  # a file by URL: its size is unknown here
+
+
+def estimate_part(part: Part) -> int:
+    """Estimated tokens of one part (documented in docs/parts.md)."""
+    if isinstance(part, Text):
+        return estimate_text(part.text)
+    if isinstance(part, Image):
+        return 85 if part.detail == "low" else IMAGE_TOKENS
+    if isinstance(part, Audio):
+        return -(-part.size // AUDIO_BYTES_PER_TOKEN)
+    if part.data is None:
+        return URL_DOCUMENT_TOKENS
+    return -(-part.size // DOCUMENT_BYTES_PER_TOKEN)
+
+
 def estimate_message(message: Message) -> int:
     """Estimated tokens of one message as sent: its text, tool calls, ids and framing."""
-    tokens = MESSAGE_OVERHEAD + estimate_text(message.content)
+    content = message.content
+    tokens = MESSAGE_OVERHEAD + (estimate_text(content) if isinstance(content, str)
+                                 else sum(map(estimate_part, content)))
     for call in message.tool_calls:
         tokens += 3 + estimate_text(call.id) + estimate_text(call.name) \
             + estimate_text(call.arguments_json())

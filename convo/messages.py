@@ -9,6 +9,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from .parts import Part, content_to_json, normalize, text_of
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: Final = ("system", "user", "assistant", "tool")
 
@@ -34,8 +36,13 @@ def _to_metadata(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value)) if value else _NO_METADATA
 
 
-def _to_content(value: str | None) -> str:
-    return "" if value is None else value
+def _to_content(value: Any, _str: type[str] = str) -> str | tuple[Part, ...]:
+    # The common case first: text content stays the str it came as. (``str`` as a default
+    # argument: a local, not a global, lookup; this runs for every message made.)
+    if value.__class__ is _str:
+        text: str = value
+        return text
+    return normalize(value)
 
 
 # No __weakref__ slot on these two: a conversation holds many of them, and 8 bytes each add up.
@@ -79,10 +86,12 @@ class Message:
 
     ``role`` is ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``. An assistant message
     may carry ``tool_calls``; a tool message answers one call and carries its ``tool_call_id``.
+    ``content`` is a ``str``, or a tuple of parts (``Text``, ``Image``, ``Audio``,
+    ``Document``) when it carries more than text; ``text`` is its text either way.
     """
 
     role: Role = attrs.field(validator=_check_role)
-    content: str = attrs.field(default="", converter=_to_content)
+    content: str | tuple[Part, ...] = attrs.field(default="", converter=_to_content)
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), kw_only=True, converter=_to_tuple)
     tool_call_id: str | None = attrs.field(default=None, kw_only=True)
     name: str | None = attrs.field(default=None, kw_only=True)
@@ -90,9 +99,23 @@ class Message:
         default=_NO_METADATA, kw_only=True, converter=_to_metadata, hash=False
     )
 
+    @property
+    def text(self) -> str:
+        """The message's text: its ``str`` content, or its ``Text`` parts joined."""
+        content = self.content
+        return content if type(content) is str else text_of(content)
+
+    @property
+    def has_parts(self) -> bool:
+        """Whether the content carries more than text (an image, a sound, a file)."""
+        return self.content.__class__ is tuple
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict; fields at their defaults are left out."""
-        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        content = self.content
+        d: dict[str, Any] = {"role": self.role, "content": content}
+        if content.__class__ is tuple:  # parts (not a property call: this runs for every
+            d["content"] = content_to_json(content)  # message of every write)
         if self.tool_calls:
             d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:

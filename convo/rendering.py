@@ -31,7 +31,17 @@ def environment() -> jinja2.Environment:
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    return ImmutableSandboxedEnvironment(
+    from .messages import Message
+
+    class ConvoEnvironment(ImmutableSandboxedEnvironment):
+        """A parts message's ``content`` reads as its text (images are not for templates)."""
+
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            if attribute == "content" and type(obj) is Message:
+                return obj.text
+            return super().getattr(obj, attribute)
+
+    return ConvoEnvironment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

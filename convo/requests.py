@@ -25,6 +25,7 @@ from .approval import Approval
 from .errors import ConvoError, ReachedEndTemplateException, RunError
 from .events import Event
 from .messages import Message, ToolCall
+from .parts import Content
 from .session import Session
 from .tools.calls import Invocation, ToolRun
 from .tools.toolset import Listed, Toolset
@@ -46,9 +47,9 @@ class Request(Generic[A]):
 
 
 @attrs.frozen(slots=True)
-class AskUser(Request[str]):
-    """Ask the user interface; answered with the user's text. A person answers it: a served
-    conversation waits here."""
+class AskUser(Request[Content]):
+    """Ask the user interface; answered with the user's text, or parts (text with images or
+    files attached). A person answers it: a served conversation waits here."""
 
     instruction: str | None = None
     default: str | None = None

@@ -33,6 +33,7 @@ from .errors import ContextLengthError
 from .events import ContextTrimmed, Event, Replayed
 from .internal import CONTEXT, context_problem
 from .messages import Message
+from .parts import binaries, shown
 from .requests import CallModel
 from .session import Session, Usage
 
@@ -53,7 +54,8 @@ _SUMMARY_SHARE: Final = 4  # a summary may take at most 1/4 of the window
 
 
 def fingerprint(message: Message) -> str:
-    return f"{message.role}:{len(message.content)}:{zlib.crc32(message.content.encode())}"
+    text = message.text + "".join(p.digest or p.url or "" for p in binaries(message.content))
+    return f"{message.role}:{len(text)}:{zlib.crc32(text.encode())}"
 
 
 def saved_summary(session: Session, index: Index, messages: Sequence[Message]
@@ -89,7 +91,7 @@ def _left_out(index: Index, cut: int) -> int:
 
 
 def _as_line(message: Message, limit: int) -> str:
-    parts = [message.content] if message.content else []
+    parts = [shown(message.content)] if message.content else []
     parts += [f"[calls {c.name}({c.arguments_json()})]" for c in message.tool_calls]
     who = f"tool {message.name}" if message.role == "tool" and message.name else message.role
     text = " ".join(parts)
@@ -133,7 +135,7 @@ def _summarize(window: ContextWindow, messages: Sequence[Message], record: dict[
                                          purpose="summary")
         calls += 1
         usage = usage + Usage.from_dict(reply.metadata.get("usage") if reply.metadata else None)
-        text = _clip(reply.content.strip(), _text_room(window))
+        text = _clip(reply.text.strip(), _text_room(window))
     return {"summary": text, "upto": cut, "check": fingerprint(messages[cut - 1]),
             "calls": calls, "usage": attrs.asdict(usage)}
 

@@ -3,7 +3,7 @@
 ::
 
     convo chat [-m MODEL] [-s SYSTEM] [--base-url URL] [--tools FILE] [--mcp FILE]... [-c]
-               [--plain] [--no-log]
+               [--plain] [--no-log] [-a PATH]... [--max-attachment-bytes N]
 
 The model is OpenAI's (or any OpenAI-compatible server's) when ``OPENAI_API_KEY`` or a base URL
 is set; otherwise an offline stand-in that echoes what you type, and the command says so.
@@ -21,8 +21,9 @@ import attrs
 from ..botfile import UsageProblem, bot_context, info, load_file, openai_model
 from ..messages import Message
 from ..models.base import DeltaCallback, SyncModel, ToolSchemas
+from ..parts import DEFAULT_MAX_BYTES, Audio, Document, Image, PartError, from_path, shown
 from ..session import Session
-from .options import conversation_options
+from .options import conversation_options, positive_int
 
 #: How many messages of a continued chat are shown again before the prompt.
 SHOWN_ON_CONTINUE = 10
@@ -45,6 +46,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                            "the model may call (repeatable)")
     chat.add_argument("-c", "--continue", dest="continue_", action="store_true",
                       help="continue the last chat kept in the local history")
+    chat.add_argument("-a", "--attach", metavar="PATH", action="append", default=[],
+                      help="attach a file (an image, a sound, a PDF...) to your first message; "
+                           "may be repeated (in the chat: /attach PATH)")
+    chat.add_argument("--max-attachment-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
+                      metavar="N", help="refuse attachments over N bytes (default: 10485760, "
+                                        "10 MiB)")
     chat.set_defaults(main=main)
 
 
@@ -55,7 +62,7 @@ class OfflineModel(SyncModel):
 
     def complete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
                  on_delta: DeltaCallback | None = None) -> Message:
-        said = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        said = next((shown(m.content) for m in reversed(messages) if m.role == "user"), "")
         text = f"(offline mock model) You said: {said}"
         if on_delta is not None:
             for i, word in enumerate(text.split(" ")):
@@ -70,6 +77,7 @@ def main(args: argparse.Namespace) -> int:
     from ..terminal.conversation import Talk, hold
 
     tools, context = _tools(args.tools) if args.tools else ([], None)
+    attached = _attached(args.attach, args.max_attachment_bytes)
     servers = _servers(args.mcp)
     try:
         tools += _mcp_tools(servers)
@@ -87,7 +95,8 @@ def main(args: argparse.Namespace) -> int:
             template = Resume(template, rest)
         talk = Talk(template=template, session=session, model=model, kind="chat",
                     model_name=name, history_id=history_id, context=context, saved=saved,
-                    tools=tools)
+                    tools=tools, attached=attached,
+                    max_attachment_bytes=args.max_attachment_bytes)
         return hold(args, talk, before=lambda printer: _show(printer, session, saved))
     finally:
         for server in servers:
@@ -127,9 +136,22 @@ def _mcp_tools(servers: Sequence[Any]) -> list[Any]:
     return tools
 
 
+def _attached(paths: list[str], max_bytes: int) -> list[Image | Audio | Document]:
+    """The files of ``-a``, read now: one that is missing or too big stops the command."""
+    parts = []
+    for path in paths:
+        try:
+            parts.append(from_path(os.path.expanduser(path), max_bytes=max_bytes))
+        except PartError as exc:
+            raise UsageProblem(f"-a: {exc} (--max-attachment-bytes)") from None
+        except OSError as exc:
+            raise UsageProblem(f"-a: cannot read {path}: {exc.strerror or exc}") from None
+    return parts
+
+
 def _system_prompt(saved: Session) -> str | None:
     first = saved.messages[0] if saved.messages else None
-    return first.content if first is not None and first.role == "system" else None
+    return first.text if first is not None and first.role == "system" else None
 
 
 def _start(args: argparse.Namespace) -> tuple[int | None, Session | None]:

@@ -44,6 +44,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                             "$CONVO_SERVE_TOKEN)")
     serve.add_argument("--max-message-bytes", type=positive_int, default=32768, metavar="N",
                        help="refuse messages over N UTF-8 bytes with 413 (default: 32768)")
+    serve.add_argument("--max-attachment-bytes", type=positive_int, default=10 * 1024 * 1024,
+                       metavar="N", help="refuse an image, sound or file over N bytes in a "
+                                         "message with 413 (default: 10485760, 10 MiB)")
     serve.add_argument("--cache-size", type=positive_int, default=1000, metavar="N",
                        help="paused conversations kept in memory per worker (default: 1000)")
     serve.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
@@ -73,6 +76,7 @@ def _port(text: str) -> int:
 
 def _spec(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
+                                          "max_attachment_bytes",
                                           "cache_size", "max_messages", "log_format",
                                           "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
@@ -99,6 +103,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     return create_app(template, model, store=spec["store"], token=spec["token"],
                       **bounds,
                       max_message_bytes=spec["max_message_bytes"],
+                      max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"])
 

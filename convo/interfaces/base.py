@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..approval import Approval
     from ..messages import ToolCall
+    from ..parts import Content
     from ..session import Session
 
 
 class UserInterface(metaclass=ABCMeta):  # noqa: B024  (ABCMeta only for isinstance)
     """Answers ``UserTemplate``s that have no fixed content, and tool calls that need approval.
 
-    Subclass it and implement ``ask``, which returns the user's text; raising ``EOFError``
+    Subclass it and implement ``ask``, which returns the user's text (or a tuple of parts:
+    text with images or files, see docs/parts.md); raising ``EOFError``
     (end of input, ``/exit``) or ``KeyboardInterrupt`` ends the run with status ``stopped``.
     The rest has defaults: ``aask`` (under ``arun()``) runs ``ask`` in a worker thread, so a
     blocking ``ask`` never blocks the event loop; ``approve`` rejects (an unapproved tool
@@ -22,12 +24,13 @@ class UserInterface(metaclass=ABCMeta):  # noqa: B024  (ABCMeta only for isinsta
     method works too (``isinstance`` checks only for that).
     """
 
-    def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
+    def ask(self, session: Session, instruction: str | None, default: str | None
+            ) -> str | Content:
         raise NotImplementedError(f"{type(self).__name__} must implement ask(session, "
                                   "instruction, default)")
 
     async def aask(self, session: Session, instruction: str | None,
-                   default: str | None) -> str:
+                   default: str | None) -> str | Content:
         import asyncio
 
         return await asyncio.to_thread(self.ask, session, instruction, default)

@@ -93,7 +93,7 @@ class EchoMockInterface(UserInterface):
 
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
         last = session.last_message
-        return last.content if last is not None else (default or "")
+        return last.text if last is not None else (default or "")
 
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         return self.ask(session, instruction, default)

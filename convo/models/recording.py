@@ -160,8 +160,8 @@ class ReplayModel(SyncModel):
             if self.exchanges[i]["request"] == request:
                 self.used[i] = True
                 reply = Message.from_dict(self.exchanges[i]["reply"])
-                if on_delta is not None and reply.content:
-                    on_delta(reply.content)
+                if on_delta is not None and reply.text:
+                    on_delta(reply.text)
                 return reply
         raise ScriptError(self._mismatch(request, unused))
 

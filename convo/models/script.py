@@ -107,7 +107,7 @@ def format_conversation(messages: Sequence[Message], last: int = 10) -> str:
     lines = [] if len(messages) <= last else [f"  ... {len(messages) - last} earlier messages"]
     start = len(messages) - len(shown)
     for i, m in enumerate(shown, start):
-        text = m.content if len(m.content) <= 200 else m.content[:197] + "..."
+        text = m.text if len(m.text) <= 200 else m.text[:197] + "..."
         calls = "".join(
             f" {{{c.name}({c.arguments_json()})}}" for c in m.tool_calls
         )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ..messages import Message
+from ..parts import Part, Text, binaries, shown
 from .text_tools import CLOSE, OPEN, could_be_call, parse_text_calls, recover_tool_calls
 from .wire import tool_to_wire
 
@@ -90,7 +91,7 @@ def _with_calls(message: Message) -> Message:
                              else json.dumps({"name": call.name, "arguments": call.arguments},
                                              ensure_ascii=False)) + f"\n{CLOSE}"
               for call in message.tool_calls]
-    text = "\n".join([message.content, *blocks] if message.content else blocks)
+    text = "\n".join([message.text, *blocks] if message.text else blocks)
     reasoning = message.metadata.get("reasoning")  # still sent back, on the Responses API
     return Message("assistant", text, metadata={"reasoning": reasoning} if reasoning else None)
 
@@ -101,16 +102,19 @@ def messages_for_text(messages: Sequence[Message], tools: Sequence[Mapping[str, 
     out: list[Message] = []
     errors: dict[str, str] = {}
     responses: list[str] = []  # consecutive tool results, sent as one user message
+    attached: list[Part] = []  # and the images or files they returned, after their text
 
     def flush() -> None:
         if responses:
-            out.append(Message("user", "\n".join(responses)))
+            out.append(Message("user", [Text("\n".join(responses)), *attached]))
             responses.clear()
+            attached.clear()
 
     for message in messages:
         if message.role == "tool":
             problem = errors.get(message.tool_call_id or "")
-            text = format_error(problem, tools) if problem else message.content
+            text = format_error(problem, tools) if problem else shown(message.content)
+            attached.extend(binaries(message.content))
             name = f' name="{message.name}"' if message.name else ""
             responses.append(f"<tool_response{name}>\n{text}\n</tool_response>")
             continue
@@ -124,7 +128,7 @@ def messages_for_text(messages: Sequence[Message], tools: Sequence[Mapping[str, 
     if tools:
         prompt = tools_prompt(tools)
         if out and out[0].role == "system":
-            out[0] = Message("system", f"{out[0].content}\n\n{prompt}")
+            out[0] = Message("system", f"{out[0].text}\n\n{prompt}")
         else:
             out.insert(0, Message("system", prompt))
     return out
@@ -134,7 +138,7 @@ def read_reply(message: Message, tools: Sequence[Mapping[str, Any]], *, tool_for
                recover: bool = True) -> Message:
     """A reply with the calls its text holds: all ``<tool_call>`` blocks in the text format,
     a leaked call (when ``recover``) in either."""
-    content = message.content
+    content = message.text
     if not tools or message.tool_calls or not content:
         return message
     if tool_format == "text":

@@ -1,10 +1,13 @@
 """The Chat Completions wire format, as plain dicts (STYLE habit 3: one pure converter).
 
-(Over 300 lines: both directions and the stream accumulator share the shape checks below;
-splitting them would scatter one format over two modules.)
+(Over 300 lines: both directions, the content parts and the stream accumulator share the
+shape checks below; splitting them would scatter one format over several modules.)
 
 Messages and tool schemas go out as the dicts ``chat.completions.create`` takes; a response
 (a dict, or an SDK object, which is dumped to one) comes back as an assistant ``Message``.
+A user message with parts goes out as a list of content parts; the images and files a tool
+returned go in a user message right after the tool results (Chat Completions' tool messages
+carry text only); a part the API cannot carry is a ``ModelError`` before anything is sent.
 ``StreamAccumulator`` rebuilds the same ``Message`` from streamed chunks. Nothing here does
 I/O or imports the SDK. The server's side (replies as responses and chunks) is in
 ``wire_server.py``, shared with the fake server in ``convo.testing``.
@@ -20,7 +23,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from ..errors import ModelError
 from ..messages import Message, ToolCall
+from ..parts import Audio, Document, Image, Part, Text, binaries, shown
 
 USAGE_KEYS: Final = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -40,14 +45,67 @@ def tool_call_to_wire(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def message_to_wire(message: Message) -> dict[str, Any]:
-    """One message as a Chat Completions request message."""
+AUDIO_FORMATS: Final = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
+                        "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+
+
+def part_to_wire(part: Part, where: str = "a message") -> dict[str, Any]:
+    """One content part as Chat Completions takes it; a ``ModelError`` when it cannot."""
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, Image):
+        image: dict[str, Any] = {"url": part.data_url()}
+        if part.detail is not None:
+            image["detail"] = part.detail
+        return {"type": "image_url", "image_url": image}
+    if isinstance(part, Audio):
+        audio_format = AUDIO_FORMATS.get(part.media_type or "")
+        if part.data is None or audio_format is None:
+            raise ModelError(
+                f"the Chat Completions API takes audio as inline wav or mp3 data; {where} has "
+                f"an Audio part ({part.label}) with "
+                + ("only a URL" if part.data is None else f"media type {part.media_type!r}"))
+        return {"type": "input_audio", "input_audio": {
+            "data": part.data_url().partition(",")[2], "format": audio_format}}
+    return _document_to_wire(part, where)
+
+
+def _document_to_wire(part: Document, where: str) -> dict[str, Any]:
+    if part.data is None:
+        raise ModelError(f"the Chat Completions API takes a file as inline data, not a URL; "
+                         f"{where} has a Document part with url={part.url!r} (download it and "
+                         f"send Document(data=...), or use api='responses')")
+    file: dict[str, Any] = {"file_data": part.data_url()}
+    if part.filename is not None:
+        file["filename"] = part.filename
+    return {"type": "file", "file": file}
+
+
+def content_to_wire(message: Message, where: str) -> str | list[dict[str, Any]]:
+    """A message's content: its ``str``, or its parts (binary parts only from the user)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if message.role != "user":
+        for part in binaries(content):
+            raise ModelError(f"the Chat Completions API takes images, audio and files only in "
+                             f"user messages; {where} ({message.role}) has a "
+                             f"{type(part).__name__} part ({part.label})")
+    return [part_to_wire(p, where) for p in content]
+
+
+def message_to_wire(message: Message, where: str = "a message") -> dict[str, Any]:
+    """One message as a Chat Completions request message.
+
+    A tool message's images or files are left out here (its text names them):
+    ``messages_to_wire`` sends them in the user message after the tool results.
+    """
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "",
-                "content": message.content}
+                "content": shown(message.content)}
     # A tool-calls-only reply goes with "content": "", never null: OpenAI, vLLM and Ollama
     # take both, but llama-cpp-python answers HTTP 500 to null.
-    d: dict[str, Any] = {"role": message.role, "content": message.content}
+    d: dict[str, Any] = {"role": message.role, "content": content_to_wire(message, where)}
     if message.tool_calls:
         d["tool_calls"] = [tool_call_to_wire(c) for c in message.tool_calls]
     if message.name is not None:
@@ -56,7 +114,24 @@ def message_to_wire(message: Message) -> dict[str, Any]:
 
 
 def messages_to_wire(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    return [message_to_wire(m) for m in messages]
+    """The messages of a request; tools' images and files follow their results as a user
+    message."""
+    out: list[dict[str, Any]] = []
+    returned: list[dict[str, Any]] = []  # parts of the tool results in a row, in order
+    for position, message in enumerate(messages):
+        where = f"message {position + 1}"
+        if message.role != "tool" and returned:
+            out.append({"role": "user", "content": returned})
+            returned = []
+        out.append(message_to_wire(message, where))
+        found = binaries(message.content) if message.role == "tool" else ()
+        if found:
+            returned.append({"type": "text", "text": f"(returned by the tool "
+                                                     f"{message.name or message.tool_call_id})"})
+            returned += [part_to_wire(p, where) for p in found]
+    if returned:
+        out.append({"role": "user", "content": returned})
+    return out
 
 
 def tool_to_wire(schema: Mapping[str, Any]) -> dict[str, Any]:

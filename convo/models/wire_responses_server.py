@@ -34,7 +34,7 @@ def messages_from_input(items: Iterable[Any]) -> list[Message]:
             if last is None or last.role != "assistant" or reasoning:
                 messages.append(_assistant("", (), reasoning))
                 reasoning = []
-            messages[-1] = _assistant(messages[-1].content,
+            messages[-1] = _assistant(messages[-1].text,
                                       (*messages[-1].tool_calls, call),
                                       [dict(r) for r in reasoning_of(messages[-1])])
         elif kind == "function_call_output":

@@ -37,7 +37,7 @@ def response_from_message(
 ) -> dict[str, Any]:
     """A complete (non-streamed) Chat Completions response carrying ``message``."""
     refusal = message.metadata.get("refusal")
-    content: str | None = message.content or None
+    content: str | None = message.text or None
     if refusal and content == refusal:
         content = None
     wire: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
@@ -69,7 +69,7 @@ def chunks_from_message(
                              "logprobs": None}]}
 
     refusal = message.metadata.get("refusal")
-    content = message.content
+    content = message.text
     if refusal and content == refusal:
         content = ""
     chunks = [chunk({"role": "assistant", "content": ""})]

@@ -9,15 +9,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..messages import Message
+from ..parts import binaries, shown
 
 
 def parts(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
         return [{"type": "tool_call_response", "id": message.tool_call_id,
-                 "response": message.content}]
+                 "response": shown(message.content)}]
     out: list[dict[str, Any]] = []
-    if message.content:
-        out.append({"type": "text", "content": message.content})
+    if message.text:
+        out.append({"type": "text", "content": message.text})
+    # Images and files by what they are, never their bytes: a span is no place for them.
+    out.extend({"type": "uri" if p.url else "blob", "modality": p.type,
+                "mime_type": p.media_type, **({"uri": p.url} if p.url else {"size": p.size})}
+               for p in binaries(message.content))
     out.extend({"type": "tool_call", "id": call.id, "name": call.name,
                 "arguments": call.arguments} for call in message.tool_calls)
     return out

@@ -35,6 +35,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message, ToolCall
+from ..parts import Content
 from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunHooks, RunTools
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
@@ -280,18 +281,18 @@ class LiveAnswerer:
             )
         return ui
 
-    def ask_user(self, request: AskUser) -> str:
+    def ask_user(self, request: AskUser) -> Content:
         ui = self._interface()
-        answer: str = ui.ask(self.state.session, request.instruction, request.default)
+        answer: Content = ui.ask(self.state.session, request.instruction, request.default)
         self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
         return answer
 
-    async def aask_user(self, request: AskUser) -> str:
+    async def aask_user(self, request: AskUser) -> Content:
         ui = self._interface()
         aask = getattr(ui, "aask", None)
         session = self.state.session
         if aask is not None:
-            answer: str = await aask(session, request.instruction, request.default)
+            answer: Content = await aask(session, request.instruction, request.default)
         else:
             answer = ui.ask(session, request.instruction, request.default)
         self.state.emit(UserInput(getattr(ui, "echoes_input", False)))

@@ -26,7 +26,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,
-               debug_errors: bool = False) -> Starlette:
+               debug_errors: bool = False,
+               max_attachment_bytes: int = 10 * 1024 * 1024) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -34,8 +35,10 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     ``context`` (a ``ContextWindow``) what each model call is sent, as on a ``Runner``;
     ``cache_size`` bounds the paused conversations kept in memory (the rest are rebuilt from
     the store when they go on); ``max_messages`` ends a conversation that reaches that many
-    messages (as on a ``Runner``). Requests are logged to the ``convo.serve`` logger; users
-    see plain words for failures, whose causes go to the log, unless ``debug_errors``.
+    messages (as on a ``Runner``); ``max_attachment_bytes`` bounds each image, sound or file
+    a message carries (413 over it; docs/parts.md). Requests are logged to the
+    ``convo.serve`` logger; users see plain words for failures, whose causes go to the log,
+    unless ``debug_errors``.
     """
     try:
         from .app import API, build
@@ -51,7 +54,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size)
     return build(API(engine, token=token, max_message_bytes=max_message_bytes,
-                     debug_errors=debug_errors, hidden_tools=termination_tools(template)))
+                     debug_errors=debug_errors, hidden_tools=termination_tools(template),
+                     max_attachment_bytes=max_attachment_bytes))
 
 
 __all__ = ["create_app"]

@@ -28,7 +28,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..internal import reserved_keys
 from ..otel.state import active
-from .bodies import content_of, read_object
+from .bodies import (
+    DEFAULT_MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENTS,
+    content_digest_source,
+    content_of,
+    read_object,
+)
 from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, HTTPProblem, Live
@@ -48,11 +54,16 @@ class API:
     """The routes, bound to one engine."""
 
     def __init__(self, engine: Engine, *, token: str | None, max_message_bytes: int,
-                 debug_errors: bool = False, hidden_tools: Iterable[str] = ()) -> None:
+                 debug_errors: bool = False, hidden_tools: Iterable[str] = (),
+                 max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
         self.engine = engine
         self.token = token
         self.max_message_bytes = max_message_bytes
+        self.max_attachment_bytes = max_attachment_bytes
         self.body_limit = 4 * max_message_bytes + 65536
+        # A message's body may hold its attachments too, as base64 (4 bytes per 3).
+        self.message_body_limit = self.body_limit + MAX_ATTACHMENTS * (
+            -(-max_attachment_bytes // 3) * 4 + 1024)
         self.debug_errors = debug_errors
         self.hidden_tools = sorted(hidden_tools)
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -135,9 +146,9 @@ class API:
 
     async def message(self, request: Request) -> Response:
         self.check_token(request)
-        content = content_of(await read_object(request, self.body_limit),
-                             self.max_message_bytes)
-        digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+        content = content_of(await read_object(request, self.message_body_limit),
+                             self.max_message_bytes, self.max_attachment_bytes)
+        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
         return await self._idempotent(request, digest, lambda live, emit: self.engine.message(
             live, content, emit))
 
@@ -165,7 +176,10 @@ class API:
         hidden = escape(json.dumps(self.hidden_tools), quote=True)
         return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(
             '<meta name="convo-hidden-tools" content="[]">',
-            f'<meta name="convo-hidden-tools" content="{hidden}">', 1))
+            f'<meta name="convo-hidden-tools" content="{hidden}">', 1).replace(
+            '<meta name="convo-max-attachment-bytes" content="10485760">',
+            f'<meta name="convo-max-attachment-bytes" content="{self.max_attachment_bytes}">',
+            1))
 
     # -- turns -------------------------------------------------------------------------------
 

@@ -15,9 +15,23 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
+from ..parts import (
+    Content,
+    PartError,
+    Text,
+    binaries,
+    content_to_json,
+    human_size,
+    normalize,
+    part_from_dict,
+    text_of,
+)
 from .live import HTTPProblem
 
 MAX_DEPTH: Final = 64
+DEFAULT_MAX_ATTACHMENT_BYTES: Final = 10 * 1024 * 1024
+MAX_ATTACHMENTS: Final = 8
+"""Images, sounds and files in one message at most (the body limit grows to fit them)."""
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -88,14 +102,56 @@ def _check_text(text: str, where: str) -> None:
                                f"a string: it is not text (at {where})")
 
 
-def content_of(body: dict[str, Any], max_bytes: int) -> str:
-    """The message text of a ``{"content": ...}`` body: 400 unless it is a string with some
-    text, 413 over ``max_bytes`` UTF-8 bytes."""
+def content_of(body: dict[str, Any], max_bytes: int,
+               max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> Content:
+    """The message of a ``{"content": ...}`` body: a string with some text, or a list of
+    parts (API.md §16). 400 for anything else or a malformed part (named); 413 when its text
+    is over ``max_bytes`` UTF-8 bytes or a part's data over ``max_attachment_bytes``."""
     content = body.get("content")
+    if isinstance(content, list):
+        return _parts_of(content, max_bytes, max_attachment_bytes)
     if not isinstance(content, str):
+        # (or a list of parts: docs/parts.md; the common case is what the message shows)
         raise HTTPProblem(400, '"content" must be a string: send {"content": "your message"}')
     if not content.strip():
         raise HTTPProblem(400, '"content" is empty or only whitespace: send some text')
     if len(content.encode("utf-8")) > max_bytes:
         raise HTTPProblem(413, f'"content" is over {max_bytes} bytes')
+    return content
+
+
+def content_digest_source(content: Content) -> bytes:
+    """What a message's idempotency digest is taken over: its text, or its parts' JSON."""
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    return json.dumps(content_to_json(content), sort_keys=True).encode("utf-8")
+
+
+def _parts_of(items: list[Any], max_bytes: int, max_attachment_bytes: int) -> Content:
+    parts = []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise HTTPProblem(400, f"content part {position + 1} must be an object such as "
+                                   f'{{"type": "text", "text": "..."}}; got '
+                                   f"{type(item).__name__}")
+        try:
+            part = part_from_dict(item, position)
+        except PartError as exc:
+            raise HTTPProblem(400, str(exc)) from None
+        size = 0 if isinstance(part, Text) else part.size
+        if size > max_attachment_bytes:
+            raise HTTPProblem(413, f"content part {position + 1} ({part.type}) is "
+                                   f"{human_size(size)} ({size} bytes), over the limit of "
+                                   f"{max_attachment_bytes} bytes per attachment "
+                                   "(--max-attachment-bytes)")
+        parts.append(part)
+    content = normalize(parts)
+    if len(binaries(content)) > MAX_ATTACHMENTS:
+        raise HTTPProblem(400, f"a message carries at most {MAX_ATTACHMENTS} images, sounds or "
+                               f"files; got {len(binaries(content))}")
+    text = text_of(content)
+    if not text.strip() and not binaries(content):
+        raise HTTPProblem(400, '"content" has no text and no attachment: send some text')
+    if len(text.encode("utf-8")) > max_bytes:
+        raise HTTPProblem(413, f'the text of "content" is over {max_bytes} bytes')
     return content

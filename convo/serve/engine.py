@@ -23,6 +23,7 @@ from typing import Any
 
 from ..approval import Approval
 from ..errors import ModelError
+from ..parts import Content
 from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunTools
 from ..run.answerer import Pause
 from ..run.driver import adrive
@@ -157,7 +158,7 @@ class Engine:
                                    f"/api/conversations/{live.id}/retry before {what}")
         raise HTTPProblem(409, f"the conversation is waiting for a message, not {what}")
 
-    async def message(self, live: Live, content: str, emit: Emit | None
+    async def message(self, live: Live, content: Content, emit: Emit | None
                       ) -> tuple[int, dict[str, Any]]:
         self.expect(live, AskUser, "a message")
         return await self._advance(live, content, emit)

@@ -10,6 +10,9 @@ a turn holds no connection while it waits for the model (a pool of 20 serves any
 turns at once). Each worker holds one session-level advisory lock on its own id, on one
 connection of its own: a worker that dies releases it with that connection, and another
 worker that finds the conversation locked by a dead owner takes the lock over at once.
+
+(Over 300 lines: the schema, its migrations and every statement of the store stay together,
+as in ``sqlite.py``.)
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
-from ..messages import Message
 from ..session import SubroutineRun
+from .attachments import message_row, read_message
 from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
 
 SCHEMA: Final = """
@@ -40,6 +43,10 @@ CREATE TABLE IF NOT EXISTS subroutines (
 CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response JSONB,
     PRIMARY KEY (conversation_id, key));
+CREATE TABLE IF NOT EXISTS attachments (digest TEXT PRIMARY KEY, data BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS message_attachments (
+    conversation_id TEXT NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (conversation_id, digest));
+CREATE INDEX IF NOT EXISTS message_attachments_digest ON message_attachments (digest);
 """
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
@@ -189,9 +196,13 @@ class PostgresStore:
             stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
                             length=row[5], child_length=int(row[6]), internal=internal)
             if messages:
+                cur = await conn.execute(
+                    "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
+                    "a.digest = m.digest WHERE m.conversation_id = %s", (conversation_id,))
+                blobs = {digest: bytes(data) for digest, data in await cur.fetchall()}
                 cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
                                          "= %s ORDER BY idx", (conversation_id,))
-                stored.messages = [Message.from_dict(m) for (m,) in await cur.fetchall()]
+                stored.messages = [read_message(m, blobs) for (m,) in await cur.fetchall()]
                 cur = await conn.execute("SELECT record FROM subroutines WHERE "
                                          "conversation_id = %s ORDER BY idx", (conversation_id,))
                 stored.subroutines = [SubroutineRun.from_dict(r)
@@ -201,9 +212,18 @@ class PostgresStore:
     async def write(self, conversation_id: str, change: Change) -> None:
         async with self._conn() as conn, conn.transaction():
             if change.messages:
+                rows = [(i, *message_row(m)) for i, m in change.messages]
+                blobs = dict(b for _, _, found in rows for b in found)
                 async with conn.cursor() as cur:
                     await cur.executemany("INSERT INTO messages VALUES (%s, %s, %s)", [
-                        (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
+                        (conversation_id, i, text) for i, text, _ in rows])
+                    if blobs:
+                        await cur.executemany(
+                            "INSERT INTO attachments VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                            list(blobs.items()))
+                        await cur.executemany(
+                            "INSERT INTO message_attachments VALUES (%s, %s) ON CONFLICT DO "
+                            "NOTHING", [(conversation_id, digest) for digest in blobs])
                 await conn.execute("UPDATE conversations SET length = %s WHERE id = %s",
                                    (change.messages[-1][0] + 1, conversation_id))
             if change.subroutines:
@@ -231,6 +251,13 @@ class PostgresStore:
 
     async def delete(self, conversation_id: str) -> bool:
         async with self._conn() as conn, conn.transaction():
+            cur = await conn.execute("DELETE FROM message_attachments WHERE conversation_id = "
+                                     "%s RETURNING digest", (conversation_id,))
+            used = [d for (d,) in await cur.fetchall()]
+            if used:
+                await conn.execute("DELETE FROM attachments a WHERE a.digest = ANY(%s) AND NOT "
+                                   "EXISTS (SELECT 1 FROM message_attachments m WHERE m.digest "
+                                   "= a.digest)", (used,))
             for table in ("messages", "subroutines", "idempotency"):
                 await conn.execute(f"DELETE FROM {table} WHERE conversation_id = %s",
                                    (conversation_id,))

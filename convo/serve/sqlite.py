@@ -20,8 +20,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
-from ..messages import Message
 from ..session import SubroutineRun
+from .attachments import message_row, read_message
 from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
 
 LEASE_S: Final = 3600.0
@@ -44,6 +44,11 @@ CREATE TABLE IF NOT EXISTS subroutines (
 CREATE TABLE IF NOT EXISTS idempotency (
     conversation_id TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, response TEXT,
     PRIMARY KEY (conversation_id, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS message_attachments (
+    conversation_id TEXT NOT NULL, digest TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, digest)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS message_attachments_digest ON message_attachments (digest);
 """
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
@@ -210,7 +215,10 @@ class SQLiteStore:
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
                             length=row[5], child_length=row[6], internal=internal)
             if messages:
-                stored.messages = [Message.from_dict(json.loads(m)) for (m,) in db.execute(
+                blobs = dict(db.execute(
+                    "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
+                    "a.digest = m.digest WHERE m.conversation_id = ?", (conversation_id,)))
+                stored.messages = [read_message(json.loads(m), blobs) for (m,) in db.execute(
                     "SELECT message FROM messages WHERE conversation_id = ? ORDER BY idx",
                     (conversation_id,))]
                 stored.subroutines = [SubroutineRun.from_dict(json.loads(r)) for (r,) in
@@ -224,8 +232,13 @@ class SQLiteStore:
     async def write(self, conversation_id: str, change: Change) -> None:
         def write(db: sqlite3.Connection) -> None:
             if change.messages:
+                rows = [(i, *message_row(m)) for i, m in change.messages]
                 db.executemany("INSERT INTO messages VALUES (?, ?, ?)", [
-                    (conversation_id, i, dumps(m.to_dict())) for i, m in change.messages])
+                    (conversation_id, i, text) for i, text, _ in rows])
+                blobs = dict(b for _, _, found in rows for b in found)
+                db.executemany("INSERT OR IGNORE INTO attachments VALUES (?, ?)", blobs.items())
+                db.executemany("INSERT OR IGNORE INTO message_attachments VALUES (?, ?)",
+                               [(conversation_id, digest) for digest in blobs])
                 db.execute("UPDATE conversations SET length = ? WHERE id = ?",
                            (change.messages[-1][0] + 1, conversation_id))
             db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
@@ -245,8 +258,13 @@ class SQLiteStore:
 
     async def delete(self, conversation_id: str) -> bool:
         def delete(db: sqlite3.Connection) -> bool:
-            for table in ("messages", "subroutines", "idempotency"):
+            used = [d for (d,) in db.execute("SELECT digest FROM message_attachments WHERE "
+                                             "conversation_id = ?", (conversation_id,))]
+            for table in ("messages", "subroutines", "idempotency", "message_attachments"):
                 db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))
+            db.executemany("DELETE FROM attachments WHERE digest = ? AND NOT EXISTS (SELECT 1 "
+                           "FROM message_attachments WHERE digest = ?)",
+                           [(d, d) for d in used])
             return db.execute("DELETE FROM conversations WHERE id = ?",
                               (conversation_id,)).rowcount > 0
 

@@ -16,6 +16,8 @@ convo's own records (``Session.internal``: context summaries, the state machine'
 a column of their own, apart from the client-writable ``state``: a row of an earlier version
 (the column ``NULL``) has them moved out of its state on start, and when read (``split``;
 the row is then written back as moved).
+each distinct attachment once, by its SHA-256 (``attachments.py``: two tables, created on
+start if missing; messages of earlier versions, with their data inline, read as they are).
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 

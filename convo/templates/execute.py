@@ -15,6 +15,7 @@ import attrs
 
 from ..errors import DefinitionError, ReachedEndTemplateException, RunError
 from ..messages import Message, ToolCall
+from ..parts import shown
 from ..requests import Flow, Invocation, RunTools, StoreToolRun
 from ..session import Session
 from ..tools.base import Bound, Tool, ToolResult, to_text
@@ -91,7 +92,7 @@ class ExecuteToolTemplate(Template):
         elif not error:
             session.state[self.store_as] = _stored(run.value)
         if error and run.skipped is None:  # a skipped call: a limit ends the run next
-            raise RunError(f"{where}: {content.removeprefix('Error: ')}")
+            raise RunError(f"{where}: {shown(content).removeprefix('Error: ')}")
         if batch.ended:
             raise ReachedEndTemplateException(batch.farewell)
         return session

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -9,6 +11,8 @@ import attrs
 from ..context import ContextWindow, check_window
 from ..errors import DefinitionError
 from ..messages import ROLES, Message, Role
+from ..parts import PART_TYPES, Content, Part, PartError, from_path
+from ..parts import Text as TextPart
 from ..rendering import Text
 from ..requests import AskUser, CallModel, Flow
 from ..session import Session
@@ -47,26 +51,61 @@ class SystemTemplate(MessageTemplate):
     role: Role = attrs.field(default="system", init=False)
 
 
+UserContent = str | Sequence["str | Part | Path"]
+"""A ``UserTemplate``'s content: text, or a list of text, parts and paths of files."""
+
+
+def _compile_parts(content: Sequence[str | Part | Path], owner: str) -> tuple[Text | Part, ...]:
+    """Text (and ``Text`` parts) compiled for Jinja, files read now: a missing or too big
+    file is the author's mistake, found when the template is built."""
+    out: list[Text | Part] = []
+    for position, item in enumerate(content):
+        if isinstance(item, str | TextPart):
+            out.append(Text(item if isinstance(item, str) else item.text, owner))
+        elif isinstance(item, Path):
+            try:
+                out.append(from_path(item))
+            except (OSError, PartError) as exc:
+                raise DefinitionError(f"{owner}: cannot attach {item}: {exc}") from None
+        elif isinstance(item, PART_TYPES):
+            out.append(item)
+        else:
+            raise DefinitionError(f"{owner}: content item {position + 1} must be a str, a part "
+                                  f"(Text, Image, Audio, Document) or a Path; got "
+                                  f"{type(item).__name__}")
+    return tuple(out)
+
+
 @attrs.define(slots=True, eq=False)
 class UserTemplate(Template):
     """A user message: ``content`` when given, else the user interface's answer.
 
+    ``content`` is text, or a list of text, parts (``Image``, ``Document``...) and paths of
+    files to attach (read when the template is built); text is rendered with Jinja.
     ``description`` is the prompt shown to the user; ``default`` is used on empty input.
     """
 
-    content: str | None = None
+    content: UserContent | None = None
     description: str | None = attrs.field(default=None, kw_only=True)
     default: str | None = attrs.field(default=None, kw_only=True)
     _text: Text | None = attrs.field(init=False, repr=False)
+    _parts: tuple[Text | Part, ...] = attrs.field(init=False, repr=False, default=())
 
     def __attrs_post_init__(self) -> None:
-        self._text = None if self.content is None else Text(self.content, self.label())
+        content = self.content
+        self._text = Text(content, self.label()) if isinstance(content, str) else None
+        if content is not None and not isinstance(content, str):
+            self._parts = _compile_parts(content, self.label())
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
             yield Message("user", self._text.render(session))
             return session
-        answer: str = yield AskUser(self.description, self.default)
+        if self._parts:
+            yield Message("user", [p.render(session) if isinstance(p, Text) else p
+                                   for p in self._parts])
+            return session
+        answer: Content = yield AskUser(self.description, self.default)
         if not answer and self.default is not None:
             answer = self.default
         yield Message("user", answer)

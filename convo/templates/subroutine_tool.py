@@ -95,7 +95,7 @@ def delegate(session: Session, invocation: Invocation) -> Flow:
     opening.append(Message("user", args["input"]))
     child = yield from child_run(tool.label, tool.template, session, start, tool.model, opening)
     added = kept(child.messages[len(start) + len(opening):], tool.keep)
-    return ToolRun("\n\n".join(m.content for m in added if m.content))
+    return ToolRun("\n\n".join(m.text for m in added if m.text))
 
 
 def _answered(messages: list[Message]) -> list[Message]:

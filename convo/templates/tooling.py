@@ -29,6 +29,7 @@ from ..errors import (
 )
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
+from ..parts import Part, shown
 from ..requests import Approve, CallModel, Flow, RunTools
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Bound, Tool
@@ -153,8 +154,8 @@ class ToolingTemplate(Template):
             yield reply
             if reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            if reply.content.strip():
-                turn.response = reply.content
+            if reply.text.strip():
+                turn.response = reply.text
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
                                                                          turn.last_tool_text)
             if reply.tool_calls:
@@ -171,7 +172,7 @@ class ToolingTemplate(Template):
                     return session
                 continue
             if self._output is not None:
-                output = self._output.from_text(reply.content)
+                output = self._output.from_text(reply.text)
                 if output is not NO_OUTPUT:
                     yield from self._end(turn, RunStatus.COMPLETED, output=output, done=True)
                     return session
@@ -307,6 +308,7 @@ class ToolingTemplate(Template):
             ran[inv.call.id] = inv, (yield from delegate(session, inv))
         for i, call in enumerate(calls):
             metadata: Mapping[str, Any] | None = None
+            content: str | tuple[Part, ...]
             if i in done:
                 content, error = done[i]
                 if call.id in rejected:
@@ -317,10 +319,11 @@ class ToolingTemplate(Template):
                 metadata = None if error else saved_metadata(invocation, run)
             if i in contexts:
                 yield from contexts[i].events
-            count(turn.failures, turn.tools.by_name.get(call.name), batch, content, error)
+            text = content if isinstance(content, str) else shown(content)
+            count(turn.failures, turn.tools.by_name.get(call.name), batch, text, error)
             yield tool_message(call, content, error=error, metadata=metadata)
-            yield ToolCallEnded(call, content, error)
-            batch.last_text = content
+            yield ToolCallEnded(call, text, error)
+            batch.last_text = text
         return batch
 
     def _take_output(self, batch: Batch, call: ToolCall) -> tuple[str, bool]:

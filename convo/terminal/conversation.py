@@ -43,6 +43,8 @@ class Talk:
     context: Any = None  # the bot file's ContextWindow
     saved: Session | None = None  # the conversation this one continues (replayed first)
     tools: Any = ()  # the chat's tools, for /tools
+    attached: list[Any] = attrs.Factory(list)  # files (parts) for the first message (-a)
+    max_attachment_bytes: int | None = None  # /attach's limit (None: the default)
 
 
 def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | None = None
@@ -89,6 +91,9 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
 
     commands = Commands(say=printer.say, source=talk.transcript_source)
     commands.tools = tuple(talk.tools) or _tools_of(talk.template)
+    if talk.max_attachment_bytes is not None:
+        commands.max_attachment_bytes = talk.max_attachment_bytes
+    commands.attached = list(talk.attached)
     if recorder is not None:
         commands.changed = recorder.sync
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)

@@ -3,9 +3,10 @@ asks its first question: ``import convo`` does not load it).
 
 Enter sends; Alt+Enter or Esc Enter adds a line; a paste arrives as one message however many
 lines it has; a message that starts with a line of ``\"\"\"`` goes on until the closing
-``\"\"\"``; Tab completes slash commands; Up/Down and Ctrl-R search earlier messages, kept in
-a file between sessions. Ctrl-C clears what is typed, and at an empty prompt ends the prompt
-with ``KeyboardInterrupt``; Ctrl-D at an empty prompt ends it with ``EOFError``.
+``\"\"\"``; Tab completes slash commands (and the path after ``/attach``); Up/Down and
+Ctrl-R search earlier messages, kept in a file between sessions. Ctrl-C clears what is
+typed, and at an empty prompt ends the prompt with ``KeyboardInterrupt``; Ctrl-D at an empty
+prompt ends it with ``EOFError``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -39,11 +40,19 @@ def unfence(text: str) -> str:
 
 
 class SlashCompleter(Completer):
-    """Completes ``/com`` to the slash commands, with what each does."""
+    """Completes ``/com`` to the slash commands, with what each does, and the path after
+    ``/attach``."""
+
+    def __init__(self) -> None:
+        self._paths = PathCompleter(expanduser=True)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent
                         ) -> Iterable[Completion]:
         before = document.text_before_cursor
+        if before.startswith("/attach ") and "\n" not in before:
+            path = before[len("/attach "):]
+            yield from self._paths.get_completions(Document(path, len(path)), complete_event)
+            return
         if not before.startswith("/") or " " in before or "\n" in before:
             return
         for name, (args, what) in {**COMMANDS, **{a: ("", f"= /{n}") for a, n in

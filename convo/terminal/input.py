@@ -11,6 +11,7 @@ from ..approval import Approval
 from ..interfaces.base import UserInterface
 from ..interfaces.scripted import approval_of
 from ..messages import ToolCall
+from ..parts import Content
 from ..session import Session
 from .cancel import drop_empty_cancelled
 from .paths import input_history_path
@@ -46,7 +47,7 @@ class CLIInterface(UserInterface):
         """Whether what the user types is already on the screen."""
         return _is_terminal(sys.stdin)
 
-    def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
+    def ask(self, session: Session, instruction: str | None, default: str | None) -> Content:
         if drop_empty_cancelled(session) and self.commands.changed is not None:
             self.commands.changed()
         if instruction:
@@ -54,6 +55,9 @@ class CLIInterface(UserInterface):
         hint = f"[{default}] " if default else ""
         interrupted = False
         while True:
+            pending = self.commands.pending()
+            if pending:  # files /attach read, until the message they go with is sent
+                self.commands.say(pending)
             try:  # a Ctrl-C between two prompts counts as one at the prompt
                 text = self._read(f"{self.prompt}{hint}")
                 interrupted = False
@@ -96,9 +100,10 @@ class CLIInterface(UserInterface):
         approval: Approval = await _in_thread(self.approve, session, call)
         return approval
 
-    async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
-        text: str = await _in_thread(self.ask, session, instruction, default)
-        return text
+    async def aask(self, session: Session, instruction: str | None, default: str | None
+                   ) -> Content:
+        answer: Content = await _in_thread(self.ask, session, instruction, default)
+        return answer
 
     def _read(self, prompt: str) -> str:
         if not _is_terminal(sys.stdin):

@@ -31,6 +31,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message
+from ..parts import shown
 from ..session import NO_USAGE, Usage
 from .notices import IgnoredTools
 from .typeahead import TypeAhead
@@ -263,14 +264,14 @@ class ConsolePrinter:
             return
         if message.role == "tool":
             if message.name not in self.hidden_tools:
-                line = f"  ↳ {message.name or 'tool'}: {_one_line(message.content)}"
+                line = f"  ↳ {message.name or 'tool'}: {_one_line(shown(message.content))}"
                 self.write(self.paint(line, "tool") + "\n")
             return
         if message.content:
             if message.role == "assistant" and self.markdown:
-                self.view.show(f"{LABELS['assistant']}:", message.content)
+                self.view.show(f"{LABELS['assistant']}:", shown(message.content))
             else:
-                text = message.content
+                text = shown(message.content)
                 if message.role == "system":
                     text = self.paint(text, "system")
                 self.write(f"{self._label(message.role)}{text}\n")

@@ -14,6 +14,19 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..messages import Message
+from ..parts import (
+    DEFAULT_MAX_BYTES,
+    Audio,
+    Content,
+    Document,
+    Image,
+    Part,
+    PartError,
+    Text,
+    describe,
+    from_path,
+    normalize,
+)
 from ..session import Session, Usage
 
 #: name → (arguments, what it does); the order is the order of /help.
@@ -27,6 +40,8 @@ COMMANDS: Final = {
     "model": ("[NAME]", "show the model, or switch to another one"),
     "usage": ("", "tokens (and the cost, for known models) so far"),
     "tools": ("", "the tools the model may call (and their MCP servers)"),
+    "attach": ("[PATH]", "attach a file to your next message (no PATH: list them)"),
+    "detach": ("", "drop the attachments not sent yet"),
 }
 ALIASES: Final = {"quit": "exit"}
 KEYS: Final = (
@@ -68,11 +83,16 @@ class Commands:
     ``say`` shows a line to the user; ``model`` is the runner's model (for ``/model``);
     ``changed`` is called after messages were dropped (the history follows); ``source`` is
     what a ``/save``'s transcript names as its source (``"convo chat"``, a bot file).
+    ``attached``: the files ``/attach`` (or ``convo chat -a``) read, sent with the next
+    message; none over ``max_attachment_bytes``.
     """
 
     def __init__(self, say: Callable[[str], None] | None = None, *,
-                 source: str | None = None) -> None:
+                 source: str | None = None,
+                 max_attachment_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
+        self.attached: list[Image | Audio | Document] = []
+        self.max_attachment_bytes = max_attachment_bytes
         self.model: Any = None
         self.tools: tuple[Any, ...] = ()
         self.changed: Callable[[], None] | None = None
@@ -81,15 +101,16 @@ class Commands:
         # The reply is kept so that its id is never reused by another message.
         self._made_by: dict[int, tuple[Message, str | None]] = {}
 
-    def handle(self, text: str, session: Session) -> str | None:
-        """Carry out the command in ``text``. Returns what to send to the model (``/retry``),
-        or None when the command is done; ``/exit`` raises ``EOFError``."""
+    def handle(self, text: str, session: Session) -> Content | None:
+        """Carry out the command in ``text``. Returns what to send to the model (the text with
+        the attached files, ``/retry``'s message), or None when the command is done;
+        ``/exit`` raises ``EOFError``."""
         self._attribute(session)
         if text.lstrip().startswith("//"):
-            return text.lstrip()[1:]
+            return self.with_attached(text.lstrip()[1:])
         parsed = parse(text)
         if parsed is None:
-            return text
+            return self.with_attached(text)
         name, arg = parsed
         name = ALIASES.get(name, name)
         if name not in COMMANDS:
@@ -97,8 +118,49 @@ class Commands:
             return None
         if name == "exit":
             raise EOFError("/exit")
-        handler: Callable[[str, Session], str | None] = getattr(self, f"_{name}")
+        handler: Callable[[str, Session], Content | None] = getattr(self, f"_{name}")
         return handler(arg, session)
+
+    def attach(self, path: str) -> bool:
+        """Read the file at ``path`` to send with the next message; say why not if it can't."""
+        try:
+            part = from_path(Path(path).expanduser(), max_bytes=self.max_attachment_bytes)
+        except PartError as exc:
+            self.say(f"not attached: {exc} (--max-attachment-bytes)")
+            return False
+        except OSError as exc:
+            self.say(f"not attached: cannot read {path}: {exc.strerror or exc}")
+            return False
+        self.attached.append(part)
+        return True
+
+    def pending(self) -> str | None:
+        """The line shown above the prompt while files wait for the next message."""
+        if not self.attached:
+            return None
+        return "attached: " + " ".join(describe(p) for p in self.attached)
+
+    def with_attached(self, text: str) -> Content:
+        """The message to send: ``text``, with the attached files (which are then sent)."""
+        if not self.attached:
+            return text
+        parts: list[Part] = [Text(text), *self.attached] if text else [*self.attached]
+        self.attached = []
+        return normalize(parts)
+
+    def _attach(self, arg: str, session: Session) -> None:
+        if not arg:
+            self.say(self.pending() or "nothing attached (/attach PATH attaches a file to "
+                                       "your next message)")
+            return
+        if self.attach(arg):
+            part = self.attached[-1]
+            self.say(f"{describe(part)} goes with your next message (/detach drops it)")
+
+    def _detach(self, arg: str, session: Session) -> None:
+        dropped, self.attached = len(self.attached), []
+        self.say(f"dropped {_count(range(dropped), 'attachment')}" if dropped
+                 else "nothing attached")
 
     def _model_name(self) -> str | None:
         name = getattr(self.model, "model", None)
@@ -140,15 +202,15 @@ class Commands:
             writer.close()
         self.say(f"saved {_count(session.messages)} to {path} (convo replay {path} shows it)")
 
-    def _retry(self, arg: str, session: Session) -> str | None:
+    def _retry(self, arg: str, session: Session) -> Content | None:
         at = _last_user(session)
         if at is None:
             self.say("nothing to retry yet")
             return None
-        text = session.messages[at].content
+        content = session.messages[at].content  # with its attachments
         self._drop(session, at)
         self.say("asking again")
-        return text
+        return content
 
     def _undo(self, arg: str, session: Session) -> None:
         at = _last_user(session)

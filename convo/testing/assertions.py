@@ -178,7 +178,7 @@ def assert_transcript(
         return
     want_lines = [_line(e) for e in expected]
     got_lines = [
-        _line((m.role, m.content)) if i < len(expected) and isinstance(expected[i], tuple)
+        _line((m.role, m.text)) if i < len(expected) and isinstance(expected[i], tuple)
         else _line(m)
         for i, m in enumerate(got)
     ]

@@ -110,7 +110,7 @@ class SimulatedUser(UserInterface):
         raise EOFError(f"SimulatedUser stopped: {self.describe_stop()}")
 
     def _take(self, reply: Message) -> str:
-        text = reply.content
+        text = reply.text
         if DONE_MARKER.lower() in text.lower():
             self._done = True
             start = text.lower().index(DONE_MARKER.lower())

@@ -144,7 +144,7 @@ def _summary(turn: Sequence[Message]) -> str:
     for message in turn:
         call = calls.get(message.tool_call_id or "")
         if message.role == "tool" and call is not None:
-            result = " ".join(message.content.split())
+            result = " ".join(message.text.split())
             lines.append(f"- {call.name}({call.arguments_json()}) -> {result[:200]}")
     if not lines:
         return ""

@@ -27,6 +27,7 @@ from typing import Final, TypeAlias
 import attrs
 
 from ..messages import Message
+from ..parts import shown
 from ..session import Session
 
 Normalizer: TypeAlias = "Callable[[str], str] | tuple[str | re.Pattern[str], str]"
@@ -92,7 +93,7 @@ def _message_lines(message: Message, numbers: dict[str, int]) -> list[str]:
         number = numbers.get(message.tool_call_id or "")
         ref = f"call {number}" if number is not None else f"id {message.tool_call_id}"
         head = f"tool ({ref}{', ' + message.name if message.name else ''}):"
-    text = message.content.split("\n")
+    text = shown(message.content).split("\n")
     lines = [f"{head} {text[0]}".rstrip()]
     lines += [f"  | {line}".rstrip() for line in text[1:]]
     for call in message.tool_calls:

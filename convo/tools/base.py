@@ -11,6 +11,7 @@ import attrs
 
 from ..errors import ToolArgumentError, ToolDefinitionError
 from ..messages import ToolCall
+from ..parts import PART_TYPES, Part, normalize
 from .context import ToolContext
 from .schema import describe
 from .validation import ABSENT, Arguments, Spec
@@ -43,6 +44,19 @@ class ToolResult:
     @property
     def text(self) -> str:
         return to_text(self.content)
+
+
+def to_content(value: Any) -> str | tuple[Part, ...]:
+    """What the model gets of a tool's return value: its text (``to_text``), or parts when it
+    returned an ``Image``, ``Audio``, ``Document`` or a list holding some (other items of
+    the list become text)."""
+    if isinstance(value, ToolResult):
+        value = value.content
+    if isinstance(value, PART_TYPES):
+        return normalize(value)
+    if isinstance(value, list | tuple) and any(isinstance(v, PART_TYPES) for v in value):
+        return normalize([v if isinstance(v, PART_TYPES) else to_text(v) for v in value])
+    return to_text(value)
 
 
 def to_text(value: Any) -> str:

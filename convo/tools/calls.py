@@ -30,7 +30,8 @@ import attrs
 
 from ..errors import ReachedEndTemplateException, ToolRetry
 from ..messages import Message, ToolCall
-from .base import Bound, SavedToolError, Tool, ToolResult, to_text
+from ..parts import Part, shown
+from .base import Bound, SavedToolError, Tool, ToolResult, to_content
 from .output import NO_OUTPUT
 from .termination import TERMINATED, TerminateResponse
 from .toolset import Unlisted
@@ -221,7 +222,7 @@ def saved_run(message: Message) -> ToolRun:
     # A tool that ended the turn (a Ctrl-C cancelled it, say) ends it again, with its status.
     terminated = message.metadata.get(TERMINATED)
     if isinstance(terminated, dict):
-        return ToolRun(TerminateResponse.from_saved(message.content, terminated))
+        return ToolRun(TerminateResponse.from_saved(message.text, terminated))
     return ToolRun(message.content)
 
 
@@ -244,7 +245,7 @@ class Batch:
     exhausted: str | None = None  # the note when a tool used up its retries
 
 
-def tool_message(call: ToolCall, content: str, *, error: bool = False,
+def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,
                  metadata: Mapping[str, Any] | None = None) -> Message:
     meta = {**(metadata or {}), "error": True} if error else metadata
     return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
@@ -264,9 +265,11 @@ def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | 
     return None
 
 
-def outcome(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bool]:
-    """The tool message text of one run and whether it is an error, noting on the batch
-    whether the call ends the turn (the one place that decides it)."""
+def outcome(batch: Batch, invocation: Invocation, run: ToolRun
+            ) -> tuple[str | tuple[Part, ...], bool]:
+    """The tool message content of one run (text, or parts when the tool returned images or
+    files) and whether it is an error, noting on the batch whether the call ends the turn
+    (the one place that decides it)."""
     runnable = invocation.tool
     tool = runnable.tool if isinstance(runnable, Bound) else runnable
     assert isinstance(tool, Tool)
@@ -293,11 +296,11 @@ def outcome(batch: Batch, invocation: Invocation, run: ToolRun) -> tuple[str, bo
         batch.move = value
         return value.text, False
     try:
-        content = value.text if isinstance(value, TerminateResponse) else to_text(value)
+        content = value.text if isinstance(value, TerminateResponse) else to_content(value)
     except TypeError as exc:
         return f"Error: tool {tool.name!r}: {exc}", True
     if tool.terminal:
-        batch.terminal, batch.terminal_by = content, tool.name
+        batch.terminal, batch.terminal_by = shown(content), tool.name
     elif isinstance(value, TerminateResponse) and batch.terminate is None:
         batch.terminate, batch.terminate_by = value, tool.name
     return content, False

@@ -39,6 +39,8 @@ API_NAMES += "MessageAdded load_transcript".split()
 API_NAMES += "ReasoningDelta TextDelta ReplyTruncated".split()
 # API.md §22 (a template as a tool, a tool from code, hooks).
 API_NAMES += "SubroutineTool ExecuteToolTemplate".split()
+# API.md §16 (images, audio and documents).
+API_NAMES += "Text Image Audio Document".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:

@@ -539,7 +539,7 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
 
 def test_the_page_is_self_contained_and_small() -> None:
     html = (ROOT / "convo" / "serve" / "page.html").read_text()
-    assert len(html.encode()) < 25_000
+    assert len(html.encode()) < 27_000  # 25 kB until attachments (API.md §16)
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
     # Model text reaches HTML only through the Markdown renderer, which escapes first.

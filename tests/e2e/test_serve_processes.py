@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
+from convo.serve.store import SCHEMA_VERSION
+
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
 WAIT_S = 30.0
 
@@ -326,5 +328,5 @@ def test_a_version_1_postgres_database_gains_the_subroutine_records(postgres: Po
     finally:
         assert server.stop() == 0
     with psycopg.connect(url) as conn:
-        assert conn.execute("SELECT value FROM convo_meta").fetchall() == [("4",)]
+        assert conn.execute("SELECT value FROM convo_meta").fetchall() == [(str(SCHEMA_VERSION),)]
         assert conn.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)

@@ -197,8 +197,8 @@ class CassetteModel:
             return request, None
         self.cassette.replayed += 1
         reply = Message.from_dict(exchange["reply"])
-        if on_delta is not None and reply.content:
-            on_delta(reply.content)
+        if on_delta is not None and reply.text:
+            on_delta(reply.text)
         return request, reply
 
     def _add(self, request: dict[str, Any], reply: Message) -> Message:

@@ -20,8 +20,8 @@ def tools_called(session: Session) -> list[str]:
 def last_reply(session: Session) -> str | None:
     """The content of the last assistant message that has text."""
     for message in reversed(session.messages):
-        if message.role == "assistant" and message.content:
-            return message.content
+        if message.role == "assistant" and message.text:
+            return message.text
     return None
 
 

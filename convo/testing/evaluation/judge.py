@@ -72,4 +72,4 @@ def verdict(reply: str) -> tuple[bool, str]:
 async def judge(model: Model, rubric: str, session: Session) -> tuple[bool, str]:
     """Ask ``model`` whether ``session`` meets ``rubric``."""
     reply = await model.acomplete(judge_request(rubric, session))
-    return verdict(reply.content)
+    return verdict(reply.text)

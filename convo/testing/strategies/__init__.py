@@ -2,7 +2,9 @@
 
 Values:
     ``texts()``, ``json_values()``, ``tool_calls()``, ``messages()``, ``histories()`` (valid
-    conversations: every tool call answered once), ``sessions()`` (with state, turns, outcome).
+    conversations: every tool call answered once), ``sessions()`` (with state, turns, outcome),
+    ``parts()`` and ``contents()`` (text, or text with images, audio and documents; user
+    messages in ``messages()`` and ``histories()`` sometimes carry them).
 
 Scripted model replies (for ``MockModel`` / ``FunctionModel``):
     ``reply_strings(tools)`` in the inline ``{tool(arg=...)}`` syntax: plain text, valid and
@@ -36,15 +38,27 @@ from .replies import (
     scripts,
 )
 from .trees import Condition, template_trees
-from .values import histories, json_values, messages, sessions, texts, tool_calls, tool_names
+from .values import (
+    contents,
+    histories,
+    json_values,
+    messages,
+    parts,
+    sessions,
+    texts,
+    tool_calls,
+    tool_names,
+)
 
 __all__ = [
     "DEPRECATED_CALLS",
     "FINISH_CALLS",
     "Condition",
+    "contents",
     "histories",
     "json_values",
     "messages",
+    "parts",
     "replies",
     "reply_messages",
     "reply_strings",

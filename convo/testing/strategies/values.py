@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ...messages import ROLES, Message, ToolCall
+from ...parts import Audio, Content, Document, Image, Part, Text
 from ...session import Outcome, RunStatus, Session, TurnResult, Usage
 
 # No braces: keeps text free of Jinja markup and of the inline tool-call syntax.
@@ -55,6 +56,35 @@ def tool_calls(
     return ToolCall(call_id, name, draw(_arguments()))
 
 
+_MEDIA: dict[type[Any], tuple[str, ...]] = {
+    Image: ("image/png", "image/jpeg"), Audio: ("audio/wav", "audio/mpeg"),
+    Document: ("application/pdf", "text/plain"),
+}
+
+
+@st.composite
+def parts(draw: st.DrawFn) -> Part:
+    """One content part: text, or an image, a sound or a document (small inline bytes, or
+    sometimes an https URL for images and documents)."""
+    kind = draw(st.sampled_from((Text, Image, Audio, Document)))
+    if kind is Text:
+        return Text(draw(texts(min_size=1)))
+    media_type = draw(st.sampled_from(_MEDIA[kind]))
+    filename = draw(st.none() | tool_names().map(lambda n: f"{n}.bin"))
+    if kind is not Audio and draw(st.integers(0, 4)) == 0:
+        url = f"https://example.com/{draw(tool_names())}"
+        return kind(url=url, media_type=media_type, filename=filename)  # type: ignore[no-any-return]
+    data = draw(st.binary(min_size=1, max_size=64))
+    return kind(data, media_type=media_type, filename=filename)  # type: ignore[no-any-return]
+
+
+def contents() -> st.SearchStrategy[Content]:
+    """A message's content: mostly text; sometimes text with images, sounds or documents."""
+    with_parts = st.lists(parts(), min_size=1, max_size=3).filter(
+        lambda ps: any(not isinstance(p, Text) for p in ps)).map(tuple)
+    return st.one_of(texts(), texts(), texts(), with_parts)
+
+
 def messages(roles: Sequence[str] = ROLES) -> st.SearchStrategy[Message]:
     """A single message of one of ``roles`` (tool messages carry a ``tool_call_id``)."""
     return st.sampled_from(tuple(roles)).flatmap(_message_of)
@@ -74,7 +104,8 @@ def _message_of(role: str) -> st.SearchStrategy[Message]:
             lambda content, cid, name: Message("tool", content, tool_call_id=cid, name=name),
             texts(), st.integers(0, 10**6).map(lambda n: f"call_{n}"), st.none() | tool_names(),
         )
-    return st.builds(Message, st.just(role), texts(), metadata=metadata)
+    content = contents() if role == "user" else texts()
+    return st.builds(Message, st.just(role), content, metadata=metadata)
 
 
 @st.composite
@@ -86,7 +117,8 @@ def histories(draw: st.DrawFn, *, max_turns: int = 4) -> list[Message]:
         out.append(Message("system", draw(texts(min_size=1))))
     ids = iter(range(10**9))
     for _ in range(draw(st.integers(0, max_turns))):
-        out.append(Message("user", draw(texts(min_size=1))))
+        content = draw(contents())
+        out.append(Message("user", content or draw(texts(min_size=1))))
         for _ in range(draw(st.integers(0, 2))):
             names = draw(st.lists(tool_names(), min_size=1, max_size=3))
             calls = tuple(ToolCall(f"call_{next(ids)}", n, draw(_arguments())) for n in names)

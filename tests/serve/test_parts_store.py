@@ -1,0 +1,142 @@
+"""Stores keep each distinct binary once, by its hash (API.md §16): the same 1 MB image sent
+ten times grows a SQLite store by at most 1.1 MB; every store gives the parts back exactly;
+a deleted conversation's attachments go when no other conversation uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from convo import Document, Image, Message, Text
+from convo.serve.store import Change, Store
+from convo.serve.stores import open_store
+
+MEGABYTE = os.urandom(1_000_000)  # random: nothing to compress
+
+
+def image_message(i: int, data: bytes = MEGABYTE) -> Message:
+    return Message("user", [Text(f"look again ({i})"),
+                            Image(data, media_type="image/png", filename="big.png")])
+
+
+async def send(store: Store, cid: str, messages: list[Message], start: int = 0) -> None:
+    for i, m in enumerate(messages, start):
+        await store.write(cid, Change(messages=((i, m),)))
+
+
+def size(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("PRAGMA page_count").fetchone()[0]) * int(
+            db.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_ten_sends_of_one_megabyte_grow_sqlite_by_at_most_1_1_mb(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+
+    async def scenario() -> list[Message]:
+        store = open_store(f"sqlite:///{path}")
+        await store.open()
+        await store.create("a", {})
+        await send(store, "a", [Message("user", "hi")])
+        before = size(path)
+        await send(store, "a", [image_message(i) for i in range(10)], start=1)
+        assert size(path) - before <= 1_100_000
+        stored = await store.load("a")
+        await store.close()
+        assert stored is not None
+        return stored.messages
+
+    messages = asyncio.run(scenario())
+    assert messages[1:] == [image_message(i) for i in range(10)]
+
+
+async def _blobs(store_url: str, path: Path | None) -> int:
+    if path is not None:
+        db = sqlite3.connect(path)
+        try:
+            return int(db.execute("SELECT count(*) FROM attachments").fetchone()[0])
+        finally:
+            db.close()
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(store_url) as conn:
+        cur = await conn.execute("SELECT count(*) FROM attachments")
+        row = await cur.fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def test_every_store_gives_parts_back_and_drops_unused_ones(store_url: str) -> None:
+    path = Path(store_url[len("sqlite:///"):]) if store_url.startswith("sqlite") else None
+    other = Document(b"%PDF-1.4 small", media_type="application/pdf", filename="a.pdf")
+    url = Image(url="https://example.com/cat.jpg", detail="low")
+
+    async def scenario() -> None:
+        store = open_store(store_url)
+        await store.open()
+        try:
+            for cid in ("a", "b"):
+                await store.create(cid, {})
+            await send(store, "a", [image_message(0), Message("user", [Text("and"), other,
+                                                                      url])])
+            await send(store, "b", [image_message(1)])
+            for cid, expected in (("a", [image_message(0), Message("user", [Text("and"),
+                                                                           other, url])]),
+                                  ("b", [image_message(1)])):
+                stored = await store.load(cid)
+                assert stored is not None and stored.messages == expected
+            if store_url == "memory":
+                return
+            assert await _blobs(store_url, path) == 2
+            assert await store.delete("a")
+            assert await _blobs(store_url, path) == 1  # "b" still uses the image
+            stored = await store.load("b")
+            assert stored is not None and stored.messages == [image_message(1)]
+            assert await store.delete("b")
+            assert await _blobs(store_url, path) == 0
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_older_row_with_the_data_inline_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    message = image_message(0, b"\x89PNG small")
+
+    async def scenario() -> Message:
+        store = open_store(f"sqlite:///{path}")
+        await store.open()
+        await store.create("a", {})
+        db = sqlite3.connect(path)  # as schema 3 wrote it: the base64 in the message's JSON
+        db.execute("INSERT INTO messages VALUES (?, ?, ?)",
+                   ("a", 0, json.dumps(message.to_dict())))
+        db.commit()
+        db.close()
+        stored = await store.load("a")
+        await store.close()
+        assert stored is not None
+        return stored.messages[0]
+
+    assert asyncio.run(scenario()) == message
+
+
+@pytest.mark.parametrize("store_url", ["memory"])
+def test_the_memory_store_keeps_parts_too(store_url: str) -> None:
+    async def scenario() -> None:
+        store = open_store(store_url)
+        await store.open()
+        await store.create("a", {})
+        await send(store, "a", [image_message(0, b"x")])
+        stored = await store.load("a")
+        assert stored is not None and stored.messages == [image_message(0, b"x")]
+
+    asyncio.run(scenario())
