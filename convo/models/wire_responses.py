@@ -25,7 +25,9 @@ from typing import Any, Final
 
 import attrs
 
+from ..errors import ModelError
 from ..messages import Message, ToolCall
+from ..parts import Audio, Document, Image, Part, Text, binaries, text_of
 from .wire import WireError, _describe, _short, as_dict, build_message, parse_arguments
 
 ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
@@ -43,15 +45,55 @@ def message_items(message: Message) -> list[dict[str, Any]]:
     """One message as ``input`` items (an assistant reply may be several, or none)."""
     if message.role == "tool":
         return [{"type": "function_call_output", "call_id": message.tool_call_id or "",
-                 "output": message.content}]
+                 "output": _output(message.content)}]
     if message.role != "assistant":
-        return [{"role": message.role, "content": message.content}]
+        return [{"role": message.role, "content": _content(message)}]
     items = [dict(item) for item in reasoning_of(message)]
     if message.content or not message.tool_calls:
-        items.append({"role": "assistant", "content": message.content})
+        items.append({"role": "assistant", "content": _content(message)})
     items += [{"type": "function_call", "call_id": call.id, "name": call.name,
                "arguments": call.arguments_json()} for call in message.tool_calls]
     return items
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    """A message's content: its ``str``, or its parts (images and files only from the user)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if message.role != "user":
+        for part in binaries(content):
+            raise ModelError(f"the Responses API takes images and files only in user "
+                             f"messages; a {message.role} message has a "
+                             f"{type(part).__name__} part ({part.label})")
+    return [part_item(p) for p in content]
+
+
+def _output(content: str | tuple[Part, ...]) -> str | list[dict[str, Any]]:
+    """A tool's output: its text, then its images and files as input items."""
+    if isinstance(content, str):
+        return content
+    found = binaries(content)
+    if not found:
+        return text_of(content)
+    return [{"type": "input_text", "text": text_of(content)}, *map(part_item, found)]
+
+
+def part_item(part: Part) -> dict[str, Any]:
+    """One part as a Responses input item (``input_text``, ``input_image``, ``input_file``)."""
+    if isinstance(part, Text):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, Image):
+        return {"type": "input_image", "image_url": part.data_url(),
+                "detail": part.detail or "auto"}
+    if isinstance(part, Document):
+        if part.data is None:
+            return {"type": "input_file", "file_url": part.url}
+        item = {"type": "input_file", "file_data": part.data_url()}
+        return item if part.filename is None else {**item, "filename": part.filename}
+    assert isinstance(part, Audio)
+    raise ModelError(f"the Responses API takes no audio input; an Audio part ({part.label}) "
+                     "can go to a model on the Chat Completions API (api='chat')")
 
 
 def input_to_wire(messages: Iterable[Message]) -> list[dict[str, Any]]:
