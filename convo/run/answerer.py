@@ -35,6 +35,7 @@ from ..events import (
     UserInput,
 )
 from ..messages import Message, ToolCall
+from ..models.deltas import Deltas
 from ..parts import Content
 from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunHooks, RunTools
 from ..session import UNREPORTED, Usage
@@ -116,6 +117,10 @@ class LiveAnswerer:
     # -- the model ---------------------------------------------------------------------------
 
     def call_model(self, request: CallModel) -> Message:
+        if request.context is None and self.state.settings.context is None:  # the common case
+            model, messages, started = self._before(request)
+            return self.replied(model.complete(messages, request.tools,
+                                               on_delta=self._on_delta(request)), started)
         flow = self._fitted(request)
         answer: Any = None
         try:
@@ -132,6 +137,10 @@ class LiveAnswerer:
             flow.close()
 
     async def acall_model(self, request: CallModel) -> Message:
+        if request.context is None and self.state.settings.context is None:  # the common case
+            model, messages, started = self._before(request)
+            return self.replied(await model.acomplete(
+                messages, request.tools, on_delta=self._on_delta(request)), started)
         flow = self._fitted(request)
         answer: Any = None
         try:
@@ -203,8 +212,6 @@ class LiveAnswerer:
         ``TextDelta``), and a reasoning model's reasoning (said as ``ReasoningDelta``)."""
         if request.purpose != "reply":
             return None
-        from ..models.deltas import Deltas
-
         partial, emit = self.partial, self.state.on_event
 
         def delta(text: str) -> None:
