@@ -532,7 +532,7 @@ def test_a_version_1_sqlite_database_gains_the_subroutine_records(tmp_path: Path
         assert [m["content"] for m in said.json()["messages"]] == [
             "Be brief.", "hi", "You said 'hi'"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM convo_meta").fetchall() == [("3",)]
+        assert db.execute("SELECT value FROM convo_meta").fetchall() == [("4",)]
         assert db.execute("SELECT count(*) FROM subroutines").fetchone() == (0,)
     db.close()
 

@@ -26,7 +26,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,
-               debug_errors: bool = False) -> Starlette:
+               debug_errors: bool = False, lease: float = 30.0) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -36,6 +36,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     the store when they go on); ``max_messages`` ends a conversation that reaches that many
     messages (as on a ``Runner``). Requests are logged to the ``convo.serve`` logger; users
     see plain words for failures, whose causes go to the log, unless ``debug_errors``.
+    ``lease``: seconds a turn's lock lasts unless renewed (it is renewed every third of it
+    while the turn runs); a worker that dies lets go of its turns once their leases lapse.
     """
     try:
         from .app import API, build
@@ -46,10 +48,12 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     from .engine import Engine
     from .stores import open_store
 
+    if not lease > 0:
+        raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
-                    cache_size=cache_size)
+                    cache_size=cache_size, lease=lease)
     return build(API(engine, token=token, max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template)))
 

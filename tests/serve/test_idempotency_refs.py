@@ -128,7 +128,7 @@ def test_a_version_2_sqlite_store_has_its_records_converted(tmp_path: Path) -> N
         record = json.loads(db.execute("SELECT response FROM idempotency").fetchone()[0])
         version = db.execute("SELECT value FROM convo_meta").fetchone()[0]
     db.close()
-    assert version == "3"
+    assert version == "4"
     assert record == {"status": 200, "messages": [1, 3], "fields": {
         "id": "old", "status": "waiting", "state": {}, "outcome": None,
         "waiting_for": {"type": "user", "prompt": None}}}
@@ -157,7 +157,7 @@ def test_a_version_2_postgres_store_has_its_records_converted(postgres: Postgres
     with psycopg.connect(url) as conn:
         record = conn.execute("SELECT response FROM idempotency").fetchone()[0]
         version = conn.execute("SELECT value FROM convo_meta").fetchone()[0]
-    assert version == "3"
+    assert version == "4"
     assert record == {"status": 200, "messages": [1, 3], "fields": {
         "id": "old", "status": "waiting", "state": {}, "outcome": None,
         "waiting_for": {"type": "user", "prompt": None}}}
