@@ -250,7 +250,11 @@ class SQLiteStore:
             yield taken
         finally:
             if taken:
-                await self._do(release)
+                try:
+                    await self._do(release)
+                except StoreError:  # a full disk: the write-ahead log cannot grow
+                    await self._do(_checkpoint)  # emptied, it takes the release again
+                    await self._do(release)
 
     def _live(self, owner: str | None, until: float | None) -> bool:
         """Whether a lease holds the row: an owner whose lease has not lapsed, and (on this
@@ -309,6 +313,10 @@ class SQLiteStore:
         await self._do(lambda db: db.execute(
             "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
             (conversation_id, key)))
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _json(value: Any) -> str | None:
