@@ -66,3 +66,54 @@ def test_a_disk_that_stays_full_still_lets_the_turn_go(serve: Callable[..., Any]
     route, body = (("retry", {}) if shown["waiting_for"]["type"] == "retry"
                    else ("messages", {"content": "more"}))
     assert roomy.post(f"/api/conversations/{cid}/{route}", body).status_code == 200
+
+
+def _pg_ctl(postgres: Any, action: str) -> None:
+    ctl = [*postgres.as_user, str(postgres.bin_dir / "pg_ctl"), "-D",
+           str(postgres.data / "db"), "-w"]
+    options = ["-m", "fast"] if action == "stop" else [
+        "-l", str(postgres.data / "log"), "-o",
+        f"-p {postgres.port} -k {postgres.data} -c listen_addresses=127.0.0.1"]
+    subprocess.run([*ctl, *options, action], check=True, capture_output=True)
+
+
+def _admit(postgres: Any, database: str, allow: bool) -> None:
+    """Let no one connect to ``database`` (and cut who is connected), or let them again."""
+    with psycopg.connect(postgres.url, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS {str(allow).lower()}")
+        if not allow:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                          "datname = %s", (database,))
+
+
+@pytest.mark.parametrize("fault", ["terminated", "restarted"])
+def test_postgres_lost_mid_turn_is_a_503_and_the_conversation_waits_for_retry(
+        fault: str, postgres: Any, serve: Callable[..., Any], entered: Callable[[], None],
+        calls: Callable[[], list[str]], folder: Path, until: Callable[..., Any]) -> None:
+    url = postgres.fresh()
+    database = url.rsplit("/", 1)[1]
+    worker = serve(url, "--lease", "1")
+    cid = worker.post("/api/conversations").json()["id"]
+    running = worker.later("POST", f"/api/conversations/{cid}/messages", {"content": "wait"})
+    entered()
+    if fault == "terminated":
+        _admit(postgres, database, False)
+    else:
+        _pg_ctl(postgres, "stop")
+    (folder / "gate").touch()
+    cut = running.result()
+    assert cut.status_code == 503, cut.text
+    assert "error_id" in cut.json()
+    if fault == "terminated":
+        _admit(postgres, database, True)
+    else:
+        _pg_ctl(postgres, "start")
+    shown = until(lambda: (lambda b: b if b["status"] != "running" else None)(
+        worker.client.get(f"/api/conversations/{cid}").json()), "the turn to be let go")
+    assert shown["status"] == "waiting"
+    assert shown["waiting_for"] == {"type": "retry", "error": PLAIN}
+    assert [m["content"] for m in shown["messages"]] == ["Gated.", "wait"]
+    retried = worker.post(f"/api/conversations/{cid}/retry")
+    assert retried.status_code == 200, retried.text
+    assert [m["content"] for m in retried.json()["added"]] == ["partial after wait"]
+    assert calls() == ["model wait", "model wait"]
