@@ -31,6 +31,7 @@ from ..requests import CallModel, Request, RunTools
 from ..session import RunStatus
 from ..tools.calls import ToolRun
 from ..tools.termination import TerminateResponse
+from .logs import logger
 from .store import HELD, Store, StoreError
 
 CANCELLED: Final = "cancelled"  # the metadata key of a reply cut off by a cancel
@@ -89,6 +90,11 @@ class Turns:
                 found = await self.store.renew(conversation_id, extend=due)
             except StoreError:
                 continue  # asked again at the next tick; the lease lapses if it stays down
+            except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
+                logger.exception("renewing the lease of conversation %s failed",
+                                 conversation_id, extra={"convo_fields": None})
+                turn.cancel.set()
+                return
             if due:
                 renewed = time.monotonic()
             if found != HELD:  # asked to stop, or taken over after it lapsed
@@ -100,6 +106,8 @@ class Turns:
         turn = self.running.get(conversation_id)
         if turn is not None:
             turn.cancel.set()
+            with contextlib.suppress(StoreError):  # said in the store too, for the record
+                await self.store.request_cancel(conversation_id)
             await turn.stopped.wait()
             return True
         if not await self.store.request_cancel(conversation_id):
