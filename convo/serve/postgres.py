@@ -13,6 +13,9 @@ restart, an idle reaper, ``pg_terminate_backend``) keeps its turns, renewing the
 fresh connections; a worker that died loses them once their leases lapse. (Version 3 held an
 advisory lock per worker instead; a lock of such a worker, with no ``lock_until``, counts as
 lapsed.)
+
+(Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
+its schema and migrations — and splitting it would scatter the SQL of one table.)
 """
 
 from __future__ import annotations

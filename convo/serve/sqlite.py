@@ -5,6 +5,9 @@ The turn lock is a lease on the conversation's row (``lock_owner``, ``lock_until
 one atomic ``UPDATE`` and renewed by the engine while the turn runs: its owner names the host
 and process, so a lock left by a killed process on this machine is taken over at once; any
 other once its lease lapsed.
+
+(Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
+its schema and migrations — and splitting it would scatter the SQL of one table.)
 """
 
 from __future__ import annotations
