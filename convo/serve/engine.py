@@ -10,7 +10,8 @@ stored with each step, the child a conversation waits inside as it stands). A re
 the first request the store does not answer: a model call or tool calls whose results were not
 stored (the turn was cut off) wait for ``retry``, which makes them again with the same call
 ids. Every message is committed to the store before a client sees it; one turn at a time per
-conversation, across workers (``Store.turn``).
+conversation, across workers: a turn holds a lease renewed on a timer (``convo.serve.turns``),
+which a cancel or a delete, here or in another worker, asks to stop.
 """
 
 from __future__ import annotations
