@@ -51,6 +51,10 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="paused conversations kept in memory per worker (default: 1000)")
     serve.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
                        help="end a conversation when it reaches N messages (default: 1000)")
+    serve.add_argument("--lease", type=_seconds, default=30.0, metavar="SECONDS",
+                       help="how long a turn's lock lasts unless renewed; renewed every third "
+                            "of it while the turn runs, it lets a dead worker's turns go "
+                            "(default: 30)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -74,10 +78,20 @@ def _port(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def _spec(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("target", "store", "token", "max_message_bytes",
                                           "max_attachment_bytes",
-                                          "cache_size", "max_messages", "log_format",
+                                          "cache_size", "max_messages", "lease", "log_format",
                                           "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
                                           "max_tokens", "temperature", "timeout", "otel",
@@ -105,7 +119,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_message_bytes=spec["max_message_bytes"],
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
-                      debug_errors=spec["debug_errors"])
+                      debug_errors=spec["debug_errors"], lease=spec["lease"])
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

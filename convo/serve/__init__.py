@@ -27,7 +27,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,
                debug_errors: bool = False,
-               max_attachment_bytes: int = 10 * 1024 * 1024) -> Starlette:
+               max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -39,6 +39,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     a message carries (413 over it; docs/parts.md). Requests are logged to the
     ``convo.serve`` logger; users see plain words for failures, whose causes go to the log,
     unless ``debug_errors``.
+    ``lease``: seconds a turn's lock lasts unless renewed (it is renewed every third of it
+    while the turn runs); a worker that dies lets go of its turns once their leases lapse.
     """
     try:
         from .app import API, build
@@ -49,10 +51,12 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     from .engine import Engine
     from .stores import open_store
 
+    if not lease > 0:
+        raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
-                    cache_size=cache_size)
+                    cache_size=cache_size, lease=lease)
     return build(API(engine, token=token, max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes))

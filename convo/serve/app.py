@@ -170,6 +170,11 @@ class API:
         await read_object(request, self.body_limit)
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
+    async def cancel(self, request: Request) -> Response:
+        self.check_token(request)
+        await read_object(request, self.body_limit)
+        return _json(self.plain(await self.engine.cancel(request.path_params["id"])))
+
     async def page(self, request: Request) -> Response:
         if not PAGE.exists():
             return HTMLResponse(FALLBACK_PAGE)
@@ -311,6 +316,7 @@ def routes(api: API) -> list[Route]:
         Route("/api/conversations/{id}/messages", api.message, methods=["POST"]),
         Route("/api/conversations/{id}/approvals", api.approvals, methods=["POST"]),
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
+        Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
     ]
 
 

@@ -10,7 +10,8 @@ stored with each step, the child a conversation waits inside as it stands). A re
 the first request the store does not answer: a model call or tool calls whose results were not
 stored (the turn was cut off) wait for ``retry``, which makes them again with the same call
 ids. Every message is committed to the store before a client sees it; one turn at a time per
-conversation, across workers (``Store.turn``).
+conversation, across workers: a turn holds a lease renewed on a timer (``convo.serve.turns``),
+which a cancel or a delete, here or in another worker, asks to stop.
 """
 
 from __future__ import annotations
@@ -30,19 +31,21 @@ from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
 from .live import Emit, HTTPProblem, Live, stored_view
-from .store import Change, Store
+from .store import LEASE_S, Change, Store
+from .turns import Stopping, Turns
 
 
-class Served:
+class Served(Stopping):
     """The answerer of a served conversation, in front of the live one: a person's requests
     pause the run (answered by the next HTTP request); a failed model call pauses it for a
     retry; while ``rebuilding``, so does every request the store did not answer (but a turn's
-    ``ListTools``, which is not a step of the conversation: always answered live)."""
+    ``ListTools``, which is not a step of the conversation: always answered live). A turn asked
+    to stop (``cancel``) stops as ``convo.serve.turns`` says."""
 
-    __slots__ = ("live", "rebuilding")
+    __slots__ = ("rebuilding",)
 
     def __init__(self, live: Any) -> None:
-        self.live = live
+        super().__init__(live)
         self.rebuilding = False
 
     async def aanswer(self, request: Request[Any]) -> Any:
@@ -52,7 +55,11 @@ class Served:
             raise Pause(request)
         if self.rebuilding:
             raise Pause(request, INTERRUPTED)
+        if self.stopping:
+            return self.stopped(request)
         try:
+            if isinstance(request, CallModel) and self.cancel is not None:
+                return await self.call_model(request)
             return await self.live.aanswer(request)
         except ModelError as exc:
             raise Pause(request, str(exc)) from exc
@@ -64,9 +71,12 @@ INTERRUPTED = "the turn was cut off before it ended: retry to go on"
 class Engine:
     """Runs served conversations of one template on one store."""
 
-    def __init__(self, runner: Runner, store: Store, *, cache_size: int = 1000) -> None:
+    def __init__(self, runner: Runner, store: Store, *, cache_size: int = 1000,
+                 lease: float = LEASE_S) -> None:
         self.runner = runner
         self.store = store
+        store.lease = lease
+        self.turns = Turns(store, lease)
         self.cache_size = cache_size
         self._cache: OrderedDict[str, Live] = OrderedDict()
 
@@ -134,18 +144,25 @@ class Engine:
         except TypeError as exc:
             raise HTTPProblem(400, f"state must be a JSON object: {exc}") from exc
         await self.store.create(conversation_id, state)
-        async with self.store.turn(conversation_id):
+        async with self.turns.hold(conversation_id) as turn:
             live = self._start(conversation_id, Session(state=state))
+            live.served.cancel = None if turn is None else turn.cancel
             code, body = await self._advance(live, None, emit, first=True)
         return (201 if code == 200 else code), body
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> Any:
-        async with self.store.turn(conversation_id) as taken:
-            if not taken:
+        """The paused conversation, its lease held (and renewed) while the block runs."""
+        async with self.turns.hold(conversation_id) as turn:
+            if turn is None:
                 raise HTTPProblem(409, "a turn is running in this conversation: wait for it to "
                                        "end, then send again")
-            yield await self.live(conversation_id)
+            live = await self.live(conversation_id)
+            live.served.cancel = turn.cancel
+            try:
+                yield live
+            finally:
+                live.served.cancel = None
 
     def expect(self, live: Live, kind: Any, what: str) -> None:
         if isinstance(live.pending, kind):
@@ -241,7 +258,19 @@ class Engine:
                     return live.view()
         return stored_view(stored)
 
+    async def cancel(self, conversation_id: str) -> dict[str, Any]:
+        """Stop the running turn (here or in another worker); the conversation once it
+        stopped."""
+        if await self.store.load(conversation_id, messages=False) is None:
+            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+        if not await self.turns.stop(conversation_id):
+            raise HTTPProblem(409, "no turn is running in this conversation: there is nothing "
+                                   "to cancel")
+        return await self.get(conversation_id)
+
     async def delete(self, conversation_id: str) -> None:
+        """A running turn is stopped first, so nothing it would write stays."""
+        await self.turns.stop(conversation_id)
         self._cache.pop(conversation_id, None)
         if not await self.store.delete(conversation_id):
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")

@@ -5,14 +5,17 @@ wait out its own growing back-off before it connects again (up to minutes); so t
 request after a failure checks the database with a connection of its own and, when it answers,
 starts a fresh pool at once: the first request after a restart is served, not a 503.
 
-The turn lock is the conversation row's ``lock_owner``, set and cleared by atomic updates, so
-a turn holds no connection while it waits for the model (a pool of 20 serves any number of
-turns at once). Each worker holds one session-level advisory lock on its own id, on one
-connection of its own: a worker that dies releases it with that connection, and another
-worker that finds the conversation locked by a dead owner takes the lock over at once.
+The turn lock is a lease on the conversation row (``lock_owner``, ``lock_until`` by the
+database's clock), set, renewed and cleared by atomic updates, so a turn holds no connection
+while it waits for the model (a pool of 20 serves any number of turns at once). Liveness rests
+on the lease alone, not on a connection: a worker whose connections were cut (a database
+restart, an idle reaper, ``pg_terminate_backend``) keeps its turns, renewing their leases on
+fresh connections; a worker that died loses them once their leases lapse. (Version 3 held an
+advisory lock per worker instead; a lock of such a worker, with no ``lock_until``, counts as
+lapsed.)
 
-(Over 300 lines: the schema, its migrations and every statement of the store stay together,
-as in ``sqlite.py``.)
+(Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
+its schema and migrations — and splitting it would scatter the SQL of one table.)
 """
 
 from __future__ import annotations
@@ -25,7 +28,18 @@ from typing import Any, Final
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
-from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
+from .store import (
+    CANCEL,
+    HELD,
+    LEASE_S,
+    LOST,
+    SCHEMA_VERSION,
+    Change,
+    Stored,
+    StoreError,
+    dumps,
+    split,
+)
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,6 +48,8 @@ CREATE TABLE IF NOT EXISTS conversations (
     outcome JSONB, approvals JSONB NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
     lock_owner BIGINT, created TIMESTAMPTZ NOT NULL DEFAULT now());
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_until TIMESTAMPTZ;
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS cancel_requested BOOLEAN NOT NULL DEFAULT false;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
@@ -61,15 +77,19 @@ WHERE response IS NOT NULL AND jsonb_typeof(response->'body') = 'object'
 """
 
 
+# A lease lapsed (or is a version-3 lock, which has no end): any worker may take it over.
+LAPSED: Final = "(lock_until IS NULL OR lock_until < now())"
+
+
 class PostgresStore:
-    def __init__(self, url: str, *, max_size: int = 20) -> None:
+    def __init__(self, url: str, *, max_size: int = 20, lease: float = LEASE_S) -> None:
         self.url = url
+        self.lease = lease
         self.max_size = max_size
         self._pool: Any = None
         self._failed = False  # the pool lost the database: recover before the next use
         self._recovering: Any = None  # an asyncio.Lock: one request recovers, the rest wait
-        self._owner = secrets.randbits(62)  # this worker's id, and its liveness lock's key
-        self._alive: Any = None  # the connection holding that lock
+        self._owner = secrets.randbits(62)  # this worker's id, the owner of its leases
 
     async def open(self) -> None:
         import asyncio
@@ -126,27 +146,8 @@ class PostgresStore:
             await old.close(timeout=1.0)  # connections still lent out close when returned
 
     async def close(self) -> None:
-        if self._alive is not None:
-            await self._alive.close()
         if self._pool is not None:
             await self._pool.close()
-
-    async def _stay_alive(self) -> None:
-        """Hold this worker's liveness lock (again, after the database restarted)."""
-        import psycopg
-
-        if self._alive is not None and not self._alive.closed and not self._alive.broken:
-            try:  # a database restart drops the lock with the connection: check it lives
-                await self._alive.execute("SELECT 1")
-                return
-            except (psycopg.Error, OSError):
-                await self._alive.close()
-        try:
-            self._alive = await psycopg.AsyncConnection.connect(self.url, autocommit=True,
-                                                                connect_timeout=10)
-            await self._alive.execute("SELECT pg_advisory_lock(%s)", (self._owner,))
-        except (psycopg.Error, OSError) as exc:
-            raise StoreError(f"Postgres store: {exc}") from exc
 
     @contextlib.asynccontextmanager
     async def _conn(self, wait_s: float = 10.0) -> AsyncIterator[Any]:
@@ -211,6 +212,10 @@ class PostgresStore:
 
     async def write(self, conversation_id: str, change: Change) -> None:
         async with self._conn() as conn, conn.transaction():
+            cur = await conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR SHARE",
+                                     (conversation_id,))
+            if await cur.fetchone() is None:
+                return  # deleted while the turn ran: nothing of it stays
             if change.messages:
                 rows = [(i, *message_row(m)) for i, m in change.messages]
                 blobs = dict(b for _, _, found in rows for b in found)
@@ -267,37 +272,59 @@ class PostgresStore:
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
-        await self._stay_alive()
-        taken = await self._take(conversation_id)
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                "UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
+                "'1 second', cancel_requested = false WHERE id = %s AND (lock_owner IS NULL OR "
+                f"{LAPSED}) RETURNING 1", (self._owner, self.lease, conversation_id))
+            taken = bool(await cur.fetchone())
         try:
             yield taken
         finally:
             if taken:
-                async with self._conn() as conn:
-                    await conn.execute("UPDATE conversations SET lock_owner = NULL WHERE id = %s "
-                                       "AND lock_owner = %s", (conversation_id, self._owner))
+                await self._release(conversation_id)
 
-    async def _take(self, conversation_id: str) -> bool:
+    async def _release(self, conversation_id: str) -> None:
+        """Clear the lease; once more on a fresh connection when the first try finds the
+        connection cut (the pool recovers), so a turn that failed with the store lets go."""
+        for attempt in (1, 2):
+            try:
+                async with self._conn() as conn:
+                    await conn.execute(
+                        "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
+                        "cancel_requested = false WHERE id = %s AND lock_owner = %s",
+                        (conversation_id, self._owner))
+                return
+            except StoreError:
+                if attempt == 2:
+                    raise  # the database is down: the lease lapses by itself
+
+    async def renew(self, conversation_id: str, *, extend: bool = True) -> str:
+        async with self._conn() as conn:
+            if extend:
+                cur = await conn.execute(
+                    "UPDATE conversations SET lock_until = now() + %s * interval '1 second' "
+                    "WHERE id = %s AND lock_owner = %s RETURNING cancel_requested",
+                    (self.lease, conversation_id, self._owner))
+            else:
+                cur = await conn.execute(
+                    "SELECT cancel_requested FROM conversations WHERE id = %s AND "
+                    "lock_owner = %s", (conversation_id, self._owner))
+            row = await cur.fetchone()
+        return LOST if row is None else CANCEL if row[0] else HELD
+
+    async def request_cancel(self, conversation_id: str) -> bool:
         async with self._conn() as conn:
             cur = await conn.execute(
-                "UPDATE conversations SET lock_owner = %s WHERE id = %s AND lock_owner IS NULL "
-                "RETURNING 1", (self._owner, conversation_id))
-            if await cur.fetchone():
-                return True
-            cur = await conn.execute("SELECT lock_owner FROM conversations WHERE id = %s",
-                                     (conversation_id,))
-            row = await cur.fetchone()
-            if row is None or row[0] is None or row[0] == self._owner:
-                return False
-            # Is the owner alive? Its liveness lock is free only when its connection is gone.
-            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (row[0],))
-            free = await cur.fetchone()
-            if not (free and free[0]):
-                return False
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (row[0],))
+                "UPDATE conversations SET cancel_requested = true WHERE id = %s AND lock_owner "
+                f"IS NOT NULL AND NOT {LAPSED} RETURNING 1", (conversation_id,))
+            return bool(await cur.fetchone())
+
+    async def running(self, conversation_id: str) -> bool:
+        async with self._conn() as conn:
             cur = await conn.execute(
-                "UPDATE conversations SET lock_owner = %s WHERE id = %s AND lock_owner = %s "
-                "RETURNING 1", (self._owner, conversation_id, row[0]))
+                f"SELECT 1 FROM conversations WHERE id = %s AND lock_owner IS NOT NULL AND NOT "
+                f"{LAPSED}", (conversation_id,))
             return bool(await cur.fetchone())
 
     async def idempotent(self, conversation_id: str, key: str

@@ -1,9 +1,13 @@
 """SQLite store: stdlib ``sqlite3`` in WAL mode with a busy timeout, so concurrent
 conversations (and several worker processes on one machine) never see "database is locked".
 
-The turn lock is a lease on the conversation's row, taken with one atomic ``UPDATE``: its
-owner names the host and process, so a lock left by a killed process on this machine is
-taken over at once; any other stale lock once its lease ends.
+The turn lock is a lease on the conversation's row (``lock_owner``, ``lock_until``), taken with
+one atomic ``UPDATE`` and renewed by the engine while the turn runs: its owner names the host
+and process, so a lock left by a killed process on this machine is taken over at once; any
+other once its lease lapsed.
+
+(Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
+its schema and migrations — and splitting it would scatter the SQL of one table.)
 """
 
 from __future__ import annotations
@@ -22,9 +26,19 @@ from typing import Any, Final, TypeVar
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
-from .store import SCHEMA_VERSION, Change, Stored, StoreError, dumps, split
+from .store import (
+    CANCEL,
+    HELD,
+    LEASE_S,
+    LOST,
+    SCHEMA_VERSION,
+    Change,
+    Stored,
+    StoreError,
+    dumps,
+    split,
+)
 
-LEASE_S: Final = 3600.0
 BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 T = TypeVar("T")
@@ -34,7 +48,8 @@ CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY, state TEXT NOT NULL, status TEXT NOT NULL, waiting_for TEXT,
     outcome TEXT, approvals TEXT NOT NULL DEFAULT '{}', length INTEGER NOT NULL DEFAULT 0,
-    lock_owner TEXT, lock_until REAL, created REAL NOT NULL);
+    lock_owner TEXT, lock_until REAL, created REAL NOT NULL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message TEXT NOT NULL,
     PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
@@ -113,8 +128,9 @@ def _dead(owner: str | None) -> bool:
 
 
 class SQLiteStore:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, lease: float = LEASE_S) -> None:
         self.path = path
+        self.lease = lease
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # one user of the connection at a time
         self._waits = True  # the connection's busy_timeout is on (else 0: busy at once)
@@ -163,6 +179,10 @@ class SQLiteStore:
             db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
+            columns = {r[1] for r in db.execute("PRAGMA table_info(conversations)")}
+            if "cancel_requested" not in columns:  # schema 4: a store of an earlier version
+                db.execute("ALTER TABLE conversations ADD COLUMN cancel_requested INTEGER "
+                           "NOT NULL DEFAULT 0")
             known = db.execute("SELECT value FROM convo_meta WHERE key = 'schema_version'"
                                ).fetchone()
             if known is not None and int(known[0]) < 3:
@@ -231,6 +251,9 @@ class SQLiteStore:
 
     async def write(self, conversation_id: str, change: Change) -> None:
         def write(db: sqlite3.Connection) -> None:
+            if db.execute("SELECT 1 FROM conversations WHERE id = ?",
+                          (conversation_id,)).fetchone() is None:
+                return  # deleted while the turn ran: nothing of it stays
             if change.messages:
                 rows = [(i, *message_row(m)) for i, m in change.messages]
                 db.executemany("INSERT INTO messages VALUES (?, ?, ?)", [
@@ -275,24 +298,63 @@ class SQLiteStore:
         def take(db: sqlite3.Connection) -> bool:
             row = db.execute("SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
                              (conversation_id,)).fetchone()
-            if row is None:
-                return False
-            owner, until = row
-            if owner and (until or 0) > time.time() and not _dead(owner):
+            if row is None or self._live(*row):
                 return False
             return db.execute(
-                "UPDATE conversations SET lock_owner = ?, lock_until = ? WHERE id = ? AND "
-                "lock_owner IS ?", (self._owner, time.time() + LEASE_S, conversation_id,
-                                    owner)).rowcount == 1
+                "UPDATE conversations SET lock_owner = ?, lock_until = ?, cancel_requested = 0 "
+                "WHERE id = ? AND lock_owner IS ?", (self._owner, time.time() + self.lease,
+                                                    conversation_id, row[0])).rowcount == 1
+
+        def release(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
+                       "cancel_requested = 0 WHERE id = ? AND lock_owner = ?",
+                       (conversation_id, self._owner))
 
         taken = await self._do(take)
         try:
             yield taken
         finally:
             if taken:
-                await self._do(lambda db: db.execute(
-                    "UPDATE conversations SET lock_owner = NULL, lock_until = NULL "
-                    "WHERE id = ? AND lock_owner = ?", (conversation_id, self._owner)))
+                try:
+                    await self._do(release)
+                except StoreError:  # a full disk: the write-ahead log cannot grow
+                    await self._do(_checkpoint)  # emptied, it takes the release again
+                    await self._do(release)
+
+    def _live(self, owner: str | None, until: float | None) -> bool:
+        """Whether a lease holds the row: an owner whose lease has not lapsed, and (on this
+        machine) whose process still runs."""
+        return bool(owner) and (until or 0) > time.time() and not _dead(owner)
+
+    async def renew(self, conversation_id: str, *, extend: bool = True) -> str:
+        def renew(db: sqlite3.Connection) -> str:
+            if extend:
+                db.execute("UPDATE conversations SET lock_until = ? WHERE id = ? AND "
+                           "lock_owner = ?", (time.time() + self.lease, conversation_id,
+                                              self._owner))
+            row = db.execute("SELECT lock_owner, cancel_requested FROM conversations WHERE "
+                             "id = ?", (conversation_id,)).fetchone()
+            if row is None or row[0] != self._owner:
+                return LOST
+            return CANCEL if row[1] else HELD
+
+        return await self._do(renew)
+
+    async def request_cancel(self, conversation_id: str) -> bool:
+        def ask(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
+                             (conversation_id,)).fetchone()
+            return row is not None and self._live(*row) and db.execute(
+                "UPDATE conversations SET cancel_requested = 1 WHERE id = ? AND lock_owner = ?",
+                (conversation_id, row[0])).rowcount == 1
+
+        return await self._do(ask)
+
+    async def running(self, conversation_id: str) -> bool:
+        row = await self._do(lambda db: db.execute(
+            "SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
+            (conversation_id,)).fetchone())
+        return row is not None and self._live(*row)
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None:
@@ -316,6 +378,10 @@ class SQLiteStore:
         await self._do(lambda db: db.execute(
             "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
             (conversation_id, key)))
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _json(value: Any) -> str | None:

@@ -5,8 +5,13 @@ its messages, stored append-only (a turn writes only what it added, so its cost 
 grow with the conversation), and its subroutine records (``Session.subroutines``), one per
 ``SubroutineTemplate`` run, each written when the child ends; a child the conversation waits
 inside is written as it stands at each step of the turn, and replaced when it grows.
-``turn(id)`` holds the conversation's turn lock — one turn at a time per conversation across
-every worker — and gives ``None`` when another turn holds it.
+``turn(id)`` takes the conversation's turn lock — one turn at a time per conversation across
+every worker — and gives ``False`` when another turn holds it. The lock is a lease of ``lease``
+seconds: the engine renews it (``renew``) every third of that while the turn runs, so a worker
+never takes over a turn that still runs elsewhere, and any worker takes over a lease that
+lapsed (its worker died). ``renew`` also says whether another worker asked the turn to stop
+(``request_cancel``); ``running`` says whether a live lease holds the conversation.
+A write to a conversation that is no longer there (deleted) is dropped.
 Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a later start, so
 a later convo can migrate. Version 2 added the subroutine records (a table of their own,
 created on start if missing: a version-1 database just gains it). Version 3 keeps idempotency
@@ -18,6 +23,8 @@ a column of their own, apart from the client-writable ``state``: a row of an ear
 the row is then written back as moved).
 each distinct attachment once, by its SHA-256 (``attachments.py``: two tables, created on
 start if missing; messages of earlier versions, with their data inline, read as they are).
+Version 4 also adds the lease's columns (``lock_until``; ``cancel_requested``), added on start
+when missing.
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
 """
 
@@ -35,6 +42,8 @@ from ..messages import Message
 from ..session import SubroutineRun
 
 SCHEMA_VERSION: Final = 4
+LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
+HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
 
 
 class StoreError(Exception):
@@ -88,7 +97,15 @@ class Store(Protocol):
 
     async def delete(self, conversation_id: str) -> bool: ...
 
+    lease: float
+
     def turn(self, conversation_id: str) -> contextlib.AbstractAsyncContextManager[bool]: ...
+
+    async def renew(self, conversation_id: str, *, extend: bool = True) -> str: ...
+
+    async def request_cancel(self, conversation_id: str) -> bool: ...
+
+    async def running(self, conversation_id: str) -> bool: ...
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None: ...
@@ -116,9 +133,10 @@ def split(conversation_id: str, state: Any, internal: Any
 class MemoryStore:
     """Everything in one process's memory (tests, one worker); lost when it stops."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, lease: float = LEASE_S) -> None:
+        self.lease = lease
         self._rows: dict[str, Stored] = {}
-        self._running: set[str] = set()
+        self._running: dict[str, bool] = {}  # a turn's conversation: whether asked to stop
         self._keys: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
 
     async def open(self) -> None:
@@ -146,7 +164,9 @@ class MemoryStore:
         return copy
 
     async def write(self, conversation_id: str, change: Change) -> None:
-        row = self._rows[conversation_id]
+        row = self._rows.get(conversation_id)
+        if row is None:  # deleted while the turn ran: nothing of it stays
+            return
         for index, message in change.messages:
             if index != len(row.messages):
                 raise StoreError(f"conversation {conversation_id}: message {index} written "
@@ -160,18 +180,34 @@ class MemoryStore:
         _apply(row, change)
 
     async def delete(self, conversation_id: str) -> bool:
+        for slot in [slot for slot in self._keys if slot[0] == conversation_id]:
+            del self._keys[slot]
         return self._rows.pop(conversation_id, None) is not None
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        # One process: a turn's lease lasts while it runs (no worker can die apart from it).
         if conversation_id in self._running:
             yield False
             return
-        self._running.add(conversation_id)
+        self._running[conversation_id] = False
         try:
             yield True
         finally:
-            self._running.discard(conversation_id)
+            self._running.pop(conversation_id, None)
+
+    async def renew(self, conversation_id: str, *, extend: bool = True) -> str:
+        asked = self._running.get(conversation_id)
+        return LOST if asked is None else CANCEL if asked else HELD
+
+    async def request_cancel(self, conversation_id: str) -> bool:
+        if conversation_id not in self._running:
+            return False
+        self._running[conversation_id] = True
+        return True
+
+    async def running(self, conversation_id: str) -> bool:
+        return conversation_id in self._running
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def _free_port() -> int:
 class Server:
     """One `convo serve` process."""
 
-    def __init__(self, store: str, workdir: Path, bot: str = BOT) -> None:
+    def __init__(self, store: str, workdir: Path, bot: str = BOT, *options: str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",
@@ -44,7 +45,7 @@ class Server:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
-                 "--store", store], env=env, stdout=subprocess.DEVNULL, stderr=log)
+                 "--store", store, *options], env=env, stdout=subprocess.DEVNULL, stderr=log)
         self.client = httpx.Client(base_url=self.url, timeout=WAIT_S)
         self._wait_until_healthy()
 
@@ -251,9 +252,10 @@ def test_the_readme_line_serves_the_refund_bot(tmp_path: Path) -> None:
     assert "convo: serving " in server.log.read_text()
 
 
-def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_at_once(postgres: Postgres,
-                                                                    tmp_path: Path) -> None:
-    one, two = Server(postgres.url, tmp_path), Server(postgres.url, tmp_path)
+def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapses(
+        postgres: Postgres, tmp_path: Path) -> None:
+    one, two = (Server(postgres.url, tmp_path, BOT, "--lease", "1"),
+                Server(postgres.url, tmp_path, BOT, "--lease", "1"))
     try:
         cid = one.post("/api/conversations").json()["id"]
         slow = subprocess.Popen([sys.executable, "-c", (
@@ -271,7 +273,11 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_at_once(postgres: Po
         slow.kill()
         slow.wait()
         (tmp_path / "gate").touch()
-        retried = two.post(f"/api/conversations/{cid}/retry")  # the dead owner's lock is taken
+        retried = two.post(f"/api/conversations/{cid}/retry")
+        deadline = time.monotonic() + WAIT_S
+        while retried.status_code == 409 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling until the dead owner's lease (1 s) lapses
+            retried = two.post(f"/api/conversations/{cid}/retry")
         assert retried.status_code == 200, retried.text
         assert _contents(two, cid) == ["Take notes.", "slow", "slow done"]
     finally:

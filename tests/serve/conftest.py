@@ -1,4 +1,12 @@
-"""Fixtures of the tests in this folder; the helpers they share are in serve_kit.py (a module
-name of its own: every folder's conftest is "conftest")."""
+"""Fixtures of the tests in this folder (and faults/); the helpers they share are in
+serve_kit.py (a module name of its own: every folder's conftest is "conftest")."""
 
-from serve_kit import postgres, store_url  # noqa: F401  (fixtures)
+from serve_kit import (  # noqa: F401  (fixtures)
+    calls,
+    entered,
+    folder,
+    postgres,
+    serve,
+    store_url,
+    until,
+)

@@ -1,0 +1,164 @@
+"""The turns this worker runs: their leases, renewed on a timer, and how a turn is stopped.
+
+A turn holds its conversation's lease (``Store.turn``) from before its first step until it has
+stopped. While it runs, a timer ticks every second (or every third of the lease, if shorter):
+it renews the lease every third of it — one store write per third of a lease, never one per
+model call — and in between only reads whether another worker asked the turn to stop
+(``Store.request_cancel``, for a cancel or a delete that reached a worker that does not run the
+turn). A store that does not answer a tick is asked again at the next one; if it stays away
+for the whole lease, the lease lapses and another worker may take over (the turn cannot write
+either). A turn whose lease was taken over stops as if cancelled.
+
+Stopping a turn (``Stopping``, the ``Served`` answerer's part): the model call under way is
+cancelled and its reply is the text streamed so far (``metadata["cancelled"]``); tools that
+run finish; later model calls of the turn are not made (an empty cancelled reply) and later
+tools are not run (each ends the turn, ``stopped``), so the run goes on to the next request
+for a person and waits there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import attrs
+
+from ..messages import Message
+from ..requests import CallModel, Request, RunTools
+from ..session import RunStatus
+from ..tools.calls import ToolRun
+from ..tools.termination import TerminateResponse
+from .logs import logger
+from .store import HELD, Store, StoreError
+
+CANCELLED: Final = "cancelled"  # the metadata key of a reply cut off by a cancel
+TOOL_STOPPED: Final = "Not run: the turn was cancelled"
+POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
+
+
+@attrs.define(eq=False)
+class Turn:
+    """A turn running in this worker: set ``cancel`` to stop it; ``stopped`` once its lease
+    is released."""
+
+    cancel: asyncio.Event = attrs.field(factory=asyncio.Event)
+    stopped: asyncio.Event = attrs.field(factory=asyncio.Event)
+
+
+class Turns:
+    """The leases of the turns running in this worker, on one store."""
+
+    def __init__(self, store: Store, lease: float) -> None:
+        self.store = store
+        self.lease = lease
+        self.running: dict[str, Turn] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, conversation_id: str) -> AsyncIterator[Turn | None]:
+        """The conversation's lease, renewed while the block runs; ``None`` when another
+        turn holds it."""
+        turn = Turn()
+        try:
+            async with self.store.turn(conversation_id) as taken:
+                if not taken:
+                    yield None
+                    return
+                self.running[conversation_id] = turn
+                timer = asyncio.create_task(self._renew(conversation_id, turn))
+                try:
+                    yield turn
+                finally:
+                    timer.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await timer
+                    if self.running.get(conversation_id) is turn:
+                        del self.running[conversation_id]
+        finally:
+            turn.stopped.set()
+
+    async def _renew(self, conversation_id: str, turn: Turn) -> None:
+        every = self.lease / 3
+        tick = min(every, 1.0)
+        renewed = time.monotonic()
+        while True:
+            await asyncio.sleep(tick)
+            due = time.monotonic() - renewed >= every - tick / 2
+            try:
+                found = await self.store.renew(conversation_id, extend=due)
+            except StoreError:
+                continue  # asked again at the next tick; the lease lapses if it stays down
+            except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
+                logger.exception("renewing the lease of conversation %s failed",
+                                 conversation_id, extra={"convo_fields": None})
+                turn.cancel.set()
+                return
+            if due:
+                renewed = time.monotonic()
+            if found != HELD:  # asked to stop, or taken over after it lapsed
+                turn.cancel.set()
+
+    async def stop(self, conversation_id: str) -> bool:
+        """Stop the conversation's turn, here or in another worker, and wait until it has
+        stopped; ``False`` when no turn runs."""
+        turn = self.running.get(conversation_id)
+        if turn is not None:
+            turn.cancel.set()
+            with contextlib.suppress(StoreError):  # said in the store too, for the record
+                await self.store.request_cancel(conversation_id)
+            await turn.stopped.wait()
+            return True
+        if not await self.store.request_cancel(conversation_id):
+            return False
+        deadline = time.monotonic() + 2 * self.lease  # by then the lease lapsed, at the latest
+        while time.monotonic() < deadline and await self.store.running(conversation_id):
+            await asyncio.sleep(POLL_S)
+        return True
+
+
+class Stopping:
+    """How a served run answers once its turn was asked to stop (module docstring)."""
+
+    __slots__ = ("cancel", "live")
+
+    def __init__(self, live: Any) -> None:
+        self.live = live  # the LiveAnswerer
+        self.cancel: asyncio.Event | None = None  # the running turn's, while it runs
+
+    @property
+    def stopping(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def stopped(self, request: Request[Any]) -> Any:
+        """The answer to a request made after the turn was asked to stop."""
+        if isinstance(request, RunTools):
+            return [ToolRun(TerminateResponse(TOOL_STOPPED, status=RunStatus.STOPPED,
+                                              note="the turn was cancelled"))
+                    for _ in request.invocations]
+        return Message("assistant", "", metadata={CANCELLED: True})
+
+    async def call_model(self, request: CallModel) -> Message:
+        """The model call, cancelled when the turn is asked to stop: its reply is then what
+        was streamed so far."""
+        assert self.cancel is not None
+        started = time.perf_counter()
+        call = asyncio.ensure_future(self.live.aanswer(request))
+        stop = asyncio.ensure_future(self.cancel.wait())
+        try:
+            await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            call.cancel()
+            raise
+        finally:
+            stop.cancel()
+        if call.done():
+            reply: Message = call.result()
+            return reply
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await call  # it ends now; whatever it would have said is not waited for
+        text = "".join(self.live.partial)
+        return self.live.replied(  # type: ignore[no-any-return]
+            Message("assistant", text, metadata={CANCELLED: True}), started)

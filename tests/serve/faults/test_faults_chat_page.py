@@ -1,0 +1,91 @@
+"""The chat page in real Chromium when a turn is stopped or cut off (API.md §20): a Stop button
+while a turn runs, and Retry for a conversation whose server was killed during a model call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
+                allow_module_level=True)
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+expect.set_options(timeout=30_000)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 900, "height": 800})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == []
+
+
+def _say(page: Page, text: str) -> None:
+    page.locator("#box").focus()
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def test_the_stop_button_stops_a_running_turn(
+        page: Page, serve: Callable[..., Any], entered: Callable[[], None],
+        calls: Callable[[], list[str]], folder: Path) -> None:
+    worker = serve(f"sqlite:///{folder / 'convo.db'}")
+    page.goto(worker.url)
+    expect(page.locator("#box")).to_be_focused()
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_hidden()
+    _say(page, "wait")
+    expect(stop).to_be_visible()
+    entered()
+    stop.click()
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial"])
+    expect(stop).to_be_hidden()
+    expect(page.locator("#thinking")).to_be_hidden()
+    assert calls() == ["model wait", "cancelled wait"]
+    _say(page, "hi")
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial", "You said 'hi'"])
+
+
+def test_killed_during_a_model_call_the_page_shows_retry(
+        page: Page, serve: Callable[..., Any], entered: Callable[[], None],
+        folder: Path) -> None:
+    store = f"sqlite:///{folder / 'convo.db'}"
+    first = serve(store)
+    page.goto(first.url)
+    expect(page.locator("#box")).to_be_focused()
+    _say(page, "wait")
+    entered()
+    first.kill()
+    cid = page.evaluate("new URLSearchParams(location.search).get('c')")
+    second = serve(store)
+    page.goto(f"{second.url}/?c={cid}")
+    retry = page.get_by_role("button", name="Retry")
+    expect(retry).to_be_visible()
+    expect(page.locator("#thinking")).to_be_hidden()
+    expect(page.locator("#panel .card.error")).to_contain_text(
+        "The assistant could not answer. Please try again.")
+    (folder / "gate").touch()
+    retry.click()
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial after wait"])
+    expect(retry).to_have_count(0)
