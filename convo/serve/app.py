@@ -31,14 +31,16 @@ from ..otel.state import active
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
+    HTTPProblem,
     content_digest_source,
     content_of,
     read_object,
 )
 from .engine import Engine
 from .keys import answer, needs_messages, reference
-from .live import Emit, HTTPProblem, Live
+from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .problems import Conflict, Invalid, NotFound, Refused
 from .sse import stream_turn
 from .store import StoreError
 
@@ -214,8 +216,8 @@ class API:
 
         try:
             return await self._turn(request, remembered)
-        except HTTPProblem as exc:
-            if exc.status < 500:  # refused before anything ran: the key stays unused
+        except (HTTPProblem, Refused) as exc:
+            if status_of(exc) < 500:  # refused before anything ran: the key stays unused
                 await store.forget(conversation_id, key)
             raise
 
@@ -243,9 +245,8 @@ class API:
         stack = contextlib.AsyncExitStack()
         try:
             live = await stack.enter_async_context(self.engine.turn(conversation_id))
-        except HTTPProblem as exc:
-            if exc.status == 409:  # a lock refused on an id that is not there: 404
-                await self._exists(conversation_id)
+        except Conflict:  # a lock refused on an id that is not there: 404
+            await self._exists(conversation_id)
             raise
         if active() is not None:
             turn = _traced_turn(request, live, turn)
@@ -267,7 +268,7 @@ class API:
 
     def _cut(self, scope: Scope, exc: Exception) -> dict[str, Any]:
         """The ``error`` event of a stream a failure cut after it started."""
-        if isinstance(exc, HTTPProblem) and exc.status < 500:
+        if isinstance(exc, HTTPProblem | Refused) and status_of(exc) < 500:
             return {"error": str(exc)}
         cause = f"{type(exc).__name__}: {exc}"
         error_id = failure(scope, cause)
@@ -320,10 +321,20 @@ def routes(api: API) -> list[Route]:
     ]
 
 
+STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400}
+
+
+def status_of(exc: Exception) -> int:
+    """The HTTP status of a refusal: the engine's kind of ``Refused``, or an ``HTTPProblem``'s."""
+    if isinstance(exc, HTTPProblem):
+        status: int = exc.status
+        return status
+    return next((status for kind, status in STATUS.items() if isinstance(exc, kind)), 500)
+
+
 def build(api: API) -> Starlette:
     async def problem(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPProblem)
-        return _json({"error": str(exc)}, exc.status)
+        return _json({"error": str(exc)}, status_of(exc))
 
     async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -349,7 +360,8 @@ def build(api: API) -> Starlette:
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
         Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),
         Middleware(_Ready, api=api)], exception_handlers={
-            HTTPProblem: problem, HTTPException: http, StoreError: store_down})
+            HTTPProblem: problem, Refused: problem, HTTPException: http,
+            StoreError: store_down})
 
 
 class _Ready:

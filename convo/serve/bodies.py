@@ -26,13 +26,21 @@ from ..parts import (
     part_from_dict,
     text_of,
 )
-from .live import HTTPProblem
 
 MAX_DEPTH: Final = 64
 DEFAULT_MAX_ATTACHMENT_BYTES: Final = 10 * 1024 * 1024
 MAX_ATTACHMENTS: Final = 8
 """Images, sounds and files in one message at most (the body limit grows to fit them)."""
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+class HTTPProblem(Exception):
+    """An error answered as JSON ``{"error": ...}`` with an HTTP status (the HTTP layer's own:
+    the engine refuses with ``convo.serve.problems``)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class _Constant:

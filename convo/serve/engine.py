@@ -30,7 +30,8 @@ from ..run.answerer import Pause
 from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
-from .live import Emit, HTTPProblem, Live, stored_view
+from .live import Emit, Live, stored_view
+from .problems import Conflict, Invalid, NotFound
 from .store import LEASE_S, Change, Store
 from .turns import Stopping, Turns
 
@@ -104,9 +105,9 @@ class Engine:
         """The paused conversation: from the cache when it is current, else rebuilt."""
         stored = await self.store.load(conversation_id, messages=False)
         if stored is None:
-            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+            raise NotFound(f"no conversation {conversation_id!r}")
         if stored.status == "ended":
-            raise HTTPProblem(409, f"conversation {conversation_id!r} has ended")
+            raise Conflict(f"conversation {conversation_id!r} has ended")
         cached = self._cache.get(conversation_id)
         if cached is not None and cached.committed == stored.length and \
                 cached.children == stored.child_length and cached.pending is not None:
@@ -117,7 +118,7 @@ class Engine:
     async def _rebuild(self, conversation_id: str) -> Live:
         stored = await self.store.load(conversation_id)
         if stored is None:
-            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+            raise NotFound(f"no conversation {conversation_id!r}")
         saved = Session(stored.messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines, internal=stored.internal)
@@ -142,7 +143,7 @@ class Engine:
         try:
             json.dumps(state)
         except TypeError as exc:
-            raise HTTPProblem(400, f"state must be a JSON object: {exc}") from exc
+            raise Invalid(f"state must be a JSON object: {exc}") from exc
         await self.store.create(conversation_id, state)
         async with self.turns.hold(conversation_id) as turn:
             live = self._start(conversation_id, Session(state=state))
@@ -155,7 +156,7 @@ class Engine:
         """The paused conversation, its lease held (and renewed) while the block runs."""
         async with self.turns.hold(conversation_id) as turn:
             if turn is None:
-                raise HTTPProblem(409, "a turn is running in this conversation: wait for it to "
+                raise Conflict("a turn is running in this conversation: wait for it to "
                                        "end, then send again")
             live = await self.live(conversation_id)
             live.served.cancel = turn.cancel
@@ -168,12 +169,12 @@ class Engine:
         if isinstance(live.pending, kind):
             return
         if isinstance(live.pending, Approve):
-            raise HTTPProblem(409, "an approval is pending: answer it with POST "
+            raise Conflict("an approval is pending: answer it with POST "
                                    f"/api/conversations/{live.id}/approvals before {what}")
         if isinstance(live.pending, CallModel | RunTools):
-            raise HTTPProblem(409, "the turn did not finish: POST "
+            raise Conflict("the turn did not finish: POST "
                                    f"/api/conversations/{live.id}/retry before {what}")
-        raise HTTPProblem(409, f"the conversation is waiting for a message, not {what}")
+        raise Conflict(f"the conversation is waiting for a message, not {what}")
 
     async def message(self, live: Live, content: Content, emit: Emit | None
                       ) -> tuple[int, dict[str, Any]]:
@@ -192,7 +193,7 @@ class Engine:
             parts = ([f"decide every pending call; missing: {', '.join(missing)}"]
                      if missing else []) + ([f"unknown call ids: {', '.join(unknown)}"]
                                            if unknown else [])
-            raise HTTPProblem(400, "; ".join(parts))
+            raise Invalid("; ".join(parts))
         answers = [live.run.state.decided(c, Approval(bool(by_id[c.id]["approve"]),
                                                       by_id[c.id].get("reason")))
                    for c in calls]
@@ -249,7 +250,7 @@ class Engine:
     async def get(self, conversation_id: str) -> dict[str, Any]:
         stored = await self.store.load(conversation_id)
         if stored is None:
-            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+            raise NotFound(f"no conversation {conversation_id!r}")
         if stored.status == "running":  # running, or cut off (its worker died)?
             async with self.store.turn(conversation_id) as taken:
                 if taken:  # nobody runs it: it was cut off, and now waits for a retry
@@ -262,9 +263,9 @@ class Engine:
         """Stop the running turn (here or in another worker); the conversation once it
         stopped."""
         if await self.store.load(conversation_id, messages=False) is None:
-            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+            raise NotFound(f"no conversation {conversation_id!r}")
         if not await self.turns.stop(conversation_id):
-            raise HTTPProblem(409, "no turn is running in this conversation: there is nothing "
+            raise Conflict("no turn is running in this conversation: there is nothing "
                                    "to cancel")
         return await self.get(conversation_id)
 
@@ -273,5 +274,5 @@ class Engine:
         await self.turns.stop(conversation_id)
         self._cache.pop(conversation_id, None)
         if not await self.store.delete(conversation_id):
-            raise HTTPProblem(404, f"no conversation {conversation_id!r}")
+            raise NotFound(f"no conversation {conversation_id!r}")
 

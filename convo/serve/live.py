@@ -19,14 +19,6 @@ from .store import Change, Stored
 Emit = Callable[[str, Any], None]
 
 
-class HTTPProblem(Exception):
-    """An error answered as JSON ``{"error": ...}`` with an HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 @attrs.define(slots=True, eq=False)
 class Live:
     """A conversation paused in this worker, and its records not yet in the store.

@@ -1,0 +1,21 @@
+"""What served conversations refuse, and why, in the engine's words: no HTTP here. The app
+(``convo.serve.app``) answers each kind with its status: ``NotFound`` 404, ``Conflict`` 409,
+``Invalid`` 400."""
+
+from __future__ import annotations
+
+
+class Refused(Exception):
+    """A request the served conversations refuse; the message says why and what to do."""
+
+
+class NotFound(Refused):
+    """No such conversation (never made, or deleted)."""
+
+
+class Conflict(Refused):
+    """Not now: a turn runs, the conversation ended, or it waits for something else."""
+
+
+class Invalid(Refused):
+    """What was sent cannot be taken (the message says what was expected)."""
