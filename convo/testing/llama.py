@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from typing import Final
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -45,6 +46,32 @@ def llama_cpp_missing() -> str | None:
             return (f"{module} cannot be imported: pip install \"llama-cpp-python[server]\" "
                     "(builds llama.cpp from source, a few minutes)")
     return None
+
+
+# The CMake options .ci/run builds llama.cpp with: a build for this very CPU (GGML_NATIVE, with
+# its AVX-512 and AMX kernels) crashed on its first completion on some machines.
+PORTABLE_BUILD: Final = ("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF "
+                         "-DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF "
+                         "-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX_VNNI=OFF")
+
+_PROBE = """
+from llama_cpp import Llama
+llm = Llama(model_path={path!r}, n_ctx=256, verbose=False)
+llm.create_completion("Hi", max_tokens=1)
+"""
+
+
+def llama_cpp_crashes(model_path: str | Path | None = None) -> str | None:
+    """Why this machine's llama-cpp-python build cannot answer at all (it dies on one
+    one-token completion, in a process of its own), or ``None`` when it answers."""
+    path = Path(model_path) if model_path is not None else smollm2_path()
+    probe = subprocess.run([sys.executable, "-c", _PROBE.format(path=str(path))],
+                           capture_output=True, text=True, timeout=300, check=False)
+    if probe.returncode >= 0:
+        return None
+    return (f"llama-cpp-python's build dies on its first completion on this machine (signal "
+            f"{-probe.returncode}): build it for any x86-64, CMAKE_ARGS=\"{PORTABLE_BUILD}\" "
+            "pip install --no-binary llama-cpp-python \"llama-cpp-python[server]\"")
 
 
 def _free_port() -> int:
