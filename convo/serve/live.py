@@ -72,7 +72,8 @@ class Live:
         for record in records:
             kind = record["type"]
             if kind == "message":
-                fresh.append((record["index"], Message.from_dict(record["message"])))
+                index = record["index"]  # the message itself: no JSON round trip per message
+                fresh.append((index, self.session.messages[index]))
             elif kind == "state":
                 state = self.session.state
             elif kind == "internal":
