@@ -42,6 +42,25 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--token", default=os.environ.get("CONVO_SERVE_TOKEN"),
                        help="require Authorization: Bearer TOKEN on /api (default: "
                             "$CONVO_SERVE_TOKEN)")
+    serve.add_argument("--users", metavar="FILE",
+                       help='a token per person: a JSON file {"TOKEN": {"user": "ann", '
+                            '"role": "operator"}} (role defaults to user)')
+    serve.add_argument("--jwt-secret", default=os.environ.get("CONVO_JWT_SECRET"),
+                       metavar="SECRET", help="sign-in by JWT signed with this HS256/384/512 "
+                                              "secret; sub is the user (default: "
+                                              "$CONVO_JWT_SECRET)")
+    serve.add_argument("--jwt-jwks", metavar="URL", type=url,
+                       help="sign-in by JWT checked against the issuer's keys at URL")
+    serve.add_argument("--jwt-audience", metavar="AUD", help="the audience a JWT must name")
+    serve.add_argument("--jwt-issuer", metavar="ISS", help="the issuer a JWT must name")
+    serve.add_argument("--jwt-role-claim", default="role", metavar="CLAIM",
+                       help='the claim naming the role; "operator" (or a list holding it) '
+                            "makes an operator (default: role)")
+    serve.add_argument("--trust-header", metavar="NAME",
+                       help="behind a proxy that signs people in: the header naming the user "
+                            "(a request without it gets 401)")
+    serve.add_argument("--operators", default="", metavar="A,B",
+                       help="with --trust-header: the users who are operators")
     serve.add_argument("--max-message-bytes", type=positive_int, default=32768, metavar="N",
                        help="refuse messages over N UTF-8 bytes with 413 (default: 32768)")
     serve.add_argument("--max-attachment-bytes", type=positive_int, default=10 * 1024 * 1024,
@@ -95,7 +114,37 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "debug_errors", "model", "base_url", "mock",
                                           "no_stream", "tool_format", "tool_choice",
                                           "max_tokens", "temperature", "timeout", "otel",
-                                          "otel_content", "api", "reasoning")}
+                                          "otel_content", "api", "reasoning", "users",
+                                          "jwt_secret", "jwt_jwks", "jwt_audience",
+                                          "jwt_issuer", "jwt_role_claim", "trust_header",
+                                          "operators")}
+
+
+def auth_of(spec: dict[str, Any]) -> Any:
+    """The sign-in the flags ask for (at most one way), or ``None`` for ``--token``/none."""
+    from ..serve import JWT, TokenTable, TrustedHeader
+
+    ways = [flag for flag, key in (("--token", "token"), ("--users", "users"),
+                                   ("--jwt-secret", "jwt_secret"), ("--jwt-jwks", "jwt_jwks"),
+                                   ("--trust-header", "trust_header")) if spec.get(key)]
+    if len(ways) > 1:
+        raise UsageProblem(f"choose one way of signing in, got {' and '.join(ways)}")
+    if spec.get("operators") and not spec.get("trust_header"):
+        raise UsageProblem("--operators goes with --trust-header (with --users or a JWT, "
+                         "the role says who is an operator)")
+    if spec.get("users"):
+        try:
+            return TokenTable.from_file(spec["users"])
+        except ValueError as exc:
+            raise UsageProblem(str(exc)) from None
+    if spec.get("jwt_secret") or spec.get("jwt_jwks"):
+        return JWT(spec.get("jwt_secret"), jwks_url=spec.get("jwt_jwks"),
+                   audience=spec.get("jwt_audience"), issuer=spec.get("jwt_issuer"),
+                   role_claim=spec.get("jwt_role_claim") or "role")
+    if spec.get("trust_header"):
+        operators = [name.strip() for name in spec.get("operators", "").split(",")]
+        return TrustedHeader(spec["trust_header"], operators=[n for n in operators if n])
+    return None
 
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
@@ -114,7 +163,9 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     if getattr(model, "start_wait", 0) is None:
         model.start_wait = 0  # a server answers now: a model server that is down is a 502
     show_logs(spec["log_format"])
-    return create_app(template, model, store=spec["store"], token=spec["token"],
+    auth = auth_of(spec)
+    return create_app(template, model, store=spec["store"],
+                      token=spec["token"] if auth is None else None, auth=auth,
                       **bounds,
                       max_message_bytes=spec["max_message_bytes"],
                       max_attachment_bytes=spec["max_attachment_bytes"],

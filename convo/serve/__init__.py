@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..limits import Limits
     from ..models.base import Model
     from ..templates.base import Template
+    from .auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
     from .store import Store
 
 
@@ -27,7 +28,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,
                debug_errors: bool = False,
-               max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0) -> Starlette:
+               max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
+               auth: Auth | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -48,6 +50,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
         raise ImportError(f"serving needs {exc.name or 'Starlette'}: {INSTALL_SERVE}") from exc
     from ..runner import Runner
     from ..templates.tree import termination_tools
+    from .auth import from_options
     from .engine import Engine
     from .stores import open_store
 
@@ -57,9 +60,20 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                     max_messages=max_messages)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size, lease=lease)
-    return build(API(engine, token=token, max_message_bytes=max_message_bytes,
+    return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes))
 
 
-__all__ = ["create_app"]
+_AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AUTH:  # the ways of signing in, loaded when named (no Starlette needed)
+        from . import auth
+
+        return getattr(auth, name)
+    raise AttributeError(f"module 'convo.serve' has no attribute {name!r}")
+
+
+__all__ = ["JWT", "SharedToken", "TokenTable", "TrustedHeader", "create_app"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from html import escape
@@ -28,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..internal import reserved_keys
 from ..otel.state import active
+from .auth import Auth, Caller
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
@@ -55,11 +55,11 @@ def _json(body: Any, status: int = 200) -> JSONResponse:
 class API:
     """The routes, bound to one engine."""
 
-    def __init__(self, engine: Engine, *, token: str | None, max_message_bytes: int,
+    def __init__(self, engine: Engine, *, auth: Auth, max_message_bytes: int,
                  debug_errors: bool = False, hidden_tools: Iterable[str] = (),
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
         self.engine = engine
-        self.token = token
+        self.auth = auth
         self.max_message_bytes = max_message_bytes
         self.max_attachment_bytes = max_attachment_bytes
         self.body_limit = 4 * max_message_bytes + 65536
@@ -84,13 +84,11 @@ class API:
                 await self.engine.store.open()
                 self._opened = True
 
-    def check_token(self, request: Request) -> None:
-        if self.token is None:
-            return
-        given = request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-            raise HTTPProblem(401, "this server needs a token: send the header "
-                                   "Authorization: Bearer <token>")
+    async def caller(self, request: Request) -> Caller:
+        """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``."""
+        caller: Caller = await self.auth.identify(request.headers)
+        request.state.caller = caller
+        return caller
 
     # -- what a client sees ----------------------------------------------------------------
 
@@ -122,7 +120,7 @@ class API:
         return _json({"status": "ok" if ok else "the store does not answer"}, 200 if ok else 503)
 
     async def create(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         body = await read_object(request, self.body_limit)
         state = body.get("state", {})
         if not isinstance(state, dict):
@@ -138,16 +136,16 @@ class API:
         return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         return _json(self.plain(await self.engine.get(request.path_params["id"])))
 
     async def delete(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         await self.engine.delete(request.path_params["id"])
         return Response(status_code=204)
 
     async def message(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         content = content_of(await read_object(request, self.message_body_limit),
                              self.max_message_bytes, self.max_attachment_bytes)
         digest = hashlib.sha256(content_digest_source(content)).hexdigest()
@@ -155,7 +153,7 @@ class API:
             live, content, emit))
 
     async def approvals(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -168,12 +166,12 @@ class API:
             live, decisions, emit))
 
     async def retry(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         await read_object(request, self.body_limit)
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
     async def cancel(self, request: Request) -> Response:
-        self.check_token(request)
+        await self.caller(request)
         await read_object(request, self.body_limit)
         return _json(self.plain(await self.engine.cancel(request.path_params["id"])))
 
