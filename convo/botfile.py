@@ -195,3 +195,18 @@ def bot_bounds(module: ModuleType, path: str) -> dict[str, Any]:
     """The file's ``limits`` and ``context``, as the keyword arguments of a ``Runner`` (and of
     ``create_app``)."""
     return {"limits": bot_limits(module, path), "context": bot_context(module, path)}
+
+
+def bot_page(module: ModuleType, path: str) -> dict[str, Any]:
+    """The file's ``title`` and ``first_prompt`` (strings shown by the served chat page), as
+    the keyword arguments of ``create_app``; a name the file leaves out is left out."""
+    found: dict[str, Any] = {}
+    for name in ("title", "first_prompt"):
+        value = getattr(module, name, None)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise UsageProblem(f"{path}: {name} must be a non-empty string ({name} = "
+                               f'"..."), got {value!r}')
+        found[name] = value.strip()
+    return found

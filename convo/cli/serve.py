@@ -12,6 +12,7 @@ from ..botfile import (
     UsageProblem,
     add_model_options,
     bot_bounds,
+    bot_page,
     choose_model,
     find_template,
     load_file,
@@ -155,6 +156,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     module = load_file(path)
     template = find_template(module, path, name)
     bounds = bot_bounds(module, path)
+    shown = bot_page(module, path)
     args = argparse.Namespace(**spec)
     model, model_name = choose_model(args, module, path) if not quiet else \
         _quietly(choose_model, args, module, path)
@@ -166,7 +168,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     auth = auth_of(spec)
     return create_app(template, model, store=spec["store"],
                       token=spec["token"] if auth is None else None, auth=auth,
-                      **bounds,
+                      **bounds, **shown,
                       max_message_bytes=spec["max_message_bytes"],
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],

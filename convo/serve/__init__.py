@@ -29,7 +29,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                cache_size: int = 1000, max_messages: int = 1000,
                debug_errors: bool = False,
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
-               auth: Auth | None = None) -> Starlette:
+               auth: Auth | None = None, title: str = "Chat",
+               first_prompt: str | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -43,6 +44,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     unless ``debug_errors``.
     ``lease``: seconds a turn's lock lasts unless renewed (it is renewed every third of it
     while the turn runs); a worker that dies lets go of its turns once their leases lapse.
+    ``title`` names the bot on its pages (header and browser tab); ``first_prompt`` is shown
+    on the chat page while a conversation has no assistant message yet (default "Ask me
+    anything.").
     """
     try:
         from .app import API, build
@@ -62,7 +66,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
                     cache_size=cache_size, lease=lease)
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
-                     max_attachment_bytes=max_attachment_bytes))
+                     max_attachment_bytes=max_attachment_bytes, title=title,
+                     first_prompt=first_prompt))
 
 
 _AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")

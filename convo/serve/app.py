@@ -13,8 +13,6 @@ import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from html import escape
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -40,11 +38,11 @@ from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .pages import PageOptions, chat_page, operator_page
 from .problems import Conflict, Invalid, NotFound, Refused
 from .sse import stream_turn
 from .store import StoreError
 
-PAGE = Path(__file__).with_name("page.html")
 Turn = Callable[[Live, Emit | None], Awaitable[tuple[int, dict[str, Any]]]]
 
 
@@ -57,7 +55,8 @@ class API:
 
     def __init__(self, engine: Engine, *, auth: Auth, max_message_bytes: int,
                  debug_errors: bool = False, hidden_tools: Iterable[str] = (),
-                 max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
+                 max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
+                 title: str | None = None, first_prompt: str | None = None) -> None:
         self.engine = engine
         self.auth = auth
         self.max_message_bytes = max_message_bytes
@@ -68,6 +67,10 @@ class API:
             -(-max_attachment_bytes // 3) * 4 + 1024)
         self.debug_errors = debug_errors
         self.hidden_tools = sorted(hidden_tools)
+        self.pages = PageOptions(**({"title": title} if title else {}),
+                                 **({"first_prompt": first_prompt} if first_prompt else {}),
+                                 hidden_tools=tuple(self.hidden_tools),
+                                 max_attachment_bytes=max_attachment_bytes)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._opened = False
         self._opening: asyncio.Lock | None = None
@@ -176,15 +179,10 @@ class API:
         return _json(self.plain(await self.engine.cancel(request.path_params["id"])))
 
     async def page(self, request: Request) -> Response:
-        if not PAGE.exists():
-            return HTMLResponse(FALLBACK_PAGE)
-        hidden = escape(json.dumps(self.hidden_tools), quote=True)
-        return HTMLResponse(PAGE.read_text(encoding="utf-8").replace(
-            '<meta name="convo-hidden-tools" content="[]">',
-            f'<meta name="convo-hidden-tools" content="{hidden}">', 1).replace(
-            '<meta name="convo-max-attachment-bytes" content="10485760">',
-            f'<meta name="convo-max-attachment-bytes" content="{self.max_attachment_bytes}">',
-            1))
+        return HTMLResponse(chat_page(self.pages) or FALLBACK_PAGE)
+
+    async def operator(self, request: Request) -> Response:
+        return HTMLResponse(operator_page(self.pages) or FALLBACK_PAGE)
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -308,6 +306,7 @@ GET  /api/conversations/{id}</pre><p>See docs/serving.md.</p></body></html>"""
 def routes(api: API) -> list[Route]:
     return [
         Route("/", api.page, methods=["GET"]),
+        Route("/operator", api.operator, methods=["GET"]),
         Route("/api/health", api.health, methods=["GET"]),
         Route("/api/conversations", api.create, methods=["POST"]),
         Route("/api/conversations/{id}", api.show, methods=["GET"]),

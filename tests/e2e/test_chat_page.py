@@ -480,11 +480,15 @@ def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
     page.keyboard.type("weather")
     page.keyboard.press("Enter")
     expect(page.locator("details.tool summary")).to_have_text("Tool: weather (done)")
-    page.keyboard.press("Shift+Tab")  # back from the box: the tool call's summary
+    page.keyboard.press("Shift+Tab")  # back from the box: the last reply's thumbs
+    expect(page.get_by_role("button", name="Bad reply").last).to_be_focused()
+    for _ in range(4):  # its Good reply, the thumbs of "Let me look.", the tool call's summary
+        page.keyboard.press("Shift+Tab")
     expect(page.locator("details.tool summary")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("details.tool .result pre")).to_be_visible()
-    page.keyboard.press("Tab")
+    for _ in range(5):
+        page.keyboard.press("Tab")
     expect(box).to_be_focused()
 
     page.keyboard.type("bye")
@@ -539,7 +543,7 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
 
 def test_the_page_is_self_contained_and_small() -> None:
     html = (ROOT / "convo" / "serve" / "page.html").read_text()
-    assert len(html.encode()) < 27_000  # 25 kB until attachments (API.md §16)
+    assert len(html.encode()) < 36_000  # 27 kB until the conversation list and thumbs (§19)
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
     # Model text reaches HTML only through the Markdown renderer, which escapes first.

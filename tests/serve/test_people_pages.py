@@ -1,0 +1,157 @@
+"""The chat page's people features and the operators' page (API.md §19), in real Chromium
+against `convo serve` on ``serve_fixtures/people_page_bot.py`` with a table of tokens: the
+bot's title and first prompt, the conversation list (a sidebar, a drawer at phone width),
+thumbs, and `/operator`. The two-browser refund story on Postgres is test_staff_e2e.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from serve_kit import ROOT, Served
+
+from convo.botfile import UsageProblem, bot_page
+
+sync_api = pytest.importorskip("playwright.sync_api")
+from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
+          "t-olga": {"user": "olga", "role": "operator"}}
+TITLE = "Mugs & Co. <Support>"
+expect.set_options(timeout=20_000)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("people")
+    users = folder / "users.json"
+    users.write_text(json.dumps(TOKENS))
+    s = Served(BOT, folder, "--store", f"sqlite:///{folder / 'convo.db'}", "--users", str(users))
+    yield s
+    s.stop()
+
+
+def signed_in(browser: Browser, served: Served, token: str, path: str = "/",
+              **options: object) -> tuple[BrowserContext, Page]:
+    """A new browser context whose tab already holds ``token`` (as after the sign-in prompt);
+    any script error in it fails the test when the context is closed by ``closed``."""
+    context = browser.new_context(**({"viewport": {"width": 1000, "height": 700}} | options))
+    key = "convo-operator-token" if path.startswith("/operator") else "convo-token"
+    context.add_init_script(f"sessionStorage.setItem({key!r}, {token!r})")
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    context.errors = errors  # type: ignore[attr-defined]
+    pg.goto(served.url + path)
+    return context, pg
+
+
+def closed(context: BrowserContext) -> None:
+    errors = context.errors  # type: ignore[attr-defined]
+    context.close()
+    assert errors == []
+
+
+def say(page: Page, text: str) -> None:
+    page.locator("#box").fill(text)
+    page.locator("#box").press("Enter")
+
+
+def test_the_bots_title_and_first_prompt(browser: Browser, served: Served) -> None:
+    context, pg = signed_in(browser, served, "t-ann")
+    expect(pg.locator("h1")).to_have_text(TITLE)
+    expect(pg).to_have_title(TITLE)
+    first = pg.locator("#first")
+    expect(first).to_have_text("Ask about an order, a refund or a return.")  # no greeting yet
+    expect(pg.locator("#box")).to_be_focused()
+    say(pg, "hello")
+    expect(pg.locator("#log .msg.assistant .body")).to_have_text(["You said 'hello' (message 1)"])
+    expect(first).to_be_hidden()
+    closed(context)
+
+
+def test_the_sign_in_prompt_keeps_the_token_in_the_tab(browser: Browser, served: Served) -> None:
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(served.url)
+    token = pg.get_by_role("textbox", name="This chat needs an access token")
+    expect(token).to_be_focused()
+    token.fill("t-bob")
+    token.press("Enter")
+    say(pg, "hi from bob")
+    expect(pg.locator("#log .msg.assistant .body")).to_have_text(
+        ["You said 'hi from bob' (message 1)"])
+    assert pg.evaluate("sessionStorage.getItem('convo-token')") == "t-bob"
+    context.close()
+
+
+def test_the_pages_are_self_contained_with_their_script_hashed() -> None:
+    """Each page's Content-Security-Policy names its own script's hash (and nothing else
+    runs); the operators' page inserts every text as text: it has no HTML renderer."""
+    for name in ("page.html", "operator.html"):
+        html = (ROOT / "convo" / "serve" / name).read_text()
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+        script = re.search(r"<script>(.*?)</script>", html, re.S)
+        assert script is not None
+        digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
+        assert f"script-src 'sha256-{digest}'" in html, (
+            f"{name}'s script changed: put 'sha256-{digest}' in its Content-Security-Policy")
+    assert "innerHTML" not in (ROOT / "convo" / "serve" / "operator.html").read_text()
+
+
+def test_create_app_takes_the_title_and_first_prompt() -> None:
+    from starlette.testclient import TestClient
+
+    from convo import LinearTemplate, UserTemplate
+    from convo.serve import create_app
+
+    template = LinearTemplate([UserTemplate()])
+    with TestClient(create_app(template, title='Desk "7" & <b>', first_prompt="Say hi")) as client:
+        for path in ("/", "/operator"):
+            html = client.get(path).text
+            assert "<title>Desk \"7\" &amp; &lt;b&gt;</title>" in html
+            assert '<h1 id="title">Desk "7" &amp; &lt;b&gt;</h1>' in html
+        assert '<meta name="convo-first-prompt" content="Say hi">' in client.get("/").text
+    with TestClient(create_app(template)) as client:
+        html = client.get("/").text
+        assert "<title>Chat</title>" in html
+        assert '<meta name="convo-first-prompt" content="Ask me anything.">' in html
+
+
+def test_a_bot_files_title_must_be_text(tmp_path: Path) -> None:
+    import types
+
+    module = types.ModuleType("bot")
+    module.title = "  Help desk "  # type: ignore[attr-defined]
+    assert bot_page(module, "bot.py") == {"title": "Help desk"}
+    module.first_prompt = 42  # type: ignore[attr-defined]
+    with pytest.raises(UsageProblem) as caught:
+        bot_page(module, "bot.py")
+    assert str(caught.value) == ('bot.py: first_prompt must be a non-empty string '
+                                 '(first_prompt = "..."), got 42')
+
+
+def api(served: Served, token: str) -> httpx.Client:
+    return httpx.Client(base_url=served.url, timeout=20.0,
+                        headers={"Authorization": f"Bearer {token}"})
