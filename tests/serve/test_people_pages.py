@@ -155,3 +155,27 @@ def test_a_bot_files_title_must_be_text(tmp_path: Path) -> None:
 def api(served: Served, token: str) -> httpx.Client:
     return httpx.Client(base_url=served.url, timeout=20.0,
                         headers={"Authorization": f"Bearer {token}"})
+
+
+def test_an_operator_approves_from_the_operators_page(browser: Browser, served: Served) -> None:
+    with api(served, "t-ann") as ann:
+        conversation = ann.post("/api/conversations", json={}).json()["id"]
+        waiting = ann.post(f"/api/conversations/{conversation}/messages",
+                           json={"content": "refund A1"}).json()
+    assert waiting["waiting_for"]["type"] == "approval"
+    context, pg = signed_in(browser, served, "t-olga", f"/operator?c={conversation}")
+    expect(pg).to_have_title(f"{TITLE} · Operators")
+    who, said = pg.locator("#log .msg .who"), pg.locator("#log .msg .text")
+    expect(who).to_have_text(["System", "Customer", "Bot"])
+    expect(said).to_have_text(["Be brief.", "refund A1"])
+    expect(pg.locator("#log .call")).to_have_text('Calls refund{\n  "order": "A1"\n}')
+    card = pg.locator("#panel .card")
+    expect(card.locator("p")).to_have_text(
+        "Waiting for the customer to approve (staff may decide):")
+    expect(card.locator("legend")).to_have_text("refund")
+    card.get_by_role("button", name="Approve").click()
+    expect(who).to_have_text(["System", "Customer", "Bot", "Tool result", "Bot"])
+    expect(said).to_have_text(["Be brief.", "refund A1", "Refunded order A1.",
+                               "Done: Refunded order A1."])
+    expect(card).to_have_count(0)
+    closed(context)
