@@ -65,7 +65,7 @@ class RunSpans:
         self.root_context: Context | None = None
         self.chat: Span | None = None
         self.chat_started = 0.0
-        self.tools: dict[str, tuple[ToolCall, int]] = {}  # started, not ended
+        self.tools: dict[str, int] = {}  # a call's id -> when it was asked for, until it ends
         self.sessions = [session]  # the innermost subroutine's session last
         self.replaying = False
         self.turn: Turn | None = None
@@ -188,27 +188,35 @@ class RunSpans:
 
     def tool_started(self, event: ToolCallStarted) -> None:
         if not self.replaying:
-            self.tools[event.call.id] = (event.call, time.time_ns())
+            self.tools[event.call.id] = time.time_ns()
 
     def tool_ended(self, event: ToolCallEnded) -> None:
-        started = self.tools.pop(event.call.id, None)
-        if started is None or self.replaying:
+        """One ``execute_tool`` span per call, timed by its own run (the calls of a batch may
+        run at once); a call no tool ran for (bad arguments, rejected, a limit) is a moment,
+        at the time it was asked for."""
+        asked = self.tools.pop(event.call.id, None)
+        if self.replaying:
             return
-        call, start = started
-        turn = self.served()
-        if turn is not None:  # started in an earlier turn (it waited for an approval)
-            start = max(start, turn.started_ns)
+        if event.started_ns:
+            start, end = event.started_ns, event.ended_ns
+        elif asked is not None:
+            turn = self.served()  # asked in an earlier turn (it waited for an approval)
+            start = end = asked if turn is None else max(asked, turn.started_ns)
+        else:  # asked before a replay caught up, and not run now
+            return
+        call = event.call
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
             "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function"}
         if self.telemetry.capture_content:
             attributes["gen_ai.tool.call.arguments"] = dumps(call.arguments)
             attributes["gen_ai.tool.call.result"] = event.content
+        if event.is_error:
+            attributes["error.type"] = "tool_error"
         span = self.child(f"execute_tool {call.name}", SpanKind.INTERNAL, attributes, start)
         if event.is_error:
             span.set_status(StatusCode.ERROR)
-            span.set_attribute("error.type", "tool_error")
-        span.end()
+        span.end(end)
 
     # -- span events -------------------------------------------------------------------------
 
