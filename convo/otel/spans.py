@@ -69,9 +69,12 @@ class RunSpans:
         self.sessions = [session]  # the innermost subroutine's session last
         self.replaying = False
         self.turn: Turn | None = None
+        self.was_served = False  # started in, or reported in, a served turn
         turn = CURRENT.get()
-        if turn is not None and turn.run is None:  # the run a served create starts
-            turn.run = run
+        if turn is not None:
+            self.was_served = True
+            if turn.run is None:  # the run a served create starts
+                turn.run = run
 
     def __call__(self, event: Event) -> None:
         handle = _HANDLERS.get(type(event))
@@ -91,7 +94,7 @@ class RunSpans:
 
     def join(self, turn: Turn) -> Turn:
         if turn is not self.turn:
-            self.turn = turn
+            self.turn, self.was_served = turn, True
             turn.runs.append(self)
         return turn
 
@@ -265,9 +268,11 @@ class RunSpans:
 
     def run_ended(self, event: RunEnded) -> None:
         outcome = event.outcome
+        self.tools.clear()
+        if self.was_served and self.root is None and self.served() is None:
+            return  # a served run closed outside any turn (evicted, collected): no turn
         failed = error_type(outcome) if outcome.status == RunStatus.ERROR else None
         self.end_chat(failed)
-        self.tools.clear()
         span = self.owner()
         attributes: dict[str, Any] = {"convo.outcome.status": str(outcome.status.value)}
         if outcome.limit is not None:
