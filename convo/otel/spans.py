@@ -39,6 +39,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import ToolCall
+from ..models.responded import Responded, listen
 from ..session import Outcome, RunStatus, Session
 from .content import dumps, input_messages, output_messages
 from .telemetry import Telemetry, model_attributes
@@ -65,6 +66,7 @@ class RunSpans:
         self.root_context: Context | None = None
         self.chat: Span | None = None
         self.chat_started = 0.0
+        self.responded = Responded()
         self.tools: dict[str, int] = {}  # a call's id -> when it was asked for, until it ends
         self.sessions = [session]  # the innermost subroutine's session last
         self.replaying = False
@@ -140,6 +142,7 @@ class RunSpans:
                 else messages
             attributes["gen_ai.input.messages"] = input_messages(sent)
         self.chat = self.child(self.chat_name, SpanKind.CLIENT, attributes)
+        self.responded = listen()  # the model says its response's id and model here
         self.chat_started = time.perf_counter()
 
     def model_ended(self, event: ModelCallEnded) -> None:
@@ -150,16 +153,22 @@ class RunSpans:
         metadata = reply.metadata
         attributes: dict[str, Any] = {}
         measured = self.measured
+        # What the response said of itself (OpenAIModel), else what a model put in metadata.
+        responded = self.responded
+        response_id, response_model = responded.id, responded.model
         if metadata:
-            response_model = metadata.get("model")
-            if isinstance(response_model, str):
-                attributes["gen_ai.response.model"] = response_model
-                measured = {**measured, "gen_ai.response.model": response_model}
-            if isinstance(metadata.get("id"), str):
-                attributes["gen_ai.response.id"] = metadata["id"]
+            if response_id is None and isinstance(metadata.get("id"), str):
+                response_id = metadata["id"]
+            if response_model is None and isinstance(metadata.get("model"), str):
+                response_model = metadata["model"]
             finish = metadata.get("finish_reason")
             if isinstance(finish, str):
                 attributes["gen_ai.response.finish_reasons"] = (finish,)
+        if response_id is not None:
+            attributes["gen_ai.response.id"] = response_id
+        if response_model is not None:
+            attributes["gen_ai.response.model"] = response_model
+            measured = {**measured, "gen_ai.response.model": response_model}
         usage = event.usage
         if usage.known:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt_tokens
