@@ -51,6 +51,8 @@ logger = logging.getLogger("convo.otel")
 class RunSpans:
     """The spans of one run; called with each of its events."""
 
+    hears_messages = False  # no span is made of a message added: spare the run the events
+
     def __init__(self, telemetry: Telemetry, run: Any, model: Any, session: Session) -> None:
         self.telemetry = telemetry
         self.run_id = id(run)  # not the run: a run's handler holds this, and no cycle may
@@ -126,7 +128,7 @@ class RunSpans:
         else:
             parent = self.join(turn).context
             if turn.conversation_id is not None:
-                attributes["gen_ai.conversation.id"] = turn.conversation_id
+                attributes = {**attributes, "gen_ai.conversation.id": turn.conversation_id}
         return self.telemetry.tracer.start_span(name, context=parent, kind=kind,
                                                 attributes=attributes, start_time=start_time)
 
@@ -135,12 +137,12 @@ class RunSpans:
     def model_started(self, event: ModelCallStarted) -> None:
         if self.chat is not None:  # the last call failed and the template went on
             self.end_chat("_OTHER")
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", **self.model}
+        attributes = self.measured  # the same as the metrics' (start_span copies them)
         if self.telemetry.capture_content:
             messages = self.sessions[-1].messages
             sent = messages[-event.messages:] if 0 < event.messages <= len(messages) \
                 else messages
-            attributes["gen_ai.input.messages"] = input_messages(sent)
+            attributes = {**attributes, "gen_ai.input.messages": input_messages(sent)}
         self.chat = self.child(self.chat_name, SpanKind.CLIENT, attributes)
         self.responded = listen()  # the model says its response's id and model here
         self.chat_started = time.perf_counter()
