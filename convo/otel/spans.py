@@ -3,9 +3,10 @@ every run while instrumented).
 
 Spans: ``invoke_agent convo`` for the run (a served turn's span when the run is served), and
 under it, in order, ``chat {model}`` per model call and ``execute_tool {tool}`` per tool call.
-A tool's span is made when its ``ToolCallEnded`` arrives (with the start time of its
-``ToolCallStarted``), so that what a resumed run replays never becomes a span. A model call
-that fails sends no event: its span ends in error at the run's end (or the served turn's).
+A tool's span is made when its ``ToolCallEnded`` arrives, with the times its own run began
+and ended (``convo.tools.calls`` notes them; the calls of a batch may run at once), so that
+what a resumed run replays never becomes a span. A model call that fails sends no event: its
+span ends in error at the run's end (or the served turn's).
 
 (Just over 300 lines: one handler per event kind, each a few lines, and the table of them.)
 """
