@@ -86,9 +86,15 @@ class ToolCallStarted(Event):
 
 @attrs.frozen(slots=True)
 class ToolCallEnded(Event):
+    """A call of a batch has its tool message. ``started_ns`` / ``ended_ns``: when its tool
+    ran (``time.time_ns()``; each call its own, even when a batch runs at once); ``0`` when
+    no tool ran for it (bad arguments, rejected, a limit, replayed, stopped)."""
+
     call: ToolCall
     content: str
     is_error: bool
+    started_ns: int = attrs.field(default=0, eq=False)
+    ended_ns: int = attrs.field(default=0, eq=False)
 
 
 @attrs.frozen(slots=True)

@@ -19,7 +19,8 @@ from ..errors import ContextLengthError, ModelError
 from ..messages import Message
 from . import wire_responses
 from .overflow import context_length_hint
-from .wire import StreamAccumulator, WireError, message_from_response
+from .responded import report
+from .wire import StreamAccumulator, WireError, as_dict, identity, message_from_response
 
 MAX_BODY: Final = 64 << 20  # a reply larger than this is not a chat reply
 _CHECK: Final = "Check that the base URL points at an OpenAI-compatible /v1 endpoint"
@@ -169,16 +170,21 @@ class ReplyReader:
                 f"without {end}: the reply was cut off. Check the server and the "
                 "network; try again")
         try:
-            return accumulator.message()
+            message = accumulator.message()
         except Exception as exc:
             raise self._malformed(exc) from exc
+        report(*accumulator.identity)
+        return message
 
     def parsed(self, response: Any) -> Message:
         """The Message of a whole (non-streamed) response, as a dict or an SDK object."""
         try:
-            return self._parse(response)
+            d = as_dict(response)
+            message = self._parse(d)
         except Exception as exc:
             raise self._malformed(exc) from exc
+        report(*identity(d))
+        return message
 
     def _malformed(self, exc: BaseException) -> ModelError:
         if isinstance(exc, ModelError):

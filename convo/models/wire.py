@@ -14,7 +14,8 @@ I/O or imports the SDK. The server's side (replies as responses and chunks) is i
 
 A reply's ``finish_reason`` lands in ``metadata["finish_reason"]``, its token counts in
 ``metadata["usage"]`` and a refusal in ``metadata["refusal"]`` (and, when there is no other
-text, in ``content``, so that it is seen).
+text, in ``content``, so that it is seen). The response's ``id`` and ``model`` are read apart
+(``identity``): they describe the call, not the message.
 """
 
 from __future__ import annotations
@@ -197,6 +198,13 @@ def tool_call_from_wire(d: Any, position: int) -> ToolCall:
     return ToolCall(call_id, str(function["name"]), arguments, raw_arguments=raw)
 
 
+def identity(d: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """A response's (or a chunk's) ``id`` and ``model``, each ``None`` unless a string."""
+    response_id, model = d.get("id"), d.get("model")
+    return (response_id if isinstance(response_id, str) and response_id else None,
+            model if isinstance(model, str) and model else None)
+
+
 def usage_from_wire(usage: Any) -> dict[str, int] | None:
     """Token counts, or ``None`` when the reply has none (or none that are numbers)."""
     if not isinstance(usage, Mapping):
@@ -297,7 +305,8 @@ class StreamAccumulator:
     the non-streamed response would have given. Tool-call fragments are joined by ``index``.
     """
 
-    __slots__ = ("_calls", "_content", "_refusal", "chunks", "finish_reason", "usage")
+    __slots__ = ("_calls", "_content", "_refusal", "chunks", "finish_reason", "identity",
+                 "usage")
 
     def __init__(self) -> None:
         self._content: list[str] = []
@@ -305,11 +314,14 @@ class StreamAccumulator:
         self._calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, int] | None = None
+        self.identity: tuple[str | None, str | None] = (None, None)  # the first chunk's
         self.chunks = 0
 
     def add(self, chunk: Any) -> str:
         d = as_dict(chunk)
         self.chunks += 1
+        if self.chunks == 1:
+            self.identity = identity(d)
         if d.get("error"):
             raise WireError(f"the stream carried an error: {d['error']!r}")
         usage = usage_from_wire(d.get("usage"))

@@ -28,7 +28,15 @@ import attrs
 from ..errors import ModelError
 from ..messages import Message, ToolCall
 from ..parts import Audio, Document, Image, Part, Text, binaries, text_of
-from .wire import WireError, _describe, _short, as_dict, build_message, parse_arguments
+from .wire import (
+    WireError,
+    _describe,
+    _short,
+    as_dict,
+    build_message,
+    identity,
+    parse_arguments,
+)
 
 ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 _INCOMPLETE_REASONS: Final = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -266,7 +274,7 @@ class ResponsesAccumulator:
     END: Final = "a response.completed event"
 
     __slots__ = ("_arguments", "_done", "_items", "_texts", "chunks", "finish_reason",
-                 "on_reasoning", "response", "usage")
+                 "identity", "on_reasoning", "response", "usage")
 
     def __init__(self, on_reasoning: Callable[[str], None] | None = None) -> None:
         self.on_reasoning = on_reasoning
@@ -277,6 +285,7 @@ class ResponsesAccumulator:
         self.response: dict[str, Any] | None = None
         self.finish_reason: str | None = None
         self.usage: dict[str, int] | None = None
+        self.identity: tuple[str | None, str | None] = (None, None)  # the final response's
         self.chunks = 0
 
     def add(self, event: Any) -> str:
@@ -331,6 +340,7 @@ class ResponsesAccumulator:
             raise WireError(f"expected {d.get('type')}'s response to be an object, got "
                             f"{_describe(response)}")
         self.response = dict(response)
+        self.identity = identity(response)
         self.finish_reason = _finish_reason(response)
         self.usage = usage_from_wire(response.get("usage"))
 

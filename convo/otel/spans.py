@@ -3,9 +3,10 @@ every run while instrumented).
 
 Spans: ``invoke_agent convo`` for the run (a served turn's span when the run is served), and
 under it, in order, ``chat {model}`` per model call and ``execute_tool {tool}`` per tool call.
-A tool's span is made when its ``ToolCallEnded`` arrives (with the start time of its
-``ToolCallStarted``), so that what a resumed run replays never becomes a span. A model call
-that fails sends no event: its span ends in error at the run's end (or the served turn's).
+A tool's span is made when its ``ToolCallEnded`` arrives, with the times its own run began
+and ended (``convo.tools.calls`` notes them; the calls of a batch may run at once), so that
+what a resumed run replays never becomes a span. A model call that fails sends no event: its
+span ends in error at the run's end (or the served turn's).
 
 (Just over 300 lines: one handler per event kind, each a few lines, and the table of them.)
 """
@@ -39,6 +40,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import ToolCall
+from ..models.responded import Responded, listen
 from ..session import Outcome, RunStatus, Session
 from .content import dumps, input_messages, output_messages
 from .telemetry import Telemetry, model_attributes
@@ -49,6 +51,8 @@ logger = logging.getLogger("convo.otel")
 
 class RunSpans:
     """The spans of one run; called with each of its events."""
+
+    hears_messages = False  # no span is made of a message added: spare the run the events
 
     def __init__(self, telemetry: Telemetry, run: Any, model: Any, session: Session) -> None:
         self.telemetry = telemetry
@@ -65,13 +69,17 @@ class RunSpans:
         self.root_context: Context | None = None
         self.chat: Span | None = None
         self.chat_started = 0.0
-        self.tools: dict[str, tuple[ToolCall, int]] = {}  # started, not ended
+        self.responded = Responded()
+        self.tools: dict[str, int] = {}  # a call's id -> when it was asked for, until it ends
         self.sessions = [session]  # the innermost subroutine's session last
         self.replaying = False
         self.turn: Turn | None = None
+        self.was_served = False  # started in, or reported in, a served turn
         turn = CURRENT.get()
-        if turn is not None and turn.run is None:  # the run a served create starts
-            turn.run = run
+        if turn is not None:
+            self.was_served = True
+            if turn.run is None:  # the run a served create starts
+                turn.run = run
 
     def __call__(self, event: Event) -> None:
         handle = _HANDLERS.get(type(event))
@@ -91,7 +99,7 @@ class RunSpans:
 
     def join(self, turn: Turn) -> Turn:
         if turn is not self.turn:
-            self.turn = turn
+            self.turn, self.was_served = turn, True
             turn.runs.append(self)
         return turn
 
@@ -121,7 +129,7 @@ class RunSpans:
         else:
             parent = self.join(turn).context
             if turn.conversation_id is not None:
-                attributes["gen_ai.conversation.id"] = turn.conversation_id
+                attributes = {**attributes, "gen_ai.conversation.id": turn.conversation_id}
         return self.telemetry.tracer.start_span(name, context=parent, kind=kind,
                                                 attributes=attributes, start_time=start_time)
 
@@ -130,13 +138,14 @@ class RunSpans:
     def model_started(self, event: ModelCallStarted) -> None:
         if self.chat is not None:  # the last call failed and the template went on
             self.end_chat("_OTHER")
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", **self.model}
+        attributes = self.measured  # the same as the metrics' (start_span copies them)
         if self.telemetry.capture_content:
             messages = self.sessions[-1].messages
             sent = messages[-event.messages:] if 0 < event.messages <= len(messages) \
                 else messages
-            attributes["gen_ai.input.messages"] = input_messages(sent)
+            attributes = {**attributes, "gen_ai.input.messages": input_messages(sent)}
         self.chat = self.child(self.chat_name, SpanKind.CLIENT, attributes)
+        self.responded = listen()  # the model says its response's id and model here
         self.chat_started = time.perf_counter()
 
     def model_ended(self, event: ModelCallEnded) -> None:
@@ -147,16 +156,22 @@ class RunSpans:
         metadata = reply.metadata
         attributes: dict[str, Any] = {}
         measured = self.measured
+        # What the response said of itself (OpenAIModel), else what a model put in metadata.
+        responded = self.responded
+        response_id, response_model = responded.id, responded.model
         if metadata:
-            response_model = metadata.get("model")
-            if isinstance(response_model, str):
-                attributes["gen_ai.response.model"] = response_model
-                measured = {**measured, "gen_ai.response.model": response_model}
-            if isinstance(metadata.get("id"), str):
-                attributes["gen_ai.response.id"] = metadata["id"]
+            if response_id is None and isinstance(metadata.get("id"), str):
+                response_id = metadata["id"]
+            if response_model is None and isinstance(metadata.get("model"), str):
+                response_model = metadata["model"]
             finish = metadata.get("finish_reason")
             if isinstance(finish, str):
                 attributes["gen_ai.response.finish_reasons"] = (finish,)
+        if response_id is not None:
+            attributes["gen_ai.response.id"] = response_id
+        if response_model is not None:
+            attributes["gen_ai.response.model"] = response_model
+            measured = {**measured, "gen_ai.response.model": response_model}
         usage = event.usage
         if usage.known:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt_tokens
@@ -188,27 +203,35 @@ class RunSpans:
 
     def tool_started(self, event: ToolCallStarted) -> None:
         if not self.replaying:
-            self.tools[event.call.id] = (event.call, time.time_ns())
+            self.tools[event.call.id] = time.time_ns()
 
     def tool_ended(self, event: ToolCallEnded) -> None:
-        started = self.tools.pop(event.call.id, None)
-        if started is None or self.replaying:
+        """One ``execute_tool`` span per call, timed by its own run (the calls of a batch may
+        run at once); a call no tool ran for (bad arguments, rejected, a limit) is a moment,
+        at the time it was asked for."""
+        asked = self.tools.pop(event.call.id, None)
+        if self.replaying:
             return
-        call, start = started
-        turn = self.served()
-        if turn is not None:  # started in an earlier turn (it waited for an approval)
-            start = max(start, turn.started_ns)
+        if event.started_ns:
+            start, end = event.started_ns, event.ended_ns
+        elif asked is not None:
+            turn = self.served()  # asked in an earlier turn (it waited for an approval)
+            start = end = asked if turn is None else max(asked, turn.started_ns)
+        else:  # asked before a replay caught up, and not run now
+            return
+        call = event.call
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
             "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function"}
         if self.telemetry.capture_content:
             attributes["gen_ai.tool.call.arguments"] = dumps(call.arguments)
             attributes["gen_ai.tool.call.result"] = event.content
+        if event.is_error:
+            attributes["error.type"] = "tool_error"
         span = self.child(f"execute_tool {call.name}", SpanKind.INTERNAL, attributes, start)
         if event.is_error:
             span.set_status(StatusCode.ERROR)
-            span.set_attribute("error.type", "tool_error")
-        span.end()
+        span.end(end)
 
     # -- span events -------------------------------------------------------------------------
 
@@ -257,9 +280,11 @@ class RunSpans:
 
     def run_ended(self, event: RunEnded) -> None:
         outcome = event.outcome
+        self.tools.clear()
+        if self.was_served and self.root is None and self.served() is None:
+            return  # a served run closed outside any turn (evicted, collected): no turn
         failed = error_type(outcome) if outcome.status == RunStatus.ERROR else None
         self.end_chat(failed)
-        self.tools.clear()
         span = self.owner()
         attributes: dict[str, Any] = {"convo.outcome.status": str(outcome.status.value)}
         if outcome.limit is not None:

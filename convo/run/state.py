@@ -50,7 +50,9 @@ _WATCHERS: list[Callable[[RunState], Handler | None]] = []
 def watch_runs(watcher: Callable[[RunState], Handler | None]) -> Callable[[], None]:
     """Every run started from now on gets ``watcher(state)``'s handler (if not ``None``) as a
     listener of its events, besides the runner's ``on_event`` (``convo.otel`` makes its spans
-    so, for every front end). Returns the function that stops it."""
+    so, for every front end). A handler whose ``hears_messages`` is ``False`` is not sent
+    ``MessageAdded`` (nor is the event made for it alone: one per message of every run).
+    Returns the function that stops it."""
     _WATCHERS.append(watcher)
     return lambda: _WATCHERS.remove(watcher) if watcher in _WATCHERS else None
 
@@ -81,8 +83,8 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "limit_reached", "listeners", "model_calls", "on_event", "session",
-                 "settings", "started", "tool_calls", "turn", "usage")
+    __slots__ = ("added", "limit_reached", "listeners", "model_calls", "on_event",
+                 "on_message", "session", "settings", "started", "tool_calls", "turn", "usage")
 
     def __init__(self, settings: Settings, session: Session) -> None:
         self.settings = settings
@@ -91,6 +93,7 @@ class RunState:
         if _WATCHERS:
             self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
         self.on_event: Handler | None = None
+        self.on_message: Handler | None = None  # those of on_event that hear MessageAdded
         self.listen(settings.on_event)
         self.added = 0
         self.model_calls = 0
@@ -103,7 +106,10 @@ class RunState:
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
         served conversation records them), and to the watchers' listeners still."""
-        self.on_event = _joined(((handler,) if handler is not None else ()) + self.listeners)
+        handlers = ((handler,) if handler is not None else ()) + self.listeners
+        self.on_event = _joined(handlers)
+        self.on_message = self.on_event if not self.listeners else _joined(
+            tuple(h for h in handlers if getattr(h, "hears_messages", True)))
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -122,8 +128,8 @@ class RunState:
             session = self.session
         messages = session.messages
         messages.append(message)
-        if self.on_event is not None:
-            self.on_event(MessageAdded(message, len(messages) - 1, scope))
+        if self.on_message is not None:
+            self.on_message(MessageAdded(message, len(messages) - 1, scope))
 
     def event(self, event: Event) -> None:
         """Pass an event on (``TurnEnded`` also lands on ``session.turns``)."""

@@ -14,6 +14,7 @@ putting it in a ``RunTools`` request. See docs/tools.md.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DefinitionError
@@ -86,6 +87,7 @@ class SubroutineTool(Tool):
 def delegate(session: Session, invocation: Invocation) -> Flow:
     """Run one call of a ``SubroutineTool`` inline; returns its ``ToolRun`` (the reply's
     text). A failure of the child (a model error, say) is a failure of the run."""
+    started = time.time_ns()
     tool = invocation.tool
     assert isinstance(tool, SubroutineTool)
     args = invocation.args
@@ -95,7 +97,8 @@ def delegate(session: Session, invocation: Invocation) -> Flow:
     opening.append(Message("user", args["input"]))
     child = yield from child_run(tool.label, tool.template, session, start, tool.model, opening)
     added = kept(child.messages[len(start) + len(opening):], tool.keep)
-    return ToolRun("\n\n".join(m.text for m in added if m.text))
+    return ToolRun("\n\n".join(m.text for m in added if m.text), started_ns=started,
+                   ended_ns=time.time_ns())
 
 
 def _answered(messages: list[Message]) -> list[Message]:

@@ -309,6 +309,7 @@ class ToolingTemplate(Template):
         for i, call in enumerate(calls):
             metadata: Mapping[str, Any] | None = None
             content: str | tuple[Part, ...]
+            ran_ns = 0, 0  # when its tool ran, if one did
             if i in done:
                 content, error = done[i]
                 if call.id in rejected:
@@ -317,12 +318,13 @@ class ToolingTemplate(Template):
                 invocation, run = ran[call.id]
                 content, error = outcome(batch, invocation, run)
                 metadata = None if error else saved_metadata(invocation, run)
+                ran_ns = run.started_ns, run.ended_ns
             if i in contexts:
                 yield from contexts[i].events
             text = content if isinstance(content, str) else shown(content)
             count(turn.failures, turn.tools.by_name.get(call.name), batch, text, error)
             yield tool_message(call, content, error=error, metadata=metadata)
-            yield ToolCallEnded(call, text, error)
+            yield ToolCallEnded(call, text, error, *ran_ns)
             batch.last_text = text
         return batch
 

@@ -23,6 +23,7 @@ that "does this call end the turn?" is decided in one place.)
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -72,11 +73,15 @@ class Invocation:
 @attrs.frozen(slots=True)
 class ToolRun:
     """What running one invocation gave: a value, the exception it raised, or why it was not
-    run (``skipped``: a limit was reached)."""
+    run (``skipped``: a limit was reached). ``started_ns`` / ``ended_ns``: when this call ran
+    (``time.time_ns()``, so each of a batch's calls, even concurrent ones, has its own
+    times); ``0`` when it was not run here (skipped, replayed, stopped)."""
 
     value: Any = None
     error: BaseException | None = None
     skipped: str | None = None
+    started_ns: int = 0
+    ended_ns: int = 0
 
 
 # -- running it, once ------------------------------------------------------------------------
@@ -87,40 +92,50 @@ def timed_out(name: str, timeout: float) -> TimeoutError:
 
 def execute(invocation: Invocation) -> ToolRun:
     """Run a call, blocking (``Runner.run``)."""
-    tool = invocation.tool
+    started = time.time_ns()
     try:
-        if tool.is_async:
-            import asyncio
-
-            try:
-                return ToolRun(asyncio.run(_awaited(invocation, tool.ainvoke(invocation.args))))
-            except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
-                return ToolRun(error=_stray(invocation, exc))
-        if tool.timeout is None:
-            return ToolRun(tool.invoke(invocation.args))
-        return ToolRun(_in_thread(tool.invoke, invocation, tool.timeout))
+        value = _run(invocation)
     except Exception as exc:
-        return ToolRun(error=exc)
+        return ToolRun(error=exc, started_ns=started, ended_ns=time.time_ns())
+    return ToolRun(value, started_ns=started, ended_ns=time.time_ns())
+
+
+def _run(invocation: Invocation) -> Any:
+    tool = invocation.tool
+    if tool.is_async:
+        import asyncio
+
+        try:
+            return asyncio.run(_awaited(invocation, tool.ainvoke(invocation.args)))
+        except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
+            raise _stray(invocation, exc) from exc
+    if tool.timeout is None:
+        return tool.invoke(invocation.args)
+    return _in_thread(tool.invoke, invocation, tool.timeout)
 
 
 async def aexecute(invocation: Invocation) -> ToolRun:
     """Run a call on the running loop (``Runner.arun``, serving)."""
     import asyncio
 
+    started = time.time_ns()
     tool = invocation.tool
     try:
         if tool.is_async:
-            return ToolRun(await _awaited(invocation, tool.ainvoke(invocation.args)))
-        if tool.inline:
-            return ToolRun(tool.invoke(invocation.args))
-        return ToolRun(await _awaited(invocation, _threaded(tool.invoke, invocation)))
+            value = await _awaited(invocation, tool.ainvoke(invocation.args))
+        elif tool.inline:
+            value = tool.invoke(invocation.args)
+        else:
+            value = await _awaited(invocation, _threaded(tool.invoke, invocation))
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling() > 0:
             raise  # the run itself is cancelled: it stops
-        return ToolRun(error=_stray(invocation, exc))
+        return ToolRun(error=_stray(invocation, exc), started_ns=started,
+                       ended_ns=time.time_ns())
     except Exception as exc:
-        return ToolRun(error=exc)
+        return ToolRun(error=exc, started_ns=started, ended_ns=time.time_ns())
+    return ToolRun(value, started_ns=started, ended_ns=time.time_ns())
 
 
 async def _awaited(invocation: Invocation, work: Any) -> Any:

@@ -3,6 +3,7 @@ and metric reader, and a served app on a real port."""
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 from collections.abc import Iterator
@@ -49,6 +50,10 @@ def otel() -> Iterator[Telemetry]:
     try:
         yield telemetry
     finally:
+        # A served conversation the test left waiting ends when it is collected (its run's
+        # generator closes and reports its end): now, not inside a later test, where its
+        # span would end into this shut-down provider.
+        gc.collect()
         convo.otel.uninstrument()
         telemetry.tracer_provider.shutdown()
         telemetry.meter_provider.shutdown()

@@ -4,6 +4,7 @@ model and tool spans go under it. Against the app under uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -216,3 +217,18 @@ def test_a_conversation_rebuilt_from_the_store_reports_only_what_its_turn_did(
     assert under(spans, turn) == ["chat"]  # the replayed refund and model calls: no spans
     assert [s.name for s in spans] == ["chat", "invoke_agent convo"]
     assert turn.events == ()
+
+
+def test_a_conversation_evicted_and_collected_makes_no_span(
+        otel: Telemetry, served: Callable[[Any], str]) -> None:
+    app = create_app(TEMPLATE, FunctionModel(reply), cache_size=1)
+    with httpx.Client(base_url=served(app), timeout=30) as client:
+        first = client.post("/api/conversations", json={}).json()["id"]
+        second = client.post("/api/conversations", json={}).json()["id"]  # evicts the first
+        gc.collect()  # its run's generator closes: that ends no turn and is no error
+
+    spans = otel.spans()
+    assert [(s.name, (s.attributes or {}).get("gen_ai.conversation.id"), s.status.status_code)
+            for s in turns(spans)] == [("invoke_agent convo", first, StatusCode.UNSET),
+                                       ("invoke_agent convo", second, StatusCode.UNSET)]
+    assert len(spans) == 2
