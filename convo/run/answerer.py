@@ -335,7 +335,7 @@ class LiveAnswerer:
         if hand_off is None:
             return None
         said: Message | None = hand_off(self.state.session, request.reason, request.said)
-        return said
+        return self._said(said)
 
     async def ahand_off(self, request: HandOff) -> Message | None:
         hand_off = self._handler()
@@ -345,6 +345,12 @@ class LiveAnswerer:
         said: Message | None = (await ahand_off(self.state.session, request.reason,
                                                 request.said)) if ahand_off is not None \
             else hand_off(self.state.session, request.reason, request.said)
+        return self._said(said)
+
+    def _said(self, said: Message | None) -> Message | None:
+        if said is not None:  # typed: the printer need not show it again when it is shown
+            self.state.emit(UserInput(getattr(self.state.settings.user_interface,
+                                              "echoes_input", False)))
         return said
 
     # -- approval ----------------------------------------------------------------------------
