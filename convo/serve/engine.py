@@ -191,8 +191,15 @@ class Engine:
                       ) -> tuple[int, dict[str, Any]]:
         self.expect(live, AskUser | HandOff, "a message")
         if isinstance(live.pending, HandOff):  # stored, and no model answers it
-            return await self._advance(live, Message("user", content), emit)
+            return await self.hand_off(live, Message("user", content), emit)
         return await self._advance(live, content, emit)
+
+    async def hand_off(self, live: Live, said: Message | None, emit: Emit | None
+                       ) -> tuple[int, dict[str, Any]]:
+        """Answer the pending handoff (``convo.serve.operators``): a message said during it,
+        or ``None`` to hand the conversation back to the bot."""
+        assert isinstance(live.pending, HandOff)
+        return await self._advance(live, said, emit)
 
     async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None,
                       *, operator: bool = True) -> tuple[int, dict[str, Any]]:

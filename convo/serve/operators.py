@@ -46,14 +46,14 @@ async def say(engine: Engine, live: Live, content: str, author: str, emit: Emit 
     """An operator's message during a handoff (stored; no model runs)."""
     handed_off(live, "post operator messages to")
     message = Message("assistant", content, metadata={"author": author})
-    return await engine._advance(live, message, emit)
+    return await engine.hand_off(live, message, emit)
 
 
 async def hand_back(engine: Engine, live: Live, emit: Emit | None
                     ) -> tuple[int, dict[str, Any]]:
     """The handoff ends: the bot waits for the user's next message."""
     handed_off(live, "hand back")
-    return await engine._advance(live, None, emit)
+    return await engine.hand_off(live, None, emit)
 
 
 def operator_only(caller: Caller, what: str) -> None:
