@@ -40,7 +40,8 @@ from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
-from .problems import Conflict, Invalid, NotFound, Refused
+from .operators import operator_routes
+from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
 from .store import StoreError
 
@@ -153,7 +154,7 @@ class API:
             live, content, emit))
 
     async def approvals(self, request: Request) -> Response:
-        await self.caller(request)
+        caller = await self.caller(request)
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -163,7 +164,7 @@ class API:
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
         return await self._turn(request, lambda live, emit: self.engine.approve(
-            live, decisions, emit))
+            live, decisions, emit, operator=caller.operator))
 
     async def retry(self, request: Request) -> Response:
         await self.caller(request)
@@ -316,10 +317,11 @@ def routes(api: API) -> list[Route]:
         Route("/api/conversations/{id}/approvals", api.approvals, methods=["POST"]),
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
+        *operator_routes(api),
     ]
 
 
-STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400}
+STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
 
 
 def status_of(exc: Exception) -> int:
