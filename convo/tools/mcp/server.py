@@ -22,6 +22,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 import attrs
 
 from ...errors import DefinitionError, MCPServerError
+from ...parts import Part, shown
 from .connection import (
     CLOSE_TIMEOUT,
     Connection,
@@ -31,7 +32,7 @@ from .connection import (
     finish_closing,
 )
 from .loop import on_loop, started, submit
-from .tool import MCPTool, result_text
+from .tool import BadResult, MCPTool, result_content
 
 T = TypeVar("T")
 MCPApproval: TypeAlias = "bool | Callable[[str, dict[str, Any]], bool]"
@@ -167,18 +168,21 @@ class MCPServer:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str:
-        """Call the server's tool ``remote``; its text, or ``MCPServerError`` saying why not."""
+    async def call(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+        """Call the server's tool ``remote``: its result as a tool message's content (text, or
+        parts when it holds images, audio or files), or ``MCPServerError`` saying why not."""
         return await self._await(self._call(remote, arguments), self.timeout * 2)
 
-    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True) -> str:
+    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True
+                    ) -> str | tuple[Part, ...]:
         connection = self._connection
         if connection is None or connection.session is None or self._pid != os.getpid():
             async with self._guard():
                 connection = await self._connect()
         try:
-            result = await asyncio.wait_for(
-                connection.call(remote, arguments, self.timeout), self.timeout + 1)
+            # Not wait_for: on 3.11 it wraps the call in one more task, on every call.
+            async with asyncio.timeout(self.timeout + 1):
+                result = await connection.call(remote, arguments, self.timeout)
         except TimeoutError:
             raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                  f"{remote!r} within {self.timeout:g} s") from None
@@ -195,11 +199,18 @@ class MCPServer:
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
-        text = result_text(result)
+        return self._content(remote, result)
+
+    def _content(self, remote: str, result: Any) -> str | tuple[Part, ...]:
+        try:
+            content = result_content(result)
+        except BadResult as exc:
+            raise MCPServerError(f"MCP server {self.name!r} sent a result of {remote!r} that "
+                                 f"cannot be shown: {exc}") from None
         if getattr(result, "is_error", False):
             raise MCPServerError(f"MCP server {self.name!r} says the call of {remote!r} "
-                                 f"failed: {text or 'no details'}")
-        return text
+                                 f"failed: {shown(content) or 'no details'}")
+        return content
 
     # -- the connection ---------------------------------------------------------------------
 
