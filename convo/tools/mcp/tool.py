@@ -61,6 +61,11 @@ class MCPTool(Tool):
         self.description = description or ""
         self.parameters = parameters_of(input_schema)
 
+    @property
+    def toolset(self) -> ToolServer:
+        """The server: what ``Runner.close()`` closes for a tool given as ``[*server]``."""
+        return self.server
+
     def schema(self) -> dict[str, Any]:
         return {"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": self.parameters}}
