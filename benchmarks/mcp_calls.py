@@ -11,7 +11,9 @@
 - ``convo_sync_ms``: what a blocking ``Runner.run()`` does for an async tool
   (``asyncio.run(tool.ainvoke(args))``: a fresh loop per call, then the same hand-off);
 - ``listings``: how often the server was asked for its tools over all the calls (target 1;
-  each round also asks for the tools, as each turn does).
+  each round also asks for the tools, as each turn does);
+- ``handoff_us`` / ``handoff_cpu_us``: a no-op coroutine handed to the MCP loop and back, wall
+  and CPU time (both threads): what convo's hop costs by itself, without the server.
 
 The three take turns in short rounds (``--calls`` each, the order rotated every round, after
 ``gc.collect()``), so that a machine whose load drifts weighs on each alike. Each round gives a
@@ -61,6 +63,24 @@ def _sync_round(tool: Any, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1000
 
 
+async def _nothing() -> None:
+    return None
+
+
+async def _handoffs(rounds: int = 20, calls: int = 100) -> tuple[float, float]:
+    """The median wall and CPU time, in µs, of handing a no-op to the MCP loop and back."""
+    from convo.tools.mcp.loop import hand_off
+
+    walls, cpus = [], []
+    for _ in range(rounds):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(calls):
+            await hand_off(_nothing())
+        walls.append((time.perf_counter() - wall) / calls * 1e6)
+        cpus.append((time.process_time() - cpu) / calls * 1e6)
+    return statistics.median(walls), statistics.median(cpus)
+
+
 def _quartiles(values: list[float]) -> list[float]:
     q = statistics.quantiles(values, n=4)
     return [round(q[0], 3), round(q[2], 3)]
@@ -102,6 +122,7 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
                 gc.collect()
                 times[name].append(await sides[name]())
             await server.atools()  # what each turn does: served from the cache
+    handoff_us, handoff_cpu_us = await _handoffs()
     await server.aclose()
     async_ratios = [a / r for a, r in zip(times["async"], times["raw"], strict=True)]
     sync_ratios = [s / r for s, r in zip(times["sync"], times["raw"], strict=True)]
@@ -112,6 +133,7 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
             "async_ratio_iqr": _quartiles(async_ratios),
             "sync_ratio": round(statistics.median(sync_ratios), 3),
             "sync_ratio_iqr": _quartiles(sync_ratios), "listings": listed[0],
+            "handoff_us": round(handoff_us, 1), "handoff_cpu_us": round(handoff_cpu_us, 1),
             "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
