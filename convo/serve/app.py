@@ -355,7 +355,10 @@ def build(api: API) -> Starlette:
             yield
         finally:
             await api.drain()
-            await api.engine.store.close()
+            try:  # the template's toolsets: no MCP server's process outlives the app
+                await api.engine.runner.aclose()
+            finally:
+                await api.engine.store.close()
 
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
         Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),
