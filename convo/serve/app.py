@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -325,9 +326,9 @@ def routes(api: API) -> list[Route]:
         Route("/", api.page, methods=["GET"]),
         Route("/api/health", api.health, methods=["GET"]),
         Route("/api/conversations", api.create, methods=["POST"]),
-        Route("/api/conversations", lambda r: list_conversations(api, r), methods=["GET"]),
-        Route("/api/feedback", lambda r: read_feedback(api, r), methods=["GET"]),
-        Route("/api/conversations/{id}/feedback", lambda r: post_feedback(api, r),
+        Route("/api/conversations", partial(list_conversations, api), methods=["GET"]),
+        Route("/api/feedback", partial(read_feedback, api), methods=["GET"]),
+        Route("/api/conversations/{id}/feedback", partial(post_feedback, api),
               methods=["POST"]),
         Route("/api/conversations/{id}", api.show, methods=["GET"]),
         Route("/api/conversations/{id}", api.delete, methods=["DELETE"]),
