@@ -450,8 +450,8 @@ class SQLiteStore:
                 where.append(clause)
                 params.append(value)
         if query.before is not None:
-            where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
-            params += [query.before[0], *query.before]
+            where.append("(updated_at, id) < (?, ?)")  # a range of the index, not a skip
+            params += list(query.before)
         rows = await self._do(lambda db: db.execute(
             "SELECT id, title, status, waiting_for, updated_at, owner FROM conversations WHERE "
             f"{' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?",
