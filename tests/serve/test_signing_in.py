@@ -19,7 +19,7 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from serve_kit import TEMPLATE, Served, free_port, model
+from serve_kit import ROOT, TEMPLATE, Served, free_port, model
 
 from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader, create_app
 from convo.serve.auth import Auth
@@ -80,6 +80,12 @@ def test_a_users_file_names_each_person(tmp_path: Path) -> None:
         (401, {"error": "this server needs a token: send the header Authorization: Bearer "
                         "<token>"}),
         (200, {"status": "ok"})]
+
+
+def test_the_example_users_file_signs_in_three_people() -> None:
+    table = TokenTable.from_file(ROOT / "examples" / "refund_bot.users.json")
+    assert whose(table, bearer("olga-5d7e02b9")) == (200, "olga")
+    assert whose(table, bearer("ann-2f8c1e7d")) == (200, "(a user: no user field)")
 
 
 @pytest.mark.parametrize(("content", "error"), [
