@@ -28,6 +28,8 @@ from .listing import (
 )
 from .store import Store, Stored
 
+STATUSES = ("waiting", "running", "ended")
+
 if TYPE_CHECKING:
     from .app import API
 
@@ -69,8 +71,11 @@ def query_of(caller: Caller, params: Any) -> Query:
     if waiting is not None and waiting not in WAITING_KINDS:
         raise HTTPProblem(400, f'"waiting_for" must be one of {", ".join(WAITING_KINDS)}, '
                                f"got {waiting!r}")
-    return Query(owner=params.get("user"), limit=limit, before=before,
-                 status=params.get("status"), waiting_for=waiting)
+    status = params.get("status")
+    if status is not None and status not in STATUSES:
+        raise HTTPProblem(400, f'"status" must be one of {", ".join(STATUSES)}, got {status!r}')
+    return Query(owner=params.get("user"), limit=limit, before=before, status=status,
+                 waiting_for=waiting)
 
 
 async def list_conversations(api: API, request: Request) -> Response:

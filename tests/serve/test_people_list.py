@@ -181,6 +181,9 @@ def test_operators_list_everybody_and_filter(client: TestClient, clock: Clock) -
     response = client.get("/api/conversations?waiting_for=user", headers=OLGA)
     assert (response.status_code, response.json()["error"]) == (
         400, '"waiting_for" must be one of approval, operator, got \'user\'')
+    response = client.get("/api/conversations?status=paused", headers=OLGA)
+    assert (response.status_code, response.json()["error"]) == (
+        400, '"status" must be one of waiting, running, ended, got \'paused\'')
     mine = listed(client, BOB, "?user=ann&status=ended&waiting_for=approval")
     assert [(i["id"], "user" in i) for i in mine["conversations"]] == [(bob, False)]
 
