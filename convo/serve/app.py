@@ -145,9 +145,8 @@ class API:
             raise HTTPProblem(400, f'"state" may not hold {", ".join(map(repr, reserved))}: '
                                    'keys starting with "convo." and the key "_convo_state" are '
                                    "reserved for convo's own records; choose other names")
-        code, result = await _traced(request, None, None,
-                                     lambda: self.engine.create(state, None,
-                                                                     owner=caller.user))
+        code, result = await _traced(
+            request, None, None, lambda: self.engine.create(state, None, owner=caller.user))
         request.state.conversation = result.get("id")
         return self._answer(request, code, result)
 
