@@ -43,6 +43,7 @@ from .store import (
 
 BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
 
 SCHEMA: Final = """
@@ -221,8 +222,12 @@ class SQLiteStore:
             with db:  # one transaction
                 return fn(db)
         except sqlite3.Error as exc:
-            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if not wait and code in _BUSY:
                 raise _Busy from exc
+            if code in _NO_ROOM:  # a full disk: empty the log, so the next write has room
+                with contextlib.suppress(sqlite3.Error):
+                    _checkpoint(db)
             raise StoreError(f"SQLite store {self.path}: {exc}") from exc
 
     async def open(self) -> None:
@@ -246,6 +251,7 @@ class SQLiteStore:
             db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
                        "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the schema's writes leave the log
             db.isolation_level = "DEFERRED"
             self._db = db
 
