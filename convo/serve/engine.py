@@ -33,7 +33,7 @@ from ..runner import Runner
 from ..session import Session
 from .live import Emit, Live, stored_view
 from .problems import Conflict, Forbidden, Invalid, NotFound
-from .store import LEASE_S, Change, Store
+from .store import DEFAULT_OWNER, LEASE_S, Change, Store
 from .turns import Stopping, Turns
 
 
@@ -146,13 +146,14 @@ class Engine:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def create(self, state: dict[str, Any], emit: Emit | None) -> tuple[int, dict[str, Any]]:
+    async def create(self, state: dict[str, Any], emit: Emit | None, *,
+                     owner: str = DEFAULT_OWNER) -> tuple[int, dict[str, Any]]:
         conversation_id = secrets.token_urlsafe(16)
         try:
             json.dumps(state)
         except TypeError as exc:
             raise Invalid(f"state must be a JSON object: {exc}") from exc
-        await self.store.create(conversation_id, state)
+        await self.store.create(conversation_id, state, owner=owner)
         async with self.turns.hold(conversation_id) as turn:
             live = self._start(conversation_id, Session(state=state))
             live.served.cancel = None if turn is None else turn.cancel

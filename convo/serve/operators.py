@@ -9,9 +9,9 @@ the turn ends and the bot waits for the user's next message, the whole handoff i
 Approvals by staff (``approver="operator"``) are decided through the approvals route
 (``Engine.approve``, which refuses a user's decision with 403).
 
-Which conversations an operator reaches: every one (API.md §19). The owner check that keeps a
-user to their own conversations belongs to the people part (one helper for every route);
-until it is in, these routes look a conversation up by id only.
+Which conversations an operator reaches: every one (API.md §19); these routes are operators'
+only, so the owner check of the other routes (``API.conversation_for``, ``owners.py``) has
+nothing to add here.
 """
 
 from __future__ import annotations
