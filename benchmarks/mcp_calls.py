@@ -1,24 +1,35 @@
 """MCP tool calls: convo's ``MCPTool`` against the raw ``mcp`` SDK, to the same stdio server.
 
-``python benchmarks/mcp_calls.py [--calls N]`` starts ``examples/mcp_units_server.py`` twice and
-times, in one run, interleaved in rounds:
+``python benchmarks/mcp_calls.py [--calls N] [--rounds R]`` starts
+``examples/mcp_units_server.py`` twice and times, in one run:
 
 - ``raw_ms``: ``await ClientSession.call_tool("convert", ...)`` on a session of the caller's
   own loop (the floor);
 - ``convo_async_ms``: ``await tool.ainvoke(args)`` of the ``MCPTool`` under a running loop
-  (what ``arun()`` and ``convo serve`` do: the call hops to the MCP loop's thread and back);
+  (what ``arun()`` and ``convo serve`` do: the call is handed to the MCP loop's thread and its
+  result handed back);
 - ``convo_sync_ms``: what a blocking ``Runner.run()`` does for an async tool
-  (``asyncio.run(tool.ainvoke(args))``: a fresh loop per call, then the same hop);
-- ``listings``: how often the server was asked for its tools over all the calls (target 1).
+  (``asyncio.run(tool.ainvoke(args))``: a fresh loop per call, then the same hand-off);
+- ``listings``: how often the server was asked for its tools over all the calls (target 1;
+  each round also asks for the tools, as each turn does);
+- ``handoff_us`` / ``handoff_cpu_us``: a no-op coroutine handed to the MCP loop and back, wall
+  and CPU time (both threads): what convo's hop costs by itself, without the server.
 
-Target (issue 28): ``convo_async_ms / raw_ms <= 1.05``. Prints one JSON object.
+The three take turns in short rounds (``--calls`` each, the order rotated every round, after
+``gc.collect()``), so that a machine whose load drifts weighs on each alike. Each round gives a
+ratio convo / raw; ``async_ratio`` and ``sync_ratio`` are the medians of those ratios, with
+their interquartile range; the ``_ms`` figures are the medians of the rounds.
+
+Target (issue 28): ``async_ratio <= 1.05``. Prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import statistics
 import sys
 import time
@@ -52,44 +63,84 @@ def _sync_round(tool: Any, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1000
 
 
-async def measure(calls: int, rounds: int) -> dict[str, Any]:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+async def _nothing() -> None:
+    return None
 
+
+async def _handoffs(rounds: int = 20, calls: int = 100) -> tuple[float, float]:
+    """The median wall and CPU time, in µs, of handing a no-op to the MCP loop and back."""
+    from convo.tools.mcp.loop import hand_off
+
+    walls, cpus = [], []
+    for _ in range(rounds):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(calls):
+            await hand_off(_nothing())
+        walls.append((time.perf_counter() - wall) / calls * 1e6)
+        cpus.append((time.process_time() - cpu) / calls * 1e6)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _quartiles(values: list[float]) -> list[float]:
+    q = statistics.quantiles(values, n=4)
+    return [round(q[0], 3), round(q[2], 3)]
+
+
+def _counted_listings() -> list[int]:
+    """Count the server's tool listings from now on (one list, updated in place)."""
     from convo.tools.mcp.connection import Connection
 
-    server = MCPServer.stdio(sys.executable, [SERVER], timeout=60)
-    listed = 0
+    listed = [0]
     original = Connection.list_tools
 
     async def counting(self: Connection) -> list[Any]:
-        nonlocal listed
-        listed += 1
+        listed[0] += 1
         return await original(self)
 
     Connection.list_tools = counting  # type: ignore[method-assign]
+    return listed
+
+
+async def measure(calls: int, rounds: int) -> dict[str, Any]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = MCPServer.stdio(sys.executable, [SERVER], timeout=60)
+    listed = _counted_listings()
     [tool] = [t for t in await server.atools() if t.name == "convert"]
-    raw_ms, async_ms, sync_ms = [], [], []
+    times: dict[str, list[float]] = {"raw": [], "async": [], "sync": []}
     params = StdioServerParameters(command=sys.executable, args=[SERVER])
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        await _raw_round(session, 20)  # warm both up
-        await _convo_round(tool, 20)
-        for _ in range(rounds):
-            raw_ms.append(await _raw_round(session, calls))
-            async_ms.append(await _convo_round(tool, calls))
-            sync_ms.append(await asyncio.to_thread(_sync_round, tool, calls))
-            await server.atools()  # what each turn would do: served from the cache
+        sides = {"raw": lambda: _raw_round(session, calls),
+                 "async": lambda: _convo_round(tool, calls),
+                 "sync": lambda: asyncio.to_thread(_sync_round, tool, calls)}
+        for side in sides.values():  # warm every path up
+            await side()
+        for n in range(rounds):
+            order = list(sides)[n % 3:] + list(sides)[:n % 3]
+            for name in order:
+                gc.collect()
+                times[name].append(await sides[name]())
+            await server.atools()  # what each turn does: served from the cache
+    handoff_us, handoff_cpu_us = await _handoffs()
     await server.aclose()
-    raw, conv, sync = (statistics.median(x) for x in (raw_ms, async_ms, sync_ms))
+    async_ratios = [a / r for a, r in zip(times["async"], times["raw"], strict=True)]
+    sync_ratios = [s / r for s, r in zip(times["sync"], times["raw"], strict=True)]
+    raw, conv, sync = (statistics.median(times[k]) for k in ("raw", "async", "sync"))
     return {"calls": calls * rounds, "raw_ms": round(raw, 3), "convo_async_ms": round(conv, 3),
-            "convo_sync_ms": round(sync, 3), "async_ratio": round(conv / raw, 3),
-            "sync_ratio": round(sync / raw, 3), "listings": listed}
+            "convo_sync_ms": round(sync, 3),
+            "async_ratio": round(statistics.median(async_ratios), 3),
+            "async_ratio_iqr": _quartiles(async_ratios),
+            "sync_ratio": round(statistics.median(sync_ratios), 3),
+            "sync_ratio_iqr": _quartiles(sync_ratios), "listings": listed[0],
+            "handoff_us": round(handoff_us, 1), "handoff_cpu_us": round(handoff_cpu_us, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200, help="calls per round")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=25, help="calls per round and side")
+    parser.add_argument("--rounds", type=int, default=45)
     args = parser.parse_args()
     print(json.dumps(asyncio.run(measure(args.calls, args.rounds))))
 

@@ -44,6 +44,7 @@ _LAZY: dict[str, str] = {
     "FunctionModel": "convo.models",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
+    "HandoffTool": "convo.tools.handoff",
     "IfTemplate": "convo.templates",
     "Image": "convo.parts",
     "InterfaceError": "convo.errors",
@@ -193,6 +194,7 @@ if TYPE_CHECKING:
         Transition,
         tool,
     )
+    from .tools.handoff import HandoffTool
     from .tools.mcp import MCPServer
     from .version import __version__
 
@@ -224,6 +226,7 @@ __all__ = [
     "FunctionModel",
     "GenerateTemplate",
     "GotoTemplate",
+    "HandoffTool",
     "IfTemplate",
     "Image",
     "InterfaceError",

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from .context import ContextWindow
     from .models.base import Model
 
-__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "Invocation", "ListTools",
-           "Listed", "Request", "RunHooks", "RunTools", "Step", "StoreToolRun", "ToolRun"]
+__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "HandOff", "Invocation",
+           "ListTools", "Listed", "Request", "RunHooks", "RunTools", "Step", "StoreToolRun",
+           "ToolRun"]
 
 A = TypeVar("A")
 
@@ -105,9 +106,35 @@ class ListTools(Request[list[Listed]]):
 @attrs.frozen(slots=True)
 class Approve(Request[list[Approval]]):
     """Ask a person to approve these tool calls (in call order); answered with one
-    ``Approval`` per call. A served conversation waits here."""
+    ``Approval`` per call. A served conversation waits here.
+
+    ``approvers``: who decides each call (``"user"`` or ``"operator"``, the tool's
+    ``approver``), in call order; empty means the user decides every one."""
 
     calls: tuple[ToolCall, ...]
+    approvers: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+
+    def approver(self, index: int) -> str:
+        """Who decides ``calls[index]``."""
+        return self.approvers[index] if self.approvers else "user"
+
+    @property
+    def needs_operator(self) -> bool:
+        """Whether an operator must decide some call (a user cannot decide them all)."""
+        return "operator" in self.approvers
+
+
+@attrs.frozen(slots=True)
+class HandOff(Request[Message | None]):
+    """The conversation is handed to a person (the ``handoff`` tool's ``call``, with its
+    ``reason``); answered with the next message said while handed off (the user's, or an
+    operator's: an assistant message with ``metadata["author"]``), or ``None`` when the
+    person hands it back. ``said``: how many messages this handoff has had so far. The
+    template asks again after each message; a served conversation waits here."""
+
+    call: ToolCall
+    reason: str | None = None
+    said: int = 0
 
 
 @attrs.frozen(slots=True)

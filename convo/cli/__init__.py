@@ -12,6 +12,7 @@ transcripts.
     convo replay PATH
     convo graph FILE[:NAME]
     convo models [--base-url URL]
+    convo feedback export [--store URL] [--since ISO]
     convo --version
     convo COMMAND --help    (every option; chat, run and serve take the model's settings too)
 
@@ -43,7 +44,8 @@ EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: The modules of the commands, in the order ``convo --help`` lists them.
 COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.test",
-                   "convo.cli.eval", "convo.cli.replay", "convo.cli.graph", "convo.cli.models")
+                   "convo.cli.eval", "convo.cli.replay", "convo.cli.graph", "convo.cli.models",
+                   "convo.cli.feedback")
 
 
 EPILOG: Final = """\
@@ -64,6 +66,7 @@ examples:
   convo eval bot.py scenarios.yaml      pass rates of bot.py's scenarios (eval extra)
   convo graph bot.py                    print bot.py's state machines as Mermaid
   convo models --base-url URL           list the models of an OpenAI-compatible server
+  convo feedback export                 the ratings of convo serve's replies, as JSON lines
 
 exit codes: 0 normal end, 1 the run ended with an error, 2 a usage or file error,
 130 interrupted twice."""

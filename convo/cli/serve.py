@@ -139,9 +139,12 @@ def auth_of(spec: dict[str, Any]) -> Any:
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
     if spec.get("jwt_secret") or spec.get("jwt_jwks"):
-        return JWT(spec.get("jwt_secret"), jwks_url=spec.get("jwt_jwks"),
-                   audience=spec.get("jwt_audience"), issuer=spec.get("jwt_issuer"),
-                   role_claim=spec.get("jwt_role_claim") or "role")
+        try:
+            return JWT(spec.get("jwt_secret"), jwks_url=spec.get("jwt_jwks"),
+                       audience=spec.get("jwt_audience"), issuer=spec.get("jwt_issuer"),
+                       role_claim=spec.get("jwt_role_claim") or "role")
+        except ValueError as exc:
+            raise UsageProblem(f"--jwt-secret/--jwt-jwks: {exc}") from None
     if spec.get("trust_header"):
         operators = [name.strip() for name in spec.get("operators", "").split(",")]
         return TrustedHeader(spec["trust_header"], operators=[n for n in operators if n])

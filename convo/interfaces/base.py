@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..approval import Approval
-    from ..messages import ToolCall
+    from ..messages import Message, ToolCall
     from ..parts import Content
     from ..session import Session
 
@@ -20,7 +20,8 @@ class UserInterface(metaclass=ABCMeta):  # noqa: B024  (ABCMeta only for isinsta
     (end of input, ``/exit``) or ``KeyboardInterrupt`` ends the run with status ``stopped``.
     The rest has defaults: ``aask`` (under ``arun()``) runs ``ask`` in a worker thread, so a
     blocking ``ask`` never blocks the event loop; ``approve`` rejects (an unapproved tool
-    never runs); ``aapprove`` runs ``approve`` in a worker thread. Any object with an ``ask``
+    never runs); ``aapprove`` runs ``approve`` in a worker thread; ``hand_off`` (the
+    ``handoff`` tool) hands back at once. Any object with an ``ask``
     method works too (``isinstance`` checks only for that).
     """
 
@@ -44,6 +45,19 @@ class UserInterface(metaclass=ABCMeta):  # noqa: B024  (ABCMeta only for isinsta
         import asyncio
 
         return await asyncio.to_thread(self.approve, session, call)
+
+    def hand_off(self, session: Session, reason: str | None, said: int) -> Message | None:
+        """The conversation is handed to a person (the ``handoff`` tool): the next message
+        said while handed off (``said`` so far), a user message or an operator's assistant
+        message with ``metadata["author"]``; ``None`` hands it back. Default: nobody takes
+        over, so it is handed back at once."""
+        return None
+
+    async def ahand_off(self, session: Session, reason: str | None, said: int
+                        ) -> Message | None:
+        import asyncio
+
+        return await asyncio.to_thread(self.hand_off, session, reason, said)
 
     @classmethod
     def __subclasshook__(cls, other: type) -> Any:

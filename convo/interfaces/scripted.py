@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..approval import Approval
-from ..messages import ToolCall
+from ..messages import Message, ToolCall
 from ..session import Session
 from .base import UserInterface
 
+HANDBACK = "/handback"
+OPERATOR = "operator"
+"""The ``metadata["author"]`` of the messages a scripted or terminal operator says."""
 YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})
 
@@ -30,16 +33,43 @@ class ScriptedInterface(UserInterface):
     ``approvals`` answers tool calls that need approval, in order (each a bool, an
     ``Approval``, or text as typed at the terminal: ``"y"``, ``"n"`` or a reason to reject);
     running out of them also ends the run ``stopped``.
+
+    ``operator`` answers a handoff (the ``handoff`` tool): from the handoff on, an operator
+    line (an assistant message with ``metadata["author"] = "operator"``), then the user's
+    next reply, in turn; the entry ``"/handback"``, or running out of operator lines (or of
+    replies, at the user's turn), hands the conversation back to the bot.
     """
 
-    __slots__ = ("approvals", "asked", "asked_approvals", "replies")
+    __slots__ = ("approvals", "asked", "asked_approvals", "operator", "operator_said",
+                 "replies")
 
     def __init__(self, replies: Iterable[str] = (),
-                 approvals: Iterable[Approval | bool | str] = ()) -> None:
+                 approvals: Iterable[Approval | bool | str] = (), *,
+                 operator: Iterable[str] = ()) -> None:
         self.replies: list[str] = list(replies)
         self.approvals: list[Approval | bool | str] = list(approvals)
+        self.operator: list[str] = list(operator)
         self.asked: list[str | None] = []
         self.asked_approvals: list[ToolCall] = []
+        self.operator_said = 0  # operator entries used ("/handback" included)
+
+    def hand_off(self, session: Session, reason: str | None, said: int) -> Message | None:
+        if said % 2:  # the user's turn: their next reply
+            if len(self.asked) >= len(self.replies):
+                return None
+            self.asked.append(None)
+            return Message("user", self.replies[len(self.asked) - 1])
+        if self.operator_said >= len(self.operator):
+            return None
+        line = self.operator[self.operator_said]
+        self.operator_said += 1
+        if line.strip() == HANDBACK:
+            return None
+        return Message("assistant", line, metadata={"author": OPERATOR})
+
+    async def ahand_off(self, session: Session, reason: str | None, said: int
+                        ) -> Message | None:
+        return self.hand_off(session, reason, said)
 
     def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
         index = len(self.asked)
@@ -68,7 +98,8 @@ class ScriptedInterface(UserInterface):
     @property
     def remaining(self) -> int:
         return max(0, len(self.replies) - len(self.asked)) + max(
-            0, len(self.approvals) - len(self.asked_approvals))
+            0, len(self.approvals) - len(self.asked_approvals)) + max(
+            0, len(self.operator) - self.operator_said)
 
     def assert_complete(self) -> None:
         """Fail if scripted replies or approvals were left unused."""
@@ -83,6 +114,12 @@ class ScriptedInterface(UserInterface):
             raise AssertionError(
                 f"ScriptedInterface: {approvals_left} of {len(self.approvals)} approvals were "
                 f"not used; next unused: {self.approvals[len(self.asked_approvals)]!r}"
+            )
+        operator_left = max(0, len(self.operator) - self.operator_said)
+        if operator_left:
+            raise AssertionError(
+                f"ScriptedInterface: {operator_left} of {len(self.operator)} operator lines "
+                f"were not used; next unused: {self.operator[self.operator_said]!r}"
             )
 
 

@@ -37,7 +37,16 @@ from ..events import (
 from ..messages import Message, ToolCall
 from ..models.deltas import Deltas
 from ..parts import Content
-from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunHooks, RunTools
+from ..requests import (
+    Approve,
+    AskUser,
+    CallModel,
+    HandOff,
+    ListTools,
+    Request,
+    RunHooks,
+    RunTools,
+)
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from ..tools.toolset import alist_toolsets, list_toolsets
@@ -86,6 +95,8 @@ class LiveAnswerer:
             answer = self.ask_user(request)
         elif isinstance(request, Approve):
             answer = self.approve(request)
+        elif isinstance(request, HandOff):
+            answer = self.hand_off(request)
         elif isinstance(request, RunHooks):
             answer = None
             request.run()
@@ -105,6 +116,8 @@ class LiveAnswerer:
             answer = await self.aask_user(request)
         elif isinstance(request, Approve):
             answer = await self.aapprove(request)
+        elif isinstance(request, HandOff):
+            answer = await self.ahand_off(request)
         elif isinstance(request, RunHooks):
             answer = None
             request.run()
@@ -304,6 +317,41 @@ class LiveAnswerer:
             answer = ui.ask(session, request.instruction, request.default)
         self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
         return answer
+
+    # -- a handoff to a person ---------------------------------------------------------------
+
+    def _handler(self) -> Any:
+        """The interface's ``hand_off``; ``None`` when it has none (nobody takes over: the
+        handoff is handed back at once)."""
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        if ui is None:
+            raise InterfaceError("the model handed the conversation to a person (the handoff "
+                                 "tool), but the Runner has no user_interface to hand it to")
+        return getattr(ui, "hand_off", None)
+
+    def hand_off(self, request: HandOff) -> Message | None:
+        hand_off = self._handler()
+        if hand_off is None:
+            return None
+        said: Message | None = hand_off(self.state.session, request.reason, request.said)
+        return self._said(said)
+
+    async def ahand_off(self, request: HandOff) -> Message | None:
+        hand_off = self._handler()
+        if hand_off is None:
+            return None
+        ahand_off = getattr(self.state.settings.user_interface, "ahand_off", None)
+        said: Message | None = (await ahand_off(self.state.session, request.reason,
+                                                request.said)) if ahand_off is not None \
+            else hand_off(self.state.session, request.reason, request.said)
+        return self._said(said)
+
+    def _said(self, said: Message | None) -> Message | None:
+        if said is not None:  # typed: the printer need not show it again when it is shown
+            self.state.emit(UserInput(getattr(self.state.settings.user_interface,
+                                              "echoes_input", False)))
+        return said
 
     # -- approval ----------------------------------------------------------------------------
 

@@ -3,12 +3,12 @@
 A resumed conversation (``Runner.resume``, ``convo run --resume``, ``convo chat -c``) or a
 rebuilt served one runs its template again from the start; ``Replay`` answers each request
 from what was saved (the user's messages, the model's replies, tool results, decisions on
-approvals) and follows each message the template yields against the saved ones. The first
-request the saved conversation does not answer, or the first message that differs, ends the
-replay (``CaughtUp`` says how far it got; the rest of the saved messages are dropped) and from
-there the live answerer answers. No model, tool or user is asked again for what was saved;
-only tools marked ``rerun_on_resume`` (convo's own pure termination tools such as ``finish``)
-run again, for their effect on the turn.
+approvals, what was said during a handoff to a person) and follows each message the template
+yields against the saved ones. The first request the saved conversation does not answer, or
+the first message that differs, ends the replay (``CaughtUp`` says how far it got; the rest
+of the saved messages are dropped) and from there the live answerer answers. No model, tool
+or user is asked again for what was saved; only tools marked ``rerun_on_resume`` (convo's own
+pure termination tools such as ``finish``) run again, for their effect on the turn.
 A turn's ``ListTools`` is not a step of the conversation: it is handed to the answerer behind,
 once per toolset per replay, and the replay goes on (a call of a tool a toolset that is down
 would have listed is answered from its saved result, see ``convo.templates.toolsets``).
@@ -34,6 +34,7 @@ from ..requests import (
     AskUser,
     CallModel,
     ChildMessage,
+    HandOff,
     ListTools,
     Request,
     RunHooks,
@@ -43,6 +44,7 @@ from ..requests import (
 from ..session import UNREPORTED, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
+from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
 
 if TYPE_CHECKING:
@@ -88,8 +90,8 @@ class Replay:
     Made by ``Replay.install``, which also has the driver show it every step while it
     replays."""
 
-    __slots__ = ("approvals", "driver", "frames", "inner", "listed", "saved_state", "started",
-                 "state")
+    __slots__ = ("approvals", "driver", "frames", "inner", "listed", "saved_internal",
+                 "saved_state", "started", "state")
 
     def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
         self.inner = inner
@@ -97,6 +99,7 @@ class Replay:
         self.state = driver.state
         self.approvals: Mapping[str, Approval] = saved.approvals
         self.saved_state: Mapping[str, Any] = saved.state
+        self.saved_internal: dict[str, Any] = saved.internal
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
@@ -211,6 +214,19 @@ class Replay:
             approvals = self.approvals
             if all(call.id in approvals for call in request.calls):
                 return [approvals[call.id] for call in request.calls]
+        if isinstance(request, HandOff):
+            return self._handed(frame, request)
+        return NOTHING
+
+    def _handed(self, frame: Frame, request: HandOff) -> Any:
+        """A handoff: the next message said during it, ``None`` where it was handed back
+        (``Session.internal`` says after how many), or ``NOTHING`` where it still goes on."""
+        ended = handed_back(self.saved_internal, request.call.id)
+        if ended is not None and request.said >= ended:
+            return None
+        nxt = frame.next
+        if nxt is not None and nxt.role in ("user", "assistant") and not nxt.tool_calls:
+            return nxt
         return NOTHING
 
     def _reply(self, frame: Frame, request: CallModel) -> Any:

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from functools import partial
 from typing import Any
 
 from starlette.applications import Starlette
@@ -38,10 +39,12 @@ from .engine import Engine
 from .keys import answer, needs_messages, reference
 from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .operators import operator_routes
+from .owners import conversation_for, list_conversations, post_feedback, read_feedback
 from .pages import PageOptions, chat_page, operator_page
-from .problems import Conflict, Invalid, NotFound, Refused
+from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
-from .store import StoreError
+from .store import Stored, StoreError
 
 Turn = Callable[[Live, Emit | None], Awaitable[tuple[int, dict[str, Any]]]]
 
@@ -93,6 +96,19 @@ class API:
         request.state.caller = caller
         return caller
 
+    async def conversation_for(self, caller: Caller, conversation_id: str, *,
+                               operator_may: bool = True) -> Stored:
+        """The conversation's row (no messages) if ``caller`` may act on it: its owner; an
+        operator when ``operator_may`` (else 403); anybody else gets 404 (``owners.py``)."""
+        return await conversation_for(self.engine.store, caller, conversation_id,
+                                      operator_may=operator_may)
+
+    async def _owned(self, request: Request, *, operator_may: bool) -> Caller:
+        caller = await self.caller(request)
+        await self.conversation_for(caller, request.path_params["id"],
+                                    operator_may=operator_may)
+        return caller
+
     # -- what a client sees ----------------------------------------------------------------
 
     def plain(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +139,7 @@ class API:
         return _json({"status": "ok" if ok else "the store does not answer"}, 200 if ok else 503)
 
     async def create(self, request: Request) -> Response:
-        await self.caller(request)
+        caller = await self.caller(request)
         body = await read_object(request, self.body_limit)
         state = body.get("state", {})
         if not isinstance(state, dict):
@@ -133,22 +149,22 @@ class API:
             raise HTTPProblem(400, f'"state" may not hold {", ".join(map(repr, reserved))}: '
                                    'keys starting with "convo." and the key "_convo_state" are '
                                    "reserved for convo's own records; choose other names")
-        code, result = await _traced(request, None, None,
-                                     lambda: self.engine.create(state, None))
+        code, result = await _traced(
+            request, None, None, lambda: self.engine.create(state, None, owner=caller.user))
         request.state.conversation = result.get("id")
         return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
-        await self.caller(request)
+        await self._owned(request, operator_may=True)
         return _json(self.plain(await self.engine.get(request.path_params["id"])))
 
     async def delete(self, request: Request) -> Response:
-        await self.caller(request)
+        await self._owned(request, operator_may=False)
         await self.engine.delete(request.path_params["id"])
         return Response(status_code=204)
 
     async def message(self, request: Request) -> Response:
-        await self.caller(request)
+        await self._owned(request, operator_may=False)
         content = content_of(await read_object(request, self.message_body_limit),
                              self.max_message_bytes, self.max_attachment_bytes)
         digest = hashlib.sha256(content_digest_source(content)).hexdigest()
@@ -156,7 +172,7 @@ class API:
             live, content, emit))
 
     async def approvals(self, request: Request) -> Response:
-        await self.caller(request)
+        caller = await self._owned(request, operator_may=True)
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -166,15 +182,15 @@ class API:
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
         return await self._turn(request, lambda live, emit: self.engine.approve(
-            live, decisions, emit))
+            live, decisions, emit, operator=caller.operator))
 
     async def retry(self, request: Request) -> Response:
-        await self.caller(request)
+        await self._owned(request, operator_may=False)
         await read_object(request, self.body_limit)
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
     async def cancel(self, request: Request) -> Response:
-        await self.caller(request)
+        await self._owned(request, operator_may=False)
         await read_object(request, self.body_limit)
         return _json(self.plain(await self.engine.cancel(request.path_params["id"])))
 
@@ -309,16 +325,21 @@ def routes(api: API) -> list[Route]:
         Route("/operator", api.operator, methods=["GET"]),
         Route("/api/health", api.health, methods=["GET"]),
         Route("/api/conversations", api.create, methods=["POST"]),
+        Route("/api/conversations", partial(list_conversations, api), methods=["GET"]),
+        Route("/api/feedback", partial(read_feedback, api), methods=["GET"]),
+        Route("/api/conversations/{id}/feedback", partial(post_feedback, api),
+              methods=["POST"]),
         Route("/api/conversations/{id}", api.show, methods=["GET"]),
         Route("/api/conversations/{id}", api.delete, methods=["DELETE"]),
         Route("/api/conversations/{id}/messages", api.message, methods=["POST"]),
         Route("/api/conversations/{id}/approvals", api.approvals, methods=["POST"]),
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
+        *operator_routes(api),
     ]
 
 
-STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400}
+STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
 
 
 def status_of(exc: Exception) -> int:
@@ -352,7 +373,10 @@ def build(api: API) -> Starlette:
             yield
         finally:
             await api.drain()
-            await api.engine.store.close()
+            try:  # the template's toolsets: no MCP server's process outlives the app
+                await api.engine.runner.aclose()
+            finally:
+                await api.engine.store.close()
 
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
         Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),

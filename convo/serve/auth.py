@@ -28,6 +28,7 @@ from .bodies import HTTPProblem
 USER, OPERATOR = "user", "operator"
 ROLES: Final = (USER, OPERATOR)
 DEFAULT_USER: Final = "default"
+HMAC_BYTES: Final = {"HS256": 32, "HS384": 48, "HS512": 64}
 INSTALL_JWT: Final = ('JWT sign-in needs PyJWT: install the jwt extra '
                       '(pip install -e ".[jwt]" in convo\'s checkout)')
 
@@ -74,8 +75,8 @@ class SharedToken:
     token: str = attrs.field(repr=False)
 
     async def identify(self, headers: Mapping[str, str]) -> Caller:
-        given = headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+        given = _bearer(headers, "a token")  # the scheme's case is free (RFC 9110 §11.1)
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
             raise HTTPProblem(401, "this server needs a token: send the header "
                                    "Authorization: Bearer <token>")
         return Caller(DEFAULT_USER)
@@ -110,8 +111,8 @@ class TokenTable:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.table, Mapping):
-            raise ValueError("TokenTable wants a mapping {token: {\"user\": ..., \"role\"?: "
-                             f"...}}, got {type(self.table).__name__}")
+            raise ValueError('TokenTable wants a mapping {token: {"user": ..., "role"?: ...}}, '
+                             f"got {type(self.table).__name__}")
         callers = {_digest(token): _entry(token, entry, "TokenTable")
                    for token, entry in self.table.items()}
         object.__setattr__(self, "_callers", callers)
@@ -134,13 +135,20 @@ class TokenTable:
         return caller
 
 
+def _names(names: Iterable[str]) -> frozenset[str]:
+    """Operators' names: a list, or one string of names split at commas ("ann,olga")."""
+    if isinstance(names, str):
+        names = names.split(",")
+    return frozenset(n.strip() for n in names if n.strip())
+
+
 @attrs.frozen(slots=True)
 class TrustedHeader:
     """A proxy in front signs people in and names them in the header ``name``; the users in
     ``operators`` are operators. Only for a server the proxy alone can reach."""
 
     name: str
-    operators: Iterable[str] = attrs.field(default=(), kw_only=True, converter=frozenset)
+    operators: Iterable[str] = attrs.field(default=(), kw_only=True, converter=_names)
 
     async def identify(self, headers: Mapping[str, str]) -> Caller:
         user = headers.get(self.name.lower(), "").strip()
@@ -175,6 +183,16 @@ class JWT:
         if (self.secret is None) == (self.jwks_url is None):
             raise ValueError("JWT needs exactly one of secret=... (HS256/384/512) or "
                              "jwks_url=... (the issuer's public keys)")
+        if self.secret is not None and len(self.secret.encode()) < HMAC_BYTES["HS256"]:
+            raise ValueError(f"a JWT secret must be at least {HMAC_BYTES['HS256']} bytes "
+                             f"(RFC 7518 §3.2), got {len(self.secret.encode())}")
+
+    def _hmac(self) -> tuple[Any, list[str]]:
+        """The secret and the HMAC algorithms it is long enough for (RFC 7518 §3.2: a key at
+        least as long as the hash), so no token is checked with a key too short for it."""
+        assert self.secret is not None
+        size = len(self.secret.encode())
+        return self.secret, [alg for alg, least in HMAC_BYTES.items() if size >= least]
 
     async def identify(self, headers: Mapping[str, str]) -> Caller:
         token = _bearer(headers, "a signed token (JWT)")
@@ -184,14 +202,18 @@ class JWT:
             raise ImportError(INSTALL_JWT) from exc
         try:
             if self.secret is not None:
-                key: Any = self.secret
-                algorithms = ["HS256", "HS384", "HS512"]
+                key, algorithms = self._hmac()
             else:
                 key, algorithms = await asyncio.to_thread(self._signing_key, token)
             claims = jwt.decode(token, key, algorithms=algorithms, audience=self.audience,
                                 issuer=self.issuer, options={"require": ["sub"]})
+        except jwt.PyJWKClientConnectionError as exc:  # the issuer, not the token, failed
+            raise HTTPProblem(503, f"the issuer's keys at {self.jwks_url} could not be "
+                                   f"fetched to check this token: {exc}") from None
         except jwt.PyJWTError as exc:
             raise HTTPProblem(401, f"this token is refused: {exc}") from None
+        if not claims["sub"]:
+            raise HTTPProblem(401, 'this token is refused: its "sub" (the user) is empty')
         return Caller(str(claims["sub"]), _role(claims, self.role_claim))
 
     def _signing_key(self, token: str) -> tuple[Any, list[str]]:

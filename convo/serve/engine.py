@@ -24,24 +24,26 @@ from typing import Any
 
 from ..approval import Approval
 from ..errors import ModelError
+from ..messages import Message
 from ..parts import Content
-from ..requests import Approve, AskUser, CallModel, ListTools, Request, RunTools
+from ..requests import Approve, AskUser, CallModel, HandOff, ListTools, Request, RunTools
 from ..run.answerer import Pause
 from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
 from .live import Emit, Live, stored_view
-from .problems import Conflict, Invalid, NotFound
-from .store import LEASE_S, Change, Store
+from .problems import Conflict, Forbidden, Invalid, NotFound
+from .store import DEFAULT_OWNER, LEASE_S, Change, Store
 from .turns import Stopping, Turns
 
 
 class Served(Stopping):
     """The answerer of a served conversation, in front of the live one: a person's requests
     pause the run (answered by the next HTTP request); a failed model call pauses it for a
-    retry; while ``rebuilding``, so does every request the store did not answer (but a turn's
-    ``ListTools``, which is not a step of the conversation: always answered live). A turn asked
-    to stop (``cancel``) stops as ``convo.serve.turns`` says."""
+    retry; a handoff waits for operators (``convo.serve.operators``); while ``rebuilding``,
+    so does every request the store did not answer (but a turn's ``ListTools``, which is not
+    a step of the conversation: always answered live). A turn asked to stop (``cancel``)
+    stops as ``convo.serve.turns`` says."""
 
     __slots__ = ("rebuilding",)
 
@@ -52,7 +54,7 @@ class Served(Stopping):
     async def aanswer(self, request: Request[Any]) -> Any:
         if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
             return await self.live.aanswer(request)
-        if isinstance(request, AskUser | Approve):
+        if isinstance(request, AskUser | Approve | HandOff):
             raise Pause(request)
         if self.rebuilding:
             raise Pause(request, INTERRUPTED)
@@ -67,6 +69,10 @@ class Served(Stopping):
 
 
 INTERRUPTED = "the turn was cut off before it ended: retry to go on"
+
+
+def _kind(waiting_for: dict[str, Any] | None) -> Any:
+    return None if waiting_for is None else waiting_for.get("type")
 
 
 class Engine:
@@ -110,7 +116,9 @@ class Engine:
             raise Conflict(f"conversation {conversation_id!r} has ended")
         cached = self._cache.get(conversation_id)
         if cached is not None and cached.committed == stored.length and \
-                cached.children == stored.child_length and cached.pending is not None:
+                cached.children == stored.child_length and cached.pending is not None and \
+                _kind(cached.waiting_for()) == _kind(stored.waiting_for):
+            # (a hand-back in another worker adds no message, only where it waits)
             self._keep(cached)
             return cached
         return await self._rebuild(conversation_id)
@@ -138,13 +146,14 @@ class Engine:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def create(self, state: dict[str, Any], emit: Emit | None) -> tuple[int, dict[str, Any]]:
+    async def create(self, state: dict[str, Any], emit: Emit | None, *,
+                     owner: str = DEFAULT_OWNER) -> tuple[int, dict[str, Any]]:
         conversation_id = secrets.token_urlsafe(16)
         try:
             json.dumps(state)
         except TypeError as exc:
             raise Invalid(f"state must be a JSON object: {exc}") from exc
-        await self.store.create(conversation_id, state)
+        await self.store.create(conversation_id, state, owner=owner)
         async with self.turns.hold(conversation_id) as turn:
             live = self._start(conversation_id, Session(state=state))
             live.served.cancel = None if turn is None else turn.cancel
@@ -174,17 +183,34 @@ class Engine:
         if isinstance(live.pending, CallModel | RunTools):
             raise Conflict("the turn did not finish: POST "
                                    f"/api/conversations/{live.id}/retry before {what}")
+        if isinstance(live.pending, HandOff):
+            raise Conflict("the conversation is handed to a person: an operator answers it "
+                           f"until POST /api/conversations/{live.id}/handback, not {what}")
         raise Conflict(f"the conversation is waiting for a message, not {what}")
 
     async def message(self, live: Live, content: Content, emit: Emit | None
                       ) -> tuple[int, dict[str, Any]]:
-        self.expect(live, AskUser, "a message")
+        self.expect(live, AskUser | HandOff, "a message")
+        if isinstance(live.pending, HandOff):  # stored, and no model answers it
+            return await self.hand_off(live, Message("user", content), emit)
         return await self._advance(live, content, emit)
 
-    async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None
-                      ) -> tuple[int, dict[str, Any]]:
+    async def hand_off(self, live: Live, said: Message | None, emit: Emit | None
+                       ) -> tuple[int, dict[str, Any]]:
+        """Answer the pending handoff (``convo.serve.operators``): a message said during it,
+        or ``None`` to hand the conversation back to the bot."""
+        assert isinstance(live.pending, HandOff)
+        return await self._advance(live, said, emit)
+
+    async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None,
+                      *, operator: bool = True) -> tuple[int, dict[str, Any]]:
+        """Decide the pending calls (``operator``: whether the caller is one; a user cannot
+        decide calls whose tool's ``approver`` is ``"operator"``)."""
         self.expect(live, Approve, "approvals")
         assert isinstance(live.pending, Approve)
+        if not operator and live.pending.needs_operator:
+            raise Forbidden("this approval waits for an operator: an operator must decide it "
+                            "(the tool's approver is 'operator'), not the user")
         by_id = {d["call_id"]: d for d in decisions}
         calls = live.pending.calls
         unknown = sorted(set(by_id) - {c.id for c in calls})

@@ -10,7 +10,7 @@ import attrs
 from ..events import Event, ReasoningDelta, TextDelta
 from ..messages import Message
 from ..record.recorder import Record, Recorder
-from ..requests import Approve, AskUser, CallModel, Request, RunTools
+from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
 from ..runner import Run
 from ..session import Session, SubroutineRun
@@ -110,9 +110,14 @@ class Live:
         request = self.pending
         if isinstance(request, AskUser):
             return {"type": "user", "prompt": request.instruction}
-        if isinstance(request, Approve):
-            return {"type": "approval", "calls": [
-                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in request.calls]}
+        if isinstance(request, Approve):  # "operator" when staff must decide some call
+            return {"type": "approval",
+                    "approver": "operator" if request.needs_operator else "user",
+                    "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
+                               "approver": request.approver(i)}
+                              for i, c in enumerate(request.calls)]}
+        if isinstance(request, HandOff):
+            return {"type": "operator", "reason": request.reason}
         if isinstance(request, CallModel | RunTools):
             return {"type": "retry", "error": self.error or "the turn did not finish"}
         return None

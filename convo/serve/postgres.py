@@ -28,6 +28,8 @@ from typing import Any, Final
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
+from .feedback import Feedback
+from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
 from .store import (
     CANCEL,
     HELD,
@@ -63,6 +65,21 @@ CREATE TABLE IF NOT EXISTS attachments (digest TEXT PRIMARY KEY, data BYTEA NOT 
 CREATE TABLE IF NOT EXISTS message_attachments (
     conversation_id TEXT NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (conversation_id, digest));
 CREATE INDEX IF NOT EXISTS message_attachments_digest ON message_attachments (digest);
+CREATE TABLE IF NOT EXISTS feedback (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, rating INTEGER NOT NULL,
+    comment TEXT, "user" TEXT NOT NULL, time TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (conversation_id, idx));
+CREATE INDEX IF NOT EXISTS feedback_time ON feedback (time);
+"""
+# Schema 5: the row's owner, title and time of the last message, for lists that read no
+# message (rows of earlier versions: the user "default", their creation time).
+TO_V5: Final = """
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS updated_at TIMESTAMPTZ;
+UPDATE conversations SET updated_at = created WHERE updated_at IS NULL;
+ALTER TABLE conversations ALTER COLUMN updated_at SET DEFAULT now();
+CREATE INDEX IF NOT EXISTS conversations_owner_updated ON conversations (owner, updated_at, id);
+CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at, id);
 """
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
@@ -90,6 +107,7 @@ class PostgresStore:
         self._failed = False  # the pool lost the database: recover before the next use
         self._recovering: Any = None  # an asyncio.Lock: one request recovers, the rest wait
         self._owner = secrets.randbits(62)  # this worker's id, the owner of its leases
+        self.clock = now_us
 
     async def open(self) -> None:
         import asyncio
@@ -106,6 +124,7 @@ class PostgresStore:
                 if known is not None and int(known[0]) < 3:
                     await conn.execute(TO_V3)
                 await _to_v4(conn)
+                await _to_v5(conn)
                 await conn.execute(
                     "INSERT INTO convo_meta VALUES ('schema_version', %s) ON CONFLICT (key) DO "
                     "UPDATE SET value = EXCLUDED.value WHERE convo_meta.value::int < "
@@ -175,17 +194,21 @@ class PostgresStore:
         except StoreError:
             return False
 
-    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
+    async def create(self, conversation_id: str, state: Mapping[str, Any], *,
+                     owner: str = "default") -> None:
         async with self._conn() as conn:
-            await conn.execute("INSERT INTO conversations (id, state, status, internal) VALUES "
-                               "(%s, %s, 'waiting', '{}')", (conversation_id, dumps(dict(state))))
+            await conn.execute("INSERT INTO conversations (id, state, status, internal, owner, "
+                               "updated_at) VALUES (%s, %s, 'waiting', '{}', %s, %s)",
+                               (conversation_id, dumps(dict(state)), owner,
+                                as_datetime(self.clock())))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         async with self._conn() as conn:
             cur = await conn.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal FROM conversations c WHERE id = %s", (conversation_id,))
+                "internal, owner, title, updated_at FROM conversations c WHERE id = %s",
+                (conversation_id,))
             row = await cur.fetchone()
             if row is None:
                 return None
@@ -195,7 +218,9 @@ class PostgresStore:
                                    "id = %s AND internal IS NULL",
                                    (dumps(state), dumps(internal), conversation_id))
             stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
-                            length=row[5], child_length=int(row[6]), internal=internal)
+                            length=row[5], child_length=int(row[6]), internal=internal,
+                            owner=row[8], title=row[9],
+                            updated=0 if row[10] is None else micros(row[10]))
             if messages:
                 cur = await conn.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
@@ -229,8 +254,11 @@ class PostgresStore:
                         await cur.executemany(
                             "INSERT INTO message_attachments VALUES (%s, %s) ON CONFLICT DO "
                             "NOTHING", [(conversation_id, digest) for digest in blobs])
-                await conn.execute("UPDATE conversations SET length = %s WHERE id = %s",
-                                   (change.messages[-1][0] + 1, conversation_id))
+                await conn.execute(
+                    "UPDATE conversations SET length = %s, updated_at = %s, title = "
+                    "COALESCE(title, %s) WHERE id = %s",
+                    (change.messages[-1][0] + 1, as_datetime(self.clock()),
+                     title_of(change.messages), conversation_id))
             if change.subroutines:
                 async with conn.cursor() as cur:
                     await cur.executemany(
@@ -263,7 +291,7 @@ class PostgresStore:
                 await conn.execute("DELETE FROM attachments a WHERE a.digest = ANY(%s) AND NOT "
                                    "EXISTS (SELECT 1 FROM message_attachments m WHERE m.digest "
                                    "= a.digest)", (used,))
-            for table in ("messages", "subroutines", "idempotency"):
+            for table in ("messages", "subroutines", "idempotency", "feedback"):
                 await conn.execute(f"DELETE FROM {table} WHERE conversation_id = %s",
                                    (conversation_id,))
             cur = await conn.execute("DELETE FROM conversations WHERE id = %s",
@@ -352,6 +380,68 @@ class PostgresStore:
         async with self._conn() as conn:
             await conn.execute("DELETE FROM idempotency WHERE conversation_id = %s AND key = %s "
                                "AND response IS NULL", (conversation_id, key))
+
+    async def conversations(self, query: Query) -> list[Summary]:
+        where: list[str] = ["true"]
+        params: list[Any] = []
+        for clause, value in (("owner = %s", query.owner), ("status = %s", query.status), (
+                "waiting_for->>'type' = %s", query.waiting_for)):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        if query.before is not None:
+            where.append("(updated_at, id) < (%s, %s)")
+            params += [as_datetime(query.before[0]), query.before[1]]
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                "SELECT id, title, status, waiting_for, updated_at, owner FROM conversations "
+                f"WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT %s",
+                (*params, query.limit + 1))
+            rows = await cur.fetchall()
+        return [Summary(r[0], r[1], r[2], r[3], 0 if r[4] is None else micros(r[4]), r[5])
+                for r in rows]
+
+    async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
+                   user: str) -> None:
+        async with self._conn() as conn:
+            await conn.execute(
+                'INSERT INTO feedback (conversation_id, idx, rating, comment, "user", time) '
+                "SELECT %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM conversations WHERE "
+                "id = %s) ON CONFLICT (conversation_id, idx) DO UPDATE SET rating = "
+                'EXCLUDED.rating, comment = EXCLUDED.comment, "user" = EXCLUDED."user", '
+                "time = EXCLUDED.time", (conversation_id, index, rating, comment, user,
+                                         as_datetime(self.clock()), conversation_id))
+
+    async def feedback(self, since: int | None = None) -> list[Feedback]:
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                'SELECT f.conversation_id, f.idx, m.message, f.rating, f.comment, f."user", '
+                "f.time FROM feedback f LEFT JOIN messages m ON m.conversation_id = "
+                "f.conversation_id AND m.idx = f.idx WHERE %s::timestamptz IS NULL OR f.time "
+                ">= %s ORDER BY f.time, f.conversation_id, f.idx",
+                (None if since is None else as_datetime(since),) * 2)
+            rows = await cur.fetchall()
+        return [Feedback(r[0], r[1], text_of_record(r[2]), r[3], r[4], r[5], micros(r[6]))
+                for r in rows]
+
+
+async def _to_v5(conn: Any) -> None:
+    """Schema 5: add the list's columns when missing (in the migrator's transaction), and
+    give the rows of earlier versions their titles, from their first user message."""
+    cur = await conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = "
+                             "current_schema() AND table_name = 'conversations' AND "
+                             "column_name = 'title'")
+    titled = await cur.fetchone()
+    await conn.execute(TO_V5)
+    if titled:
+        return
+    await conn.execute("ALTER TABLE conversations ADD COLUMN title TEXT")
+    cur = await conn.execute(
+        "SELECT DISTINCT ON (conversation_id) conversation_id, message FROM messages WHERE "
+        "message->>'role' = 'user' ORDER BY conversation_id, idx")
+    for conversation_id, message in await cur.fetchall():
+        await conn.execute("UPDATE conversations SET title = %s WHERE id = %s",
+                           (text_of_record(message)[:80], conversation_id))
 
 
 async def _to_v4(conn: Any) -> None:

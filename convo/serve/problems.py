@@ -1,6 +1,6 @@
 """What served conversations refuse, and why, in the engine's words: no HTTP here. The app
 (``convo.serve.app``) answers each kind with its status: ``NotFound`` 404, ``Conflict`` 409,
-``Invalid`` 400."""
+``Invalid`` 400, ``Forbidden`` 403."""
 
 from __future__ import annotations
 
@@ -19,3 +19,7 @@ class Conflict(Refused):
 
 class Invalid(Refused):
     """What was sent cannot be taken (the message says what was expected)."""
+
+
+class Forbidden(Refused):
+    """Not for this caller: it waits for an operator (a staff approval, a handoff)."""

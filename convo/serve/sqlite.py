@@ -26,6 +26,8 @@ from typing import Any, Final, TypeVar
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
+from .feedback import Feedback
+from .listing import Query, Summary, now_us, text_of_record, title_of
 from .store import (
     CANCEL,
     HELD,
@@ -41,6 +43,7 @@ from .store import (
 
 BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
 
 SCHEMA: Final = """
@@ -64,6 +67,11 @@ CREATE TABLE IF NOT EXISTS message_attachments (
     conversation_id TEXT NOT NULL, digest TEXT NOT NULL,
     PRIMARY KEY (conversation_id, digest)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS message_attachments_digest ON message_attachments (digest);
+CREATE TABLE IF NOT EXISTS feedback (
+    conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, rating INTEGER NOT NULL,
+    comment TEXT, user TEXT NOT NULL, time INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS feedback_time ON feedback (time);
 """
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
@@ -103,6 +111,52 @@ def _to_v4(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
+# Schema 5: the row's owner, title and time of the last message, for lists that read no
+# message (rows of earlier versions: the user "default", their creation time).
+TO_V5: Final = (
+    ("owner", "ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default'"),
+    ("title", "ALTER TABLE conversations ADD COLUMN title TEXT"),
+    ("updated_at", "ALTER TABLE conversations ADD COLUMN updated_at INTEGER"),
+)
+V5_INDEXES: Final = (
+    "UPDATE conversations SET updated_at = CAST(created * 1000000 AS INTEGER) "
+    "WHERE updated_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS conversations_owner_updated ON conversations "
+    "(owner, updated_at, id)",
+    "CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at, id)",
+)
+
+
+def _to_v5(db: sqlite3.Connection) -> None:
+    """Schema 5: add the list's columns when missing, and give the rows of earlier versions
+    their titles (from their first user message, read once); one transaction, one process
+    at a time."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(conversations)")}
+        for column, sql in TO_V5:
+            if column not in columns:
+                db.execute(sql)
+        for sql in V5_INDEXES:
+            db.execute(sql)
+        if "title" not in columns:
+            _titles(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _titles(db: sqlite3.Connection) -> None:
+    rows = db.execute(
+        "SELECT m.conversation_id, m.message FROM messages m WHERE m.idx = (SELECT MIN(n.idx) "
+        "FROM messages n WHERE n.conversation_id = m.conversation_id AND "
+        "json_extract(n.message, '$.role') = 'user')").fetchall()
+    db.executemany("UPDATE conversations SET title = ? WHERE id = ?", [
+        (text_of_record(json.loads(message))[:80], conversation_id)
+        for conversation_id, message in rows])
+
+
 class _Busy(Exception):
     """The database was busy and the caller would not wait: try again in a thread."""
 
@@ -135,6 +189,7 @@ class SQLiteStore:
         self._lock = threading.Lock()  # one user of the connection at a time
         self._waits = True  # the connection's busy_timeout is on (else 0: busy at once)
         self._owner = _owner()
+        self.clock = now_us
 
     async def _do(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # A statement or two of a WAL database take tens of microseconds: they run here, on
@@ -167,8 +222,12 @@ class SQLiteStore:
             with db:  # one transaction
                 return fn(db)
         except sqlite3.Error as exc:
-            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if not wait and code in _BUSY:
                 raise _Busy from exc
+            if code in _NO_ROOM:  # a full disk: empty the log, so the next write has room
+                with contextlib.suppress(sqlite3.Error):
+                    _checkpoint(db)
             raise StoreError(f"SQLite store {self.path}: {exc}") from exc
 
     async def open(self) -> None:
@@ -188,9 +247,11 @@ class SQLiteStore:
             if known is not None and int(known[0]) < 3:
                 db.execute(TO_V3)
             _to_v4(db)
+            _to_v5(db)
             db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
                        "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the schema's writes leave the log
             db.isolation_level = "DEFERRED"
             self._db = db
 
@@ -211,18 +272,21 @@ class SQLiteStore:
         except StoreError:
             return False
 
-    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
+    async def create(self, conversation_id: str, state: Mapping[str, Any], *,
+                     owner: str = "default") -> None:
         await self._do(lambda db: db.execute(
-            "INSERT INTO conversations (id, state, status, created, internal) "
-            "VALUES (?, ?, ?, ?, '{}')",
-            (conversation_id, dumps(dict(state)), "waiting", time.time())))
+            "INSERT INTO conversations (id, state, status, created, internal, owner, "
+            "updated_at) VALUES (?, ?, ?, ?, '{}', ?, ?)",
+            (conversation_id, dumps(dict(state)), "waiting", time.time(), owner,
+             self.clock())))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
             row = db.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal FROM conversations c WHERE id = ?", (conversation_id,)).fetchone()
+                "internal, owner, title, updated_at FROM conversations c WHERE id = ?",
+                (conversation_id,)).fetchone()
             if row is None:
                 return None
             state, internal = split(conversation_id, json.loads(row[0]),
@@ -233,7 +297,8 @@ class SQLiteStore:
             stored = Stored(conversation_id, state, row[1],
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
-                            length=row[5], child_length=row[6], internal=internal)
+                            length=row[5], child_length=row[6], internal=internal,
+                            owner=row[8], title=row[9], updated=row[10] or 0)
             if messages:
                 blobs = dict(db.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
@@ -262,8 +327,10 @@ class SQLiteStore:
                 db.executemany("INSERT OR IGNORE INTO attachments VALUES (?, ?)", blobs.items())
                 db.executemany("INSERT OR IGNORE INTO message_attachments VALUES (?, ?)",
                                [(conversation_id, digest) for digest in blobs])
-                db.execute("UPDATE conversations SET length = ? WHERE id = ?",
-                           (change.messages[-1][0] + 1, conversation_id))
+                db.execute("UPDATE conversations SET length = ?, updated_at = ?, title = "
+                           "COALESCE(title, ?) WHERE id = ?",
+                           (change.messages[-1][0] + 1, self.clock(),
+                            title_of(change.messages), conversation_id))
             db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
                 (conversation_id, i, len(r.messages), dumps(r.to_dict()))
                 for i, r in change.subroutines])
@@ -283,7 +350,8 @@ class SQLiteStore:
         def delete(db: sqlite3.Connection) -> bool:
             used = [d for (d,) in db.execute("SELECT digest FROM message_attachments WHERE "
                                              "conversation_id = ?", (conversation_id,))]
-            for table in ("messages", "subroutines", "idempotency", "message_attachments"):
+            for table in ("messages", "subroutines", "idempotency", "message_attachments",
+                          "feedback"):
                 db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))
             db.executemany("DELETE FROM attachments WHERE digest = ? AND NOT EXISTS (SELECT 1 "
                            "FROM message_attachments WHERE digest = ?)",
@@ -378,6 +446,40 @@ class SQLiteStore:
         await self._do(lambda db: db.execute(
             "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
             (conversation_id, key)))
+
+    async def conversations(self, query: Query) -> list[Summary]:
+        where: list[str] = ["1 = 1"]
+        params: list[Any] = []
+        for clause, value in (("owner = ?", query.owner), ("status = ?", query.status), (
+                "json_extract(waiting_for, '$.type') = ?", query.waiting_for)):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        if query.before is not None:
+            where.append("(updated_at, id) < (?, ?)")  # a range of the index, not a skip
+            params += list(query.before)
+        rows = await self._do(lambda db: db.execute(
+            "SELECT id, title, status, waiting_for, updated_at, owner FROM conversations WHERE "
+            f"{' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (*params, query.limit + 1)).fetchall())
+        return [Summary(r[0], r[1], r[2], json.loads(r[3]) if r[3] else None, r[4] or 0, r[5])
+                for r in rows]
+
+    async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
+                   user: str) -> None:
+        await self._do(lambda db: db.execute(
+            "INSERT OR REPLACE INTO feedback SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 "
+            "FROM conversations WHERE id = ?)",
+            (conversation_id, index, rating, comment, user, self.clock(), conversation_id)))
+
+    async def feedback(self, since: int | None = None) -> list[Feedback]:
+        rows = await self._do(lambda db: db.execute(
+            "SELECT f.conversation_id, f.idx, m.message, f.rating, f.comment, f.user, f.time "
+            "FROM feedback f LEFT JOIN messages m ON m.conversation_id = f.conversation_id AND "
+            "m.idx = f.idx WHERE f.time >= ? ORDER BY f.time, f.conversation_id, f.idx",
+            (since if since is not None else -(2 ** 62),)).fetchall())
+        return [Feedback(r[0], r[1], text_of_record(json.loads(r[2]) if r[2] else None), r[3],
+                         r[4], r[5], r[6]) for r in rows]
 
 
 def _checkpoint(db: sqlite3.Connection) -> None:

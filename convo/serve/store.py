@@ -26,6 +26,13 @@ start if missing; messages of earlier versions, with their data inline, read as 
 Version 4 also adds the lease's columns (``lock_until``; ``cancel_requested``), added on start
 when missing.
 ``forget(id, key)`` drops a key's record while its request has no answer (it was refused).
+Version 5 (people, API.md §19) gives each row its ``owner`` (the user who created it; rows of
+earlier versions belong to ``"default"``), its ``title`` (the first user message's first 80
+characters, ``NULL`` until there is one) and ``updated_at`` (the time of the last message
+added; rows of earlier versions take their creation time), columns added on start when
+missing, with the indexes ``(owner, updated_at, id)`` and ``(updated_at, id)``, so a list
+(``conversations``, ``listing.py``) never loads messages; and a ``feedback`` table
+(``feedback.py``), created on start if missing. ``clock`` gives the stores' time (tests set it).
 """
 
 from __future__ import annotations
@@ -40,8 +47,11 @@ import attrs
 from ..internal import checked, from_legacy_state
 from ..messages import Message
 from ..session import SubroutineRun
+from .feedback import Feedback
+from .listing import Query, Summary, newest, now_us, title_of
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
+DEFAULT_OWNER: Final = "default"  # the owner of rows of schema 4 and before
 LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
 HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
 
@@ -65,6 +75,13 @@ class Stored:
     length: int = 0  # how many messages are stored (without loading them)
     subroutines: list[SubroutineRun] = attrs.field(factory=list)
     child_length: int = 0  # how many messages its subroutine records hold, all together
+    owner: str = attrs.field(default=DEFAULT_OWNER, kw_only=True)
+    title: str | None = attrs.field(default=None, kw_only=True)
+    updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
+
+    def summary(self) -> Summary:
+        return Summary(self.id, self.title, self.status, self.waiting_for, self.updated,
+                       self.owner)
 
 
 @attrs.frozen(slots=True)
@@ -89,7 +106,8 @@ class Store(Protocol):
 
     async def ping(self) -> bool: ...
 
-    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None: ...
+    async def create(self, conversation_id: str, state: Mapping[str, Any], *,
+                     owner: str = DEFAULT_OWNER) -> None: ...
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None: ...
 
@@ -115,6 +133,13 @@ class Store(Protocol):
 
     async def forget(self, conversation_id: str, key: str) -> None: ...
 
+    async def conversations(self, query: Query) -> list[Summary]: ...
+
+    async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
+                   user: str) -> None: ...
+
+    async def feedback(self, since: int | None = None) -> list[Feedback]: ...
+
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -138,6 +163,8 @@ class MemoryStore:
         self._rows: dict[str, Stored] = {}
         self._running: dict[str, bool] = {}  # a turn's conversation: whether asked to stop
         self._keys: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
+        self._ratings: dict[tuple[str, int], tuple[int, str | None, str, int]] = {}
+        self.clock = now_us
 
     async def open(self) -> None:
         return None
@@ -148,8 +175,10 @@ class MemoryStore:
     async def ping(self) -> bool:
         return True
 
-    async def create(self, conversation_id: str, state: Mapping[str, Any]) -> None:
-        self._rows[conversation_id] = Stored(conversation_id, json.loads(dumps(dict(state))))
+    async def create(self, conversation_id: str, state: Mapping[str, Any], *,
+                     owner: str = DEFAULT_OWNER) -> None:
+        self._rows[conversation_id] = Stored(conversation_id, json.loads(dumps(dict(state))),
+                                             owner=owner, updated=self.clock())
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         row = self._rows.get(conversation_id)
@@ -177,11 +206,16 @@ class MemoryStore:
                 raise StoreError(f"conversation {conversation_id}: subroutine record {index} "
                                  f"written out of order (have {len(row.subroutines)})")
             row.subroutines[index:index + 1] = [run]
+        if change.messages:
+            row.updated = self.clock()
+            row.title = row.title if row.title is not None else title_of(change.messages)
         _apply(row, change)
 
     async def delete(self, conversation_id: str) -> bool:
         for slot in [slot for slot in self._keys if slot[0] == conversation_id]:
             del self._keys[slot]
+        for rated in [rated for rated in self._ratings if rated[0] == conversation_id]:
+            del self._ratings[rated]
         return self._rows.pop(conversation_id, None) is not None
 
     @contextlib.asynccontextmanager
@@ -225,6 +259,21 @@ class MemoryStore:
         known = self._keys.get((conversation_id, key))
         if known is not None and known[1] is None:
             del self._keys[(conversation_id, key)]
+
+
+    async def conversations(self, query: Query) -> list[Summary]:
+        return newest((row.summary() for row in self._rows.values()), query)
+
+    async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
+                   user: str) -> None:
+        if conversation_id in self._rows:
+            self._ratings[(conversation_id, index)] = (rating, comment, user, self.clock())
+
+    async def feedback(self, since: int | None = None) -> list[Feedback]:
+        found = [Feedback(c, i, self._rows[c].messages[i].text, rating, comment, user, time)
+                 for (c, i), (rating, comment, user, time) in self._ratings.items()
+                 if since is None or time >= since]
+        return sorted(found, key=lambda f: (f.time, f.conversation, f.message_index))
 
 
 def _apply(row: Stored, change: Change) -> None:

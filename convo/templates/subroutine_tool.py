@@ -21,7 +21,7 @@ from ..errors import DefinitionError
 from ..messages import Message
 from ..requests import Flow, Invocation
 from ..session import Session
-from ..tools.base import Tool, ToolArgument
+from ..tools.base import Tool, ToolArgument, checked_approver
 from ..tools.calls import ToolRun
 from .base import Template
 from .subroutine import _check_inherit, _check_keep, child_run, inherited, kept
@@ -53,8 +53,9 @@ class SubroutineTool(Tool):
 
     def __init__(self, template: Template, *, name: str, description: str,
                  inherit: str | int = "none", keep: str = "last", model: Model | None = None,
-                 needs_approval: NeedsApproval = False) -> None:
-        super().__init__(needs_approval=needs_approval)
+                 needs_approval: NeedsApproval = False, approver: str = "user") -> None:
+        super().__init__(needs_approval=needs_approval,
+                         approver=checked_approver(name, approver))
         if not isinstance(template, Template):
             raise DefinitionError(f"SubroutineTool {name!r}: template is "
                                   f"{type(template).__name__} {template!r}, expected a "

@@ -49,6 +49,7 @@ from ..tools.transition import Moving
 from .base import Template
 from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
+from .handoff import handed_off
 from .subroutine_tool import SubroutineTool, delegate
 from .toolsets import TurnTools, fixed, toolsets_of, turn_tools
 
@@ -83,7 +84,9 @@ def _approvals(invocations: Sequence[Invocation]) -> Flow:
     needing = [inv for inv in invocations if inv.tool.requires_approval(inv.args)]
     if not needing:
         return {}
-    decisions: list[Approval] = yield Approve(tuple(inv.call for inv in needing))
+    decisions: list[Approval] = yield Approve(tuple(inv.call for inv in needing),
+                                              approvers=tuple(inv.tool.approver
+                                                              for inv in needing))
     return {inv.call.id: decision.rejection
             for inv, decision in zip(needing, decisions, strict=True) if not decision.approved}
 
@@ -168,7 +171,7 @@ class ToolingTemplate(Template):
                     return session
                 batch: Batch = yield from self._answer(session, turn, reply.tool_calls)
                 turn.last_tool_text = batch.last_text
-                if (yield from self._terminated(turn, batch)):
+                if (yield from self._terminated(session, turn, batch)):
                     return session
                 continue
             if self._output is not None:
@@ -202,7 +205,7 @@ class ToolingTemplate(Template):
         yield from self._end(turn, limit)
         return session
 
-    def _terminated(self, turn: _Turn, batch: Batch) -> Flow:
+    def _terminated(self, session: Session, turn: _Turn, batch: Batch) -> Flow:
         """Apply the termination family, by precedence; True when the turn is over."""
         if batch.ended:
             if batch.farewell:
@@ -214,6 +217,11 @@ class ToolingTemplate(Template):
             yield from self._end(turn, RunStatus.COMPLETED, terminated_by=batch.move.by,
                                  done=True)
             raise Moving(batch.move)
+        if batch.handoff is not None:  # a person takes over until they hand back
+            call, handing = batch.handoff
+            yield from handed_off(session, call, handing.reason)
+            yield from self._end(turn, RunStatus.COMPLETED, terminated_by=call.name, done=True)
+            return True
         if batch.terminal is not None:
             yield Message("assistant", batch.terminal)
             yield from self._end(turn, RunStatus.COMPLETED, response=batch.terminal,

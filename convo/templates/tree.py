@@ -65,11 +65,13 @@ def termination_tools(root: Template) -> set[str]:
 
 
 def toolsets(root: Template) -> list[Toolset]:
-    """Every toolset in the tree's tool lists (an ``MCPServer``), once each, in tree order:
-    what ``Runner.close()`` closes."""
+    """Every toolset in the tree's tool lists (an ``MCPServer``), once each, in tree order,
+    and the toolset a listed tool names as its ``toolset`` (``[*server]`` puts an
+    ``MCPServer``'s tools in a list): what ``Runner.close()`` closes."""
     found: dict[int, Toolset] = {}
     for node, _, _ in walk(root):
         for item in getattr(node, "tools", ()):
-            if is_toolset(item):
-                found.setdefault(id(item), item)
+            source = item if is_toolset(item) else getattr(item, "toolset", None)
+            if source is not None and is_toolset(source):
+                found.setdefault(id(source), source)
     return list(found.values())

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..approval import Approval
 from ..interfaces.base import UserInterface
-from ..interfaces.scripted import approval_of
-from ..messages import ToolCall
+from ..interfaces.scripted import HANDBACK, OPERATOR, approval_of
+from ..messages import Message, ToolCall
 from ..parts import Content
 from ..session import Session
 from .cancel import drop_empty_cancelled
@@ -18,6 +18,7 @@ from .paths import input_history_path
 from .slash_commands import Commands
 
 FENCE = '"""'
+OPERATOR_PROMPT = "Operator: "
 
 
 class CLIInterface(UserInterface):
@@ -34,13 +35,14 @@ class CLIInterface(UserInterface):
     sent (unless the question has a ``default``).
     """
 
-    __slots__ = ("_editor", "_readline_ready", "commands", "prompt")
+    __slots__ = ("_editor", "_handed_off", "_readline_ready", "commands", "prompt")
 
     def __init__(self, prompt: str = "You: ", commands: Commands | None = None) -> None:
         self.prompt = prompt
         self.commands = commands if commands is not None else Commands()
         self._editor: Any = None
         self._readline_ready = False
+        self._handed_off = False  # answering as the operator now (the handoff tool)
 
     @property
     def echoes_input(self) -> bool:
@@ -99,6 +101,32 @@ class CLIInterface(UserInterface):
     async def aapprove(self, session: Session, call: ToolCall) -> Approval:
         approval: Approval = await _in_thread(self.approve, session, call)
         return approval
+
+    def hand_off(self, session: Session, reason: str | None, said: int) -> Message | None:
+        """The model handed the conversation to a person: the person at the terminal answers
+        as the operator (lines after ``Operator:``) until ``/handback`` (or Ctrl-D)."""
+        if not self._handed_off:  # a new handoff, or one a continued chat goes on with
+            self._handed_off = True
+            why = f": {reason}" if reason else ""
+            self.commands.say(f"(the bot handed the conversation to a person{why}. You answer "
+                              f"as the operator now; {HANDBACK} gives it back to the bot)")
+        while True:
+            try:
+                text = self._read(OPERATOR_PROMPT)
+            except (EOFError, KeyboardInterrupt):
+                _calm_interrupts()
+                text = HANDBACK
+            if text.strip() == HANDBACK:
+                self._handed_off = False
+                self.commands.say("(handed back to the bot)")
+                return None
+            if text.strip():
+                return Message("assistant", text, metadata={"author": OPERATOR})
+
+    async def ahand_off(self, session: Session, reason: str | None, said: int
+                        ) -> Message | None:
+        said_now: Message | None = await _in_thread(self.hand_off, session, reason, said)
+        return said_now
 
     async def aask(self, session: Session, instruction: str | None, default: str | None
                    ) -> Content:

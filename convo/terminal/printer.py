@@ -259,8 +259,12 @@ class ConsolePrinter:
             self._after_reply(message)
             return
         self.end_stream()
-        if message.role == "user" and self.skip_next_user:
+        staff = message.role == "assistant" and "author" in message.metadata  # an operator's
+        if (message.role == "user" or staff) and self.skip_next_user:
             self.skip_next_user = False
+            return
+        if staff:  # said during a handoff (typed at a pipe, or replayed)
+            self.write(f"{self.paint('Operator:', 'assistant')} {shown(message.content)}\n")
             return
         if message.role == "tool":
             if message.name not in self.hidden_tools:

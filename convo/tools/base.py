@@ -17,6 +17,16 @@ from .schema import describe
 from .validation import ABSENT, Arguments, Spec
 
 NeedsApproval: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
+APPROVERS: Final = ("user", "operator")
+"""Who may approve a tool's calls: the user of the conversation, or an operator (staff)."""
+
+
+def checked_approver(tool: str, approver: Any) -> str:
+    """``approver`` if it is one of ``APPROVERS``; else a ``ValueError`` naming the tool."""
+    if approver not in APPROVERS:
+        raise ValueError(f"tool {tool!r}: approver must be 'user' or 'operator', "
+                         f"got {approver!r}")
+    return str(approver)
 
 TERMINAL_NOTE: Final = (
     "Calling this tool ends your turn: its output is your response. "
@@ -124,10 +134,21 @@ class Tool:
     #: Ask a person before each call runs: ``True``, or a function of the validated arguments
     #: (``lambda args: args["amount"] > 100``). See docs/approval.md.
     needs_approval: NeedsApproval = False
+    #: Who decides its approvals: ``"user"`` (the person in the conversation) or
+    #: ``"operator"`` (staff: a served user cannot decide them). See docs/approval.md.
+    approver: str = "user"
 
-    def __init__(self, *, needs_approval: NeedsApproval | None = None) -> None:
+    def __init__(self, *, needs_approval: NeedsApproval | None = None,
+                 approver: str | None = None) -> None:
         if needs_approval is not None:
             self.needs_approval = needs_approval
+        if approver is not None:
+            self.approver = checked_approver(self.name or type(self).__name__, approver)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "approver" in cls.__dict__:  # a class attribute: checked where it is written
+            checked_approver(cls.__dict__.get("name") or cls.__name__, cls.__dict__["approver"])
 
     def _execute(self, args: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement _execute(args)")
@@ -271,6 +292,10 @@ class Bound:
 
     def requires_approval(self, args: dict[str, Any]) -> bool:
         return self.tool.requires_approval(args)
+
+    @property
+    def approver(self) -> str:
+        return self.tool.approver
 
     def invoke(self, args: dict[str, Any]) -> Any:
         return self.tool.invoke(args, self.context)

@@ -33,6 +33,7 @@ from ..errors import ReachedEndTemplateException, ToolRetry
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
 from .base import Bound, SavedToolError, Tool, ToolResult, to_content
+from .handoff import HandingOff
 from .output import NO_OUTPUT
 from .termination import TERMINATED, TerminateResponse
 from .toolset import Unlisted
@@ -55,6 +56,9 @@ class Invokable(Protocol):
     def rerun_on_resume(self) -> bool: ...
 
     def requires_approval(self, args: dict[str, Any]) -> bool: ...
+
+    @property
+    def approver(self) -> str: ...
 
     def invoke(self, args: dict[str, Any]) -> Any: ...
 
@@ -258,6 +262,7 @@ class Batch:
     last_text: str | None = None
     output: Any = NO_OUTPUT
     exhausted: str | None = None  # the note when a tool used up its retries
+    handoff: tuple[ToolCall, HandingOff] | None = None  # a person takes over (HandoffTool)
 
 
 def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,
@@ -303,6 +308,10 @@ def outcome(batch: Batch, invocation: Invocation, run: ToolRun
         exc = run.error
         return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
     value = run.value
+    if isinstance(value, HandingOff):
+        if batch.handoff is None:
+            batch.handoff = invocation.call, value
+        return value.text, False
     if isinstance(value, Move):
         if batch.move is not None:
             return (f"Error: ignored: {batch.move.by!r} was already called in this batch "

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from ..errors import ToolDefinitionError
-from .base import NeedsApproval, Tool, ToolArgument
+from .base import NeedsApproval, Tool, ToolArgument, checked_approver
 from .context import ToolContext
 from .schema import _optional_inner
 from .validation import Arguments, Spec
@@ -59,12 +59,13 @@ class FunctionTool(Tool):
         description: str | None = None, terminal: bool = False,
         timeout: float | None = None, retries: int | None = None, strict: bool = False,
         localns: Mapping[str, Any] | None = None, needs_approval: NeedsApproval = False,
-        inline: bool = False,
+        inline: bool = False, approver: str = "user",
     ) -> None:
         self.fn = fn
         self.inline = inline
         self.needs_approval = needs_approval
         self.name = name or fn.__name__
+        self.approver = checked_approver(self.name, approver)
         summary, arg_docs = parse_docstring(fn.__doc__)
         self.description = description if description is not None else summary
         self.terminal, self.timeout, self.retries, self.strict = terminal, timeout, retries, strict
@@ -128,7 +129,7 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 def tool(
     *, name: str | None = None, description: str | None = None, terminal: bool = False,
     timeout: float | None = None, retries: int | None = None, strict: bool = False,
-    needs_approval: NeedsApproval = False, inline: bool = False,
+    needs_approval: NeedsApproval = False, inline: bool = False, approver: str = "user",
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -136,7 +137,7 @@ def tool(
     fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     description: str | None = None, terminal: bool = False, timeout: float | None = None,
     retries: int | None = None, strict: bool = False, needs_approval: NeedsApproval = False,
-    inline: bool = False,
+    inline: bool = False, approver: str = "user",
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed, documented function (sync or ``async def``) into a Tool.
 
@@ -146,7 +147,8 @@ def tool(
     ``ToolContext`` receives the call's context and is not shown to the model.
     ``retries=N`` ends the turn after N+1 failed calls of this tool in a row; ``strict=True``
     sends the schema in OpenAI's strict form. ``needs_approval`` (a bool, or a function of the
-    arguments) makes the runner ask a person before each call runs (docs/approval.md).
+    arguments) makes the runner ask a person before each call runs (docs/approval.md);
+    ``approver="operator"`` has staff decide it when served (a user gets 403).
     Under ``arun()`` and serving a sync function runs in a worker thread, so it never blocks
     the event loop; ``inline=True`` runs a trivial one on the loop instead.
     """
@@ -154,7 +156,7 @@ def tool(
     def make(f: Callable[..., Any], localns: Mapping[str, Any]) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, terminal=terminal,
                             timeout=timeout, retries=retries, strict=strict, localns=localns,
-                            needs_approval=needs_approval, inline=inline)
+                            needs_approval=needs_approval, inline=inline, approver=approver)
 
     def build(f: Callable[..., Any]) -> FunctionTool:
         return make(f, sys._getframe(1).f_locals)

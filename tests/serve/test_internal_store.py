@@ -22,6 +22,7 @@ from starlette.testclient import TestClient
 
 from convo import FunctionModel, Message
 from convo.serve import create_app
+from convo.serve.store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 OLD = "41iUgl9W69BVu367vR7O0g"  # the conversation of store_v3.db
@@ -109,7 +110,7 @@ def test_a_schema_3_sqlite_store_is_migrated_and_goes_on(tmp_path: Path) -> None
         rows = dict(db.execute("SELECT id, internal FROM conversations").fetchall())
         version = db.execute("SELECT value FROM convo_meta").fetchone()[0]
     db.close()
-    assert version == "4"
+    assert version == str(SCHEMA_VERSION)
     assert (rows["bad"], rows["negative"]) == ("{}", "{}")
     assert json.loads(rows[OLD])["context"]["summary"].startswith("The customer")
     again, _ = app(f"sqlite:///{path}")  # a second start finds nothing to do
@@ -150,7 +151,7 @@ def test_a_schema_3_postgres_store_is_migrated_and_goes_on(postgres: Postgres) -
         state, internal = conn.execute("SELECT state, internal FROM conversations WHERE id = "
                                        "%s", (cid,)).fetchone()
         version = conn.execute("SELECT value FROM convo_meta").fetchone()[0]
-    assert (state, version) == ({"customer": "Ann"}, "4")
+    assert (state, version) == ({"customer": "Ann"}, str(SCHEMA_VERSION))
     assert internal["context"]["calls"] >= 1
 
 

@@ -164,8 +164,8 @@ def test_approval_pauses_then_answers(client: TestClient) -> None:
     cid = _new(client)
     url = f"/api/conversations/{cid}"
     body = client.post(f"{url}/messages", json={"content": "refund A1"}).json()
-    assert body["waiting_for"] == {"type": "approval", "calls": [
-        {"id": "call_1", "name": "refund", "arguments": {"order": "A1"}}]}
+    assert body["waiting_for"] == {"type": "approval", "approver": "user", "calls": [
+        {"id": "call_1", "name": "refund", "arguments": {"order": "A1"}, "approver": "user"}]}
     busy = client.post(f"{url}/messages", json={"content": "hello?"})
     assert busy.status_code == 409
     assert busy.json()["error"].startswith("an approval is pending: answer it with POST ")

@@ -16,7 +16,24 @@ import time
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"0" * 52
+WAV = b"RIFF" + b"\0" * 40
+PDF = b"%PDF-1.4 tiny"
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def build(name: str) -> MCPServer:
@@ -58,9 +75,8 @@ def build(name: str) -> MCPServer:
     @app.tool()
     def picture() -> CallToolResult:
         """Text and an image."""
-        data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"0" * 52).decode()
         return CallToolResult(content=[TextContent(type="text", text="a red dot"),
-                                       ImageContent(type="image", data=data,
+                                       ImageContent(type="image", data=b64(PNG),
                                                     mime_type="image/png")])
 
     @app.tool()
@@ -90,6 +106,27 @@ def build(name: str) -> MCPServer:
         app.add_tool(extra)
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @app.tool()
+    def media() -> CallToolResult:
+        """Audio, embedded files, a text resource and a link."""
+        return CallToolResult(content=[
+            TextContent(type="text", text="the files:"),
+            TextContent(type="text", text="all of them"),
+            AudioContent(type="audio", data=b64(WAV), mime_type="audio/wav"),
+            EmbeddedResource(type="resource", resource=BlobResourceContents(
+                uri="file:///srv/report.pdf", mime_type="application/pdf", blob=b64(PDF))),
+            EmbeddedResource(type="resource", resource=BlobResourceContents(
+                uri="file:///srv/shot.png", mime_type="image/png", blob=b64(PNG))),
+            EmbeddedResource(type="resource", resource=TextResourceContents(
+                uri="file:///srv/notes.txt", mime_type="text/plain", text="some notes")),
+            ResourceLink(type="resource_link", name="more", uri="file:///srv/more.txt")])
+
+    @app.tool()
+    def bad_image() -> CallToolResult:
+        """An image whose data is not base64."""
+        return CallToolResult(content=[ImageContent(type="image", data="not base64!",
+                                                    mime_type="image/png")])
 
     return app
 

@@ -27,10 +27,11 @@ from convo import (
     UserTemplate,
 )
 from convo.events import ToolCallEnded
+from convo.parts import shown
 from convo.resume import resume
 
 ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
-       "say_hello", "grow"]
+       "say_hello", "grow", "media", "bad_image"]
 
 
 def _tree(tools: Iterable[Tool]) -> LinearTemplate:
@@ -38,7 +39,9 @@ def _tree(tools: Iterable[Tool]) -> LinearTemplate:
 
 
 def _tool_messages(session: Session) -> list[tuple[str, bool]]:
-    return [(m.content, bool(m.metadata.get("error"))) for m in session.messages
+    """Each tool message as a screen shows it (an image as a placeholder), and whether it is
+    an error."""
+    return [(shown(m.content), bool(m.metadata.get("error"))) for m in session.messages
             if m.role == "tool"]
 
 
@@ -70,7 +73,7 @@ def test_calls_under_run_and_arun(tools_server: MCPServer, mode: str) -> None:
     assert _tool_messages(session) == [
         ("5", False), ("hi", False), ("hello", False), ("first\nsecond", False),
         ('{"temperature": 21, "unit": "C"}', False),
-        ("a red dot\n[image from the tool: image/png, about 60 bytes, not shown]", False),
+        ("a red dot\n[image: image/png, 60 B]", False),
         ("Error: tool 'fail' failed: MCPServerError: MCP server 'tools' says the call of "
          "'fail' failed: Error executing tool fail: no disk", True),
     ]
@@ -112,7 +115,7 @@ def test_a_clash_of_names_names_both_servers() -> None:
             ToolingTemplate([*one, *two])
         assert str(info.value) == (
             "ToolingTemplate: two tools are named 'add': <MCPTool 'add' of MCP server "
-            "'tools'> and <MCPTool 'add' of MCP server 'other'> (tools[11])")
+            "'tools'> and <MCPTool 'add' of MCP server 'other'> (tools[13])")
     with stdio_server("tools") as one, stdio_server("other", prefix="b_") as two:
         assert "b_add" in [t.name for t in ToolingTemplate([*one, *two]).tools]
 

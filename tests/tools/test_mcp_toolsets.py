@@ -65,7 +65,7 @@ def test_a_server_in_the_tool_list_beside_a_tool(tools_server: MCPServer, mode: 
     assert _tool_messages(session) == [("5", False), ("HI", False), ("x", False)]
     assert model.calls[0].tool_names == (
         "add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
-        "say_hello", "grow", "shout")
+        "say_hello", "grow", "media", "bad_image", "shout")
     model.assert_complete()
 
 

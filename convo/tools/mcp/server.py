@@ -22,6 +22,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 import attrs
 
 from ...errors import DefinitionError, MCPServerError
+from ...parts import Part, shown
 from .connection import (
     CLOSE_TIMEOUT,
     Connection,
@@ -30,8 +31,8 @@ from .connection import (
     close_later,
     finish_closing,
 )
-from .loop import on_loop, started, submit
-from .tool import MCPTool, result_text
+from .loop import hand_off, on_loop, started, submit
+from .tool import BadResult, MCPTool, result_content
 
 T = TypeVar("T")
 MCPApproval: TypeAlias = "bool | Callable[[str, dict[str, Any]], bool]"
@@ -73,6 +74,7 @@ class MCPServer:
     _lock: asyncio.Lock | None = attrs.field(default=None, init=False)
     _listed: list[Any] | None = attrs.field(default=None, init=False)
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
+    _catalog: tuple[MCPTool, ...] = attrs.field(default=(), init=False)  # _tools' values
     _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
     _pid: int = attrs.field(factory=os.getpid, init=False)  # the process that connected
 
@@ -130,10 +132,23 @@ class MCPServer:
     def tools(self) -> list[MCPTool]:
         """The server's tools (prefixed and filtered), listed once and cached; connects first
         when needed. Raises ``MCPServerError`` naming the server and the cause."""
-        return self._wait(self._list(), self.timeout * 2)
+        cached = self._cached()
+        return list(cached) if cached is not None else self._wait(self._list(), self.timeout * 2)
 
     async def atools(self) -> list[MCPTool]:
+        cached = self._cached()
+        if cached is not None:
+            return list(cached)
         return await self._await(self._list(), self.timeout * 2)
+
+    def _cached(self) -> tuple[MCPTool, ...] | None:
+        """The tools as last listed, while the connection is up and the list has not changed:
+        a turn takes them without a hop to the MCP loop."""
+        connection = self._connection
+        if (self._listed is None or connection is None or connection.session is None
+                or self._pid != os.getpid()):
+            return None
+        return self._catalog
 
     def __iter__(self) -> Any:
         """``ToolingTemplate([*server, other_tool])``: the server's tools."""
@@ -149,7 +164,7 @@ class MCPServer:
             connection = await self._connect()
             if self._listed is None:
                 try:
-                    self._listed = await asyncio.wait_for(connection.list_tools(), self.timeout)
+                    listed = await asyncio.wait_for(connection.list_tools(), self.timeout)
                 except TimeoutError:
                     raise MCPServerError(f"MCP server {self.name!r} did not list its tools "
                                          f"within {self.timeout:g} s") from None
@@ -158,27 +173,32 @@ class MCPServer:
                     raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
                                          f"{cause(exc)}") from exc
                 self._tools = {d.name: self._tools.get(d.name) or MCPTool(
-                    self, d.name, d.description, d.input_schema) for d in self._listed
+                    self, d.name, d.description, d.input_schema) for d in listed
                     if self._keep(d.name)}
-            return list(self._tools.values())
+                # The catalog before the mark: another thread's ``_cached`` reads them.
+                self._catalog, self._listed = tuple(self._tools.values()), listed
+            return list(self._catalog)
 
     def _list_changed(self) -> None:
         self._listed = None
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str:
-        """Call the server's tool ``remote``; its text, or ``MCPServerError`` saying why not."""
+    async def call(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+        """Call the server's tool ``remote``: its result as a tool message's content (text, or
+        parts when it holds images, audio or files), or ``MCPServerError`` saying why not."""
         return await self._await(self._call(remote, arguments), self.timeout * 2)
 
-    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True) -> str:
+    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True
+                    ) -> str | tuple[Part, ...]:
         connection = self._connection
         if connection is None or connection.session is None or self._pid != os.getpid():
             async with self._guard():
                 connection = await self._connect()
         try:
-            result = await asyncio.wait_for(
-                connection.call(remote, arguments, self.timeout), self.timeout + 1)
+            # Not wait_for: on 3.11 it wraps the call in one more task, on every call.
+            async with asyncio.timeout(self.timeout + 1):
+                result = await connection.call(remote, arguments, self.timeout)
         except TimeoutError:
             raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                  f"{remote!r} within {self.timeout:g} s") from None
@@ -195,11 +215,18 @@ class MCPServer:
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
-        text = result_text(result)
+        return self._content(remote, result)
+
+    def _content(self, remote: str, result: Any) -> str | tuple[Part, ...]:
+        try:
+            content = result_content(result)
+        except BadResult as exc:
+            raise MCPServerError(f"MCP server {self.name!r} sent a result of {remote!r} that "
+                                 f"cannot be shown: {exc}") from None
         if getattr(result, "is_error", False):
             raise MCPServerError(f"MCP server {self.name!r} says the call of {remote!r} "
-                                 f"failed: {text or 'no details'}")
-        return text
+                                 f"failed: {shown(content) or 'no details'}")
+        return content
 
     # -- the connection ---------------------------------------------------------------------
 
@@ -256,11 +283,11 @@ class MCPServer:
     async def _await(self, coro: Coroutine[Any, Any, T], limit: float) -> T:
         if on_loop():
             return await coro
-        future = submit(coro)
+        future = hand_off(coro)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), limit + GRACE)
+            async with asyncio.timeout(limit + GRACE):  # cancels the future, and so ``coro``
+                return await future
         except TimeoutError:
-            future.cancel()
             raise MCPServerError(f"MCP server {self.name!r} did not answer within "
                                  f"{limit + GRACE:g} s") from None
 

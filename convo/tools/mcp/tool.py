@@ -8,12 +8,17 @@ with the required keys (the model hears about anything else from the server's er
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from ...errors import ToolArgumentError
+from ...parts import Audio, Document, Image, Part, normalize
 from ..base import Tool
 
 
@@ -26,7 +31,8 @@ class ToolServer(Protocol):
     prefix: str | None
     needs_approval: Any
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str: ...
+    async def call(self, remote: str, arguments: dict[str, Any]
+                   ) -> str | tuple[Part, ...]: ...
 
 
 def model_name(name: str) -> str:
@@ -54,6 +60,11 @@ class MCPTool(Tool):
         self.name = model_name(f"{server.prefix or ''}{remote_name}")
         self.description = description or ""
         self.parameters = parameters_of(input_schema)
+
+    @property
+    def toolset(self) -> ToolServer:
+        """The server: what ``Runner.close()`` closes for a tool given as ``[*server]``."""
+        return self.server
 
     def schema(self) -> dict[str, Any]:
         return {"type": "function", "function": {
@@ -83,37 +94,66 @@ class MCPTool(Tool):
         rule = self.server.needs_approval
         return bool(rule(self.remote_name, args)) if callable(rule) else bool(rule)
 
-    async def _execute(self, args: dict[str, Any]) -> str:
+    async def _execute(self, args: dict[str, Any]) -> str | tuple[Part, ...]:
         return await self.server.call(self.remote_name, args)
 
     def __repr__(self) -> str:
         return f"<MCPTool {self.name!r} of MCP server {self.server.name!r}>"
 
 
-def result_text(result: Any) -> str:
-    """The tool message of an MCP ``CallToolResult``: its text parts joined with a newline;
-    images, audio and resources named in brackets; ``structuredContent`` as JSON when there
-    is no text."""
-    parts = [_block_text(block) for block in result.content or ()]
-    parts = [p for p in parts if p]
+class BadResult(ValueError):
+    """A server's result that cannot become a tool message (its data is not base64)."""
+
+
+def result_content(result: Any) -> str | tuple[Part, ...]:
+    """The tool message of an MCP ``CallToolResult``, its content in order: text as text
+    (several text parts in a row joined with a newline); images, audio and embedded files as
+    ``Image``, ``Audio`` and ``Document`` parts (API §16); an embedded text resource as its
+    text, a link as ``[resource URI]``; ``structuredContent`` as JSON when there is no text.
+    ``BadResult`` when a part's data is not base64."""
+    items: list[str | Part] = []
+    for block in result.content or ():
+        item = _block(block)
+        if isinstance(item, str) and items and isinstance(items[-1], str):
+            items[-1] = f"{items[-1]}\n{item}"
+        else:
+            items.append(item)
     structured = getattr(result, "structured_content", None)
-    if not parts and structured is not None:
-        return json.dumps(structured, ensure_ascii=False)
-    return "\n".join(parts)
+    if structured is not None and not any(isinstance(i, str) for i in items):
+        items.insert(0, json.dumps(structured, ensure_ascii=False))
+    return normalize(items)
 
 
-def _block_text(block: Any) -> str:
+def _block(block: Any) -> str | Part:
     kind = getattr(block, "type", None)
     if kind == "text":
         return str(block.text)
     if kind in ("image", "audio"):
-        size = len(block.data) * 3 // 4  # base64
-        # Until tool messages carry Image parts (API §16), the model is told what it missed.
-        return f"[{kind} from the tool: {block.mime_type}, about {size} bytes, not shown]"
+        cls = Image if kind == "image" else Audio
+        return cls(_decoded(block.data, f"the {kind} ({block.mime_type})"),
+                   media_type=block.mime_type)
     if kind == "resource":
         resource = block.resource
         text = getattr(resource, "text", None)
-        return str(text) if text is not None else f"[resource {resource.uri}, not shown]"
+        if text is not None:
+            return str(text)
+        return _file(str(resource.uri), resource.mime_type,
+                     _decoded(resource.blob, f"the resource {resource.uri}"))
     if kind == "resource_link":
         return f"[resource {block.uri}]"
     return f"[{kind} content, not shown]"
+
+
+def _file(uri: str, media_type: str | None, data: bytes) -> Part:
+    """An embedded file, as the part its media type says."""
+    filename = posixpath.basename(urlsplit(uri).path) or None
+    kind = (media_type or "").partition("/")[0]
+    cls = Image if kind == "image" else Audio if kind == "audio" else Document
+    return cls(data, media_type=media_type, filename=filename)
+
+
+def _decoded(data: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BadResult(f"{what} in the result is not valid base64 ({exc})") from None
