@@ -17,8 +17,10 @@ person")::
     echo '{"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}}' > users.json
     convo serve examples/staffed_support_bot.py --users users.json
 
-or chat with it: ``convo chat examples/staffed_support_bot.py`` (offline on the mock model
-below: say "refund A1", or "a person, please").
+then open http://127.0.0.1:8000/ as the customer (token t-ann) and
+http://127.0.0.1:8000/operator as staff (token t-olga); or chat with it: ``convo chat
+examples/staffed_support_bot.py`` (offline on the mock model below: say "refund A1", or "a
+person, please").
 """
 
 import re
@@ -36,6 +38,10 @@ from convo import (
     UserTemplate,
     tool,
 )
+
+# The bot's name on its pages (the chat page's header and tab, /operator); with no greeting,
+# the chat page shows its first prompt ("Ask me anything.", or the file's first_prompt).
+title = "Mugs & Co. support"
 
 ORDERS = {"A1": ("a kettle", 25.0), "B2": ("a bicycle", 140.0)}
 

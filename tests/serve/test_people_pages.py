@@ -26,8 +26,8 @@ CHROMIUM = "/usr/bin/chromium"
 BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
-          "t-olga": {"user": "olga", "role": "operator"}}
+TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"}, "t-cy": {"user": "cy"},
+          "t-dee": {"user": "dee"}, "t-olga": {"user": "olga", "role": "operator"}}
 TITLE = "Mugs & Co. <Support>"
 expect.set_options(timeout=20_000)
 
@@ -166,7 +166,7 @@ def test_an_operator_approves_from_the_operators_page(browser: Browser, served: 
     context, pg = signed_in(browser, served, "t-olga", f"/operator?c={conversation}")
     expect(pg).to_have_title(f"{TITLE} · Operators")
     who, said = pg.locator("#log .msg .who"), pg.locator("#log .msg .text")
-    expect(who).to_have_text(["System", "Customer", "Bot"])
+    expect(who).to_have_text(["System", "Customer (ann)", "Bot"])
     expect(said).to_have_text(["Be brief.", "refund A1"])
     expect(pg.locator("#log .call")).to_have_text('Calls refund{\n  "order": "A1"\n}')
     card = pg.locator("#panel .card")
@@ -174,8 +174,107 @@ def test_an_operator_approves_from_the_operators_page(browser: Browser, served: 
         "Waiting for the customer to approve (staff may decide):")
     expect(card.locator("legend")).to_have_text("refund")
     card.get_by_role("button", name="Approve").click()
-    expect(who).to_have_text(["System", "Customer", "Bot", "Tool result", "Bot"])
+    expect(who).to_have_text(["System", "Customer (ann)", "Bot", "Tool result", "Bot"])
     expect(said).to_have_text(["Be brief.", "refund A1", "Refunded order A1.",
                                "Done: Refunded order A1."])
     expect(card).to_have_count(0)
     closed(context)
+
+
+def test_the_conversation_list_newest_first_and_older_on_demand(browser: Browser,
+                                                                 served: Served) -> None:
+    with api(served, "t-cy") as cy:
+        ids = []
+        for n in range(1, 23):
+            ids.append(cy.post("/api/conversations", json={}).json()["id"])
+            cy.post(f"/api/conversations/{ids[-1]}/messages", json={"content": f"note {n}"})
+    context, pg = signed_in(browser, served, "t-cy")  # opens a new conversation: the 23rd
+    expect(pg.locator("#first")).to_be_visible()
+    items = pg.locator("#convs a")
+    expect(items).to_have_count(20)
+    expect(items.first).to_have_attribute("aria-current", "page")
+    assert [t.strip() for t in items.evaluate_all("as => as.map((a) => a.firstChild.data)")] == \
+        ["New conversation"] + [f"note {n}" for n in range(22, 3, -1)]
+    pg.get_by_role("button", name="Show older").click()
+    expect(items).to_have_count(23)
+    expect(pg.get_by_role("button", name="Show older")).to_be_hidden()
+    assert items.evaluate_all("as => as.slice(20).map((a) => a.firstChild.data)") == \
+        ["note 3", "note 2", "note 1"]
+    items.nth(20).click()
+    expect(pg).to_have_url(f"{served.url}/?c={ids[2]}")
+    expect(pg.locator("#log .msg.user .body")).to_have_text(["note 3"])
+    expect(pg.locator("#convs a[aria-current]")).to_have_text(re.compile("^note 3"))
+    say(pg, "again")  # activity: the list is read again, this conversation first
+    expect(items.first).to_have_text(re.compile("^note 3"))
+    closed(context)
+
+
+def test_thumbs_rate_a_reply_and_stay_pressed(browser: Browser, served: Served) -> None:
+    context, pg = signed_in(browser, served, "t-ann")
+    say(pg, "rate me")
+    reply = pg.locator("#log .msg.assistant").last
+    expect(reply.locator(".body")).to_have_text("You said 'rate me' (message 1)")
+    good, bad = reply.get_by_role("button", name="Good reply"), reply.get_by_role(
+        "button", name="Bad reply")
+    expect(good).to_have_attribute("aria-pressed", "false")
+    good.click()
+    expect(good).to_have_attribute("aria-pressed", "true")
+    conversation = pg.url.rsplit("=", 1)[1]
+
+    def ratings() -> list[tuple[int, int, str, str]]:
+        with api(served, "t-olga") as olga:
+            found = olga.get("/api/feedback").json()["feedback"]
+        return [(f["message_index"], f["rating"], f["message"], f["user"]) for f in found
+                if f["conversation"] == conversation]
+
+    assert ratings() == [(2, 1, "You said 'rate me' (message 1)", "ann")]
+    bad.click()
+    expect(bad).to_have_attribute("aria-pressed", "true")
+    expect(good).to_have_attribute("aria-pressed", "false")
+    assert ratings() == [(2, -1, "You said 'rate me' (message 1)", "ann")]  # replaced
+    pg.reload()
+    expect(pg.get_by_role("button", name="Bad reply")).to_have_attribute("aria-pressed", "true")
+    closed(context)
+
+
+def test_at_phone_width_the_list_is_a_drawer(browser: Browser, served: Served) -> None:
+    with api(served, "t-dee") as dee:
+        older = dee.post("/api/conversations", json={}).json()["id"]
+        dee.post(f"/api/conversations/{older}/messages", json={"content": "from the drawer"})
+    context, pg = signed_in(browser, served, "t-dee", viewport={"width": 360, "height": 700},
+                            is_mobile=True)
+    expect(pg.locator("#box")).to_be_focused()
+    side, menu = pg.locator("#side"), pg.get_by_role("button", name="Conversations")
+    expect(side).to_be_hidden()
+    assert pg.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    menu.click()
+    expect(side).to_be_visible()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    pg.keyboard.press("Escape")
+    expect(side).to_be_hidden()
+    expect(menu).to_be_focused()
+    menu.click()
+    pg.locator("#convs a", has_text="from the drawer").click()
+    expect(side).to_be_hidden()
+    expect(pg.locator("#log .msg.user .body")).to_have_text(["from the drawer"])
+    closed(context)
+
+
+def test_the_operators_page_asks_for_an_operator_token(browser: Browser, served: Served) -> None:
+    with api(served, "t-ann") as ann:
+        ann.post("/api/conversations", json={})
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(served.url + "/operator")
+    token = pg.get_by_role("textbox", name="Sign in with an operator token")
+    expect(token).to_be_focused()
+    token.fill("t-nobody")
+    token.press("Enter")
+    expect(pg.locator("#tokerr")).to_have_text("That token was not accepted; try again.")
+    token.fill("t-olga")
+    token.press("Enter")
+    expect(pg.get_by_role("dialog")).to_be_hidden()
+    expect(pg.locator("#all a").first).to_be_visible()  # every user's conversations
+    assert pg.evaluate("sessionStorage.getItem('convo-operator-token')") == "t-olga"
+    assert pg.evaluate("sessionStorage.getItem('convo-token')") is None
+    context.close()
