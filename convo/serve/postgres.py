@@ -10,9 +10,10 @@ database's clock), set, renewed and cleared by atomic updates, so a turn holds n
 while it waits for the model (a pool of 20 serves any number of turns at once). Liveness rests
 on the lease alone, not on a connection: a worker whose connections were cut (a database
 restart, an idle reaper, ``pg_terminate_backend``) keeps its turns, renewing their leases on
-fresh connections; a worker that died loses them once their leases lapse. (Version 3 held an
-advisory lock per worker instead; a lock of such a worker, with no ``lock_until``, counts as
-lapsed.)
+fresh connections; a worker that died loses them once their leases lapse — at once when it
+ran on the worker's own machine (``lock_holder``, holders.py: its process is gone). (Version 3
+held an advisory lock per worker instead; a lock of such a worker, with no ``lock_until``,
+counts as lapsed.)
 
 (Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
 its schema and migrations — and splitting it would scatter the SQL of one table.)
@@ -28,6 +29,7 @@ from typing import Any, Final
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
+from .holders import gone, this_process
 from .store import (
     CANCEL,
     HELD,
@@ -50,6 +52,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_until TIMESTAMPTZ;
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS cancel_requested BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_holder TEXT;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
@@ -272,12 +275,21 @@ class PostgresStore:
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        take = ("UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
+                "'1 second', lock_holder = %s, cancel_requested = false WHERE id = %s AND ")
+        holder = this_process()
         async with self._conn() as conn:
-            cur = await conn.execute(
-                "UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
-                "'1 second', cancel_requested = false WHERE id = %s AND (lock_owner IS NULL OR "
-                f"{LAPSED}) RETURNING 1", (self._owner, self.lease, conversation_id))
+            cur = await conn.execute(take + f"(lock_owner IS NULL OR {LAPSED}) RETURNING 1",
+                                     (self._owner, self.lease, holder, conversation_id))
             taken = bool(await cur.fetchone())
+            if not taken:  # held: by a process of this machine that died? (holders.py)
+                cur = await conn.execute("SELECT lock_owner, lock_holder FROM conversations "
+                                         "WHERE id = %s", (conversation_id,))
+                row = await cur.fetchone()
+                if row is not None and gone(row[1]):
+                    cur = await conn.execute(take + "lock_owner = %s RETURNING 1", (
+                        self._owner, self.lease, holder, conversation_id, row[0]))
+                    taken = bool(await cur.fetchone())
         try:
             yield taken
         finally:
@@ -292,7 +304,8 @@ class PostgresStore:
                 async with self._conn() as conn:
                     await conn.execute(
                         "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
-                        "cancel_requested = false WHERE id = %s AND lock_owner = %s",
+                        "lock_holder = NULL, cancel_requested = false WHERE id = %s AND "
+                        "lock_owner = %s",
                         (conversation_id, self._owner))
                 return
             except StoreError:
@@ -323,9 +336,10 @@ class PostgresStore:
     async def running(self, conversation_id: str) -> bool:
         async with self._conn() as conn:
             cur = await conn.execute(
-                f"SELECT 1 FROM conversations WHERE id = %s AND lock_owner IS NOT NULL AND NOT "
-                f"{LAPSED}", (conversation_id,))
-            return bool(await cur.fetchone())
+                "SELECT lock_holder FROM conversations WHERE id = %s AND lock_owner IS NOT "
+                f"NULL AND NOT {LAPSED}", (conversation_id,))
+            row = await cur.fetchone()
+            return row is not None and not gone(row[0])
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None:
