@@ -169,7 +169,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:
                 raise _Busy from exc
-            raise StoreError(f"SQLite store {self.path}: {exc}") from exc
+            raise StoreError(_said(self.path, exc, f"SQLite store {self.path}: {exc}")) from exc
 
     async def open(self) -> None:
         def connect() -> None:
@@ -197,7 +197,8 @@ class SQLiteStore:
         try:
             await asyncio.to_thread(connect)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the SQLite store {self.path}: {exc}") from exc
+            raise StoreError(_said(self.path, exc, f"cannot open the SQLite store {self.path}: "
+                                   f"{exc}")) from exc
 
     async def close(self) -> None:
         with self._lock:
@@ -378,6 +379,25 @@ class SQLiteStore:
         await self._do(lambda db: db.execute(
             "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
             (conversation_id, key)))
+
+
+def _said(path: str, exc: sqlite3.Error, otherwise: str) -> str:
+    """What went wrong with the store at ``path``, in words that say what to do when the file
+    or its folder cannot be written (SQLite's own words are "attempt to write a readonly
+    database" and "unable to open database file"); else ``otherwise``."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        return otherwise
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        why = "the file is read-only for this process"
+    elif not os.access(folder, os.W_OK):
+        why = (f"its folder {folder} is read-only for this process (SQLite writes the file "
+               "and its -wal and -shm files there)")
+    else:
+        return otherwise
+    return (f"SQLite store {path} cannot be written: {why}; convo serve writes every turn to "
+            f"it: make it writable, or choose another --store ({exc})")
 
 
 def _checkpoint(db: sqlite3.Connection) -> None:
