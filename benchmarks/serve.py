@@ -8,9 +8,10 @@ messages.
 
 Every process runs on this machine (servers, fake model servers, Postgres, load generator):
 the numbers compare convo with the floor under the same conditions; they are not capacity
-figures. The floor and convo take turns, round by round, in ABBA order, each with a fake
-model server of its own; a round's ratio is convo's p50 over the floor's p50 in the rounds
-next to it. Besides latency, each row has the server's CPU time per served turn (Linux, from
+figures. The floor and convo (its tool in a thread, as any plain function tool; and
+``inline``, on the loop as the floor runs it) take turns, round by round, in ABC CBA order,
+each with a fake model server of its own; a round's ratio is convo's p50 over the floor's p50
+of the same round. Besides latency, each row has the server's CPU time per served turn (Linux, from
 /proc): on a shared machine it is the steadier figure. Results:
 benchmarks/results/serve.json and a table on stdout.
 """
@@ -45,23 +46,29 @@ def timed(server: Process, urls: list[str], level: int, one_by_one: int) -> dict
     return row
 
 
-def latency(levels: dict[int, int], db: str) -> dict[str, Any]:
-    """p50 of convo serve on SQLite against the floor's, ABBA rounds at each level."""
+CONVO = ("convo/sqlite", "convo/sqlite, inline tool")
+
+
+def latency(levels: dict[int, int], folder: str) -> dict[str, Any]:
+    """p50 of convo serve on SQLite (its tool in a thread, as any plain function tool; and
+    marked ``inline``, run on the loop as the floor runs it) against the floor's, in ABC CBA
+    rounds at each level."""
     out: dict[str, Any] = {}
     with ExitStack() as stack:
-        fakes = [Fake(), Fake()]
+        fakes = [Fake(), Fake(), Fake()]
         for fake in fakes:
             stack.callback(fake.stop)
         servers = {"floor": floor(fakes[0].base_url),
-                   "convo/sqlite": convo_serve(fakes[1].base_url, db)}
+                   CONVO[0]: convo_serve(fakes[1].base_url, f"sqlite:///{folder}/a.db"),
+                   CONVO[1]: convo_serve(fakes[2].base_url, f"sqlite:///{folder}/b.db",
+                                         bot=":inline_template")}
         for server in servers.values():
             stack.callback(server.stop)
         for level, rounds in levels.items():
             one_by_one = 10 if level == 1 else 1  # 50 turns a round at 1 at once
-            rows: dict[str, list[dict[str, Any]]] = {"floor": [], "convo/sqlite": []}
+            rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
             for r in range(rounds):
-                order = ["floor", "convo/sqlite"] if r % 2 == 0 else ["convo/sqlite", "floor"]
-                for name in order:
+                for name in list(servers) if r % 2 == 0 else list(servers)[::-1]:
                     server = servers[name]
                     rows[name].append(timed(server, [server.url], level, one_by_one))
                     row = rows[name][-1]
@@ -69,11 +76,12 @@ def latency(levels: dict[int, int], db: str) -> dict[str, Any]:
                           f"{row['p50_ms']:8.2f} ms  p99 {row['p99_ms']:8.2f} ms  "
                           f"{row['turns_per_s']:6.1f} turns/s  server CPU "
                           f"{row.get('server_cpu_ms_per_turn', 0):5.2f} ms/turn", flush=True)
-            ratios = [c["p50_ms"] / f["p50_ms"] for c, f in zip(rows["convo/sqlite"],
-                                                                 rows["floor"], strict=True)]
             out[str(level)] = {name: summary(rs) for name, rs in rows.items()}
-            out[str(level)]["ratio_median"] = statistics.median(ratios)
-            out[str(level)]["ratios"] = ratios
+            for name in CONVO:
+                ratios = [c["p50_ms"] / f["p50_ms"]
+                          for c, f in zip(rows[name], rows["floor"], strict=True)]
+                out[str(level)][name] |= {"ratio_median": statistics.median(ratios),
+                                          "ratios": ratios}
     return out
 
 
@@ -134,11 +142,10 @@ def main() -> None:
     wanted = {args.only} if args.only else {"latency", "scaling", "store", "rebuild"}
     results: dict[str, Any] = {"turns_per_conversation": TURNS, "load_before": os.getloadavg()}
     if "latency" in wanted:
-        levels = {1: 2, 50: 2} if args.quick else {1: 6, 50: 6, 200: 4}
-        db = f"sqlite:///{tempfile.mkdtemp(prefix='convo-bench-')}/bench.db"
-        results["latency"] = latency(levels, db)
+        levels = {1: 2, 50: 2} if args.quick else {1: 6, 50: 6, 200: 2}
+        results["latency"] = latency(levels, tempfile.mkdtemp(prefix="convo-bench-"))
     if "scaling" in wanted and args.postgres:
-        levels = {50: 2} if args.quick else {50: 4, 200: 4}
+        levels = {50: 2} if args.quick else {50: 4, 200: 2}
         if args.postgres == "auto":
             with postgres() as (url, pid):
                 results["scaling"] = scaling(url, pid, levels)
@@ -161,11 +168,14 @@ def main() -> None:
 
 def report(results: dict[str, Any]) -> None:
     for level, row in results.get("latency", {}).items():
-        f, c = row["floor"], row["convo/sqlite"]
-        print(f"{level:>4} at once: floor p50 {f['p50_ms']:.1f} ms, convo/sqlite p50 "
-              f"{c['p50_ms']:.1f} ms, ratio (median of rounds) {row['ratio_median']:.3f} "
-              f"[{', '.join(f'{r:.2f}' for r in row['ratios'])}]; server CPU/turn "
-              f"{f['server_cpu_ms_per_turn']:.2f} vs {c['server_cpu_ms_per_turn']:.2f} ms")
+        f = row["floor"]
+        print(f"{level:>4} at once: floor p50 {f['p50_ms']:.1f} ms, server CPU "
+              f"{f['server_cpu_ms_per_turn']:.2f} ms/turn")
+        for name in CONVO:
+            c = row[name]
+            print(f"      {name}: p50 {c['p50_ms']:.1f} ms, ratio (median of rounds) "
+                  f"{c['ratio_median']:.3f} [{', '.join(f'{r:.2f}' for r in c['ratios'])}]; "
+                  f"server CPU {c['server_cpu_ms_per_turn']:.2f} ms/turn")
     for level, row in results.get("scaling", {}).items():
         one = statistics.median(r["turns_per_s"] for r in row["1 worker"])
         two = statistics.median(r["turns_per_s"] for r in row["2 workers"])

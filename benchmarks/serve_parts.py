@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -80,11 +81,12 @@ class Fake:
         self.p.wait()
 
 
-def convo_serve(base_url: str, store: str, workers: int = 1) -> Process:
+def convo_serve(base_url: str, store: str, workers: int = 1, bot: str = "") -> Process:
+    """``bot``: which template of serve_bot.py (``:inline_template``; default ``template``)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     env.pop("OPENAI_API_KEY", None)
-    return Process([sys.executable, "-m", "convo", "serve", str(HERE / "serve_bot.py"),
+    return Process([sys.executable, "-m", "convo", "serve", f"{HERE / 'serve_bot.py'}{bot}",
                     "--port", str(port), "--store", store, "--workers", str(workers),
                     "--base-url", base_url, "--model", "bench-model", "--no-stream"], env, port)
 
@@ -130,18 +132,23 @@ async def load(urls: list[str], conversations: int, turns: int,
     limits = httpx.Limits(max_connections=conversations + 10)
     clients = [httpx.AsyncClient(base_url=url, timeout=300, limits=limits) for url in urls]
 
-    async def one(client: httpx.AsyncClient) -> None:
-        cid = (await client.post("/api/conversations", json={})).json()["id"]
-        for i in range(turns):
+    async def post(client: httpx.AsyncClient, path: str, body: Any) -> tuple[Any, float]:
+        for attempt in range(5):
             started = time.perf_counter()
-            body = {"content": f"What is the weather in Oslo? ({i})"}
             try:
-                r = await client.post(f"/api/conversations/{cid}/messages", json=body)
+                return await client.post(path, json=body), started
             except (httpx.ReadError, httpx.RemoteProtocolError):
                 # the server closed an idle keep-alive connection as it was reused: the
-                # request never reached it, so it is sent again (and timed from here)
-                started = time.perf_counter()
-                r = await client.post(f"/api/conversations/{cid}/messages", json=body)
+                # request never reached it, so it is sent again (and timed from there)
+                if attempt == 4:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def one(client: httpx.AsyncClient) -> None:
+        cid = (await post(client, "/api/conversations", {}))[0].json()["id"]
+        for i in range(turns):
+            body = {"content": f"What is the weather in Oslo? ({i})"}
+            r, started = await post(client, f"/api/conversations/{cid}/messages", body)
             latencies.append(time.perf_counter() - started)
             if r.status_code != 200:
                 raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
