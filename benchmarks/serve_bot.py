@@ -1,9 +1,29 @@
-"""The bot the serving benchmark serves: the standard conversation, one user turn at a time."""
+"""The bot the serving benchmark serves: the standard conversation, one user turn at a time.
 
-from conversation import SYSTEM, get_weather, mock_model
+``template`` runs its tool as convo runs any plain function tool, in a worker thread (so a
+slow one never blocks the server); ``inline_template`` marks the tool ``inline=True`` (run on
+the event loop, as the floor runs it), for a trivial tool such as this one."""
 
-from convo import LinearTemplate, LoopTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from conversation import SYSTEM, get_weather, mock_model, weather
 
-template = LinearTemplate([SystemTemplate(SYSTEM), LoopTemplate([
-    UserTemplate(), ToolingTemplate([get_weather])])])
+from convo import LinearTemplate, LoopTemplate, SystemTemplate, ToolingTemplate, UserTemplate, tool
+
+
+def _bot(weather_tool: object) -> LinearTemplate:
+    return LinearTemplate([SystemTemplate(SYSTEM), LoopTemplate([
+        UserTemplate(), ToolingTemplate([weather_tool])])])
+
+
+@tool(name="get_weather", inline=True)  # the same schema as the standard tool's
+def get_weather_inline(city: str) -> str:
+    """The current weather in a city.
+
+    Args:
+        city: The city's name.
+    """
+    return weather(city)
+
+
+template = _bot(get_weather)
+inline_template = _bot(get_weather_inline)
 mock_model = mock_model()

@@ -193,6 +193,30 @@ def worker_app() -> Any:
     return _app(spec, quiet=True)
 
 
+def _check_store(url: str) -> None:
+    """A SQLite store is opened once before serving, so a file or folder it cannot write is
+    said now, not as a 503 on every request (a Postgres server may come up later: it is
+    not)."""
+    if not url.startswith("sqlite:///"):
+        return
+    import asyncio
+
+    from ..serve.store import StoreError
+    from ..serve.stores import open_store
+
+    async def check() -> None:
+        store = open_store(url)
+        try:
+            await store.open()
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(check())
+    except StoreError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -207,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         open_store(args.store)
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
+    _check_store(args.store)
     if args.workers > 1 and args.store == "memory":
         raise UsageProblem("--workers N needs a store they share: --store sqlite:///PATH or "
                            "--store postgresql://...; memory is one process's")

@@ -17,14 +17,18 @@ Answer = tuple[int, dict[str, Any]]
 
 
 async def traced(telemetry: Telemetry, headers: Mapping[str, str], conversation_id: str | None,
-                 run: Any, call: Callable[[], Awaitable[Answer]]) -> Answer:
+                 run: Any, call: Callable[[], Awaitable[Answer]], *, user: str | None = None
+                 ) -> Answer:
     """Run one served turn (``call``) inside its span. ``run``: the conversation's run, or
-    ``None`` for a create (the run it starts claims the turn)."""
+    ``None`` for a create (the run it starts claims the turn); ``user``: who is signed in
+    (``user.id``)."""
     parent = propagate.extract(headers)
     attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent",
                                   "gen_ai.agent.name": "convo"}
     if conversation_id is not None:
         attributes["gen_ai.conversation.id"] = conversation_id
+    if user is not None:
+        attributes["user.id"] = user
     span = telemetry.tracer.start_span("invoke_agent convo", context=parent,
                                        kind=SpanKind.INTERNAL, attributes=attributes)
     turn = Turn(span, run, conversation_id)

@@ -303,7 +303,9 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
         return await call()
     from ..otel.serving import traced
 
-    return await traced(telemetry, request.headers, conversation_id, run, call)
+    caller = getattr(request.state, "caller", None)
+    return await traced(telemetry, request.headers, conversation_id, run, call,
+                        user=caller.user if caller is not None else None)
 
 
 def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:

@@ -10,9 +10,10 @@ database's clock), set, renewed and cleared by atomic updates, so a turn holds n
 while it waits for the model (a pool of 20 serves any number of turns at once). Liveness rests
 on the lease alone, not on a connection: a worker whose connections were cut (a database
 restart, an idle reaper, ``pg_terminate_backend``) keeps its turns, renewing their leases on
-fresh connections; a worker that died loses them once their leases lapse. (Version 3 held an
-advisory lock per worker instead; a lock of such a worker, with no ``lock_until``, counts as
-lapsed.)
+fresh connections; a worker that died loses them once their leases lapse — at once when it
+ran on the worker's own machine (``lock_holder``, holders.py: its process is gone). (Version 3
+held an advisory lock per worker instead: see ``OLDER_REFUSED`` for such workers during an
+upgrade.)
 
 (Over 300 lines: one store is one idea — the Store protocol's methods in one dialect, with
 its schema and migrations — and splitting it would scatter the SQL of one table.)
@@ -29,6 +30,7 @@ from typing import Any, Final
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
 from .feedback import Feedback
+from .holders import gone, this_process
 from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
 from .store import (
     CANCEL,
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_owner BIGINT;
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_until TIMESTAMPTZ;
 ALTER TABLE conversations ADD COLUMN IF NOT EXISTS cancel_requested BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS lock_holder TEXT;
 CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL, idx INTEGER NOT NULL, message JSONB NOT NULL,
     PRIMARY KEY (conversation_id, idx));
@@ -94,8 +97,38 @@ WHERE response IS NOT NULL AND jsonb_typeof(response->'body') = 'object'
 """
 
 
-# A lease lapsed (or is a version-3 lock, which has no end): any worker may take it over.
-LAPSED: Final = "(lock_until IS NULL OR lock_until < now())"
+# Workers before leases (schema 3) took a turn by setting ``lock_owner`` alone, and judged
+# its holder alive by an advisory lock keyed by the owner id, held on a connection of its own.
+# Mixed with them, a turn could run twice (each takes the other's); so, from a worker of
+# schema 4 on, the database refuses a take that sets no new lease (an older worker's: it
+# fails, a 503, and runs nothing), and a lock an older worker holds counts as held while its
+# advisory lock is (pg_locks); once that worker is gone, any worker takes it over.
+OLDER_REFUSED: Final = """
+CREATE OR REPLACE FUNCTION convo_lease_taken() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.lock_owner IS NOT NULL AND NEW.lock_owner IS DISTINCT FROM OLD.lock_owner
+            AND NEW.lock_until IS NOT DISTINCT FROM OLD.lock_until THEN
+        RAISE EXCEPTION 'a convo worker older than this store (schema 4) tried to take a turn '
+            'of conversation %: stop or upgrade it; workers before schema 4 cannot share a '
+            'store with later ones', NEW.id USING ERRCODE = '55000';
+    END IF;
+    RETURN NEW;
+END $$;
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'convo_lease_taken'
+                   AND tgrelid = 'conversations'::regclass) THEN
+        CREATE TRIGGER convo_lease_taken BEFORE UPDATE OF lock_owner ON conversations
+            FOR EACH ROW EXECUTE FUNCTION convo_lease_taken();
+    END IF;
+END $$;
+"""
+# A lease lapsed, or an older worker's lock (no ``lock_until``) whose worker is gone: any
+# worker may take it over.
+LAPSED: Final = """(CASE WHEN lock_until IS NULL THEN NOT EXISTS (
+    SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND l.classid::bigint = lock_owner >> 32 AND l.objid::bigint = lock_owner & 4294967295)
+    ELSE lock_until < now() END)"""
 
 
 class PostgresStore:
@@ -118,6 +151,7 @@ class PostgresStore:
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(424242)")  # one migrator
                 await conn.execute(SCHEMA)
+                await conn.execute(OLDER_REFUSED)
                 cur = await conn.execute(
                     "SELECT value FROM convo_meta WHERE key = 'schema_version'")
                 known = await cur.fetchone()
@@ -300,12 +334,21 @@ class PostgresStore:
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+        take = ("UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
+                "'1 second', lock_holder = %s, cancel_requested = false WHERE id = %s AND ")
+        holder = this_process()
         async with self._conn() as conn:
-            cur = await conn.execute(
-                "UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
-                "'1 second', cancel_requested = false WHERE id = %s AND (lock_owner IS NULL OR "
-                f"{LAPSED}) RETURNING 1", (self._owner, self.lease, conversation_id))
+            cur = await conn.execute(take + f"(lock_owner IS NULL OR {LAPSED}) RETURNING 1",
+                                     (self._owner, self.lease, holder, conversation_id))
             taken = bool(await cur.fetchone())
+            if not taken:  # held: by a process of this machine that died? (holders.py)
+                cur = await conn.execute("SELECT lock_owner, lock_holder FROM conversations "
+                                         "WHERE id = %s", (conversation_id,))
+                row = await cur.fetchone()
+                if row is not None and gone(row[1]):
+                    cur = await conn.execute(take + "lock_owner = %s RETURNING 1", (
+                        self._owner, self.lease, holder, conversation_id, row[0]))
+                    taken = bool(await cur.fetchone())
         try:
             yield taken
         finally:
@@ -320,7 +363,8 @@ class PostgresStore:
                 async with self._conn() as conn:
                     await conn.execute(
                         "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
-                        "cancel_requested = false WHERE id = %s AND lock_owner = %s",
+                        "lock_holder = NULL, cancel_requested = false WHERE id = %s AND "
+                        "lock_owner = %s",
                         (conversation_id, self._owner))
                 return
             except StoreError:
@@ -351,9 +395,10 @@ class PostgresStore:
     async def running(self, conversation_id: str) -> bool:
         async with self._conn() as conn:
             cur = await conn.execute(
-                f"SELECT 1 FROM conversations WHERE id = %s AND lock_owner IS NOT NULL AND NOT "
-                f"{LAPSED}", (conversation_id,))
-            return bool(await cur.fetchone())
+                "SELECT lock_holder FROM conversations WHERE id = %s AND lock_owner IS NOT "
+                f"NULL AND NOT {LAPSED}", (conversation_id,))
+            row = await cur.fetchone()
+            return row is not None and not gone(row[0])
 
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None:

@@ -228,7 +228,7 @@ class SQLiteStore:
             if code in _NO_ROOM:  # a full disk: empty the log, so the next write has room
                 with contextlib.suppress(sqlite3.Error):
                     _checkpoint(db)
-            raise StoreError(f"SQLite store {self.path}: {exc}") from exc
+            raise StoreError(_said(self.path, exc, f"SQLite store {self.path}: {exc}")) from exc
 
     async def open(self) -> None:
         def connect() -> None:
@@ -258,7 +258,8 @@ class SQLiteStore:
         try:
             await asyncio.to_thread(connect)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the SQLite store {self.path}: {exc}") from exc
+            raise StoreError(_said(self.path, exc, f"cannot open the SQLite store {self.path}: "
+                                   f"{exc}")) from exc
 
     async def close(self) -> None:
         with self._lock:
@@ -480,6 +481,25 @@ class SQLiteStore:
             (since if since is not None else -(2 ** 62),)).fetchall())
         return [Feedback(r[0], r[1], text_of_record(json.loads(r[2]) if r[2] else None), r[3],
                          r[4], r[5], r[6]) for r in rows]
+
+
+def _said(path: str, exc: sqlite3.Error, otherwise: str) -> str:
+    """What went wrong with the store at ``path``, in words that say what to do when the file
+    or its folder cannot be written (SQLite's own words are "attempt to write a readonly
+    database" and "unable to open database file"); else ``otherwise``."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        return otherwise
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        why = "the file is read-only for this process"
+    elif not os.access(folder, os.W_OK):
+        why = (f"its folder {folder} is read-only for this process (SQLite writes the file "
+               "and its -wal and -shm files there)")
+    else:
+        return otherwise
+    return (f"SQLite store {path} cannot be written: {why}; convo serve writes every turn to "
+            f"it: make it writable, or choose another --store ({exc})")
 
 
 def _checkpoint(db: sqlite3.Connection) -> None:

@@ -98,6 +98,21 @@ def test_a_turn_with_a_traceparent_is_its_child_and_names_the_conversation(
     [chat] = [s for s in spans if s.name == "chat"]
     assert chat.attributes["gen_ai.conversation.id"] == conversation
     assert "convo.outcome.status" not in message.attributes  # the conversation goes on
+    assert message.attributes["user.id"] == "default"  # nobody signed in: the default user
+
+
+def test_a_turn_names_the_signed_in_user(otel: Telemetry,
+                                         served: Callable[[Any], str]) -> None:
+    from convo.serve import TokenTable
+
+    app = create_app(TEMPLATE, FunctionModel(reply),
+                     auth=TokenTable({"t-ann": {"user": "ann"}}))
+    with httpx.Client(base_url=served(app), timeout=30,
+                      headers={"Authorization": "Bearer t-ann"}) as client:
+        conversation = client.post("/api/conversations", json={}).json()["id"]
+        assert client.post(f"/api/conversations/{conversation}/messages",
+                           json={"content": "hello"}).status_code == 200
+    assert [t.attributes["user.id"] for t in turns(otel.spans())] == ["ann", "ann"]
 
 
 def test_an_approval_spans_two_turns_and_the_tool_runs_in_the_second(

@@ -179,9 +179,9 @@ class Worker:
     """One `convo serve` process of the gated bot; its stderr in ``log``."""
 
     def __init__(self, folder: Path, store: str, *options: str,
-                 file_size: int | None = None) -> None:
+                 file_size: int | None = None, port: int | None = None) -> None:
         self.folder = folder
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
@@ -256,12 +256,14 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def serve(folder: Path) -> Iterator[Callable[..., Worker]]:
-    """Start workers of the gated bot (``serve(store, *options, file_size=None)``); all are
-    stopped after the test."""
+    """Start workers of the gated bot (``serve(store, *options, file_size=None,
+    port=None)``: a port of a killed worker to come back where it was); all are stopped
+    after the test."""
     workers: list[Worker] = []
 
-    def start(store: str, *options: str, file_size: int | None = None) -> Worker:
-        worker = Worker(folder, store, *options, file_size=file_size)
+    def start(store: str, *options: str, file_size: int | None = None,
+              port: int | None = None) -> Worker:
+        worker = Worker(folder, store, *options, file_size=file_size, port=port)
         workers.append(worker)
         return worker
 

@@ -89,3 +89,27 @@ def test_killed_during_a_model_call_the_page_shows_retry(
     retry.click()
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial after wait"])
     expect(retry).to_have_count(0)
+
+
+def test_the_page_left_open_while_the_server_is_killed_offers_retry(
+        page: Page, serve: Callable[..., Any], entered: Callable[[], None],
+        calls: Callable[[], list[str]], folder: Path) -> None:
+    store = f"sqlite:///{folder / 'convo.db'}"
+    first = serve(store)
+    page.goto(first.url)
+    expect(page.locator("#box")).to_be_focused()
+    _say(page, "wait")
+    entered()
+    first.kill()
+    card = page.locator("#panel .card.error")
+    expect(card).to_have_text("The connection to the server was lost.Retry")
+    expect(page.locator("#thinking")).to_be_hidden()
+    page.get_by_role("button", name="Retry").click()  # the server is still away
+    expect(card).to_have_text("The server could not be reached.Retry")
+    serve(store, port=first.port)  # back, where it was
+    (folder / "gate").touch()
+    page.get_by_role("button", name="Retry").click()
+    expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial after wait"])
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    expect(page.locator("#panel .card.error")).to_have_count(0)
+    assert calls() == ["model wait", "model wait"]
