@@ -81,8 +81,8 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "limit_reached", "listeners", "model_calls", "on_event", "session",
-                 "settings", "started", "tool_calls", "turn", "usage")
+    __slots__ = ("added", "held", "limit_reached", "listeners", "model_calls", "on_event",
+                 "quiet", "session", "settings", "started", "tool_calls", "turn", "usage")
 
     def __init__(self, settings: Settings, session: Session) -> None:
         self.settings = settings
@@ -91,6 +91,8 @@ class RunState:
         if _WATCHERS:
             self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
         self.on_event: Handler | None = None
+        self.quiet = False  # a quiet replay holds the events back (``hold``)
+        self.held: Handler | None = None
         self.listen(settings.on_event)
         self.added = 0
         self.model_calls = 0
@@ -103,11 +105,34 @@ class RunState:
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
         served conversation records them), and to the watchers' listeners still."""
-        self.on_event = _joined(((handler,) if handler is not None else ()) + self.listeners)
+        joined = _joined(((handler,) if handler is not None else ()) + self.listeners)
+        if self.quiet:
+            self.held = joined
+        else:
+            self.on_event = joined
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def hold(self) -> None:
+        """Until ``release``, the listeners hear only what is ``told`` them: no events are made
+        or passed on (a quiet replay, whose listeners record nothing of what it rebuilds)."""
+        if not self.quiet:
+            self.quiet = True
+            self.held, self.on_event = self.on_event, None
+
+    def release(self) -> None:
+        """The listeners hear every event again (the replay went live, or the run ends)."""
+        if self.quiet:
+            self.quiet = False
+            self.on_event, self.held = self.held, None
+
+    def told(self, event: Event) -> None:
+        """Pass ``event`` on even while the events are held (the frame of a quiet replay)."""
+        handler = self.held if self.quiet else self.on_event
+        if handler is not None:
+            handler(event)
 
     # -- what the template yields ------------------------------------------------------------
 
@@ -206,6 +231,7 @@ class RunState:
 
     def finish(self, exc: BaseException | None) -> Outcome:
         """Decide the outcome from how the generator ended, and record it."""
+        self.release()  # a run that ended while a quiet replay held its events
         farewell = error = limit = None
         if exc is None:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
