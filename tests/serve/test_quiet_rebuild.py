@@ -6,8 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from convo import FunctionModel, LinearTemplate, LoopTemplate, SystemTemplate, ToolingTemplate
-from convo import UserTemplate, tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.events import Event
 from convo.runner import Runner
 from convo.serve.engine import Engine
