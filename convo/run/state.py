@@ -90,10 +90,11 @@ class RunState:
         self.listeners: tuple[Handler, ...] = ()
         if _WATCHERS:
             self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
-        self.on_event: Handler | None = None
         self.quiet = False  # a quiet replay holds the events back (``hold``)
         self.held: Handler | None = None
-        self.listen(settings.on_event)
+        self.on_event: Handler | None = settings.on_event  # no watchers: the common case
+        if self.listeners:
+            self.listen(settings.on_event)
         self.added = 0
         self.model_calls = 0
         self.tool_calls = 0
@@ -189,7 +190,8 @@ class RunState:
 
     def admit_model_call(self) -> None:
         """Before a live model call: raises ``UsageLimitReached`` when the run must end."""
-        self.admit()
+        if self.limit_reached is not None:  # ``admit``, without a call per model call
+            raise UsageLimitReached(self.limit_reached)
         limits = self.settings.limits
         if limits is not None and limits.model_calls is not None \
                 and self.model_calls >= limits.model_calls:
