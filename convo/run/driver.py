@@ -101,6 +101,7 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
     (``None`` starts the run; the answer to the request that paused goes on from there)."""
     if request is None:
         request = driver.step(start)
+    send = driver._gen.send  # ``driver.step``, without a call per step
     while request is not None:
         try:
             answer = answerer.answer(request)
@@ -109,7 +110,10 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
         except BaseException as exc:  # handed to the driver, which decides the outcome
             request = driver.fail(exc)
             continue
-        request = driver.step(answer)
+        try:
+            request = send(answer)
+        except StopIteration:
+            return None
     return None
 
 
