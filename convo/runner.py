@@ -21,6 +21,7 @@ from .events import Event
 from .interfaces.base import UserInterface
 from .limits import Limits
 from .models.base import Model
+from .resume import Resume
 from .run.answerer import LiveAnswerer
 from .run.driver import Driver, adrive, drive
 from .run.replay import Replay
@@ -105,8 +106,6 @@ class Runner:
         """A run ready to be driven: on ``session`` (default: a new one), or continuing
         ``saved`` (a ``Session`` or a transcript's path)."""
         template = self.template
-        from .resume import Resume
-
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
             saved, template = template.saved, template.template
         saved_session = None if saved is None else _saved_session(saved)

@@ -59,6 +59,8 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         if other is NO_USAGE:
             return self
+        if self is NO_USAGE:
+            return other
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,

@@ -207,6 +207,8 @@ class LiveAnswerer:
         never stored)."""
         messages = self.state.session.messages if request.messages is None else \
             request.messages
+        if self.state.settings.limits is None:  # no note: the common case, without a call
+            return messages
         note = self.budget_note(request)
         return messages if note is None else (*messages, note)
 
@@ -226,14 +228,14 @@ class LiveAnswerer:
         if request.purpose != "reply":
             return None
         partial, emit = self.partial, self.state.on_event
+        if emit is None:  # nobody listens: the text is only kept
+            return partial.append
 
         def delta(text: str) -> None:
             partial.append(text)
             if emit is not None:
                 emit(TextDelta(text))
 
-        if emit is None:
-            return delta
         return Deltas(delta, lambda text: emit(ReasoningDelta(text)))
 
     def replied(self, reply: Any, started: float) -> Message:

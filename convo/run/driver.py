@@ -22,17 +22,19 @@ from .answerer import Answerer, AsyncAnswerer, Pause
 from .state import RunState
 
 Watch = Callable[[Any], None]
-"""Sees each step before it is applied while a replay needs to (``convo.run.replay``)."""
+"""Sees each message, and each event of the types in ``Driver.watched``, before it is applied
+while a replay needs to (``convo.run.replay``); requests go to the answerer."""
 
 
 class Driver:
     """The pump of one run (see the module docstring)."""
 
-    __slots__ = ("_gen", "state", "watch")
+    __slots__ = ("_gen", "state", "watch", "watched")
 
     def __init__(self, state: RunState, flow: Flow) -> None:
         self.state = state
         self.watch: Watch | None = None
+        self.watched: tuple[type[Event], ...] = (Event,)  # the events the watch sees
         self._gen = self._pump(flow)
 
     def step(self, answer: Any = None) -> Request[Any] | None:
@@ -54,6 +56,8 @@ class Driver:
         self._gen.close()
 
     def _pump(self, flow: Flow) -> Generator[Request[Any], Any, None]:
+        # Runs for every step of every run (thousands when a long conversation is rebuilt):
+        # the common steps first, and the watch shown only what it follows (not requests).
         state = self.state
         ended: BaseException | None = None
         try:
@@ -61,17 +65,20 @@ class Driver:
             while True:
                 step = flow.send(answer)
                 answer = None
-                watch = self.watch
-                if watch is not None:
-                    watch(step)
                 if isinstance(step, Message):
+                    if self.watch is not None:
+                        self.watch(step)
                     state.add(step)
-                elif isinstance(step, ChildMessage):
-                    state.add(step.message, step.session, step.scope)
-                elif isinstance(step, Event):
-                    state.event(step)
                 elif isinstance(step, Request):
                     answer = yield step
+                elif isinstance(step, Event):
+                    if self.watch is not None and isinstance(step, self.watched):
+                        self.watch(step)
+                    state.event(step)
+                elif isinstance(step, ChildMessage):
+                    if self.watch is not None:
+                        self.watch(step)
+                    state.add(step.message, step.session, step.scope)
                 else:
                     raise TypeError(f"a template yielded {step!r}; expected a Message, an "
                                     "Event or a request from convo.requests")
@@ -94,6 +101,7 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
     (``None`` starts the run; the answer to the request that paused goes on from there)."""
     if request is None:
         request = driver.step(start)
+    send = driver._gen.send  # ``driver.step``, without a call per step
     while request is not None:
         try:
             answer = answerer.answer(request)
@@ -102,7 +110,10 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
         except BaseException as exc:  # handed to the driver, which decides the outcome
             request = driver.fail(exc)
             continue
-        request = driver.step(answer)
+        try:
+            request = send(answer)
+        except StopIteration:
+            return None
     return None
 
 

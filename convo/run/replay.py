@@ -73,16 +73,6 @@ class Frame:
     def next(self) -> Message | None:
         return self.messages[self.at] if self.at < len(self.messages) else None
 
-    def follows(self, message: Message) -> None:
-        """The template yielded ``message``: the next saved one, or the replay of this frame
-        is over."""
-        at = self.at
-        if at < len(self.messages) and (message is self.messages[at]
-                                        or same(message, self.messages[at])):
-            self.at = at + 1
-        else:
-            self.live = True
-
 
 class Replay:
     """An answerer that answers from ``saved`` while it can, then hands over to ``inner``.
@@ -113,6 +103,15 @@ class Replay:
             driver.state.counted(counted.model_calls, usage=counted.usage)
         return replay
 
+    def quiet(self) -> None:
+        """Replay quietly: the run's listeners hear nothing of what the replay rebuilds (no
+        ``MessageAdded`` or other event is made for it) but its frame: ``ReplayStarted``,
+        each ``SubroutineStarted`` and ``SubroutineEnded`` (what a recorder follows), then
+        ``CaughtUp`` when it goes live (or ``RunEnded``), and every event from there on. A
+        served rebuild replays so: its recorder records nothing of the replay."""
+        self.state.hold()
+        self.driver.watched = (SubroutineStarted, SubroutineEnded)  # the rest: unheard
+
     @property
     def replaying(self) -> bool:
         return self.driver.watch is not None
@@ -120,21 +119,48 @@ class Replay:
     # -- following what the template yields ---------------------------------------------------
 
     def saw(self, step: Any) -> None:
-        """Each step the template yields, before it is applied (while replaying)."""
+        """Each message and event the template yields, before it is applied (while
+        replaying)."""
+        # Runs for every saved message (thousands in a long rebuild): the message case first.
         if not self.started:
-            self.started = True
-            self.state.emit(ReplayStarted(len(self.frames[0].messages)))
-        frames = self.frames
-        if isinstance(step, Message | ChildMessage):
-            frame = frames[-1]
-            if not frame.live:
-                frame.follows(step if isinstance(step, Message) else step.message)
-                if frame.live and len(frames) == 1:
-                    self.go_live()  # the template took another path than the saved one
-        elif isinstance(step, SubroutineStarted):
-            frames.append(self._child(frames[-1], step.label))
-        elif isinstance(step, SubroutineEnded) and len(frames) > 1:
-            frames.pop()
+            self.begin()
+        if isinstance(step, Message):
+            message = step
+        elif isinstance(step, ChildMessage):
+            message = step.message
+        else:
+            if isinstance(step, SubroutineStarted):
+                self.frames.append(self._child(self.frames[-1], step.label))
+            elif isinstance(step, SubroutineEnded):
+                if len(self.frames) > 1:
+                    self.frames.pop()
+            else:
+                return
+            if self.state.quiet:  # the listeners follow the subroutines even so
+                self.state.told(step)
+            return
+        frame = self.frames[-1]
+        if frame.live:
+            return
+        at, saved = frame.at, frame.messages
+        if at < len(saved):
+            was = saved[at]
+            # Metadata (usage, timings) may differ between runs without changing the
+            # conversation.
+            if message is was or (message.role == was.role and message.content == was.content
+                                  and message.tool_calls == was.tool_calls
+                                  and message.tool_call_id == was.tool_call_id
+                                  and message.name == was.name):
+                frame.at = at + 1
+                return
+        frame.live = True  # the template took another path than the saved one
+        if len(self.frames) == 1:
+            self.go_live()
+
+    def begin(self) -> None:
+        """The replay's first step: say so (``ReplayStarted``)."""
+        self.started = True
+        self.state.told(ReplayStarted(len(self.frames[0].messages)))
 
     @staticmethod
     def _child(parent: Frame, label: str) -> Frame:
@@ -147,7 +173,10 @@ class Replay:
         """The replay is over: the live answerer answers from here on."""
         if self.driver.watch is None:
             return
+        if not self.started:
+            self.begin()
         self.driver.watch = None
+        self.state.release()
         root = self.frames[0]
         self.state.emit(CaughtUp(root.at, len(root.messages)))
 
@@ -199,17 +228,18 @@ class Replay:
         frame = self.frames[-1]
         if frame.live:
             return NOTHING
+        # One case per request type, the most frequent first (this runs for every request).
         if isinstance(request, CallModel):
             return self._reply(frame, request)
-        if isinstance(request, RunHooks):
-            return None  # they ran before: the saved state holds what they changed
+        if isinstance(request, AskUser):
+            nxt = frame.next
+            return nxt.content if nxt is not None and nxt.role == "user" else NOTHING
         if isinstance(request, StoreToolRun):
             return self._stored(request)
         if isinstance(request, RunTools):
             return self._tool_runs(frame, request)
-        if isinstance(request, AskUser):
-            nxt = frame.next
-            return nxt.content if nxt is not None and nxt.role == "user" else NOTHING
+        if isinstance(request, RunHooks):
+            return None  # they ran before: the saved state holds what they changed
         if isinstance(request, Approve):
             approvals = self.approvals
             if all(call.id in approvals for call in request.calls):
@@ -230,7 +260,8 @@ class Replay:
         return NOTHING
 
     def _reply(self, frame: Frame, request: CallModel) -> Any:
-        nxt = frame.next
+        at = frame.at
+        nxt = frame.messages[at] if at < len(frame.messages) else None
         if request.purpose != "reply" or nxt is None or nxt.role != "assistant":
             return NOTHING
         usage = nxt.metadata.get("usage") if nxt.metadata else None
@@ -245,13 +276,19 @@ class Replay:
                 break
             results[messages[i].tool_call_id] = messages[i]
         invocations = request.invocations
-        if not all(inv.call.id in results for inv in invocations):
-            return NOTHING
-        runs: list[ToolRun] = [rerun(inv) if inv.tool.rerun_on_resume
-                               else saved_run(results[inv.call.id]) for inv in invocations]
-        self.state.counted(tool_calls=sum(not inv.tool.rerun_on_resume for inv in invocations))
+        for inv in invocations:
+            if inv.call.id not in results:
+                return NOTHING
+        runs: list[ToolRun] = []
+        ran = 0  # the calls counted: those not run again
+        for inv in invocations:
+            if inv.tool.rerun_on_resume:
+                runs.append(rerun(inv))
+            else:
+                runs.append(saved_run(results[inv.call.id]))
+                ran += 1
+        self.state.counted(tool_calls=ran)
         return runs
-
 
     def _stored(self, request: StoreToolRun) -> Any:
         # What the tool stored is in the saved state (the last value stored under its key:
@@ -262,8 +299,3 @@ class Replay:
                                           for inv in request.invocations))
         return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
 
-
-def same(a: Message, b: Message) -> bool:
-    # Metadata (usage, timings) may differ between runs without changing the conversation.
-    return (a.role, a.content, a.tool_calls, a.tool_call_id, a.name) == (
-        b.role, b.content, b.tool_calls, b.tool_call_id, b.name)

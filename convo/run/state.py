@@ -83,8 +83,9 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "limit_reached", "listeners", "model_calls", "on_event",
-                 "on_message", "session", "settings", "started", "tool_calls", "turn", "usage")
+    __slots__ = ("added", "held", "held_messages", "limit_reached", "listeners", "model_calls",
+                 "on_event", "on_message", "quiet", "session", "settings", "started",
+                 "tool_calls", "turn", "usage")
 
     def __init__(self, settings: Settings, session: Session) -> None:
         self.settings = settings
@@ -92,9 +93,13 @@ class RunState:
         self.listeners: tuple[Handler, ...] = ()
         if _WATCHERS:
             self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
-        self.on_event: Handler | None = None
-        self.on_message: Handler | None = None  # those of on_event that hear MessageAdded
-        self.listen(settings.on_event)
+        self.quiet = False  # a quiet replay holds the events back (``hold``)
+        self.held: Handler | None = None
+        self.held_messages: Handler | None = None
+        self.on_event: Handler | None = settings.on_event  # no watchers: the common case
+        self.on_message: Handler | None = settings.on_event  # those that hear MessageAdded
+        if self.listeners:
+            self.listen(settings.on_event)
         self.added = 0
         self.model_calls = 0
         self.tool_calls = 0
@@ -107,13 +112,38 @@ class RunState:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
         served conversation records them), and to the watchers' listeners still."""
         handlers = ((handler,) if handler is not None else ()) + self.listeners
-        self.on_event = _joined(handlers)
-        self.on_message = self.on_event if not self.listeners else _joined(
+        joined = _joined(handlers)
+        messages = joined if not self.listeners else _joined(
             tuple(h for h in handlers if getattr(h, "hears_messages", True)))
+        if self.quiet:
+            self.held, self.held_messages = joined, messages
+        else:
+            self.on_event, self.on_message = joined, messages
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def hold(self) -> None:
+        """Until ``release``, the listeners hear only what is ``told`` them: no events are made
+        or passed on (a quiet replay, whose listeners record nothing of what it rebuilds)."""
+        if not self.quiet:
+            self.quiet = True
+            self.held, self.on_event = self.on_event, None
+            self.held_messages, self.on_message = self.on_message, None
+
+    def release(self) -> None:
+        """The listeners hear every event again (the replay went live, or the run ends)."""
+        if self.quiet:
+            self.quiet = False
+            self.on_event, self.held = self.held, None
+            self.on_message, self.held_messages = self.held_messages, None
+
+    def told(self, event: Event) -> None:
+        """Pass ``event`` on even while the events are held (the frame of a quiet replay)."""
+        handler = self.held if self.quiet else self.on_event
+        if handler is not None:
+            handler(event)
 
     # -- what the template yields ------------------------------------------------------------
 
@@ -170,7 +200,8 @@ class RunState:
 
     def admit_model_call(self) -> None:
         """Before a live model call: raises ``UsageLimitReached`` when the run must end."""
-        self.admit()
+        if self.limit_reached is not None:  # ``admit``, without a call per model call
+            raise UsageLimitReached(self.limit_reached)
         limits = self.settings.limits
         if limits is not None and limits.model_calls is not None \
                 and self.model_calls >= limits.model_calls:
@@ -212,6 +243,7 @@ class RunState:
 
     def finish(self, exc: BaseException | None) -> Outcome:
         """Decide the outcome from how the generator ended, and record it."""
+        self.release()  # a run that ended while a quiet replay held its events
         farewell = error = limit = None
         if exc is None:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED

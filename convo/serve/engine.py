@@ -101,6 +101,7 @@ class Engine:
         run = runner.start(session, saved=saved)
         if saved is not None:  # the replay stays in front: served, then live, behind it
             served = run.answerer.inner = Served(run.answerer.inner)
+            run.answerer.quiet()  # the recorder records nothing of what it rebuilds
         else:
             served = run.answerer = Served(run.answerer)
         live = Live(conversation_id, run, served, replaying=saved is not None)

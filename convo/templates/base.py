@@ -80,8 +80,10 @@ def _hooked(render: Callable[[Any, Session], Flow]) -> Callable[[Any, Session], 
 
     @functools.wraps(render)
     def hooked(self: Template, session: Session) -> Flow:
-        before = getattr(self, "before", ())
-        after = getattr(self, "after", ())
+        try:  # attribute reads, not getattr calls: this runs for every render
+            before, after = self.before, self.after
+        except AttributeError:
+            before = after = ()
         if (not before and not after) or getattr(type(self), "render", None) is not hooked:
             return render(self, session)
         return _around(render, self, session, before, after)

@@ -111,6 +111,7 @@ class ToolingTemplate(Template):
     _output: Output | None = attrs.field(init=False, repr=False)
     _own: TurnTools = attrs.field(init=False, repr=False)  # the tools without the toolsets'
     _toolsets: tuple[Toolset, ...] = attrs.field(init=False, repr=False)
+    _children: tuple[Template, ...] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         where = self.label()
@@ -136,10 +137,11 @@ class ToolingTemplate(Template):
             self._schemas = (*self._schemas, self._output.schema)
         self._own = fixed(self._by_name, self._schemas, self.tools, self._output is not None)
         self._toolsets = toolsets_of(self.tools)
+        self._children = tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
 
     def children(self) -> tuple[Template, ...]:
         """The templates of its ``SubroutineTool``s (checked with the tree)."""
-        return tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
+        return self._children
 
     # -- the turn ---------------------------------------------------------------------------
 
@@ -157,8 +159,9 @@ class ToolingTemplate(Template):
             yield reply
             if reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            if reply.text.strip():
-                turn.response = reply.text
+            text = reply.text
+            if text.strip():
+                turn.response = text
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
                                                                          turn.last_tool_text)
             if reply.tool_calls:
