@@ -36,6 +36,7 @@ from .bodies import (
     read_object,
 )
 from .engine import Engine
+from .host import Turn
 from .keys import answer, needs_messages, reference
 from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
@@ -45,8 +46,6 @@ from .pages import PageOptions, chat_page, operator_page
 from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
 from .store import Stored, StoreError
-
-Turn = Callable[[Live, Emit | None], Awaitable[tuple[int, dict[str, Any]]]]
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:

@@ -29,9 +29,9 @@ from .live import Emit, Live
 from .problems import Conflict
 
 if TYPE_CHECKING:
-    from .app import API
     from .auth import Caller
     from .engine import Engine
+    from .host import Host
 
 
 def handed_off(live: Live, what: str) -> None:
@@ -61,7 +61,7 @@ def operator_only(caller: Caller, what: str) -> None:
         raise HTTPProblem(403, f"only operators may {what}: sign in as an operator")
 
 
-def operator_routes(api: API) -> list[Route]:
+def operator_routes(api: Host) -> list[Route]:
     """``POST …/operator_messages {"content"}`` and ``POST …/handback {}``, operators only;
     each answers 200 + the conversation + ``added``, 409 when it is not handed off."""
 

@@ -31,7 +31,7 @@ from .store import Store, Stored
 STATUSES = ("waiting", "running", "ended")
 
 if TYPE_CHECKING:
-    from .app import API
+    from .host import Host
 
 
 async def conversation_for(store: Store, caller: Caller, conversation_id: str, *,
@@ -78,7 +78,7 @@ def query_of(caller: Caller, params: Any) -> Query:
                  waiting_for=waiting)
 
 
-async def list_conversations(api: API, request: Request) -> Response:
+async def list_conversations(api: Host, request: Request) -> Response:
     """``GET /api/conversations``: the caller's conversations (an operator's: everybody's),
     newest activity first, a page at a time."""
     caller = await api.caller(request)
@@ -87,7 +87,7 @@ async def list_conversations(api: API, request: Request) -> Response:
     return JSONResponse(page(rows, query, with_user=caller.operator))
 
 
-async def post_feedback(api: API, request: Request) -> Response:
+async def post_feedback(api: Host, request: Request) -> Response:
     """``POST /api/conversations/{id}/feedback``: the owner rates one assistant message."""
     caller = await api.caller(request)
     conversation_id = request.path_params["id"]
@@ -108,7 +108,7 @@ async def post_feedback(api: API, request: Request) -> Response:
     return Response(status_code=204)
 
 
-async def read_feedback(api: API, request: Request) -> Response:
+async def read_feedback(api: Host, request: Request) -> Response:
     """``GET /api/feedback?since=ISO``: every rating (operators only)."""
     caller = await api.caller(request)
     if not caller.operator:

@@ -1,0 +1,31 @@
+"""What the route modules beside ``app.py`` (``owners.py``, ``operators.py``) use of the API
+object, as a Protocol: they take it without importing ``app.py``, which imports them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from .auth import Caller
+    from .engine import Engine
+    from .live import Emit, Live
+
+#: A turn of a served conversation: run on its ``Live`` run, streamed to ``Emit`` or not;
+#: gives the status and the body.
+Turn = Callable[["Live", "Emit | None"], Awaitable[tuple[int, dict[str, Any]]]]
+
+
+class Host(Protocol):
+    """The API object (``app.API``) as the route modules see it."""
+
+    engine: Engine
+    body_limit: int
+    max_message_bytes: int
+
+    async def caller(self, request: Request) -> Caller: ...
+
+    async def _turn(self, request: Request, turn: Turn) -> Response: ...
