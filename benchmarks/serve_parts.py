@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -29,11 +30,39 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+STACKS = HERE / "results" / "stacks"
+"""Where the processes write their stacks when a turn stalls (``sitecustomize.py``)."""
+STARTED: list[int] = []  # the pids of the processes started here, for dump_stacks
+
+
+def traced(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a process that dumps its stacks on SIGUSR1 (this folder's sitecustomize)."""
+    STACKS.mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path, "CONVO_BENCH_STACKS": str(STACKS)}
+
+
+def dump_stacks() -> str:
+    """SIGUSR1 to every process started here and its children: each writes its threads' and
+    asyncio tasks' stacks to a file in STACKS. Says where they are."""
+    pids = list(STARTED)
+    while pids:
+        pid = pids.pop()
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    return f"stacks in {STACKS}"
+
+
 class Process:
     def __init__(self, args: list[str], env: dict[str, str], port: int) -> None:
         self.url = f"http://127.0.0.1:{port}"
-        self.p = subprocess.Popen(args, env=env, cwd=HERE, stdout=subprocess.DEVNULL,
+        self.p = subprocess.Popen(args, env=traced(env), cwd=HERE, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
+        STARTED.append(self.p.pid)
         for _ in range(300):
             try:
                 if httpx.post(f"{self.url}/api/conversations", json={}, timeout=1).status_code \
@@ -45,6 +74,7 @@ class Process:
         raise RuntimeError(f"{args} did not start")
 
     def stop(self) -> None:
+        STARTED.remove(self.p.pid)
         self.p.terminate()
         self.p.wait()
 
@@ -71,12 +101,14 @@ class Fake:
     def __init__(self) -> None:
         self.p = subprocess.Popen([sys.executable, str(HERE / "model_server.py")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  cwd=HERE)
+                                  cwd=HERE, env=traced(dict(os.environ)))
+        STARTED.append(self.p.pid)
         assert self.p.stdout is not None
         self.base_url = self.p.stdout.readline().strip()
 
     def stop(self) -> None:
         assert self.p.stdin is not None
+        STARTED.remove(self.p.pid)
         self.p.stdin.close()
         self.p.wait()
 
@@ -157,6 +189,8 @@ async def load(urls: list[str], conversations: int, turns: int,
                 latencies.append(time.perf_counter() - started)
         except httpx.TimeoutException:
             failed.append("no answer within 60 s")
+            if len(failed) == 1:  # the first stall: what every process awaits, for diagnosis
+                print(f"a turn stalled: {dump_stacks()}", flush=True)
 
     started = time.perf_counter()
     for _ in range(one_by_one):
