@@ -83,7 +83,11 @@ class Turns:
         every = self.lease / 3
         tick = min(every, 1.0)
         renewed = time.monotonic()
-        while True:
+        me = asyncio.current_task()
+        # A cancel can be swallowed below (Python 3.11's asyncio.wait_for returns a result that
+        # came as it was cancelled, and drivers use it): the turn waits for this timer when it
+        # ends, so a cancel asked for is honoured at the next tick whatever the store did.
+        while me is None or not me.cancelling():
             await asyncio.sleep(tick)
             due = time.monotonic() - renewed >= every - tick / 2
             try:
