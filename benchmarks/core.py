@@ -37,7 +37,7 @@ print(statistics.median(conversation_sync(200, 5)) * 1e6)
 REBUILD = """
 import sys
 sys.path.insert(0, {here!r})
-from serve import rebuild_times
+from serve_store import rebuild_times
 row = rebuild_times([1000])["1000"]
 print(row["beyond_read_ms"], row["read_ms"])
 """

@@ -78,12 +78,9 @@ class _Turn:
     truncated: bool = False
 
 
-def _approvals(invocations: Sequence[Invocation]) -> Flow:
+def _approvals(needing: Sequence[Invocation]) -> Flow:
     """Ask a person about the calls that need approval (one request, in call order); returns
     the tool message of each rejected call, by call id."""
-    needing = [inv for inv in invocations if inv.tool.requires_approval(inv.args)]
-    if not needing:
-        return {}
     decisions: list[Approval] = yield Approve(tuple(inv.call for inv in needing),
                                               approvers=tuple(inv.tool.approver
                                                               for inv in needing))
@@ -306,13 +303,19 @@ class ToolingTemplate(Template):
                 contexts[i] = ToolContext(session, call, turn.failures.get(tool.name, 0))
             runnable = Bound(tool, contexts[i]) if i in contexts else tool
             invocations.append(Invocation(call, runnable, args))
-        rejected: dict[str, str] = yield from _approvals(invocations)
-        for i, call in enumerate(calls):
-            if call.id in rejected:
-                done[i] = rejected[call.id], False
-        invocations = [inv for inv in invocations if inv.call.id not in rejected]
+        # A batch needing no approval and running no subroutine (the most frequent) is not
+        # filtered again: this runs for every batch, replayed ones too.
+        needing = [inv for inv in invocations if inv.tool.requires_approval(inv.args)]
+        rejected: dict[str, str] = (yield from _approvals(needing)) if needing else {}
+        if rejected:
+            for i, call in enumerate(calls):
+                if call.id in rejected:
+                    done[i] = rejected[call.id], False
+            invocations = [inv for inv in invocations if inv.call.id not in rejected]
         inline = [inv for inv in invocations if isinstance(inv.tool, SubroutineTool)]
-        invocations = [inv for inv in invocations if not isinstance(inv.tool, SubroutineTool)]
+        if inline:
+            invocations = [inv for inv in invocations
+                           if not isinstance(inv.tool, SubroutineTool)]
         runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
         ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
         for inv in inline:  # a template cannot run inside a tool function: it runs here
@@ -323,7 +326,7 @@ class ToolingTemplate(Template):
             ran_ns = 0, 0  # when its tool ran, if one did
             if i in done:
                 content, error = done[i]
-                if call.id in rejected:
+                if rejected and call.id in rejected:
                     metadata = {"rejected": True}
             else:
                 invocation, run = ran[call.id]
