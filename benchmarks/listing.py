@@ -17,11 +17,8 @@ import asyncio
 import json
 import os
 import random
-import shutil
-import socket
 import sqlite3
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -30,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from serve_parts import postgres as start_postgres
 
 from convo import LinearTemplate, UserTemplate
 from convo.serve import TokenTable, create_app
@@ -120,35 +118,14 @@ async def measure(url: str, users: int, repeat: int) -> dict[str, list[float]]:
     return results
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def throwaway_postgres() -> Iterator[str | None]:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not found:
+    """serve_parts' throwaway Postgres, or None where its binaries are missing."""
+    if not any(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
         yield None
         return
-    bin_dir, data = found[-1].parent, Path(tempfile.mkdtemp(prefix="convo-bench-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # the server refuses to run as root
-        shutil.chown(data, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = free_port()
-    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
-                    "-U", "postgres"], check=True, capture_output=True)
-    ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-w"]
-    subprocess.run([*ctl, "-l", str(data / "log"), "-o",
-                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"],
-                   check=True, capture_output=True)
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([*ctl, "-m", "fast", "stop"], check=False, capture_output=True)
-        shutil.rmtree(data, ignore_errors=True)
+    with start_postgres() as (url, _pid):
+        yield url
 
 
 def schema(url: str) -> None:
