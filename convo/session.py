@@ -92,11 +92,16 @@ NO_USAGE: Final = Usage()
 UNREPORTED: Final = Usage(unreported=1)  # one model call that did not say what it used
 
 
+def _status(value: Any) -> RunStatus:
+    # A RunStatus stays as it is (the enum's call costs two calls; this runs per turn).
+    return value if value.__class__ is RunStatus else RunStatus(value)
+
+
 @attrs.frozen(slots=True, kw_only=True)
 class TurnResult:
     """How one agent turn (one render of a ``ToolingTemplate``) ended."""
 
-    status: RunStatus = attrs.field(converter=RunStatus)
+    status: RunStatus = attrs.field(converter=_status)
     response: str | None = None
     terminated_by: str | None = None
     note: str | None = None
@@ -130,7 +135,7 @@ class TurnResult:
 class Outcome:
     """Why a run ended, and what it cost."""
 
-    status: RunStatus = attrs.field(converter=RunStatus)
+    status: RunStatus = attrs.field(converter=_status)
     farewell: str | None = None
     error: str | None = None
     turn: TurnResult | None = None

@@ -13,7 +13,7 @@ or the answerer says ``Pause`` (a served conversation waits for a person, or for
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any
+from typing import Any, Final
 
 from ..events import Event
 from ..messages import Message
@@ -23,17 +23,24 @@ from .state import RunState
 
 Watch = Callable[[Any], None]
 """Sees each message, and each event of the types in ``Driver.watched``, before it is applied
-while a replay needs to (``convo.run.replay``); requests go to the answerer."""
+while a replay needs to (``convo.run.replay``)."""
+Ready = Callable[[Any], Any]
+"""Answers a request at once, inside the pump, or gives ``NOTHING`` (the request goes to the
+answerer): a replay answers what was saved so, with no trip out of the pump per request."""
+
+NOTHING: Final = object()
+"""What a ``Ready`` gives for a request it does not answer."""
 
 
 class Driver:
     """The pump of one run (see the module docstring)."""
 
-    __slots__ = ("_gen", "state", "watch", "watched")
+    __slots__ = ("_gen", "ready", "state", "watch", "watched")
 
     def __init__(self, state: RunState, flow: Flow) -> None:
         self.state = state
         self.watch: Watch | None = None
+        self.ready: Ready | None = None  # a replay, while it replays
         self.watched: tuple[type[Event], ...] = (Event,)  # the events the watch sees
         self._gen = self._pump(flow)
 
@@ -70,6 +77,10 @@ class Driver:
                         self.watch(step)
                     state.add(step)
                 elif isinstance(step, Request):
+                    if self.ready is not None:
+                        answer = self.ready(step)
+                        if answer is not NOTHING:
+                            continue
                     answer = yield step
                 elif isinstance(step, Event):
                     if self.watch is not None and isinstance(step, self.watched):

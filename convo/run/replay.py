@@ -24,7 +24,7 @@ the saved state already holds what they did.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..approval import Approval
 from ..events import CaughtUp, ReplayStarted, SubroutineEnded, SubroutineStarted
@@ -41,19 +41,18 @@ from ..requests import (
     RunTools,
     StoreToolRun,
 )
-from ..session import UNREPORTED, Session, SubroutineRun, Usage
+from ..session import NO_USAGE, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
 from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
+from .driver import NOTHING
 
 if TYPE_CHECKING:
     from .answerer import Answerer, AsyncAnswerer
     from .driver import Driver
 
 A = TypeVar("A")
-NOTHING: Final = object()
-"""What a saved conversation gives for a request it does not answer."""
 
 
 class Frame:
@@ -81,7 +80,7 @@ class Replay:
     replays."""
 
     __slots__ = ("approvals", "driver", "frames", "inner", "listed", "saved_internal",
-                 "saved_state", "started", "state")
+                 "saved_state", "started", "state", "tally")
 
     def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
         self.inner = inner
@@ -93,11 +92,16 @@ class Replay:
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
+        # What the replayed answers count, added to the run's state once (``settle``): model
+        # calls, prompt, completion and total tokens, unreported calls, tool calls.
+        self.tally = [0, 0, 0, 0, 0, 0]
 
     @classmethod
     def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
         replay = cls(inner, saved, driver)
         driver.watch = replay.saw
+        driver.ready = replay.ready
+        driver.state.settle = replay.settle
         counted = replayed_summaries(saved.internal)
         if counted is not None:  # the summary calls the saved conversation made
             driver.state.counted(counted.model_calls, usage=counted.usage)
@@ -175,12 +179,28 @@ class Replay:
             return
         if not self.started:
             self.begin()
-        self.driver.watch = None
+        self.driver.watch = self.driver.ready = None
+        self.settle()
         self.state.release()
         root = self.frames[0]
         self.state.emit(CaughtUp(root.at, len(root.messages)))
 
     # -- answering -------------------------------------------------------------------------
+
+    def ready(self, request: Request[Any]) -> Any:
+        """The driver asks first, inside its pump, while the replay replays: what was saved
+        (no trip through the answerers per saved request), else ``NOTHING`` and the request
+        goes to ``answer``. Listing toolsets is left to ``answer``: it asks the one behind."""
+        frame = self.frames[-1]
+        if request.__class__ is CallModel and not frame.live:  # the most frequent
+            found = self._reply(frame, request)
+        elif isinstance(request, ListTools):
+            return NOTHING
+        else:
+            found = self.saved_answer(request)
+        if found is NOTHING:
+            self.go_live()
+        return found
 
     def answer(self, request: Request[A]) -> A:
         if self.driver.watch is not None:
@@ -265,8 +285,25 @@ class Replay:
         if request.purpose != "reply" or nxt is None or nxt.role != "assistant":
             return NOTHING
         usage = nxt.metadata.get("usage") if nxt.metadata else None
-        self.state.counted(1, usage=Usage.from_dict(usage) if usage else UNREPORTED)
+        tally = self.tally  # counted as ``Usage.from_dict`` reads it, in ints (per reply)
+        tally[0] += 1
+        if usage:
+            tally[1] += int(usage.get("prompt_tokens") or 0)
+            tally[2] += int(usage.get("completion_tokens") or 0)
+            tally[3] += int(usage.get("total_tokens") or 0)
+            tally[4] += int(usage.get("unreported") or 0)
+        else:
+            tally[4] += 1
         return nxt
+
+    def settle(self) -> None:
+        """Add what the replayed answers counted to the run's state (at ``go_live``, or as the
+        run ends while replaying): its counts and limits cover the whole conversation."""
+        tally = self.tally
+        if any(tally):
+            usage = Usage(*tally[1:5]) if any(tally[1:5]) else NO_USAGE
+            self.state.counted(tally[0], tally[5], usage)
+            self.tally = [0, 0, 0, 0, 0, 0]
 
     def _tool_runs(self, frame: Frame, request: RunTools) -> Any:
         results: dict[str | None, Message] = {}
@@ -287,7 +324,7 @@ class Replay:
             else:
                 runs.append(saved_run(results[inv.call.id]))
                 ran += 1
-        self.state.counted(tool_calls=ran)
+        self.tally[5] += ran
         return runs
 
     def _stored(self, request: StoreToolRun) -> Any:

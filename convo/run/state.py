@@ -84,8 +84,8 @@ class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
     __slots__ = ("added", "held", "held_messages", "limit_reached", "listeners", "model_calls",
-                 "on_event", "on_message", "quiet", "session", "settings", "started",
-                 "tool_calls", "turn", "usage")
+                 "on_event", "on_message", "quiet", "session", "settings", "settle",
+                 "started", "tool_calls", "turn", "usage")
 
     def __init__(self, settings: Settings, session: Session) -> None:
         self.settings = settings
@@ -107,6 +107,7 @@ class RunState:
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
         self.started = time.perf_counter()
+        self.settle: Callable[[], None] | None = None  # a replay's counts not yet added
 
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
@@ -244,6 +245,8 @@ class RunState:
     def finish(self, exc: BaseException | None) -> Outcome:
         """Decide the outcome from how the generator ended, and record it."""
         self.release()  # a run that ended while a quiet replay held its events
+        if self.settle is not None:  # ... or before a replay added what it counted
+            self.settle()
         farewell = error = limit = None
         if exc is None:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ..session import RunStatus
 
 Verdict = tuple[RunStatus, str]
@@ -47,7 +47,8 @@ class TurnWatch:
     def verdict(self, reply: Message, last_tool_text: str | None) -> Verdict | None:
         """Why the turn must end after this reply, or None."""
         guard = self.guard
-        text = reply.text.strip()
+        content = reply.content  # ``reply.text``, without a call (this runs per reply)
+        text = (content if content.__class__ is str else reply.text).strip()
         if not reply.tool_calls and len(text) < guard.trivial_chars:
             self.last_key, self.repeats = None, 0
             self.empties += 1
@@ -62,7 +63,10 @@ class TurnWatch:
         self.empties, self.all_empty = 0, True
         # The text, or the calls (the same calls: the same names and arguments as JSON).
         key: object = reply.tool_calls or text
-        self.repeats = self.repeats + 1 if _same(key, self.last_key) else 1
+        last = self.last_key
+        same = _same(key, last) if key.__class__ is tuple and last.__class__ is tuple else \
+            key == last
+        self.repeats = self.repeats + 1 if same else 1
         self.last_key = key
         if guard.max_repeats and self.repeats >= guard.max_repeats:
             what = "tool calls" if reply.tool_calls else "reply"
@@ -74,11 +78,9 @@ class TurnWatch:
         return None
 
 
-def _same(key: object, last: object) -> bool:
-    """Whether two replies' keys are the same; a batch's arguments become JSON only when the
+def _same(key: tuple[ToolCall, ...], last: tuple[ToolCall, ...]) -> bool:
+    """Whether two batches of calls are the same; their arguments become JSON only when the
     names match (most replies differ from the last one sooner)."""
-    if not isinstance(key, tuple) or not isinstance(last, tuple):
-        return key == last
     if len(key) != len(last) or any(a.name != b.name for a, b in zip(key, last, strict=True)):
         return False
     return all(a.arguments_json() == b.arguments_json() for a, b in zip(key, last, strict=True))

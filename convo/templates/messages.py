@@ -90,8 +90,10 @@ class UserTemplate(Template):
     default: str | None = attrs.field(default=None, kw_only=True)
     _text: Text | None = attrs.field(init=False, repr=False)
     _parts: tuple[Text | Part, ...] = attrs.field(init=False, repr=False, default=())
+    _ask: AskUser = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
+        self._ask = AskUser(self.description, self.default)
         content = self.content
         self._text = Text(content, self.label()) if isinstance(content, str) else None
         if content is not None and not isinstance(content, str):
@@ -105,7 +107,7 @@ class UserTemplate(Template):
             yield Message("user", [p.render(session) if isinstance(p, Text) else p
                                    for p in self._parts])
             return session
-        answer: Content = yield AskUser(self.description, self.default)
+        answer: Content = yield self._ask
         if not answer and self.default is not None:
             answer = self.default
         yield Message("user", answer)

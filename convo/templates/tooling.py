@@ -36,6 +36,7 @@ from ..tools.base import Bound, Tool
 from ..tools.calls import (
     Batch,
     Invocation,
+    Invokable,
     ToolRun,
     count,
     outcome,
@@ -109,6 +110,7 @@ class ToolingTemplate(Template):
     _own: TurnTools = attrs.field(init=False, repr=False)  # the tools without the toolsets'
     _toolsets: tuple[Toolset, ...] = attrs.field(init=False, repr=False)
     _children: tuple[Template, ...] = attrs.field(init=False, repr=False)
+    _ask: CallModel = attrs.field(init=False, repr=False)  # the model call, without toolsets
 
     def __attrs_post_init__(self) -> None:
         where = self.label()
@@ -134,6 +136,7 @@ class ToolingTemplate(Template):
             self._schemas = (*self._schemas, self._output.schema)
         self._own = fixed(self._by_name, self._schemas, self.tools, self._output is not None)
         self._toolsets = toolsets_of(self.tools)
+        self._ask = CallModel(self.model, self._own.schemas, context=self.context)
         self._children = tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
 
     def children(self) -> tuple[Template, ...]:
@@ -150,8 +153,10 @@ class ToolingTemplate(Template):
         tools = self._own if not self._toolsets else (yield from turn_tools(
             self.label(), self.tools, self._own, self._toolsets, self._output is not None))
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
+        ask = self._ask if tools is self._own else \
+            CallModel(self.model, tools.schemas, context=self.context)
         while self._more(turn):
-            reply: Message = yield CallModel(self.model, tools.schemas, context=self.context)
+            reply: Message = yield ask
             turn.iterations += 1
             yield reply
             if reply.metadata.get("finish_reason") == "length":
@@ -171,7 +176,7 @@ class ToolingTemplate(Template):
                     return session
                 batch: Batch = yield from self._answer(session, turn, reply.tool_calls)
                 turn.last_tool_text = batch.last_text
-                if (yield from self._terminated(session, turn, batch)):
+                if batch.decides() and (yield from self._terminated(session, turn, batch)):
                     return session
                 continue
             if self._output is not None:
@@ -192,7 +197,7 @@ class ToolingTemplate(Template):
             if not self.restrict_output and self._output is None:
                 status = RunStatus.COMPLETED if self.mode == "response" else \
                     RunStatus.IMPLICIT_COMPLETION
-                yield from self._end(turn, status, response=reply.content)
+                yield self._ended(turn, status, response=reply.content)
                 return session
             if not self._more(turn):
                 break  # no model call would follow an injection
@@ -242,14 +247,21 @@ class ToolingTemplate(Template):
         return False
 
     def _end(self, turn: _Turn, status: RunStatus, **fields: Any) -> Flow:
+        ended = self._ended(turn, status, **fields)
+        yield ended
+        if status is RunStatus.PENDING_REVIEW:
+            result = ended.result
+            yield TaskCompleted(result.finish_status or "done", result.summary)
+
+    def _ended(self, turn: _Turn, status: RunStatus, **fields: Any) -> TurnEnded:
+        """The turn's end (``_end`` without its ``TaskCompleted``, for the statuses that have
+        none: a plain reply ends most turns so)."""
         if "output" in fields and self._output is not None:
             fields.setdefault("response", self._output.dump(fields["output"]))
         fields.setdefault("response", turn.response)
-        result = TurnResult(status=status, iterations=turn.iterations,
-                            injections=turn.injections, truncated=turn.truncated, **fields)
-        yield TurnEnded(result)
-        if status is RunStatus.PENDING_REVIEW:
-            yield TaskCompleted(result.finish_status or "done", result.summary)
+        return TurnEnded(TurnResult(status=status, iterations=turn.iterations,
+                                    injections=turn.injections, truncated=turn.truncated,
+                                    **fields))
 
     # -- one batch of tool calls ------------------------------------------------------------
 
@@ -284,6 +296,8 @@ class ToolingTemplate(Template):
         # that the guarantee (one tool message per call, in call order) is visible at a glance.
         done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
         invocations: list[Invocation] = []
+        needing: list[Invocation] = []  # ... that need approval
+        inline: list[Invocation] = []  # ... that run a subroutine
         contexts: dict[int, ToolContext] = {}
         terminal_by: str | None = None
         batch = Batch()
@@ -299,23 +313,23 @@ class ToolingTemplate(Template):
                 continue
             if tool.terminal:
                 terminal_by = tool.name
+            runnable: Invokable = tool
             if tool.takes_context:
                 contexts[i] = ToolContext(session, call, turn.failures.get(tool.name, 0))
-            runnable = Bound(tool, contexts[i]) if i in contexts else tool
-            invocations.append(Invocation(call, runnable, args))
-        # A batch needing no approval and running no subroutine (the most frequent) is not
-        # filtered again: this runs for every batch, replayed ones too.
-        needing = [inv for inv in invocations if inv.tool.requires_approval(inv.args)]
+                runnable = Bound(tool, contexts[i])
+            invocation = Invocation(call, runnable, args)
+            (inline if isinstance(tool, SubroutineTool) else invocations).append(invocation)
+            if tool.requires_approval(args):
+                needing.append(invocation)
+        # A batch needing no approval (the most frequent) is not filtered again: this runs
+        # for every batch, replayed ones too.
         rejected: dict[str, str] = (yield from _approvals(needing)) if needing else {}
         if rejected:
             for i, call in enumerate(calls):
                 if call.id in rejected:
                     done[i] = rejected[call.id], False
             invocations = [inv for inv in invocations if inv.call.id not in rejected]
-        inline = [inv for inv in invocations if isinstance(inv.tool, SubroutineTool)]
-        if inline:
-            invocations = [inv for inv in invocations
-                           if not isinstance(inv.tool, SubroutineTool)]
+            inline = [inv for inv in inline if inv.call.id not in rejected]
         runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
         ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
         for inv in inline:  # a template cannot run inside a tool function: it runs here
@@ -323,6 +337,7 @@ class ToolingTemplate(Template):
         for i, call in enumerate(calls):
             metadata: Mapping[str, Any] | None = None
             content: str | tuple[Part, ...]
+            message: Message | None = None
             ran_ns = 0, 0  # when its tool ran, if one did
             if i in done:
                 content, error = done[i]
@@ -331,13 +346,19 @@ class ToolingTemplate(Template):
             else:
                 invocation, run = ran[call.id]
                 content, error = outcome(batch, invocation, run)
-                metadata = None if error else saved_metadata(invocation, run)
+                saved = run.saved
+                if saved is not None and saved.content == content \
+                        and error is bool(saved.metadata.get("error")):
+                    message = saved  # replayed: the saved message again, its metadata too
+                elif not error:
+                    metadata = saved_metadata(invocation, run)
                 ran_ns = run.started_ns, run.ended_ns
             if i in contexts:
                 yield from contexts[i].events
             text = content if isinstance(content, str) else shown(content)
             count(turn.failures, turn.tools.by_name.get(call.name), batch, text, error)
-            yield tool_message(call, content, error=error, metadata=metadata)
+            yield message if message is not None else \
+                tool_message(call, content, error=error, metadata=metadata)
             yield ToolCallEnded(call, text, error, *ran_ns)
             batch.last_text = text
         return batch

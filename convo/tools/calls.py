@@ -86,6 +86,8 @@ class ToolRun:
     skipped: str | None = None
     started_ns: int = 0
     ended_ns: int = 0
+    #: The saved tool message this run was read from (a replay), yielded again as it was.
+    saved: Message | None = None
 
 
 # -- running it, once ------------------------------------------------------------------------
@@ -237,12 +239,12 @@ def saved_run(message: Message) -> ToolRun:
     """A call's run as its saved tool message tells it (a resumed or rebuilt conversation)."""
     # A saved failure stays a failure (it counts against the tool's retries again).
     if message.metadata.get("error"):
-        return ToolRun(error=SavedToolError(message.content))
+        return ToolRun(error=SavedToolError(message.content), saved=message)
     # A tool that ended the turn (a Ctrl-C cancelled it, say) ends it again, with its status.
     terminated = message.metadata.get(TERMINATED)
     if isinstance(terminated, dict):
-        return ToolRun(TerminateResponse.from_saved(message.text, terminated))
-    return ToolRun(message.content)
+        return ToolRun(TerminateResponse.from_saved(message.text, terminated), saved=message)
+    return ToolRun(message.content, saved=message)
 
 
 # -- what it gave: the tool message, and whether the turn ends --------------------------------
@@ -263,6 +265,12 @@ class Batch:
     output: Any = NO_OUTPUT
     exhausted: str | None = None  # the note when a tool used up its retries
     handoff: tuple[ToolCall, HandingOff] | None = None  # a person takes over (HandoffTool)
+
+    def decides(self) -> bool:
+        """Whether the batch may end the turn (``ToolingTemplate`` then asks how)."""
+        return (self.ended or self.move is not None or self.handoff is not None
+                or self.terminal is not None or self.terminate is not None
+                or self.output is not NO_OUTPUT or self.exhausted is not None)
 
 
 def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,

@@ -37,6 +37,8 @@ _TYPE_ERRORS: Final = frozenset({"int_from_float", "enum", "literal_error", "non
                                   "is_instance_of", "model_attributes_type"})
 
 
+_PLAIN: Final = (str, int, bool)  # types whose JSON values need no conversion
+_PLAIN_DEFAULTS: Final = (str, int, bool, float, type(None))
 _to_json: Any = None
 _SerializationError: Any = None
 _ValidationError: Any = None
@@ -93,7 +95,7 @@ def _field(spec: Spec) -> tuple[Any, Any]:
 class Arguments:
     """The arguments of one tool: their pydantic model, JSON schema, and validation."""
 
-    __slots__ = ("_model", "_names", "_nullable", "_signature", "_validate_json",
+    __slots__ = ("_model", "_names", "_nullable", "_plain", "_signature", "_validate_json",
                  "keep_defaults", "parameters", "specs", "tool_name")
 
     def __init__(self, tool_name: str, specs: Sequence[Spec], *, strict: bool,
@@ -126,10 +128,27 @@ class Arguments:
         if strict:
             self.parameters, nullable = strict_schema(self.parameters, where)
             self._nullable = frozenset(nullable)
+        # Arguments all of plain str, int or bool (no constraints): a call giving each of them
+        # with exactly that type is valid as it is, and pydantic is not asked (most calls).
+        plain = all(any(s.annotation is kind for kind in _PLAIN)
+                    and (s.default is ... or s.default is ABSENT
+                         or s.default.__class__ in _PLAIN_DEFAULTS)  # no pydantic Field
+                    for s in self.specs)
+        self._plain = tuple((s.name, s.annotation) for s in self.specs) if plain else None
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Checked and coerced arguments; ``ToolArgumentError`` saying what is wrong."""
         # It runs for every tool call: pydantic's parts were bound once, by _bind().
+        plain = self._plain
+        if plain is not None and len(args) == len(plain):
+            valid: dict[str, Any] = {}
+            for name, kind in plain:
+                value = args.get(name, ABSENT)  # ABSENT: an unexpected argument instead
+                if value.__class__ is not kind:
+                    break
+                valid[name] = value
+            else:
+                return valid
         names = self._names
         unexpected = [k for k in args if k not in names]
         if unexpected:
