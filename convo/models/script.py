@@ -8,6 +8,7 @@ positional string, ``{finish_task('all done')}``, is kept as the call's raw argu
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -37,12 +38,20 @@ class CallIds:
         return f"call_{next(self._counter)}"
 
 
-def _parse_call(name: str, inner: str, new_id: Callable[[], str]) -> ToolCall | None:
+@functools.lru_cache(maxsize=512)
+def _parsed(inner: str) -> ast.Call | None:
+    """The call's syntax tree, parsed once per text (a script repeats its calls; parsing is
+    most of a scripted reply's cost). Its values are read anew for each call."""
     try:
         node = ast.parse(f"f({inner})", mode="eval").body
     except SyntaxError:
         return None
-    if not isinstance(node, ast.Call):
+    return node if isinstance(node, ast.Call) else None
+
+
+def _parse_call(name: str, inner: str, new_id: Callable[[], str]) -> ToolCall | None:
+    node = _parsed(inner)
+    if node is None:
         return None
     try:
         args = [ast.literal_eval(a) for a in node.args]

@@ -115,6 +115,15 @@ def _all(found: list[Machine]) -> Iterator[Machine]:
             yield from _all(inner)
 
 
+def has_states(node: Template) -> bool:
+    """Whether ``check_states`` has anything to check in this node: a machine, or a move."""
+    if isinstance(node, (StateMachineTemplate, GotoTemplate)):
+        return True
+    if isinstance(node, ToolingTemplate):
+        return any(isinstance(tool, Transition) for tool in node.tools)
+    return False
+
+
 def check_states(root: Template) -> None:
     """The build-time checks of states (see the module docstring); warns of dead states."""
     for machine in _all(machines(root)):
