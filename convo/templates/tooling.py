@@ -155,13 +155,14 @@ class ToolingTemplate(Template):
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context)
-        while self._more(turn):
+        bound = self.max_iterations  # ``_more``, without a call per model call
+        while bound is None or turn.iterations < bound:
             reply: Message = yield ask
             turn.iterations += 1
             yield reply
-            if reply.metadata.get("finish_reason") == "length":
+            if reply.metadata and reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            text = reply.text
+            text = reply.content if reply.content.__class__ is str else reply.text
             if text.strip():
                 turn.response = text
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
