@@ -1,17 +1,18 @@
 """MCP tool calls: convo's ``MCPTool`` against the raw ``mcp`` SDK, to the same stdio server.
 
 ``python benchmarks/mcp_calls.py [--calls N] [--rounds R]`` starts
-``examples/mcp_units_server.py`` twice and times, in one run:
+``examples/mcp_units_server.py`` three times and times, in one run:
 
 - ``raw_ms``: ``await ClientSession.call_tool("convert", ...)`` on a session of the caller's
   own loop (the floor);
 - ``convo_async_ms``: ``await tool.ainvoke(args)`` of the ``MCPTool`` under a running loop
-  (what ``arun()`` and ``convo serve`` do: the call is handed to the MCP loop's thread and its
-  result handed back);
-- ``convo_sync_ms``: what a blocking ``Runner.run()`` does for an async tool
-  (``asyncio.run(tool.ainvoke(args))``: a fresh loop per call, then the same hand-off);
-- ``listings``: how often the server was asked for its tools over all the calls (target 1;
-  each round also asks for the tools, as each turn does);
+  (what ``arun()`` and ``convo serve`` do): its server was first used on this loop, so its
+  connection lives here and the call goes straight to the session;
+- ``convo_sync_ms``: what a blocking ``Runner.run()`` does (``convo.tools.calls.execute``,
+  in a thread without a loop), with a second ``MCPServer`` first used by that thread: its
+  connection lives on convo's background loop, and each call is handed to it and back;
+- ``listings``: how often the servers were asked for their tools over all the calls (target
+  2, once per server; each round also asks both for their tools, as each turn does);
 - ``handoff_us`` / ``handoff_cpu_us``: a no-op coroutine handed to the MCP loop and back, wall
   and CPU time (both threads): what convo's hop costs by itself, without the server.
 
@@ -57,9 +58,13 @@ async def _convo_round(tool: Any, calls: int) -> float:
 
 
 def _sync_round(tool: Any, calls: int) -> float:
+    from convo.messages import ToolCall
+    from convo.tools.calls import Invocation, execute
+
+    invocation = Invocation(ToolCall("c1", "convert", ARGS), tool, dict(ARGS))
     start = time.perf_counter()
     for _ in range(calls):
-        asyncio.run(tool.ainvoke(ARGS))
+        assert execute(invocation).error is None
     return (time.perf_counter() - start) / calls * 1000
 
 
@@ -105,15 +110,17 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     server = MCPServer.stdio(sys.executable, [SERVER], timeout=60)
+    blocking = MCPServer.stdio(sys.executable, [SERVER], timeout=60)  # run()'s
     listed = _counted_listings()
     [tool] = [t for t in await server.atools() if t.name == "convert"]
+    [sync_tool] = [t for t in await asyncio.to_thread(blocking.tools) if t.name == "convert"]
     times: dict[str, list[float]] = {"raw": [], "async": [], "sync": []}
     params = StdioServerParameters(command=sys.executable, args=[SERVER])
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         sides = {"raw": lambda: _raw_round(session, calls),
                  "async": lambda: _convo_round(tool, calls),
-                 "sync": lambda: asyncio.to_thread(_sync_round, tool, calls)}
+                 "sync": lambda: asyncio.to_thread(_sync_round, sync_tool, calls)}
         for side in sides.values():  # warm every path up
             await side()
         for n in range(rounds):
@@ -122,8 +129,10 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
                 gc.collect()
                 times[name].append(await sides[name]())
             await server.atools()  # what each turn does: served from the cache
+            await asyncio.to_thread(blocking.tools)
     handoff_us, handoff_cpu_us = await _handoffs()
     await server.aclose()
+    await asyncio.to_thread(blocking.close)
     async_ratios = [a / r for a, r in zip(times["async"], times["raw"], strict=True)]
     sync_ratios = [s / r for s, r in zip(times["sync"], times["raw"], strict=True)]
     raw, conv, sync = (statistics.median(times[k]) for k in ("raw", "async", "sync"))

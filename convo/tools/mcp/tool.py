@@ -34,6 +34,9 @@ class ToolServer(Protocol):
     async def call(self, remote: str, arguments: dict[str, Any]
                    ) -> str | tuple[Part, ...]: ...
 
+    def call_blocking(self, remote: str, arguments: dict[str, Any]
+                      ) -> str | tuple[Part, ...]: ...
+
 
 def model_name(name: str) -> str:
     """A name the model APIs accept (letters, digits, ``_`` and ``-``, at most 64): MCP allows
@@ -94,8 +97,15 @@ class MCPTool(Tool):
         rule = self.server.needs_approval
         return bool(rule(self.remote_name, args)) if callable(rule) else bool(rule)
 
+    #: A blocking run calls ``invoke``, which waits for the server's loop, instead of running
+    #: ``ainvoke`` in an event loop of its own.
+    runs_blocking = True
+
     async def _execute(self, args: dict[str, Any]) -> str | tuple[Part, ...]:
         return await self.server.call(self.remote_name, args)
+
+    def invoke(self, args: dict[str, Any], context: Any = None) -> str | tuple[Part, ...]:
+        return self.server.call_blocking(self.remote_name, args)
 
     def __repr__(self) -> str:
         return f"<MCPTool {self.name!r} of MCP server {self.server.name!r}>"
