@@ -1,0 +1,119 @@
+"""Which loop an MCP server's connection lives on (convo/tools/mcp/home.py), against a real
+stdio server: the first async user's loop, where a call goes straight to the session; a call
+from another loop or thread is handed there; an ``asyncio.run`` that ended leaves neither a
+dead server nor a process; a blocking ``run()`` makes no event loop per call."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp_kit import stdio_server
+
+from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
+from convo.tools.mcp import server as server_module
+from convo.tools.mcp.connection import Connection
+
+
+@pytest.fixture
+def call_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[asyncio.AbstractEventLoop]]:
+    """The loop each ``Connection.call`` ran on, in order."""
+    loops: list[asyncio.AbstractEventLoop] = []
+    original = Connection.call
+
+    async def recording(self: Connection, name: str, arguments: dict[str, Any],
+                        timeout: float) -> Any:
+        loops.append(asyncio.get_running_loop())
+        return await original(self, name, arguments, timeout)
+
+    monkeypatch.setattr(Connection, "call", recording)
+    yield loops
+
+
+def _pid_tool(server: MCPServer, tools: list[Any]) -> Any:
+    [pid] = [t for t in tools if t.remote_name == "pid"]
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_call_on_the_loop_of_the_first_user_goes_straight_to_the_session(
+        call_loops: list[asyncio.AbstractEventLoop], monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: object) -> None:
+        raise AssertionError("a call was handed to another loop")
+
+    monkeypatch.setattr(server_module, "hand_off", refused)
+    monkeypatch.setattr(server_module, "submit", refused)
+
+    async def main() -> tuple[asyncio.AbstractEventLoop, list[str]]:
+        async with stdio_server(timeout=20) as server:
+            pid = _pid_tool(server, await server.atools())
+            said = [await pid.ainvoke({}) for _ in range(3)]
+            return asyncio.get_running_loop(), said
+
+    loop, said = asyncio.run(main())
+    assert call_loops == [loop, loop, loop]
+    assert said[0].isdigit() and said == [said[0]] * 3  # one connection, one process
+
+
+def test_an_asyncio_run_that_ended_leaves_no_process_and_the_next_one_works(
+        call_loops: list[asyncio.AbstractEventLoop]) -> None:
+    server = stdio_server(timeout=20)
+    try:
+        async def pid_now() -> int:
+            return int(await _pid_tool(server, await server.atools()).ainvoke({}))
+
+        first = asyncio.run(pid_now())
+        # The loop's teardown stopped the server its connection lived on, and reaped it.
+        assert not _alive(first)
+        second = asyncio.run(pid_now())
+        third = asyncio.run(pid_now())
+        # Started again once, on the background loop, where it stays: not per asyncio.run.
+        assert second != first and third == second and _alive(second)
+        home = server._where.current()
+        assert home is not None and home.background and call_loops[-1] is home.loop
+    finally:
+        server.close()
+    assert not _alive(second)
+
+
+def test_a_call_from_another_loop_or_thread_is_handed_to_the_servers_loop(
+        call_loops: list[asyncio.AbstractEventLoop]) -> None:
+    def elsewhere(pid: Any) -> list[str]:
+        return [asyncio.run(pid.ainvoke({})), pid.invoke({})]  # another loop; no loop
+
+    async def main() -> tuple[asyncio.AbstractEventLoop, str, list[str]]:
+        async with stdio_server(timeout=20) as server:
+            pid = _pid_tool(server, await server.atools())
+            here = await pid.ainvoke({})
+            there = await asyncio.to_thread(elsewhere, pid)
+            return asyncio.get_running_loop(), here, there
+
+    loop, here, there = asyncio.run(main())
+    assert call_loops == [loop, loop, loop]
+    assert there == [here, here]
+
+
+def test_a_blocking_run_makes_no_event_loop_per_call(
+        call_loops: list[asyncio.AbstractEventLoop], monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("asyncio.run was called for an MCP call")
+
+    with stdio_server(timeout=20) as server:
+        template = LinearTemplate([UserTemplate("go"), ToolingTemplate([server])])
+        monkeypatch.setattr(asyncio, "run", refused)
+        session = Runner(MockModel(["{add(a=2, b=3)}{pid()}", "ok"]), template).run()
+        home = server._where.current()
+    added, pid = (m.content for m in session.messages if m.role == "tool")
+    assert added == "5" and isinstance(pid, str) and pid.isdigit()
+    assert home is not None and home.background
+    assert call_loops == [home.loop, home.loop]
