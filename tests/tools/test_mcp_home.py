@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from mcp_kit import stdio_server
 
 from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
+from convo.errors import MCPServerError
 from convo.tools.mcp import server as server_module
 from convo.tools.mcp.connection import Connection
 
@@ -117,3 +119,39 @@ def test_a_blocking_run_makes_no_event_loop_per_call(
     assert added == "5" and isinstance(pid, str) and pid.isdigit()
     assert home is not None and home.background
     assert call_loops == [home.loop, home.loop]
+
+
+def test_a_call_handed_to_a_loop_that_ends_meanwhile_is_an_error_naming_the_server(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    listed, calling = threading.Event(), threading.Event()
+    original = Connection.call
+
+    async def noting(self: Connection, name: str, arguments: dict[str, Any],
+                     timeout: float) -> Any:
+        calling.set()
+        return await original(self, name, arguments, timeout)
+
+    monkeypatch.setattr(Connection, "call", noting)
+    server = stdio_server(timeout=20)
+
+    async def home_loop() -> None:  # the connection's loop; it ends during a call of "hang"
+        await server.atools()
+        listed.set()
+        assert await asyncio.to_thread(calling.wait, 20)
+
+    thread = threading.Thread(target=asyncio.run, args=(home_loop(),))
+    try:
+        thread.start()
+        assert listed.wait(20)
+        [hang] = [t for t in server.tools() if t.remote_name == "hang"]  # from the cache
+        with pytest.raises(MCPServerError) as info:
+            hang.invoke({})  # handed to the loop above
+        assert str(info.value) == (
+            "MCP server 'tools': the event loop its connection lived on ended during the "
+            "call; the next call will start it again")
+        thread.join(20)
+        assert not thread.is_alive()
+        assert _pid_tool(server, server.tools()).invoke({}).isdigit()  # on the background
+    finally:
+        thread.join(20)
+        server.close()

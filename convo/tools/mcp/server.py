@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping
+from concurrent.futures import CancelledError
 from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
@@ -294,14 +295,14 @@ class MCPServer:
             future = submit(coro, home.loop)
         except RuntimeError as exc:  # its loop closed just now
             coro.close()
-            raise MCPServerError(f"MCP server {self.name!r}: its event loop has closed; "
-                                 f"try again") from exc
+            raise self._loop_ended() from exc
         try:
             return future.result(limit + GRACE)
         except TimeoutError:
             future.cancel()
-            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
-                                 f"{limit + GRACE:g} s") from None
+            raise self._no_answer(limit) from None
+        except CancelledError:  # its loop ended meanwhile, and cancelled the work
+            raise self._loop_ended() from None
 
     async def _await(self, home: Home, coro: Coroutine[Any, Any, T], limit: float) -> T:
         if home.loop is asyncio.get_running_loop():
@@ -310,14 +311,25 @@ class MCPServer:
             future = hand_off(coro, home.loop)
         except RuntimeError as exc:  # its loop closed just now
             coro.close()
-            raise MCPServerError(f"MCP server {self.name!r}: its event loop has closed; "
-                                 f"try again") from exc
+            raise self._loop_ended() from exc
         try:
             async with asyncio.timeout(limit + GRACE):  # cancels the future, and so ``coro``
                 return await future
         except TimeoutError:
-            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
-                                 f"{limit + GRACE:g} s") from None
+            raise self._no_answer(limit) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the caller is cancelled
+            raise self._loop_ended() from None  # the loop it was handed to ended meanwhile
+
+    def _no_answer(self, limit: float) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r} did not answer within "
+                              f"{limit + GRACE:g} s")
+
+    def _loop_ended(self) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r}: the event loop its connection lived "
+                              f"on ended during the call; the next call will start it again")
 
     # -- closing ----------------------------------------------------------------------------
 
