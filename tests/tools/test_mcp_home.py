@@ -26,10 +26,9 @@ def call_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[asyncio.Abstrac
     loops: list[asyncio.AbstractEventLoop] = []
     original = Connection.call
 
-    async def recording(self: Connection, name: str, arguments: dict[str, Any],
-                        timeout: float) -> Any:
+    async def recording(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
         loops.append(asyncio.get_running_loop())
-        return await original(self, name, arguments, timeout)
+        return await original(self, name, arguments)
 
     monkeypatch.setattr(Connection, "call", recording)
     yield loops
@@ -126,10 +125,9 @@ def test_a_call_handed_to_a_loop_that_ends_meanwhile_is_an_error_naming_the_serv
     listed, calling = threading.Event(), threading.Event()
     original = Connection.call
 
-    async def noting(self: Connection, name: str, arguments: dict[str, Any],
-                     timeout: float) -> Any:
+    async def noting(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
         calling.set()
-        return await original(self, name, arguments, timeout)
+        return await original(self, name, arguments)
 
     monkeypatch.setattr(Connection, "call", noting)
     server = stdio_server(timeout=20)

@@ -195,8 +195,10 @@ class Connection:
             if not cursor:
                 return tools
 
-    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        return await self.session.call_tool(name, arguments, read_timeout_seconds=timeout)
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The server's result; the caller bounds it (the SDK's own read timeout would cost
+        one more cancel scope per call)."""
+        return await self.session.call_tool(name, arguments)
 
     async def close(self) -> None:
         """End the session (and its subprocess); bounded by ``CLOSE_TIMEOUT``."""

@@ -215,9 +215,10 @@ class MCPServer:
         assert connection is not None
         home.calls += 1
         try:
-            # Not wait_for: on 3.11 it wraps the call in one more task, on every call.
-            async with asyncio.timeout(self.timeout + 1):
-                result = await connection.call(remote, arguments, self.timeout)
+            # Not wait_for: on 3.11 it wraps the call in one more task, on every call. A
+            # cancelled call tells the server (the SDK sends ``notifications/cancelled``).
+            async with asyncio.timeout(self.timeout):
+                result = await connection.call(remote, arguments)
         except TimeoutError:
             raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                  f"{remote!r} within {self.timeout:g} s") from None
