@@ -153,3 +153,44 @@ def test_a_call_handed_to_a_loop_that_ends_meanwhile_is_an_error_naming_the_serv
     finally:
         thread.join(20)
         server.close()
+
+
+def test_calls_are_bounded_by_one_timer_and_a_cancelled_call_stays_cancelled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Connection.call
+    calling: list[asyncio.Event] = []
+
+    async def noting(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
+        calling[-1].set()
+        return await original(self, name, arguments)
+
+    monkeypatch.setattr(Connection, "call", noting)
+
+    async def main() -> tuple[str, float, list[str]]:
+        calling.append(asyncio.Event())
+        async with stdio_server(timeout=20) as server:
+            tools = {t.remote_name: t for t in await server.atools()}
+            said = [await tools["add"].ainvoke({"a": 1, "b": 2})]  # the timer: in 20 s
+            server.timeout = 0.5
+            said.append(await tools["add"].ainvoke({"a": 2, "b": 2}))  # now: in 0.5 s
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(MCPServerError) as info:  # the timer fires, then again
+                async with asyncio.timeout(15):  # a test that fails does not hang
+                    await tools["hang"].ainvoke({})
+            waited = loop.time() - started
+            server.timeout = 20
+            calling.append(asyncio.Event())
+            call = asyncio.create_task(tools["hang"].ainvoke({}))
+            await calling[-1].wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):  # the caller's, not a bound
+                await call
+            said.append(await tools["add"].ainvoke({"a": 3, "b": 3}))
+            home = server._where.current()
+            assert home is not None and home._due == {} and home._late == set()
+            return str(info.value), waited, said
+
+    error, waited, said = asyncio.run(main())
+    assert error == "MCP server 'tools' did not answer a call of 'hang' within 0.5 s"
+    assert waited >= 0.5 and said == ["3", "4", "6"]

@@ -45,6 +45,9 @@ class Home:
     calls: int = 0  # calls in flight
     moved: bool = False  # the server has a new home: work that comes here goes on there
     _lock: asyncio.Lock | None = None
+    _due: dict[asyncio.Task[Any], tuple[float, int]] = attrs.field(factory=dict)  # deadlines
+    _timer: asyncio.TimerHandle | None = None
+    _late: set[asyncio.Task[Any]] = attrs.field(factory=set)  # cancelled by the timer
 
     def guard(self) -> asyncio.Lock:
         """One connecting or listing at a time (made on the home loop, where it is used)."""
@@ -57,6 +60,41 @@ class Home:
         connection = self.connection
         return connection is not None and connection.session is not None \
             and not self.loop.is_closed()
+
+    # -- bounding the calls in flight with one timer ----------------------------------------
+    # ``asyncio.timeout`` per call schedules and cancels a timer on every call; here one
+    # timer, armed at the earliest deadline, re-arms itself for the calls still running when
+    # it fires (with calls far shorter than their bound it fires about once per bound).
+
+    def start(self, task: asyncio.Task[Any], seconds: float) -> None:
+        """Bound ``task``'s call: cancel it ``seconds`` from now, unless ``end`` comes first."""
+        when = self.loop.time() + seconds
+        self._due[task] = (when, task.cancelling())
+        timer = self._timer
+        if timer is None or when < timer.when():
+            if timer is not None:
+                timer.cancel()
+            self._timer = self.loop.call_at(when, self._check)
+
+    def end(self, task: asyncio.Task[Any]) -> bool:
+        """The call has ended: whether its bound cancelled it, and nothing else did (as
+        ``asyncio.timeout`` decides)."""
+        _, before = self._due.pop(task)
+        if task not in self._late:
+            return False
+        self._late.discard(task)
+        return task.uncancel() <= before
+
+    def _check(self) -> None:
+        self._timer = None
+        now = self.loop.time() + 0.001  # a timer may run a clock tick early
+        for task, (when, _) in self._due.items():
+            if when <= now and task not in self._late:
+                self._late.add(task)
+                task.cancel()
+        waiting = [when for task, (when, _) in self._due.items() if task not in self._late]
+        if waiting:
+            self._timer = self.loop.call_at(min(waiting), self._check)
 
     def list_changed(self) -> None:  # the connection's ``tools/list_changed``
         self.listed = None

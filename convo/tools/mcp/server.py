@@ -213,16 +213,19 @@ class MCPServer:
         if home.moved:  # the connection moved while this call was on its way: call there
             return await self.call(remote, arguments)
         assert connection is not None
+        task = asyncio.current_task()
+        assert task is not None
         home.calls += 1
+        home.start(task, self.timeout)  # its bound cancels the call (the SDK tells the server)
         try:
-            # Not wait_for: on 3.11 it wraps the call in one more task, on every call. A
-            # cancelled call tells the server (the SDK sends ``notifications/cancelled``).
-            async with asyncio.timeout(self.timeout):
-                result = await connection.call(remote, arguments)
-        except TimeoutError:
+            result = await connection.call(remote, arguments)
+        except asyncio.CancelledError:
+            if not home.end(task):
+                raise  # the caller is cancelled
             raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                  f"{remote!r} within {self.timeout:g} s") from None
         except Exception as exc:
+            home.end(task)
             if "timed out" in str(exc).lower():  # the SDK's own read timeout
                 raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                      f"{remote!r} within {self.timeout:g} s") from None
@@ -235,6 +238,8 @@ class MCPServer:
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
+        else:
+            home.end(task)
         finally:
             home.call_ended()
         return self._content(remote, result)

@@ -13,7 +13,7 @@ import binascii
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -121,8 +121,11 @@ def result_content(result: Any) -> str | tuple[Part, ...]:
     ``Image``, ``Audio`` and ``Document`` parts (API §16); an embedded text resource as its
     text, a link as ``[resource URI]``; ``structuredContent`` as JSON when there is no text.
     ``BadResult`` when a part's data is not base64."""
+    blocks: Sequence[Any] = result.content or ()
+    if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
+        return str(blocks[0].text)  # the most frequent result, the same as the loop below
     items: list[str | Part] = []
-    for block in result.content or ():
+    for block in blocks:
         item = _block(block)
         if isinstance(item, str) and items and isinstance(items[-1], str):
             items[-1] = f"{items[-1]}\n{item}"
