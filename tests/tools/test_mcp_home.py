@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,3 +197,21 @@ def test_calls_are_bounded_by_one_timer_and_a_cancelled_call_stays_cancelled(
     error, waited, said = asyncio.run(main())
     assert error == "MCP server 'tools' did not answer a call of 'hang' within 0.5 s"
     assert waited >= 0.5 and said == ["3", "4", "6"]
+
+
+@pytest.mark.parametrize("how", ["run", "a loop left stopped", "asyncio.run"])
+def test_a_program_that_ends_without_closing_leaves_no_server(how: str) -> None:
+    call = {"run": "print(pid(server.tools()).invoke({}))",
+            "a loop left stopped": ("loop = asyncio.new_event_loop()\n"
+                                    "print(loop.run_until_complete(main()))"),
+            "asyncio.run": "print(asyncio.run(main()))"}[how]
+    code = ("import asyncio\nfrom mcp_kit import stdio_server\n"
+            "server = stdio_server(timeout=20)\n"
+            "def pid(tools):\n    return next(t for t in tools if t.remote_name == 'pid')\n"
+            "async def main():\n    return await pid(await server.atools()).ainvoke({})\n"
+            + call + "\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stderr == ""
+    with pytest.raises(ProcessLookupError):  # closed by the program and waited for
+        os.kill(int(done.stdout), 0)
