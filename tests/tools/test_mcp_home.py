@@ -19,6 +19,7 @@ from mcp_kit import stdio_server
 
 from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
 from convo.errors import MCPServerError
+from convo.tools.mcp import connection as connection_module
 from convo.tools.mcp import server as server_module
 from convo.tools.mcp.connection import Connection
 
@@ -215,3 +216,19 @@ def test_a_program_that_ends_without_closing_leaves_no_server(how: str) -> None:
     assert done.stderr == ""
     with pytest.raises(ProcessLookupError):  # closed by the program and waited for
         os.kill(int(done.stdout), 0)
+
+
+def test_a_with_block_inside_async_code_closes_the_server_on_its_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "CLOSE_TIMEOUT", 600.0)  # no bound to end a self-wait
+
+    async def main() -> int:
+        with stdio_server(timeout=20) as server:  # a blocking close() on the loop it lives on
+            pid = int(await _pid_tool(server, await server.atools()).ainvoke({}))
+        loop = asyncio.get_running_loop()
+        [closing] = [t for t in connection_module._closing if t.get_loop() is loop]
+        done, _ = await asyncio.wait({closing}, timeout=30)  # not waiting for itself
+        assert done == {closing}
+        return pid
+
+    assert not _alive(asyncio.run(main()))

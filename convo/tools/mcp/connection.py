@@ -66,8 +66,8 @@ def keep(task: asyncio.Task[None]) -> None:
 
 async def finish_closing() -> None:
     """Wait for the background closes on this loop (each bounded by ``CLOSE_TIMEOUT``)."""
-    loop = asyncio.get_running_loop()
-    here = {task for task in _closing if task.get_loop() is loop}
+    loop, this = asyncio.get_running_loop(), asyncio.current_task()
+    here = {task for task in _closing if task.get_loop() is loop and task is not this}
     if here:
         await asyncio.wait(here, timeout=CLOSE_TIMEOUT + 1)
 
