@@ -8,7 +8,7 @@ process; work from another loop or thread is handed to it. Every step is bounded
 into the call's error result; a connection that broke is dropped, and the next call starts a
 new one.
 
-(About 380 lines: the options, the listing, the calls and the connection's life are one
+(About 400 lines: the options, the listing, the calls and the connection's life are one
 object's, and its waits must stay side by side to stay bounded; which loop the connection
 lives on is ``home.py``'s.)
 """
