@@ -1,24 +1,27 @@
 """MCP tool calls: convo's ``MCPTool`` against the raw ``mcp`` SDK, to the same stdio server.
 
 ``python benchmarks/mcp_calls.py [--calls N] [--rounds R]`` starts
-``examples/mcp_units_server.py`` twice and times, in one run:
+``examples/mcp_units_server.py`` four times and times, in one run:
 
 - ``raw_ms``: ``await ClientSession.call_tool("convert", ...)`` on a session of the caller's
   own loop (the floor);
 - ``convo_async_ms``: ``await tool.ainvoke(args)`` of the ``MCPTool`` under a running loop
-  (what ``arun()`` and ``convo serve`` do: the call is handed to the MCP loop's thread and its
-  result handed back);
-- ``convo_sync_ms``: what a blocking ``Runner.run()`` does for an async tool
-  (``asyncio.run(tool.ainvoke(args))``: a fresh loop per call, then the same hand-off);
-- ``listings``: how often the server was asked for its tools over all the calls (target 1;
-  each round also asks for the tools, as each turn does);
+  (what ``arun()`` and ``convo serve`` do): its server was first used on this loop, so its
+  connection lives here and the call goes straight to the session;
+- ``convo_sync_ms``: what a blocking ``Runner.run()`` does (``convo.tools.calls.execute``,
+  in a thread without a loop), with a second ``MCPServer`` first used by that thread: its
+  connection lives on convo's background loop, and each call is handed to it and back;
+- ``control_ratio``: a second raw session (to its own server process) against the first: two
+  identical sides, so how far this run's ratios stray by chance (its IQR too);
+- ``listings``: how often the servers were asked for their tools over all the calls (target
+  2, once per server; each round also asks both for their tools, as each turn does);
 - ``handoff_us`` / ``handoff_cpu_us``: a no-op coroutine handed to the MCP loop and back, wall
   and CPU time (both threads): what convo's hop costs by itself, without the server.
 
-The three take turns in short rounds (``--calls`` each, the order rotated every round, after
+The four take turns in short rounds (``--calls`` each, the order rotated every round, after
 ``gc.collect()``), so that a machine whose load drifts weighs on each alike. Each round gives a
-ratio convo / raw; ``async_ratio`` and ``sync_ratio`` are the medians of those ratios, with
-their interquartile range; the ``_ms`` figures are the medians of the rounds.
+ratio side / raw; ``async_ratio``, ``sync_ratio`` and ``control_ratio`` are the medians of
+those ratios, with their interquartile range; the ``_ms`` figures are the medians of the rounds.
 
 Target (issue 28): ``async_ratio <= 1.05``. Prints one JSON object.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -57,9 +61,13 @@ async def _convo_round(tool: Any, calls: int) -> float:
 
 
 def _sync_round(tool: Any, calls: int) -> float:
+    from convo.messages import ToolCall
+    from convo.tools.calls import Invocation, execute
+
+    invocation = Invocation(ToolCall("c1", "convert", ARGS), tool, dict(ARGS))
     start = time.perf_counter()
     for _ in range(calls):
-        asyncio.run(tool.ainvoke(ARGS))
+        assert execute(invocation).error is None
     return (time.perf_counter() - start) / calls * 1000
 
 
@@ -102,39 +110,57 @@ def _counted_listings() -> list[int]:
 
 
 async def measure(calls: int, rounds: int) -> dict[str, Any]:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
     server = MCPServer.stdio(sys.executable, [SERVER], timeout=60)
+    blocking = MCPServer.stdio(sys.executable, [SERVER], timeout=60)  # run()'s
     listed = _counted_listings()
     [tool] = [t for t in await server.atools() if t.name == "convert"]
-    times: dict[str, list[float]] = {"raw": [], "async": [], "sync": []}
-    params = StdioServerParameters(command=sys.executable, args=[SERVER])
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    [sync_tool] = [t for t in await asyncio.to_thread(blocking.tools) if t.name == "convert"]
+    times: dict[str, list[float]] = {"raw": [], "async": [], "sync": [], "raw2": []}
+    async with contextlib.AsyncExitStack() as stack:
+        session, control = [await _raw_session(stack) for _ in range(2)]
         sides = {"raw": lambda: _raw_round(session, calls),
                  "async": lambda: _convo_round(tool, calls),
-                 "sync": lambda: asyncio.to_thread(_sync_round, tool, calls)}
+                 "sync": lambda: asyncio.to_thread(_sync_round, sync_tool, calls),
+                 "raw2": lambda: _raw_round(control, calls)}
         for side in sides.values():  # warm every path up
             await side()
         for n in range(rounds):
-            order = list(sides)[n % 3:] + list(sides)[:n % 3]
+            order = list(sides)[n % 4:] + list(sides)[:n % 4]
             for name in order:
                 gc.collect()
                 times[name].append(await sides[name]())
             await server.atools()  # what each turn does: served from the cache
+            await asyncio.to_thread(blocking.tools)
     handoff_us, handoff_cpu_us = await _handoffs()
     await server.aclose()
-    async_ratios = [a / r for a, r in zip(times["async"], times["raw"], strict=True)]
-    sync_ratios = [s / r for s, r in zip(times["sync"], times["raw"], strict=True)]
-    raw, conv, sync = (statistics.median(times[k]) for k in ("raw", "async", "sync"))
-    return {"calls": calls * rounds, "raw_ms": round(raw, 3), "convo_async_ms": round(conv, 3),
-            "convo_sync_ms": round(sync, 3),
-            "async_ratio": round(statistics.median(async_ratios), 3),
-            "async_ratio_iqr": _quartiles(async_ratios),
-            "sync_ratio": round(statistics.median(sync_ratios), 3),
-            "sync_ratio_iqr": _quartiles(sync_ratios), "listings": listed[0],
+    await asyncio.to_thread(blocking.close)
+    return {"calls": calls * rounds, **_figures(times), "listings": listed[0],
             "handoff_us": round(handoff_us, 1), "handoff_cpu_us": round(handoff_cpu_us, 1),
             "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+async def _raw_session(stack: contextlib.AsyncExitStack) -> Any:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=[SERVER])
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+def _figures(times: dict[str, list[float]]) -> dict[str, Any]:
+    """The medians of the rounds, and each side's median ratio to ``raw`` with its IQR."""
+    figures: dict[str, Any] = {
+        "raw_ms": round(statistics.median(times["raw"]), 3),
+        "convo_async_ms": round(statistics.median(times["async"]), 3),
+        "convo_sync_ms": round(statistics.median(times["sync"]), 3)}
+    for side, name in (("async", "async_ratio"), ("sync", "sync_ratio"),
+                       ("raw2", "control_ratio")):
+        ratios = [t / r for t, r in zip(times[side], times["raw"], strict=True)]
+        figures[name] = round(statistics.median(ratios), 3)
+        figures[f"{name}_iqr"] = _quartiles(ratios)
+    return figures
 
 
 def main() -> None:

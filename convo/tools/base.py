@@ -117,6 +117,10 @@ class Tool:
     #: Run a synchronous tool on the event loop under ``arun()`` and serving, instead of in a
     #: worker thread: only for trivial tools that never block.
     inline: bool = False
+    #: An async tool whose ``invoke`` blocks until its result without an event loop of its own
+    #: (an ``MCPTool``: its server's loop does the work); a blocking run calls ``invoke``
+    #: instead of running ``ainvoke`` in a fresh ``asyncio.run``.
+    runs_blocking: bool = False
     #: Consecutive failed calls allowed before the turn ends (None: bounded by the turn only).
     retries: int | None = None
     #: Send the schema in OpenAI's strict form (``"strict": true``; see docs/tools.md).
@@ -285,6 +289,10 @@ class Bound:
     @property
     def inline(self) -> bool:
         return self.tool.inline
+
+    @property
+    def runs_blocking(self) -> bool:
+        return self.tool.runs_blocking
 
     @property
     def rerun_on_resume(self) -> bool:

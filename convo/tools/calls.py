@@ -53,6 +53,9 @@ class Invokable(Protocol):
     def inline(self) -> bool: ...
 
     @property
+    def runs_blocking(self) -> bool: ...
+
+    @property
     def rerun_on_resume(self) -> bool: ...
 
     def requires_approval(self, args: dict[str, Any]) -> bool: ...
@@ -108,7 +111,7 @@ def execute(invocation: Invocation) -> ToolRun:
 
 def _run(invocation: Invocation) -> Any:
     tool = invocation.tool
-    if tool.is_async:
+    if tool.is_async and not tool.runs_blocking:
         import asyncio
 
         try:

@@ -229,12 +229,19 @@ def test_runner_close_stops_the_servers_of_the_template(mode: str) -> None:
     server = stdio_server(timeout=20)
     template = LinearTemplate([UserTemplate("go"), ToolingTemplate([server])])
     runner = Runner(MockModel(["{pid()}", "ok"]), template)
-    pid = int(_tool_messages(_run(runner, mode))[0][0])
-    os.kill(pid, 0)  # running
+
+    async def arun_then_aclose() -> int:  # the connection lives on this loop
+        pid = int(_tool_messages(await runner.arun())[0][0])
+        os.kill(pid, 0)  # running
+        await runner.aclose()
+        return pid
+
     if mode == "run":
+        pid = int(_tool_messages(runner.run())[0][0])
+        os.kill(pid, 0)  # running
         runner.close()
     else:
-        asyncio.run(runner.aclose())
+        pid = asyncio.run(arun_then_aclose())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert server._connection is None

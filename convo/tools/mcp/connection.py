@@ -1,5 +1,5 @@
-"""One open MCP session, owned by a task on the MCP loop (``loop.py``); the ``mcp`` SDK is
-imported here, when a connection first opens.
+"""One open MCP session, owned by a task on its server's home loop (``home.py``); the ``mcp``
+SDK is imported here, when a connection first opens.
 
 The SDK's transports and ``ClientSession`` are anyio context managers: they must be entered
 and left by one task. So a connection is an *owner task* that enters them, says "ready", and
@@ -48,22 +48,28 @@ class Endpoint:
         return os.path.basename(self.command or "") or "mcp"
 
 
-#: Connections being closed in the background; waited for at exit, so that no server process
-#: outlives the program.
+#: Connections being closed in the background (on any loop); a loop's are waited for when a
+#: server closes there and at exit, so that no server process outlives the program.
 _closing: set[asyncio.Task[None]] = set()
 
 
 def close_later(connection: Connection) -> None:
-    """Close ``connection`` without making the caller wait (on the MCP loop)."""
-    task = asyncio.get_running_loop().create_task(connection.close())
+    """Close ``connection`` without making the caller wait (on the connection's loop)."""
+    keep(asyncio.get_running_loop().create_task(connection.close()))
+
+
+def keep(task: asyncio.Task[None]) -> None:
+    """Hold a closing task until it is done (the loop keeps only a weak reference)."""
     _closing.add(task)
     task.add_done_callback(_closing.discard)
 
 
 async def finish_closing() -> None:
-    """Wait for the background closes (each bounded by ``CLOSE_TIMEOUT``)."""
-    if _closing:
-        await asyncio.wait(set(_closing), timeout=CLOSE_TIMEOUT + 1)
+    """Wait for the background closes on this loop (each bounded by ``CLOSE_TIMEOUT``)."""
+    loop, this = asyncio.get_running_loop(), asyncio.current_task()
+    here = {task for task in _closing if task.get_loop() is loop and task is not this}
+    if here:
+        await asyncio.wait(here, timeout=CLOSE_TIMEOUT + 1)
 
 
 def _import_mcp() -> Any:
@@ -141,6 +147,9 @@ class Connection:
                 self.session = session
                 ready.set_result(None)
                 await self._closing.wait()
+        except asyncio.CancelledError:  # close() gave up waiting, or the loop's teardown
+            self._close_stderr()
+            raise
         except Exception as exc:
             self.broken = cause(exc)
             if not ready.done():
@@ -186,8 +195,10 @@ class Connection:
             if not cursor:
                 return tools
 
-    async def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        return await self.session.call_tool(name, arguments, read_timeout_seconds=timeout)
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The server's result; the caller bounds it (the SDK's own read timeout would cost
+        one more cancel scope per call)."""
+        return await self.session.call_tool(name, arguments)
 
     async def close(self) -> None:
         """End the session (and its subprocess); bounded by ``CLOSE_TIMEOUT``."""
@@ -202,6 +213,9 @@ class Connection:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(task, 1.0)
+        self._close_stderr()
+
+    def _close_stderr(self) -> None:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

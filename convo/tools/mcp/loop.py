@@ -1,11 +1,12 @@
-"""The one event loop that owns every MCP session of the process, in a daemon thread.
+"""The process's background event loop for MCP sessions (in a daemon thread), and the hand-off
+of a coroutine to the loop a session lives on.
 
-An MCP client session is bound to the event loop it was opened on, while convo runs tools
-both under a blocking ``Runner.run()`` (a fresh ``asyncio.run`` per async tool call) and under
-``arun()`` / serving (the caller's loop). So no session lives on a caller's loop: each lives on
-this background loop, and callers hand coroutines to it — a blocking caller waits on a
-``concurrent.futures.Future`` (``submit``), an async caller awaits a future of its own loop
-(``hand_off``: a call is two wake-ups, one each way, and nothing more).
+An MCP client session is bound to the event loop it was opened on. A server's session lives on
+the loop of its first async user (``home.py``) or, for a blocking ``Runner.run()``, on this
+background loop; a caller on another loop or thread hands its coroutine to the session's loop —
+a blocking caller waits on a ``concurrent.futures.Future`` (``submit``), an async caller awaits
+a future of its own loop (``hand_off``: a call is two wake-ups, one each way, and nothing
+more).
 
 A process that forks (a server's workers) gets a new loop in the child: the parent's thread
 does not exist there.
@@ -43,23 +44,28 @@ def background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
-    """Run ``coro`` on the MCP loop; its future, for any thread or loop to wait on."""
-    return asyncio.run_coroutine_threadsafe(coro, background_loop())
+def submit(coro: Coroutine[Any, Any, T], target: asyncio.AbstractEventLoop | None = None
+           ) -> Future[T]:
+    """Run ``coro`` on ``target`` (by default the MCP loop); its future, for any thread or
+    loop to wait on."""
+    return asyncio.run_coroutine_threadsafe(coro, target or background_loop())
 
 
-def hand_off(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
-    """Run ``coro`` on the MCP loop, from a running loop: a future of the caller's loop for its
-    result. Cancelling that future (the caller's timeout, or its own cancellation) cancels the
-    coroutine. Cheaper than ``run_coroutine_threadsafe`` + ``wrap_future``, which settle a
-    thread-safe future in between, under its lock, on every call."""
-    hop = _Hop(asyncio.get_running_loop(), background_loop(), coro)
+def hand_off(coro: Coroutine[Any, Any, T], target: asyncio.AbstractEventLoop | None = None
+             ) -> asyncio.Future[T]:
+    """Run ``coro`` on ``target`` (by default the MCP loop), from another running loop: a
+    future of the caller's loop for its result. Cancelling that future (the caller's timeout,
+    or its own cancellation) cancels the coroutine. Cheaper than ``run_coroutine_threadsafe``
+    + ``wrap_future``, which settle a thread-safe future in between, under its lock, on every
+    call."""
+    hop = _Hop(asyncio.get_running_loop(), target or background_loop(), coro)
     hop.mcp.call_soon_threadsafe(hop.start)
     return hop.future
 
 
 class _Hop(Generic[T]):
-    """One coroutine handed to the MCP loop and its result handed back (see ``hand_off``)."""
+    """One coroutine handed to another loop (``mcp``: the session's) and its result handed
+    back (see ``hand_off``)."""
 
     __slots__ = ("caller", "coro", "future", "mcp", "task")
 
@@ -70,11 +76,11 @@ class _Hop(Generic[T]):
         self.future.add_done_callback(self._given_up)
         self.task: asyncio.Task[T] | None = None
 
-    def start(self) -> None:  # on the MCP loop
+    def start(self) -> None:  # on the target loop
         self.task = self.mcp.create_task(self.coro)
         self.task.add_done_callback(self._finished)
 
-    def _finished(self, task: asyncio.Task[T]) -> None:  # on the MCP loop
+    def _finished(self, task: asyncio.Task[T]) -> None:  # on the target loop
         if not task.cancelled():
             task.exception()  # retrieved here, so that a result nobody waits for is not logged
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody waits
@@ -92,10 +98,10 @@ class _Hop(Generic[T]):
 
     def _given_up(self, future: asyncio.Future[T]) -> None:  # on the caller's loop
         if future.cancelled():
-            with contextlib.suppress(RuntimeError):  # the MCP loop has stopped
+            with contextlib.suppress(RuntimeError):  # the target loop is closed
                 self.mcp.call_soon_threadsafe(self._cancel)
 
-    def _cancel(self) -> None:  # on the MCP loop, after ``start`` (queued after it)
+    def _cancel(self) -> None:  # on the target loop, after ``start`` (queued after it)
         if self.task is not None:
             self.task.cancel()
 
@@ -105,9 +111,14 @@ def started() -> bool:
     return _loop is not None and _pid == os.getpid() and _loop.is_running()
 
 
-def on_loop() -> bool:
-    """Whether the caller runs on the MCP loop itself (where it must not block)."""
+def is_background(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is this process's MCP loop."""
+    return loop is _loop and _pid == os.getpid()
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, if any (where a blocking call must not wait)."""
     try:
-        return asyncio.get_running_loop() is _loop
+        return asyncio.get_running_loop()
     except RuntimeError:
-        return False
+        return None

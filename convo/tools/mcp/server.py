@@ -1,22 +1,25 @@
 """MCPServer: the tools of one MCP server (stdio or Streamable HTTP), without hangs.
 
-The connection opens on first use, on the process's MCP loop (``loop.py``), and is shared by
-every run of the process. Every step is bounded by ``timeout``: starting, listing, each call.
-A call never raises: what fails becomes an ``MCPServerError`` whose text names the server,
-the tool and the cause, which the runner turns into the call's error result; a connection
-that broke is dropped, and the next call starts a new one.
+The connection opens on first use, on its home loop (``home.py``: the first async user's
+loop, or a background loop for a blocking ``run()``), and is shared by every run of the
+process; work from another loop or thread is handed to it. Every step is bounded by
+``timeout``: starting, listing, each call. A call never raises: what fails becomes an
+``MCPServerError`` whose text names the server, the tool and the cause, which the runner turns
+into the call's error result; a connection that broke is dropped, and the next call starts a
+new one.
 
-(Just over 300 lines: the options, the listing, the calls and the connection's life are one
-object's, and its waits must stay side by side to stay bounded.)
+(About 400 lines: the options, the listing, the calls and the connection's life are one
+object's, and its waits must stay side by side to stay bounded; which loop the connection
+lives on is ``home.py``'s.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import os
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping
+from concurrent.futures import CancelledError
 from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
@@ -30,8 +33,10 @@ from .connection import (
     cause,
     close_later,
     finish_closing,
+    keep,
 )
-from .loop import hand_off, on_loop, started, submit
+from .home import Home, Where
+from .loop import hand_off, running_loop, started, submit
 from .tool import BadResult, MCPTool, result_content
 
 T = TypeVar("T")
@@ -70,13 +75,10 @@ class MCPServer:
     exclude: frozenset[str] | None = attrs.field(default=None, kw_only=True)
     needs_approval: MCPApproval = attrs.field(default=False, kw_only=True)
     timeout: float = attrs.field(default=30.0, kw_only=True, converter=_timeout)
-    _connection: Connection | None = attrs.field(default=None, init=False)
-    _lock: asyncio.Lock | None = attrs.field(default=None, init=False)
-    _listed: list[Any] | None = attrs.field(default=None, init=False)
+    _where: Where = attrs.field(factory=Where, init=False)  # the connection's loop
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
     _catalog: tuple[MCPTool, ...] = attrs.field(default=(), init=False)  # _tools' values
     _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
-    _pid: int = attrs.field(factory=os.getpid, init=False)  # the process that connected
 
     @classmethod
     def stdio(cls, command: str, args: Collection[str] = (), *,
@@ -133,20 +135,23 @@ class MCPServer:
         """The server's tools (prefixed and filtered), listed once and cached; connects first
         when needed. Raises ``MCPServerError`` naming the server and the cause."""
         cached = self._cached()
-        return list(cached) if cached is not None else self._wait(self._list(), self.timeout * 2)
+        if cached is not None:
+            return list(cached)
+        home = self._where.for_thread()
+        return self._wait(home, self._list(home), self.timeout * 2)
 
     async def atools(self) -> list[MCPTool]:
         cached = self._cached()
         if cached is not None:
             return list(cached)
-        return await self._await(self._list(), self.timeout * 2)
+        home = self._where.for_loop(asyncio.get_running_loop())
+        return await self._await(home, self._list(home), self.timeout * 2)
 
     def _cached(self) -> tuple[MCPTool, ...] | None:
         """The tools as last listed, while the connection is up and the list has not changed:
-        a turn takes them without a hop to the MCP loop."""
-        connection = self._connection
-        if (self._listed is None or connection is None or connection.session is None
-                or self._pid != os.getpid()):
+        a turn takes them without a hop to the connection's loop."""
+        home = self._where.current()
+        if home is None or home.listed is None or not home.open():
             return None
         return self._catalog
 
@@ -159,62 +164,84 @@ class MCPServer:
             return False
         return self.exclude is None or remote not in self.exclude
 
-    async def _list(self) -> list[MCPTool]:
-        async with self._guard():
-            connection = await self._connect()
-            if self._listed is None:
+    async def _list(self, home: Home) -> list[MCPTool]:
+        async with home.guard():
+            if home.moved:  # the connection moved meanwhile: list there
+                return await self.atools()
+            connection = await self._connect(home)
+            if home.listed is None:
                 try:
                     listed = await asyncio.wait_for(connection.list_tools(), self.timeout)
                 except TimeoutError:
                     raise MCPServerError(f"MCP server {self.name!r} did not list its tools "
                                          f"within {self.timeout:g} s") from None
                 except Exception as exc:
-                    await self._drop(connection)
+                    self._drop(home, connection)
                     raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
                                          f"{cause(exc)}") from exc
                 self._tools = {d.name: self._tools.get(d.name) or MCPTool(
                     self, d.name, d.description, d.input_schema) for d in listed
                     if self._keep(d.name)}
                 # The catalog before the mark: another thread's ``_cached`` reads them.
-                self._catalog, self._listed = tuple(self._tools.values()), listed
+                self._catalog, home.listed = tuple(self._tools.values()), listed
             return list(self._catalog)
-
-    def _list_changed(self) -> None:
-        self._listed = None
 
     # -- calls ------------------------------------------------------------------------------
 
     async def call(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
         """Call the server's tool ``remote``: its result as a tool message's content (text, or
-        parts when it holds images, audio or files), or ``MCPServerError`` saying why not."""
-        return await self._await(self._call(remote, arguments), self.timeout * 2)
+        parts when it holds images, audio or files), or ``MCPServerError`` saying why not.
+        On the connection's own loop the call goes straight to the session."""
+        here = asyncio.get_running_loop()
+        home = self._where.for_loop(here)
+        if home.loop is here:
+            return await self._call(home, remote, arguments)
+        return await self._await(home, self._call(home, remote, arguments), self.timeout * 2)
 
-    async def _call(self, remote: str, arguments: dict[str, Any], again: bool = True
-                    ) -> str | tuple[Part, ...]:
-        connection = self._connection
-        if connection is None or connection.session is None or self._pid != os.getpid():
-            async with self._guard():
-                connection = await self._connect()
+    def call_blocking(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+        """``call`` for a caller without a running loop (a blocking ``Runner.run()``)."""
+        home = self._where.for_thread()
+        return self._wait(home, self._call(home, remote, arguments), self.timeout * 2)
+
+    async def _call(self, home: Home, remote: str, arguments: dict[str, Any],
+                    again: bool = True) -> str | tuple[Part, ...]:
+        connection = home.connection
+        if connection is None or connection.session is None:
+            async with home.guard():
+                if not home.moved:
+                    connection = await self._connect(home)
+        if home.moved:  # the connection moved while this call was on its way: call there
+            return await self.call(remote, arguments)
+        assert connection is not None
+        task = asyncio.current_task()
+        assert task is not None
+        home.calls += 1
+        home.start(task, self.timeout)  # its bound cancels the call (the SDK tells the server)
         try:
-            # Not wait_for: on 3.11 it wraps the call in one more task, on every call.
-            async with asyncio.timeout(self.timeout + 1):
-                result = await connection.call(remote, arguments, self.timeout)
-        except TimeoutError:
+            result = await connection.call(remote, arguments)
+        except asyncio.CancelledError:
+            if not home.end(task):
+                raise  # the caller is cancelled
             raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                  f"{remote!r} within {self.timeout:g} s") from None
         except Exception as exc:
+            home.end(task)
             if "timed out" in str(exc).lower():  # the SDK's own read timeout
                 raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                      f"{remote!r} within {self.timeout:g} s") from None
             tail = connection.stderr_tail()
-            await self._drop(connection)
+            self._drop(home, connection)
             if again and "session not found" in str(exc).lower():
                 # The HTTP server forgot the session (it restarted) before running anything:
                 # a new session, and the call once more.
-                return await self._call(remote, arguments, again=False)
+                return await self._call(home, remote, arguments, again=False)
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
+        else:
+            home.end(task)
+        finally:
+            home.call_ended()
         return self._content(remote, result)
 
     def _content(self, remote: str, result: Any) -> str | tuple[Part, ...]:
@@ -228,81 +255,120 @@ class MCPServer:
                                  f"failed: {shown(content) or 'no details'}")
         return content
 
-    # -- the connection ---------------------------------------------------------------------
+    # -- the connection (on its home loop) --------------------------------------------------
 
-    def _forked(self) -> None:
-        """In a forked child (a server's worker), forget the parent's connection: it lives
-        on the parent's loop. The tools stay; the next call connects from this process."""
-        if self._pid != os.getpid():
-            self._pid, self._connection, self._lock, self._listed = os.getpid(), None, None, None
+    @property
+    def _connection(self) -> Connection | None:
+        """The connection of this process, if one is open or opening."""
+        home = self._where.current()
+        return None if home is None or home.loop.is_closed() else home.connection
 
-    def _guard(self) -> asyncio.Lock:
-        self._forked()
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        return self._lock
-
-    async def _connect(self) -> Connection:
+    async def _connect(self, home: Home) -> Connection:
         """The open connection, or a new one (one attempt, bounded by ``timeout``)."""
-        current = self._connection
+        current = home.connection
         if current is not None and current.session is not None:
             return current
         if current is not None:
-            await self._drop(current)
-        connection = Connection(self.endpoint, self._list_changed)
+            self._drop(home, current)
+        connection = Connection(self.endpoint, home.list_changed)
         await connection.open(self.timeout, self.name)
-        self._connection, self._listed = connection, None
+        home.connection, home.listed = connection, None
         self._reported = connection.reported_name or self._reported
         _open.add(self)
         return connection
 
-    async def _drop(self, connection: Connection) -> None:
-        if self._connection is connection:
-            self._connection = None
-        close_later(connection)  # it may wait for a stubborn subprocess: not on the caller's time
+    def _drop(self, home: Home, connection: Connection) -> None:
+        if home.connection is connection:
+            home.forget()  # it may wait for a stubborn subprocess: not on the caller's time
+        else:
+            close_later(connection)
 
-    async def _close(self) -> None:
-        connection, self._connection, self._listed = self._connection, None, None
+    async def _close(self, home: Home) -> None:
+        connection, home.connection, home.listed = home.connection, None, None
         if connection is not None:
             await connection.close()
+        await finish_closing()  # what was dropped on this loop before
 
-    # -- waiting for the MCP loop, from anywhere --------------------------------------------
+    # -- waiting for the connection's loop, from anywhere -----------------------------------
 
-    def _wait(self, coro: Coroutine[Any, Any, T], limit: float) -> T:
-        if on_loop():
+    def _wait(self, home: Home, coro: Coroutine[Any, Any, T], limit: float) -> T:
+        if running_loop() is home.loop:
             coro.close()
-            raise RuntimeError("MCPServer: a blocking call on the MCP loop itself; await it")
-        future = submit(coro)
+            raise RuntimeError(f"MCPServer {self.name!r}: a blocking call on the event loop "
+                               f"its connection lives on would never end; await it (atools(), "
+                               f"aclose())")
+        try:
+            future = submit(coro, home.loop)
+        except RuntimeError as exc:  # its loop closed just now
+            coro.close()
+            raise self._loop_ended() from exc
         try:
             return future.result(limit + GRACE)
         except TimeoutError:
             future.cancel()
-            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
-                                 f"{limit + GRACE:g} s") from None
+            raise self._no_answer(limit) from None
+        except CancelledError:  # its loop ended meanwhile, and cancelled the work
+            raise self._loop_ended() from None
 
-    async def _await(self, coro: Coroutine[Any, Any, T], limit: float) -> T:
-        if on_loop():
+    async def _await(self, home: Home, coro: Coroutine[Any, Any, T], limit: float) -> T:
+        if home.loop is asyncio.get_running_loop():
             return await coro
-        future = hand_off(coro)
+        try:
+            future = hand_off(coro, home.loop)
+        except RuntimeError as exc:  # its loop closed just now
+            coro.close()
+            raise self._loop_ended() from exc
         try:
             async with asyncio.timeout(limit + GRACE):  # cancels the future, and so ``coro``
                 return await future
         except TimeoutError:
-            raise MCPServerError(f"MCP server {self.name!r} did not answer within "
-                                 f"{limit + GRACE:g} s") from None
+            raise self._no_answer(limit) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the caller is cancelled
+            raise self._loop_ended() from None  # the loop it was handed to ended meanwhile
+
+    def _no_answer(self, limit: float) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r} did not answer within "
+                              f"{limit + GRACE:g} s")
+
+    def _loop_ended(self) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r}: the event loop its connection lived "
+                              f"on ended during the call; the next call will start it again")
 
     # -- closing ----------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the connection (and stop a stdio server's process). Safe to call twice."""
-        self._forked()
-        if self._connection is not None:
-            self._wait(self._close(), 10.0)
+        home = self._where.current()
+        if home is None or home.connection is None or home.loop.is_closed():
+            return  # a closed loop's teardown has closed its connection
+        here = running_loop()
+        if home.loop is here:  # cannot wait here: closed as soon as this loop can
+            keep(here.create_task(self._close(home)))
+        elif home.loop.is_running():
+            self._wait(home, self._close(home), 10.0)
+        elif here is None:  # its loop was run and stopped, and runs nowhere: once more
+            home.loop.run_until_complete(asyncio.wait_for(self._close(home), 10.0))
+        else:
+            self._close_when_it_runs(home)
 
     async def aclose(self) -> None:
-        self._forked()
-        if self._connection is not None:
-            await self._await(self._close(), 10.0)
+        home = self._where.current()
+        if home is None or home.connection is None or home.loop.is_closed():
+            return
+        if home.loop is asyncio.get_running_loop() or home.loop.is_running():
+            await self._await(home, self._close(home), 10.0)
+        else:
+            self._close_when_it_runs(home)
+
+    def _close_when_it_runs(self, home: Home) -> None:
+        """Close on a stopped loop when it runs again (its teardown would close it too)."""
+        def start() -> None:
+            keep(home.loop.create_task(self._close(home)))
+
+        home.loop.call_soon_threadsafe(start)
 
     def __enter__(self) -> MCPServer:
         return self
@@ -323,13 +389,13 @@ class MCPServer:
 
 @atexit.register
 def _close_all() -> None:
-    if not started():
-        return
     for server in list(_open):
         try:
             server.close()
         except Exception:  # at exit, a server that will not close is left to the OS
             pass
+    if not started():
+        return
     try:
         submit(finish_closing()).result(CLOSE_TIMEOUT + 2)
     except Exception:

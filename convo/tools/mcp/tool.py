@@ -13,7 +13,7 @@ import binascii
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -33,6 +33,9 @@ class ToolServer(Protocol):
 
     async def call(self, remote: str, arguments: dict[str, Any]
                    ) -> str | tuple[Part, ...]: ...
+
+    def call_blocking(self, remote: str, arguments: dict[str, Any]
+                      ) -> str | tuple[Part, ...]: ...
 
 
 def model_name(name: str) -> str:
@@ -94,8 +97,15 @@ class MCPTool(Tool):
         rule = self.server.needs_approval
         return bool(rule(self.remote_name, args)) if callable(rule) else bool(rule)
 
+    #: A blocking run calls ``invoke``, which waits for the server's loop, instead of running
+    #: ``ainvoke`` in an event loop of its own.
+    runs_blocking = True
+
     async def _execute(self, args: dict[str, Any]) -> str | tuple[Part, ...]:
         return await self.server.call(self.remote_name, args)
+
+    def invoke(self, args: dict[str, Any], context: Any = None) -> str | tuple[Part, ...]:
+        return self.server.call_blocking(self.remote_name, args)
 
     def __repr__(self) -> str:
         return f"<MCPTool {self.name!r} of MCP server {self.server.name!r}>"
@@ -111,8 +121,11 @@ def result_content(result: Any) -> str | tuple[Part, ...]:
     ``Image``, ``Audio`` and ``Document`` parts (API §16); an embedded text resource as its
     text, a link as ``[resource URI]``; ``structuredContent`` as JSON when there is no text.
     ``BadResult`` when a part's data is not base64."""
+    blocks: Sequence[Any] = result.content or ()
+    if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
+        return str(blocks[0].text)  # the most frequent result, the same as the loop below
     items: list[str | Part] = []
-    for block in result.content or ():
+    for block in blocks:
         item = _block(block)
         if isinstance(item, str) and items and isinstance(items[-1], str):
             items[-1] = f"{items[-1]}\n{item}"
