@@ -28,7 +28,7 @@ from .base import DeltaCallback, ToolSchemas
 from .deltas import reasoning_callback
 from .errors import sdk_error
 from .local import ServerWait
-from .openai_request import APIS, chat_request, responses_request
+from .openai_request import APIS, chat_request, passed_as_is, responses_request
 from .reading import Deadline, ReplyReader
 from .text_protocol import TOOL_FORMATS, hide_calls, read_reply
 
@@ -225,6 +225,12 @@ class OpenAIModel:
     def _endpoint(self, client: Any) -> Any:
         return client.responses if self.api == "responses" else client.chat.completions
 
+    def _kwargs(self, messages: Sequence[Message], tools: ToolSchemas, completions: Any
+                ) -> dict[str, Any]:
+        """``request``'s arguments as they are passed to ``completions.create``."""
+        kwargs = self.request(messages, tools)
+        return kwargs if self.api == "responses" else passed_as_is(kwargs, completions)
+
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         api = ", api='responses'" if self.api == "responses" else ""
@@ -287,8 +293,8 @@ class OpenAIModel:
     def _complete_once(self, messages: Sequence[Message], tools: ToolSchemas,
                        on_delta: DeltaCallback | None,
                        on_reasoning: DeltaCallback | None) -> Message:
-        kwargs = self.request(messages, tools)
         completions = self._endpoint(self.client)
+        kwargs = self._kwargs(messages, tools, completions)
         reader = self._reader(kwargs, Deadline(self.timeout), on_reasoning)
         streaming = getattr(completions, "with_streaming_response", None)
         try:
@@ -313,9 +319,9 @@ class OpenAIModel:
     async def _acomplete_once(self, messages: Sequence[Message], tools: ToolSchemas,
                               on_delta: DeltaCallback | None,
                               on_reasoning: DeltaCallback | None) -> Message:
-        kwargs = self.request(messages, tools)
         deadline = Deadline(self.timeout)
         completions = self._endpoint(await self._aclient())
+        kwargs = self._kwargs(messages, tools, completions)
         reader = self._reader(kwargs, deadline, on_reasoning)
         streaming = getattr(completions, "with_streaming_response", None)
         try:
