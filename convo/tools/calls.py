@@ -159,13 +159,13 @@ async def _awaited(invocation: Invocation, work: Any) -> Any:
 
 def _worker(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
             done: Callable[[bool, Any], None]) -> None:
-    def work() -> None:
+    def work() -> Callable[[], None]:
         try:
             result = fn(invocation.args)
         except BaseException as exc:
-            done(False, exc)
-        else:
-            done(True, result)
+            error = exc  # (``exc`` is unbound after the block)
+            return lambda: done(False, error)
+        return lambda: done(True, result)
 
     from .workers import submit
 

@@ -19,12 +19,14 @@ IDLE_S: Final = 60.0
 
 class Workers:
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # threads waiting for a job that no call has claimed yet
 
-    def submit(self, job: Callable[[], None]) -> None:
-        """Run ``job()`` in a worker thread (it must not raise)."""
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Run ``job()`` in a worker thread, then what it returns (it must not raise): the
+        thread is idle again before that second part (which says the job is done), so the
+        next call finds it."""
         with self._lock:
             claimed = self._idle > 0
             if claimed:
@@ -43,10 +45,12 @@ class Workers:
                         self._idle -= 1
                         return
                 continue  # a call claimed this thread: its job is on the way
-            job()
+            finish = job()
             del job  # what the tool returned is not kept while the thread waits
             with self._lock:
                 self._idle += 1
+            finish()
+            del finish
 
 
 _workers = Workers()
@@ -60,5 +64,5 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def submit(job: Callable[[], None]) -> None:
+def submit(job: Callable[[], Callable[[], None]]) -> None:
     _workers.submit(job)
