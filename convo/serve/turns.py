@@ -59,7 +59,8 @@ class Turns:
     @contextlib.asynccontextmanager
     async def hold(self, conversation_id: str) -> AsyncIterator[Turn | None]:
         """The conversation's lease, renewed while the block runs; ``None`` when another
-        turn holds it."""
+        turn holds it. The timer's task starts at its first tick: a turn that ends sooner
+        (most do) costs no task."""
         turn = Turn()
         try:
             async with self.store.turn(conversation_id) as taken:
@@ -67,42 +68,60 @@ class Turns:
                     yield None
                     return
                 self.running[conversation_id] = turn
-                timer = asyncio.create_task(self._renew(conversation_id, turn))
+                renewed = time.monotonic()
+                timer: asyncio.Task[None] | None = None
+
+                def start() -> None:
+                    nonlocal timer
+                    timer = asyncio.ensure_future(self._renew(conversation_id, turn, renewed))
+
+                first = asyncio.get_running_loop().call_later(self._tick, start)
                 try:
                     yield turn
                 finally:
-                    timer.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await timer
+                    first.cancel()
+                    if timer is not None:
+                        timer.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await timer
                     if self.running.get(conversation_id) is turn:
                         del self.running[conversation_id]
         finally:
             turn.stopped.set()
 
-    async def _renew(self, conversation_id: str, turn: Turn) -> None:
-        every = self.lease / 3
-        tick = min(every, 1.0)
-        renewed = time.monotonic()
+    @property
+    def _tick(self) -> float:
+        return min(self.lease / 3, 1.0)
+
+    async def _renew(self, conversation_id: str, turn: Turn, renewed: float) -> None:
         me = asyncio.current_task()
         # A cancel can be swallowed below (Python 3.11's asyncio.wait_for returns a result that
         # came as it was cancelled, and drivers use it): the turn waits for this timer when it
-        # ends, so a cancel asked for is honoured at the next tick whatever the store did.
-        while me is None or not me.cancelling():
-            await asyncio.sleep(tick)
-            due = time.monotonic() - renewed >= every - tick / 2
-            try:
-                found = await self.store.renew(conversation_id, extend=due)
-            except StoreError:
-                continue  # asked again at the next tick; the lease lapses if it stays down
-            except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
-                logger.exception("renewing the lease of conversation %s failed",
-                                 conversation_id, extra={"convo_fields": None})
-                turn.cancel.set()
+        # ends, so a cancel asked for is honoured after the store's answer whatever it did.
+        while True:
+            went_on = await self._once(conversation_id, turn, renewed)
+            if went_on is None or (me is not None and me.cancelling()):
                 return
-            if due:
-                renewed = time.monotonic()
-            if found != HELD:  # asked to stop, or taken over after it lapsed
-                turn.cancel.set()
+            renewed = went_on
+            await asyncio.sleep(self._tick)
+
+    async def _once(self, conversation_id: str, turn: Turn, renewed: float) -> float | None:
+        """One tick: renew the lease when a third of it passed since ``renewed``, else look
+        for a cancel; when it was last renewed now (``None``: the timer stops)."""
+        every = self.lease / 3
+        due = time.monotonic() - renewed >= every - self._tick / 2
+        try:
+            found = await self.store.renew(conversation_id, extend=due)
+        except StoreError:
+            return renewed  # asked again at the next tick; the lease lapses if it stays down
+        except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
+            logger.exception("renewing the lease of conversation %s failed",
+                             conversation_id, extra={"convo_fields": None})
+            turn.cancel.set()
+            return None
+        if found != HELD:  # asked to stop, or taken over after it lapsed
+            turn.cancel.set()
+        return time.monotonic() if due else renewed
 
     async def stop(self, conversation_id: str) -> bool:
         """Stop the conversation's turn, here or in another worker, and wait until it has
