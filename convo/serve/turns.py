@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 import attrs
@@ -39,12 +39,26 @@ TOOL_STOPPED: Final = "Not run: the turn was cancelled"
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
 
 
+class Cancel(asyncio.Event):
+    """A turn's cancel: an ``asyncio.Event`` that also calls its ``callbacks`` once set (the
+    model call under way is cancelled from there, with no task waiting for the event)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.callbacks: list[Callable[[], Any]] = []
+
+    def set(self) -> None:
+        super().set()
+        for callback in list(self.callbacks):
+            callback()
+
+
 @attrs.define(eq=False)
 class Turn:
     """A turn running in this worker: set ``cancel`` to stop it; ``stopped`` once its lease
     is released."""
 
-    cancel: asyncio.Event = attrs.field(factory=asyncio.Event)
+    cancel: Cancel = attrs.field(factory=Cancel)
     stopped: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
@@ -148,7 +162,7 @@ class Stopping:
 
     def __init__(self, live: Any) -> None:
         self.live = live  # the LiveAnswerer
-        self.cancel: asyncio.Event | None = None  # the running turn's, while it runs
+        self.cancel: Cancel | None = None  # the running turn's, while it runs
 
     @property
     def stopping(self) -> bool:
@@ -168,20 +182,22 @@ class Stopping:
         assert self.cancel is not None
         started = time.perf_counter()
         call = asyncio.ensure_future(self.live.aanswer(request))
-        stop = asyncio.ensure_future(self.cancel.wait())
+        stopped: list[bool] = []  # whether the stop cancelled the call before it was done
+
+        def stop() -> None:
+            stopped.append(call.cancel())
+
+        self.cancel.callbacks.append(stop)
         try:
-            await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            call.cancel()
-            raise
-        finally:
-            stop.cancel()
-        if call.done():
-            reply: Message = call.result()
+            reply: Message = await call  # (a cancel of this task cancels the call too)
             return reply
-        call.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await call  # it ends now; whatever it would have said is not waited for
+        except (asyncio.CancelledError, Exception):
+            task = asyncio.current_task()
+            if not any(stopped) or (task is not None and task.cancelling()):
+                raise
+            # the call ended, cut off: whatever it would have said is not waited for
+        finally:
+            self.cancel.callbacks.remove(stop)
         text = "".join(self.live.partial)
         return self.live.replied(  # type: ignore[no-any-return]
             Message("assistant", text, metadata={CANCELLED: True}), started)
