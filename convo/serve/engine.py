@@ -49,20 +49,26 @@ class Served(Stopping):
     stops as ``convo.serve.turns`` says. While a turn runs, ``commit`` writes what the run
     added so far: awaited before any request is answered (a model call, tools), so each step
     is in the store before the next starts; at a pause, the turn's last write says it with
-    where the conversation waits, one write for both."""
+    where the conversation waits, one write for both. A write that fails is no failure of
+    the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("commit", "rebuilding")
+    __slots__ = ("commit", "failed", "rebuilding")
 
     def __init__(self, live: Any) -> None:
         super().__init__(live)
         self.rebuilding = False
         self.commit: Callable[[], Awaitable[None]] | None = None
+        self.failed: BaseException | None = None
 
     async def aanswer(self, request: Request[Any]) -> Any:
         if isinstance(request, AskUser | Approve | HandOff):
             raise Pause(request)
         if self.commit is not None:
-            await self.commit()
+            try:
+                await self.commit()
+            except BaseException as exc:  # (a store error, a cancel) not the template's
+                self.failed = exc
+                raise Pause(request) from exc
         if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
             return await self.live.aanswer(request)
         if self.rebuilding:
@@ -269,11 +275,15 @@ class Engine:
         """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
         ends; returns why a model call failed, if one did (the conversation waits for
         retry). What each step added is committed before the next one starts (``Served``)."""
-        live.served.commit = lambda: self._commit(live)
+        served = live.served
+        served.commit = lambda: self._commit(live)
         try:
             pause = await adrive(live.run.driver, live.run.answerer, request, start=value)
         finally:
-            live.served.commit = None
+            served.commit = None
+        failed, served.failed = served.failed, None
+        if failed is not None:
+            raise failed
         live.paused(pause)
         return None if pause is None else pause.error
 
