@@ -47,6 +47,8 @@ def now() -> str:
 
 def state_text(state: dict[str, Any]) -> str | None:
     """The state as comparable JSON text (``None``: not JSON, so never equal)."""
+    if not state:  # most runs' internal, many a run's state: asked at every event
+        return "{}"
     try:
         return json.dumps(state, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):

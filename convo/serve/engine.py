@@ -20,7 +20,10 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+import attrs
 
 from ..approval import Approval
 from ..errors import ModelError
@@ -33,7 +36,7 @@ from ..runner import Runner
 from ..session import Session
 from .live import Emit, Live, stored_view
 from .problems import Conflict, Forbidden, Invalid, NotFound
-from .store import DEFAULT_OWNER, LEASE_S, Change, Store
+from .store import DEFAULT_OWNER, LEASE_S, Store
 from .turns import Stopping, Turns
 
 
@@ -43,19 +46,31 @@ class Served(Stopping):
     retry; a handoff waits for operators (``convo.serve.operators``); while ``rebuilding``,
     so does every request the store did not answer (but a turn's ``ListTools``, which is not
     a step of the conversation: always answered live). A turn asked to stop (``cancel``)
-    stops as ``convo.serve.turns`` says."""
+    stops as ``convo.serve.turns`` says. While a turn runs, ``commit`` writes what the run
+    added so far: awaited before any request is answered (a model call, tools), so each step
+    is in the store before the next starts; at a pause, the turn's last write says it with
+    where the conversation waits, one write for both. A write that fails is no failure of
+    the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("rebuilding",)
+    __slots__ = ("commit", "failed", "rebuilding")
 
     def __init__(self, live: Any) -> None:
         super().__init__(live)
         self.rebuilding = False
+        self.commit: Callable[[], Awaitable[None]] | None = None
+        self.failed: BaseException | None = None
 
     async def aanswer(self, request: Request[Any]) -> Any:
-        if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
-            return await self.live.aanswer(request)
         if isinstance(request, AskUser | Approve | HandOff):
             raise Pause(request)
+        if self.commit is not None:
+            try:
+                await self.commit()
+            except BaseException as exc:  # (a store error, a cancel) not the template's
+                self.failed = exc
+                raise Pause(request) from exc
+        if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
+            return await self.live.aanswer(request)
         if self.rebuilding:
             raise Pause(request, INTERRUPTED)
         if self.stopping:
@@ -234,16 +249,19 @@ class Engine:
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:
         """Answer the pending request and drive the conversation to its next pause."""
         live.emit, added_from = emit, live.committed
-        await self.store.write(live.id, Change(status="running"))
+        live.running = True  # said in the store with the turn's first write
         done = False
         try:
             failure = await self._drive(live, answer, live.pending if retry else None)
             done = True
         finally:
-            live.emit = None
             if not done:  # cancelled (the server stops): rebuilt from the store next time
+                live.emit = None
                 self._cache.pop(live.id, None)
-            await self._commit(live, final=done)
+            try:
+                await self._commit(live, final=done)  # the last step's messages shown here
+            finally:
+                live.emit = None
         self._keep(live)
         body = live.view(added_from)
         outcome = live.session.outcome
@@ -256,18 +274,32 @@ class Engine:
     async def _drive(self, live: Live, value: Any, request: Request[Any] | None) -> str | None:
         """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
         ends; returns why a model call failed, if one did (the conversation waits for
-        retry). What each step added is committed before the next one starts."""
-        pause = await adrive(live.run.driver, live.run.answerer, request, start=value,
-                             stepped=lambda: self._commit(live))
+        retry). What each step added is committed before the next one starts (``Served``)."""
+        served = live.served
+        served.commit = lambda: self._commit(live)
+        try:
+            pause = await adrive(live.run.driver, live.run.answerer, request, start=value)
+        finally:
+            served.commit = None
+        failed, served.failed = served.failed, None
+        if failed is not None:
+            raise failed
         live.paused(pause)
         return None if pause is None else pause.error
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
-        """Write what the turn added so far; then (and only then) let the client see it."""
+        """Write what the turn added so far; then (and only then) let the client see it. The
+        turn's first write also says it runs (``running``), unless it is the last (``final``:
+        where it now waits)."""
         change, fresh = live.change(final=final)
+        running = live.running and not final
+        if running:
+            change = attrs.evolve(change, status="running")
         if fresh or change.subroutines or change.state is not None \
-                or change.internal is not None or change.approvals is not None or final:
+                or change.internal is not None or change.approvals is not None or final \
+                or running:
             await self.store.write(live.id, change)
+        live.running = False
         live.stored()
         live.committed += len(fresh)
         if live.emit is not None:

@@ -40,6 +40,7 @@ class Live:
     ended: int = 0  # how many of session.subroutines are stored
     open_stored: tuple[int, int] | None = None  # the child inside: its index, messages stored
     children: int = 0  # how many messages the stored subroutine records hold
+    running: bool = False  # a turn started that the store does not say runs yet
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)

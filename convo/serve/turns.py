@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 import attrs
@@ -39,12 +39,26 @@ TOOL_STOPPED: Final = "Not run: the turn was cancelled"
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
 
 
+class Cancel(asyncio.Event):
+    """A turn's cancel: an ``asyncio.Event`` that also calls its ``callbacks`` once set (the
+    model call under way is cancelled from there, with no task waiting for the event)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.callbacks: list[Callable[[], Any]] = []
+
+    def set(self) -> None:
+        super().set()
+        for callback in list(self.callbacks):
+            callback()
+
+
 @attrs.define(eq=False)
 class Turn:
     """A turn running in this worker: set ``cancel`` to stop it; ``stopped`` once its lease
     is released."""
 
-    cancel: asyncio.Event = attrs.field(factory=asyncio.Event)
+    cancel: Cancel = attrs.field(factory=Cancel)
     stopped: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
@@ -59,7 +73,8 @@ class Turns:
     @contextlib.asynccontextmanager
     async def hold(self, conversation_id: str) -> AsyncIterator[Turn | None]:
         """The conversation's lease, renewed while the block runs; ``None`` when another
-        turn holds it."""
+        turn holds it. The timer's task starts at its first tick: a turn that ends sooner
+        (most do) costs no task."""
         turn = Turn()
         try:
             async with self.store.turn(conversation_id) as taken:
@@ -67,42 +82,60 @@ class Turns:
                     yield None
                     return
                 self.running[conversation_id] = turn
-                timer = asyncio.create_task(self._renew(conversation_id, turn))
+                renewed = time.monotonic()
+                timer: asyncio.Task[None] | None = None
+
+                def start() -> None:
+                    nonlocal timer
+                    timer = asyncio.ensure_future(self._renew(conversation_id, turn, renewed))
+
+                first = asyncio.get_running_loop().call_later(self._tick, start)
                 try:
                     yield turn
                 finally:
-                    timer.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await timer
+                    first.cancel()
+                    if timer is not None:
+                        timer.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await timer
                     if self.running.get(conversation_id) is turn:
                         del self.running[conversation_id]
         finally:
             turn.stopped.set()
 
-    async def _renew(self, conversation_id: str, turn: Turn) -> None:
-        every = self.lease / 3
-        tick = min(every, 1.0)
-        renewed = time.monotonic()
+    @property
+    def _tick(self) -> float:
+        return min(self.lease / 3, 1.0)
+
+    async def _renew(self, conversation_id: str, turn: Turn, renewed: float) -> None:
         me = asyncio.current_task()
         # A cancel can be swallowed below (Python 3.11's asyncio.wait_for returns a result that
         # came as it was cancelled, and drivers use it): the turn waits for this timer when it
-        # ends, so a cancel asked for is honoured at the next tick whatever the store did.
-        while me is None or not me.cancelling():
-            await asyncio.sleep(tick)
-            due = time.monotonic() - renewed >= every - tick / 2
-            try:
-                found = await self.store.renew(conversation_id, extend=due)
-            except StoreError:
-                continue  # asked again at the next tick; the lease lapses if it stays down
-            except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
-                logger.exception("renewing the lease of conversation %s failed",
-                                 conversation_id, extra={"convo_fields": None})
-                turn.cancel.set()
+        # ends, so a cancel asked for is honoured after the store's answer whatever it did.
+        while True:
+            went_on = await self._once(conversation_id, turn, renewed)
+            if went_on is None or (me is not None and me.cancelling()):
                 return
-            if due:
-                renewed = time.monotonic()
-            if found != HELD:  # asked to stop, or taken over after it lapsed
-                turn.cancel.set()
+            renewed = went_on
+            await asyncio.sleep(self._tick)
+
+    async def _once(self, conversation_id: str, turn: Turn, renewed: float) -> float | None:
+        """One tick: renew the lease when a third of it passed since ``renewed``, else look
+        for a cancel; when it was last renewed now (``None``: the timer stops)."""
+        every = self.lease / 3
+        due = time.monotonic() - renewed >= every - self._tick / 2
+        try:
+            found = await self.store.renew(conversation_id, extend=due)
+        except StoreError:
+            return renewed  # asked again at the next tick; the lease lapses if it stays down
+        except Exception:  # a bug in a store: said, and the turn stops (it may lose it)
+            logger.exception("renewing the lease of conversation %s failed",
+                             conversation_id, extra={"convo_fields": None})
+            turn.cancel.set()
+            return None
+        if found != HELD:  # asked to stop, or taken over after it lapsed
+            turn.cancel.set()
+        return time.monotonic() if due else renewed
 
     async def stop(self, conversation_id: str) -> bool:
         """Stop the conversation's turn, here or in another worker, and wait until it has
@@ -129,7 +162,7 @@ class Stopping:
 
     def __init__(self, live: Any) -> None:
         self.live = live  # the LiveAnswerer
-        self.cancel: asyncio.Event | None = None  # the running turn's, while it runs
+        self.cancel: Cancel | None = None  # the running turn's, while it runs
 
     @property
     def stopping(self) -> bool:
@@ -149,20 +182,22 @@ class Stopping:
         assert self.cancel is not None
         started = time.perf_counter()
         call = asyncio.ensure_future(self.live.aanswer(request))
-        stop = asyncio.ensure_future(self.cancel.wait())
+        stopped: list[bool] = []  # whether the stop cancelled the call before it was done
+
+        def stop() -> None:
+            stopped.append(call.cancel())
+
+        self.cancel.callbacks.append(stop)
         try:
-            await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            call.cancel()
-            raise
-        finally:
-            stop.cancel()
-        if call.done():
-            reply: Message = call.result()
+            reply: Message = await call  # (a cancel of this task cancels the call too)
             return reply
-        call.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await call  # it ends now; whatever it would have said is not waited for
+        except (asyncio.CancelledError, Exception):
+            task = asyncio.current_task()
+            if not any(stopped) or (task is not None and task.cancelling()):
+                raise
+            # the call ended, cut off: whatever it would have said is not waited for
+        finally:
+            self.cancel.callbacks.remove(stop)
         text = "".join(self.live.partial)
         return self.live.replied(  # type: ignore[no-any-return]
             Message("assistant", text, metadata={CANCELLED: True}), started)

@@ -7,10 +7,12 @@ call ends the turn (the termination family: a terminal tool, a ``TerminateRespon
 ``Transition``'s move, ``end_conversation``); ``count`` keeps the retry budgets. Failures are
 values (``ToolRun.error``), never raised past this module.
 
-Under ``arun()`` and serving a synchronous tool runs in a worker thread of its own, so a slow
-tool never blocks the event loop (other conversations, the server's health check);
+Under ``arun()`` and serving a synchronous tool runs in a worker thread, so a slow tool never
+blocks the event loop (other conversations, the server's health check); the threads are
+daemons kept for the next call (``tools/workers.py``: one starts only when none is idle);
 ``Tool.inline = True`` (``@tool(inline=True)``) runs a trivial one on the loop. A thread that
-outlives its tool's ``timeout`` is abandoned (a daemon: it never holds up the process's exit).
+outlives its tool's ``timeout`` is abandoned (a daemon: it never holds up the process's exit)
+and taken back once its tool returns.
 
 asyncio costs ~25 ms to import and only async runs need it: it is imported where it is used.
 A ``CancelledError`` that a tool's own code lets escape is an error of that tool; only the
@@ -162,18 +164,17 @@ async def _awaited(invocation: Invocation, work: Any) -> Any:
 
 def _worker(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
             done: Callable[[bool, Any], None]) -> None:
-    import threading
-
-    def work() -> None:
+    def work() -> Callable[[], None]:
         try:
             result = fn(invocation.args)
         except BaseException as exc:
-            done(False, exc)
-        else:
-            done(True, result)
+            error = exc  # (``exc`` is unbound after the block)
+            return lambda: done(False, error)
+        return lambda: done(True, result)
 
-    threading.Thread(target=work, name=f"convo tool {invocation.call.name}",
-                     daemon=True).start()
+    from .workers import submit
+
+    submit(work)
 
 
 def _in_thread(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
@@ -198,7 +199,7 @@ def _in_thread(fn: Callable[[dict[str, Any]], Any], invocation: Invocation,
 
 
 async def _threaded(fn: Callable[[dict[str, Any]], Any], invocation: Invocation) -> Any:
-    """``fn(args)`` in a worker thread of its own, awaited on the loop."""
+    """``fn(args)`` in a worker thread, awaited on the loop."""
     import asyncio
 
     loop = asyncio.get_running_loop()

@@ -1,6 +1,6 @@
 """What a turn's lease costs the store (issue 25, Speed): renewing it is one write per third
 of the lease, on a timer, however many model calls the turn makes; the store writes of a turn
-are its messages' commits, 2 + 2 per tool round, none for the lease."""
+are its messages' commits, 1 + 2 per tool round + 1, none for the lease."""
 
 from __future__ import annotations
 
@@ -42,11 +42,13 @@ class Counting(SQLiteStore):
     def __init__(self, path: str, wanted: int = 0) -> None:
         super().__init__(path)
         self.calls: collections.Counter[str] = collections.Counter()
+        self.changes: list[Any] = []
         self.wanted = wanted
         self.extended = asyncio.Event()
 
     async def write(self, conversation_id: str, change: Any) -> None:
         self.calls["write"] += 1
+        self.changes.append(change)
         await super().write(conversation_id, change)
 
     async def renew(self, conversation_id: str, *, extend: bool = True) -> str:
@@ -70,6 +72,7 @@ async def one_turn(store: Counting, model: Any, lease: float) -> dict[str, Any]:
         engine = Engine(Runner(model, BOT, raise_errors=False), store, lease=lease)
         _, body = await engine.create({}, None)
         store.calls.clear()
+        store.changes.clear()
         async with engine.turn(body["id"]) as live:
             code, said = await engine.message(live, "go", None)
         assert code == 200, said
@@ -84,8 +87,11 @@ def test_a_turn_writes_its_messages_and_nothing_for_its_lease(tmp_path: Path,
     store = Counting(str(tmp_path / "c.db"))
     said = asyncio.run(one_turn(store, FunctionModel(rounds(tool_rounds)), lease=30))
     assert said["messages"][-1]["content"] == "done"
-    # "running", the user message, each call and its result, the reply, the final row
-    assert dict(store.calls) == {"write": 2 + 2 * tool_rounds + 2}
+    # the user message with "running", each call and its result, the reply with the final row
+    assert dict(store.calls) == {"write": 1 + 2 * tool_rounds + 1}
+    said = [([m.role for _, m in c.messages], c.status) for c in store.changes]
+    assert said == [(["user"], "running")] + [(["assistant"], None), (["tool"], None)] \
+        * tool_rounds + [(["assistant"], "waiting")]
 
 
 class Held:
@@ -116,5 +122,6 @@ def test_one_model_call_renews_on_the_timer(tmp_path: Path, lease: float, renewa
     model = Held(store)
     asyncio.run(one_turn(store, model, lease=lease))
     assert model.calls == 1
-    # while the one model call waited: the user message and "running" written, the renewals
-    assert model.seen == {"write": 2, "renew": renewals} | ({"look": looks} if looks else {})
+    # while the one model call waited: the user message and "running" written (one write),
+    # the renewals
+    assert model.seen == {"write": 1, "renew": renewals} | ({"look": looks} if looks else {})
