@@ -12,7 +12,7 @@ or the answerer says ``Pause`` (a served conversation waits for a person, or for
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Callable, Generator
 from typing import Any, Final
 
 from ..events import Event
@@ -129,15 +129,12 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
 
 
 async def adrive(driver: Driver, answerer: AsyncAnswerer, request: Request[Any] | None = None,
-                 *, start: Any = None, stepped: Callable[[], Awaitable[None]] | None = None
-                 ) -> Pause | None:
+                 *, start: Any = None) -> Pause | None:
     """``drive`` on the running loop. ``start``: the answer to send first (when ``request``
-    is ``None``); ``stepped`` is awaited after each step that reached a request (a served
-    conversation commits what the step added before it goes on)."""
+    is ``None``). (A served conversation commits what each step added in its answerer,
+    before the model call or the tools that follow it: ``convo.serve.engine``.)"""
     if request is None:
         request = driver.step(start)
-        if stepped is not None:
-            await stepped()
     while request is not None:
         try:
             answer = await answerer.aanswer(request)
@@ -147,6 +144,4 @@ async def adrive(driver: Driver, answerer: AsyncAnswerer, request: Request[Any] 
             request = driver.fail(exc)
         else:
             request = driver.step(answer)
-        if stepped is not None and request is not None:
-            await stepped()
     return None
