@@ -237,7 +237,9 @@ def _to_dict(state: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(state or {})  # a copy: a run never changes the caller's dict
 
 
-@attrs.define(slots=True, eq=True)
+# No __weakref__ slot (as Message): a server keeps many idle sessions, each with its own empty
+# containers already (state, approvals, internal...), and 8 bytes each add up.
+@attrs.define(slots=True, eq=True, weakref_slot=False)
 class Session:
     """A conversation: its messages, the variables templates see, its turns and its outcome."""
 
