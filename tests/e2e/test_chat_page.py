@@ -480,6 +480,11 @@ def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
     page.keyboard.type("weather")
     page.keyboard.press("Enter")
     expect(page.locator("details.tool summary")).to_have_text("Tool: weather (done)")
+    # The tool's result shows before the reply that follows it: the turn is over (and the
+    # focus back in the box) only once that reply is there.
+    expect(page.locator("#log .msg.assistant .body").last).to_have_text(
+        "The tool said: Sunny in Paris, 21 °C")
+    expect(box).to_be_focused()
     page.keyboard.press("Shift+Tab")  # back from the box: the last reply's thumbs
     expect(page.get_by_role("button", name="Bad reply").last).to_be_focused()
     for _ in range(4):  # its Good reply, the thumbs of "Let me look.", the tool call's summary
