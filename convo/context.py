@@ -15,6 +15,8 @@ model).
 Choosing is incremental: the window keeps, per message list, running sums of the estimates and
 where tool exchanges begin, extended with the messages appended since the last call, so one
 choice costs O(log n) plus the copy of what is sent, not a rescan of the history.
+
+(Just over 300 lines: the window's settings, its index and its choice belong together.)
 """
 
 from __future__ import annotations

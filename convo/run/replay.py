@@ -19,6 +19,10 @@ inside a subroutine is never asked again), whether it ended or the conversation 
 while inside it. A template's hooks (``RunHooks``) are not run again while replaying, and an
 ``ExecuteToolTemplate(store_as=…)`` run (``StoreToolRun``) is answered from the saved state:
 the saved state already holds what they did.
+
+(Over 300 lines: following what the template yields and answering its requests from the saved
+conversation are one object's, a few lines per kind of request; the answering inside the pump
+(``ready``) sits beside the answerer's.)
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Every way of answering a request counts into the same ``RunState``: the live ans
 calls a model or runs tools, the replay when it answers from a saved conversation. Limits are
 checked here, before a live call is made; the outcome is decided here, once, from how the
 template's generator ended.
+
+(Just over 300 lines: the counters, the limits and the outcome of a run are one object's.)
 """
 
 from __future__ import annotations

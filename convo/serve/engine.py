@@ -12,6 +12,10 @@ stored (the turn was cut off) wait for ``retry``, which makes them again with th
 ids. Every message is committed to the store before a client sees it; one turn at a time per
 conversation, across workers: a turn holds a lease renewed on a timer (``convo.serve.turns``),
 which a cancel or a delete, here or in another worker, asks to stop.
+
+(Over 300 lines: a served conversation's life — create, turn, message, retry, approvals,
+cancel, rebuild — each short; HTTP is ``app.py``'s, the store writes ``live.py``'s, the leases
+``turns.py``'s.)
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ termination family; a reply without tool calls ends the turn, unless output is r
 in which case a system message asks for a tool (within the injection budget). The turn is
 bounded by ``max_iterations`` model calls and watched by the ``LoopGuard``.
 
-(Just over 300 lines: the turn and the batch belong together; a tool call's own steps are in
+(Over 300 lines: the turn and the batch belong together; a tool call's own steps are in
 ``convo.tools.calls``.)
 """
 

@@ -3,6 +3,8 @@
 A line that starts with ``/word`` is a command and never reaches the model; an unknown one is
 refused with the list, and the command it most looks like (``/hlep``: did you mean
 ``/help``?). Start a line with ``//`` to send one that begins with ``/``.
+
+(Over 300 lines: one short handler per command, and their table, in one place.)
 """
 
 from __future__ import annotations
