@@ -25,6 +25,7 @@ SPEC_ENV = "CONVO_SERVE_SPEC"
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    # Why longer than 40 lines: one statement per flag of `convo serve`, read as its synopsis.
     serve = sub.add_parser(
         "serve", parents=[common], help="serve a template over HTTP, with a chat page",
         description="Serve the template NAME (default: template) from a Python file: an HTTP "

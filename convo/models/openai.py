@@ -66,7 +66,7 @@ class OpenAIModel:
     ``max_output_tokens``.
     """
 
-    def __init__(
+    def __init__(  # Why longer than 40 lines: one parameter and one check per setting.
         self,
         model: str = "gpt-4o-mini",
         *,

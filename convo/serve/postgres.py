@@ -270,6 +270,7 @@ class PostgresStore:
             return stored
 
     async def write(self, conversation_id: str, change: Change) -> None:
+        # Why longer than 40 lines: one transaction's statements, in the order they must run.
         async with self._conn() as conn, conn.transaction():
             cur = await conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR SHARE",
                                      (conversation_id,))

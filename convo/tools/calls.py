@@ -302,6 +302,7 @@ def outcome(batch: Batch, invocation: Invocation, run: ToolRun
     """The tool message content of one run (text, or parts when the tool returned images or
     files) and whether it is an error, noting on the batch whether the call ends the turn
     (the one place that decides it)."""
+    # Why longer than 40 lines: every way a call can end, in precedence, in one place.
     runnable = invocation.tool
     tool = runnable.tool if isinstance(runnable, Bound) else runnable
     assert isinstance(tool, Tool)
