@@ -228,8 +228,7 @@ class OpenAIModel:
     def _kwargs(self, messages: Sequence[Message], tools: ToolSchemas, completions: Any
                 ) -> dict[str, Any]:
         """``request``'s arguments as they are passed to ``completions.create``."""
-        kwargs = self.request(messages, tools)
-        return kwargs if self.api == "responses" else passed_as_is(kwargs, completions)
+        return passed_as_is(self.request(messages, tools), completions)
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""

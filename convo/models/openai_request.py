@@ -96,24 +96,28 @@ def responses_request(model: OpenAIModel, messages: Sequence[Message], tools: To
 
 
 # The SDK walks every parameter against its TypedDicts before sending (``maybe_transform``):
-# for each message, once per member of the message union, and for each tool schema — CPU that
-# grows with the conversation (0.7 ms a call with 4 messages, 3 ms with 21, on this project's
-# benchmark machine) and changes nothing in what convo sends, which is already the wire's JSON
-# (no Chat Completions field has an alias or a format). So the conversation goes in
-# ``extra_body``, which the SDK merges into the body untouched, over an empty ``messages``.
-_PASSED_AS_IS: Final = ("messages", "tools")
+# for each message (each input item), once per member of the union of their types, and for each
+# tool schema — CPU that grows with the conversation (0.7 ms a call with 4 messages, 3 ms with
+# 21, on this project's benchmark machine) and changes nothing in what convo sends, which is
+# already the wire's JSON (no Chat Completions or Responses field convo sends has an alias or a
+# format). So the conversation goes in ``extra_body``, which the SDK merges into the body
+# untouched.
+_PASSED_AS_IS: Final = {"messages": ("messages", "tools"), "input": ("input", "tools")}
 
 
-def passed_as_is(kwargs: dict[str, Any], completions: Any) -> dict[str, Any]:
-    """``kwargs`` for ``chat.completions.create`` with the messages and tools in
-    ``extra_body`` (the body the server gets is the same), unless ``create`` is not the
-    SDK's own: an instrumentation library's wrapper, or a client of another kind, sees the
-    arguments as they were."""
-    create = getattr(type(completions), "create", None)
-    if not isinstance(create, FunctionType) or "create" in getattr(completions, "__dict__", {}) \
-            or not type(completions).__module__.startswith("openai.") or "messages" not in kwargs:
+def passed_as_is(kwargs: dict[str, Any], endpoint: Any) -> dict[str, Any]:
+    """``kwargs`` for ``chat.completions.create`` (or ``responses.create``) with the messages
+    (the input) and the tools in ``extra_body``: the body the server gets is the same. Unless
+    ``create`` is not the SDK's own: an instrumentation library's wrapper, or a client of
+    another kind, sees the arguments as they were."""
+    create = getattr(type(endpoint), "create", None)
+    key = "messages" if "messages" in kwargs else "input" if "input" in kwargs else None
+    if key is None or not isinstance(create, FunctionType) \
+            or "create" in getattr(endpoint, "__dict__", {}) \
+            or not type(endpoint).__module__.startswith("openai."):
         return kwargs
-    moved = {key: kwargs.pop(key) for key in _PASSED_AS_IS if key in kwargs}
-    kwargs["messages"] = ()
+    moved = {name: kwargs.pop(name) for name in _PASSED_AS_IS[key] if name in kwargs}
+    if key == "messages":
+        kwargs["messages"] = ()  # a required argument of chat.completions.create
     kwargs["extra_body"] = {**moved, **(kwargs.get("extra_body") or {})}  # the user's win
     return kwargs

@@ -71,3 +71,22 @@ def test_a_wrapped_create_sees_the_arguments_as_they_are() -> None:
     kwargs: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     assert passed_as_is(dict(kwargs), completions) == kwargs
     assert passed_as_is(dict(kwargs), object()) == kwargs  # a client of another kind
+
+
+def test_the_responses_api_gets_its_input_in_extra_body_and_the_same_body() -> None:
+    responses = openai.AsyncOpenAI(api_key="test", base_url="http://127.0.0.1:9").responses
+    items = [{"role": "user", "content": "hi"}]
+    assert passed_as_is({"model": "m", "input": items, "store": False}, responses) == {
+        "model": "m", "store": False, "extra_body": {"input": items}}
+    with OpenAIServer(["{look(q='tea')}", "Tea is a drink."]) as server:
+        model = OpenAIModel("test-model", base_url=server.base_url, api_key="test",
+                            api="responses")
+        template = LinearTemplate([UserTemplate("What is tea?"), ToolingTemplate([look])])
+        session = Runner(model, template).run()
+        model.close()
+    assert session.messages[-1].content == "Tea is a drink."
+    first, second = server.requests
+    assert first["input"] == [{"role": "user", "content": "What is tea?"}]
+    assert [t["name"] for t in first["tools"]] == ["look"]
+    assert [item.get("type", item.get("role")) for item in second["input"]] == [
+        "user", "function_call", "function_call_output"]
