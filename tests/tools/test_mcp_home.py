@@ -197,7 +197,9 @@ def test_calls_are_bounded_by_one_timer_and_a_cancelled_call_stays_cancelled(
 
     error, waited, said = asyncio.run(main())
     assert error == "MCP server 'tools' did not answer a call of 'hang' within 0.5 s"
-    assert waited >= 0.5 and said == ["3", "4", "6"]
+    # "About 0.5 s", not less: a loop's timer may run a few microseconds before its time.
+    assert waited >= 0.49
+    assert said == ["3", "4", "6"]
 
 
 @pytest.mark.parametrize("how", ["run", "a loop left stopped", "asyncio.run"])
