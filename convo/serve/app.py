@@ -41,7 +41,13 @@ from .keys import answer, needs_messages, reference
 from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
-from .owners import conversation_for, list_conversations, post_feedback, read_feedback
+from .owners import (
+    conversation_for,
+    list_conversations,
+    post_feedback,
+    read_feedback,
+    with_feedback,
+)
 from .pages import PageOptions, chat_page, operator_page
 from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
@@ -154,8 +160,10 @@ class API:
         return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
-        await self._owned(request, operator_may=True)
-        return _json(self.plain(await self.engine.get(request.path_params["id"])))
+        stored = await self.conversation_for(await self.caller(request),
+                                             request.path_params["id"])
+        body = self.plain(await self.engine.get(stored.id))
+        return _json(await with_feedback(self.engine.store, stored, body))
 
     async def delete(self, request: Request) -> Response:
         await self._owned(request, operator_may=False)
@@ -189,9 +197,11 @@ class API:
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
     async def cancel(self, request: Request) -> Response:
-        await self._owned(request, operator_may=False)
+        stored = await self.conversation_for(await self.caller(request),
+                                             request.path_params["id"], operator_may=False)
         await read_object(request, self.body_limit)
-        return _json(self.plain(await self.engine.cancel(request.path_params["id"])))
+        body = self.plain(await self.engine.cancel(stored.id))
+        return _json(await with_feedback(self.engine.store, stored, body))
 
     async def page(self, request: Request) -> Response:
         return HTMLResponse(chat_page(self.pages) or FALLBACK_PAGE)

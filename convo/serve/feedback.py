@@ -32,6 +32,24 @@ class Feedback:
                 "user": self.user, "time": iso(self.time)}
 
 
+@attrs.frozen(slots=True)
+class Rating:
+    """A user's rating of one message as their page shows it (``"feedback"`` of a
+    conversation's view)."""
+
+    rating: int
+    comment: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rating": self.rating, "comment": self.comment}
+
+
+def view_of(ratings: dict[int, Rating]) -> dict[str, dict[str, Any]]:
+    """The ``"feedback"`` field of a conversation's view: ratings by message index (as JSON
+    object keys are strings)."""
+    return {str(index): rating.to_dict() for index, rating in sorted(ratings.items())}
+
+
 def checked(body: dict[str, Any]) -> tuple[int, int, str | None]:
     """The message index, rating and comment of a feedback body; ``ValueError`` saying what
     was expected otherwise."""

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from .auth import Caller
 from .bodies import HTTPProblem, read_object
-from .feedback import checked
+from .feedback import checked, view_of
 from .listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -46,6 +46,13 @@ async def conversation_for(store: Store, caller: Caller, conversation_id: str, *
                                f"({stored.owner!r}) may do this; an operator acts on it "
                                "through approvals, operator_messages and handback")
     return stored
+
+
+async def with_feedback(store: Store, stored: Stored, body: dict[str, Any]) -> dict[str, Any]:
+    """A conversation's view with its owner's ratings (``"feedback"``): what their page shows
+    pressed. One read, on the routes that show a conversation (``GET``, ``cancel``); a turn's
+    answer goes without it, so a turn reads nothing more from the store."""
+    return {**body, "feedback": view_of(await store.ratings(stored.id, stored.owner))}
 
 
 def _limit(text: str | None) -> int:

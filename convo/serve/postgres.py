@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
-from .feedback import Feedback
+from .feedback import Feedback, Rating
 from .holders import gone, this_process
 from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
 from .store import (
@@ -469,6 +469,14 @@ class PostgresStore:
             rows = await cur.fetchall()
         return [Feedback(r[0], r[1], text_of_record(r[2]), r[3], r[4], r[5], micros(r[6]))
                 for r in rows]
+
+    async def ratings(self, conversation_id: str, user: str) -> dict[int, Rating]:
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                'SELECT idx, rating, comment FROM feedback WHERE conversation_id = %s AND "user" '
+                "= %s ORDER BY idx", (conversation_id, user))
+            rows = await cur.fetchall()
+        return {r[0]: Rating(r[1], r[2]) for r in rows}
 
 
 async def _to_v5(conn: Any) -> None:

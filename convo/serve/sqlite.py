@@ -26,7 +26,7 @@ from typing import Any, Final, TypeVar
 
 from ..session import SubroutineRun
 from .attachments import message_row, read_message
-from .feedback import Feedback
+from .feedback import Feedback, Rating
 from .listing import Query, Summary, now_us, text_of_record, title_of
 from .store import (
     CANCEL,
@@ -481,6 +481,12 @@ class SQLiteStore:
             (since if since is not None else -(2 ** 62),)).fetchall())
         return [Feedback(r[0], r[1], text_of_record(json.loads(r[2]) if r[2] else None), r[3],
                          r[4], r[5], r[6]) for r in rows]
+
+    async def ratings(self, conversation_id: str, user: str) -> dict[int, Rating]:
+        rows = await self._do(lambda db: db.execute(
+            "SELECT idx, rating, comment FROM feedback WHERE conversation_id = ? AND user = ? "
+            "ORDER BY idx", (conversation_id, user)).fetchall())
+        return {r[0]: Rating(r[1], r[2]) for r in rows}
 
 
 def _said(path: str, exc: sqlite3.Error, otherwise: str) -> str:

@@ -47,7 +47,7 @@ import attrs
 from ..internal import checked, from_legacy_state
 from ..messages import Message
 from ..session import SubroutineRun
-from .feedback import Feedback
+from .feedback import Feedback, Rating
 from .listing import Query, Summary, newest, now_us, title_of
 
 SCHEMA_VERSION: Final = 5
@@ -139,6 +139,8 @@ class Store(Protocol):
                    user: str) -> None: ...
 
     async def feedback(self, since: int | None = None) -> list[Feedback]: ...
+
+    async def ratings(self, conversation_id: str, user: str) -> dict[int, Rating]: ...
 
 
 def dumps(value: Any) -> str:
@@ -274,6 +276,11 @@ class MemoryStore:
                  for (c, i), (rating, comment, user, time) in self._ratings.items()
                  if since is None or time >= since]
         return sorted(found, key=lambda f: (f.time, f.conversation, f.message_index))
+
+    async def ratings(self, conversation_id: str, user: str) -> dict[int, Rating]:
+        return {i: Rating(rating, comment)
+                for (c, i), (rating, comment, by, _) in sorted(self._ratings.items())
+                if c == conversation_id and by == user}
 
 
 def _apply(row: Stored, change: Change) -> None:

@@ -27,7 +27,8 @@ BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"}, "t-cy": {"user": "cy"},
-          "t-dee": {"user": "dee"}, "t-olga": {"user": "olga", "role": "operator"}}
+          "t-dee": {"user": "dee"}, "t-eve": {"user": "eve"},
+          "t-olga": {"user": "olga", "role": "operator"}}
 TITLE = "Mugs & Co. <Support>"
 expect.set_options(timeout=20_000)
 
@@ -234,6 +235,44 @@ def test_thumbs_rate_a_reply_and_stay_pressed(browser: Browser, served: Served) 
     assert ratings() == [(2, -1, "You said 'rate me' (message 1)", "ann")]  # replaced
     pg.reload()
     expect(pg.get_by_role("button", name="Bad reply")).to_have_attribute("aria-pressed", "true")
+    closed(context)
+
+
+def test_thumbs_come_back_from_the_server_and_a_thumbs_down_takes_a_comment(
+        browser: Browser, served: Served) -> None:
+    context, pg = signed_in(browser, served, "t-eve")
+    say(pg, "keep my thumbs")
+    reply = pg.locator("#log .msg.assistant").last
+    expect(reply.locator(".body")).to_have_text("You said 'keep my thumbs' (message 1)")
+    reply.get_by_role("button", name="Good reply").click()
+    expect(reply.get_by_role("button", name="Good reply")).to_have_attribute("aria-pressed",
+                                                                           "true")
+    pg.reload()  # the page keeps no ratings of its own: these come from the conversation
+    good = pg.get_by_role("button", name="Good reply")
+    expect(good).to_have_attribute("aria-pressed", "true")
+    expect(pg.get_by_role("button", name="Bad reply")).to_have_attribute("aria-pressed", "false")
+    other, elsewhere = signed_in(browser, served, "t-eve", pg.url[len(served.url):])
+    expect(elsewhere.get_by_role("button", name="Good reply")).to_have_attribute(
+        "aria-pressed", "true")  # another device: the same thumb pressed
+    closed(other)
+
+    pg.get_by_role("button", name="Bad reply").click()
+    comment = pg.get_by_role("textbox", name="What was wrong? (optional)")
+    expect(comment).to_be_focused()
+    expect(good).to_have_attribute("aria-pressed", "false")
+    pg.keyboard.type("it only repeats me")
+    pg.keyboard.press("Enter")
+    expect(pg.get_by_text("Thank you: your comment was sent.")).to_be_visible()
+    expect(comment).to_have_count(0)
+    conversation = pg.url.rsplit("=", 1)[1]
+    with api(served, "t-olga") as olga:
+        found = olga.get("/api/feedback").json()["feedback"]
+    assert [(f["message_index"], f["rating"], f["comment"], f["user"]) for f in found
+            if f["conversation"] == conversation] == [(2, -1, "it only repeats me", "eve")]
+    pg.reload()
+    expect(pg.get_by_role("button", name="Bad reply")).to_have_attribute("aria-pressed", "true")
+    expect(pg.get_by_role("button", name="Good reply")).to_have_attribute("aria-pressed",
+                                                                          "false")
     closed(context)
 
 
