@@ -86,3 +86,27 @@ def test_ratings_stay_with_their_conversation(client: TestClient) -> None:
     assert shown(client, second) == (200, {})
     assert shown(client, first) == (200, {"2": {"rating": -1, "comment": None}})
 
+
+
+class _StoreOfBefore:
+    """A store of the user's own, written before stores had ``ratings``: the memory store's
+    methods but that one."""
+
+    def __init__(self) -> None:
+        from convo.serve.store import MemoryStore
+
+        self._store = MemoryStore()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "ratings":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def test_a_store_without_ratings_shows_no_feedback_rather_than_failing() -> None:
+    app = create_app(TEMPLATE, model(), store=_StoreOfBefore(), auth=PEOPLE)  # type: ignore[arg-type]
+    with TestClient(app) as old:
+        cid = chat(old, "hello")
+        response = old.get(f"/api/conversations/{cid}", headers=ANN)
+    assert response.status_code == 200
+    assert response.json()["feedback"] == {}
