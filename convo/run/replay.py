@@ -206,29 +206,23 @@ class Replay:
             self.go_live()
         return found
 
+    # Every other request was put to ``ready`` first, in the pump, which went live when the
+    # saved conversation could not answer it: here, only a turn's ``ListTools`` may still
+    # come while replaying.
+
     def answer(self, request: Request[A]) -> A:
-        if self.driver.watch is not None:
-            if isinstance(request, ListTools):
-                todo = self._to_list(request)
-                return self._listed(  # type: ignore[no-any-return]
-                    request, todo, self.inner.answer(todo) if todo else [])
-            found = self.saved_answer(request)
-            if found is not NOTHING:
-                return found  # type: ignore[no-any-return]
-            self.go_live()
+        if self.driver.watch is not None and isinstance(request, ListTools):
+            todo = self._to_list(request)
+            return self._listed(  # type: ignore[no-any-return]
+                request, todo, self.inner.answer(todo) if todo else [])
         inner: Answerer = self.inner
         return inner.answer(request)
 
     async def aanswer(self, request: Request[A]) -> A:
-        if self.driver.watch is not None:
-            if isinstance(request, ListTools):
-                todo = self._to_list(request)
-                return self._listed(  # type: ignore[no-any-return]
-                    request, todo, await self.inner.aanswer(todo) if todo else [])
-            found = self.saved_answer(request)
-            if found is not NOTHING:
-                return found  # type: ignore[no-any-return]
-            self.go_live()
+        if self.driver.watch is not None and isinstance(request, ListTools):
+            todo = self._to_list(request)
+            return self._listed(  # type: ignore[no-any-return]
+                request, todo, await self.inner.aanswer(todo) if todo else [])
         inner: AsyncAnswerer = self.inner
         return await inner.aanswer(request)
 
@@ -336,7 +330,6 @@ class Replay:
         # a resumed run sees the saved state throughout its replay).
         if request.store_as not in self.saved_state:
             return NOTHING
-        self.state.counted(tool_calls=sum(not inv.tool.rerun_on_resume
-                                          for inv in request.invocations))
+        self.tally[5] += sum(not inv.tool.rerun_on_resume for inv in request.invocations)
         return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
 

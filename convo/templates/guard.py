@@ -47,8 +47,7 @@ class TurnWatch:
     def verdict(self, reply: Message, last_tool_text: str | None) -> Verdict | None:
         """Why the turn must end after this reply, or None."""
         guard = self.guard
-        content = reply.content  # ``reply.text``, without a call (this runs per reply)
-        text = (content if content.__class__ is str else reply.text).strip()
+        text = reply.text.strip()
         if not reply.tool_calls and len(text) < guard.trivial_chars:
             self.last_key, self.repeats = None, 0
             self.empties += 1

@@ -145,9 +145,6 @@ class ToolingTemplate(Template):
 
     # -- the turn ---------------------------------------------------------------------------
 
-    def _more(self, turn: _Turn) -> bool:
-        return self.max_iterations is None or turn.iterations < self.max_iterations
-
     def render(self, session: Session) -> Flow:
         # Why longer than 40 lines: the loop of §4, step by step, reads best in one place.
         tools = self._own if not self._toolsets else (yield from turn_tools(
@@ -155,14 +152,14 @@ class ToolingTemplate(Template):
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context)
-        bound = self.max_iterations  # ``_more``, without a call per model call
+        bound = self.max_iterations
         while bound is None or turn.iterations < bound:
             reply: Message = yield ask
             turn.iterations += 1
             yield reply
             if reply.metadata and reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            text = reply.content if reply.content.__class__ is str else reply.text
+            text = reply.text
             if text.strip():
                 turn.response = text
             verdict = None if turn.watch is None else turn.watch.verdict(reply,
@@ -200,7 +197,7 @@ class ToolingTemplate(Template):
                     RunStatus.IMPLICIT_COMPLETION
                 yield self._ended(turn, status, response=reply.content)
                 return session
-            if not self._more(turn):
+            if bound is not None and turn.iterations >= bound:
                 break  # no model call would follow an injection
             turn.injections += 1
             message = OUTPUT_MESSAGE if self._output is not None else self.restriction_message
