@@ -2,6 +2,7 @@
 serve_kit.py (a module name of its own: every folder's conftest is "conftest")."""
 
 from serve_kit import (  # noqa: F401  (fixtures)
+    browser,
     calls,
     entered,
     folder,

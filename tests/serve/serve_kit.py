@@ -290,3 +290,22 @@ def calls(folder: Path) -> Callable[[], list[str]]:
 def until() -> Callable[[Callable[[], Any], str], Any]:
     """Poll a check until it gives something true (at most 30 s): what it gave."""
     return _until
+
+
+# -- a browser ---------------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's, driven by Playwright (no browser download)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium per test module (the tests skip without it, or without Playwright)."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

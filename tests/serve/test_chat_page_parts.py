@@ -16,18 +16,16 @@ from collections.abc import Iterator
 
 import pytest
 from parts_files import png
+from serve_kit import CHROMIUM, CHROMIUM_ARGS
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 from convo.testing import OpenAIServer  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
                 allow_module_level=True)
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 expect.set_options(timeout=15_000)
 PNG = png(4, 4)
 B64 = base64.b64encode(PNG).decode()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,25 +21,13 @@ from convo.botfile import UsageProblem, bot_page
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"}, "t-cy": {"user": "cy"},
           "t-dee": {"user": "dee"}, "t-eve": {"user": "eve"},
           "t-olga": {"user": "olga", "role": "operator"}}
 TITLE = "Mugs & Co. <Support>"
 expect.set_options(timeout=20_000)
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

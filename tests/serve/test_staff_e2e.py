@@ -12,34 +12,21 @@ redraws them; the test itself writes nothing into the checkout).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import ROOT, Postgres, Served
+from serve_kit import CHROMIUM, CHROMIUM_ARGS, ROOT, Postgres, Served
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKENS = {"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}}
 IMAGES = ROOT / "docs" / "images"
 expect.set_options(timeout=20_000)  # the pages ask the server again every 1.5 s and 3 s
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +173,7 @@ def redraw_screenshots() -> None:  # pragma: no cover - run by hand
     s = serve(folder, f"sqlite:///{folder / 'convo.db'}")
     try:
         with sync_api.sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             IMAGES.mkdir(exist_ok=True)
             story(b, s, IMAGES)
             b.close()

@@ -9,25 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serve_kit import CHROMIUM
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
                 allow_module_level=True)
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 expect.set_options(timeout=30_000)
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
