@@ -271,7 +271,8 @@ class Batch:
     handoff: tuple[ToolCall, HandingOff] | None = None  # a person takes over (HandoffTool)
 
     def decides(self) -> bool:
-        """Whether the batch may end the turn (``ToolingTemplate`` then asks how)."""
+        """Whether the batch may end the turn: any of the fields ``ToolingTemplate._terminated``
+        reads is set (it then says how; a new way of ending a turn is a field read in both)."""
         return (self.ended or self.move is not None or self.handoff is not None
                 or self.terminal is not None or self.terminate is not None
                 or self.output is not NO_OUTPUT or self.exhausted is not None)
