@@ -287,3 +287,22 @@ def test_a_progress_bar_on_a_terminal_only() -> None:
     quiet(ok)
     quiet.close()
     assert piped.getvalue() == ""
+
+
+def test_reports_and_a_cassette_go_into_folders_that_do_not_exist_yet(
+        server: OpenAIServer, bot: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = scenarios(tmp_path, JUDGED.replace("RUBRIC", "It says where the order is."))
+    out = tmp_path / "out"
+    assert main(["eval", str(bot), str(spec), "--mock", "--junit", str(out / "report.xml"),
+                 "--json", str(out / "json" / "report.json"), "--cassette",
+                 str(out / "tapes" / "judge.json")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"convo: cassette {out / 'tapes' / 'judge.json'}: replayed 0 model calls, recorded 1 "
+        "(a new cassette)")
+    assert (out / "report.xml").read_text(encoding="utf-8").startswith(
+        "<?xml version='1.0' encoding='utf-8'?>\n<testsuites")
+    assert json.loads((out / "json" / "report.json").read_text(encoding="utf-8"))[
+        "scenarios"][0]["passes"] == 1
+    assert json.loads((out / "tapes" / "judge.json").read_text(encoding="utf-8"))[
+        "format"] == "convo.cassette"
