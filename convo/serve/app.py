@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..internal import reserved_keys
 from ..otel.state import active
-from .auth import Auth, Caller
+from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
@@ -96,9 +96,11 @@ class API:
                 self._opened = True
 
     async def caller(self, request: Request) -> Caller:
-        """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``."""
+        """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``, and
+        its user on ``request.state.user`` for the request's log line."""
         caller: Caller = await self.auth.identify(request.headers)
         request.state.caller = caller
+        request.state.user = caller.user
         return caller
 
     async def conversation_for(self, caller: Caller, conversation_id: str, *,
@@ -389,8 +391,11 @@ def build(api: API) -> Starlette:
             finally:
                 await api.engine.store.close()
 
+    # Without sign-in every caller is "default"; with it, a request nobody signed in to
+    # (refused, or on a route that asks no one) logs no user.
+    nobody = DEFAULT_USER if isinstance(api.auth, Open) else None
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
-        Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),
+        Middleware(RequestLog, nobody=nobody), Middleware(Failures, debug=api.debug_errors),
         Middleware(_Ready, api=api)], exception_handlers={
             HTTPProblem: problem, Refused: problem, HTTPException: http,
             StoreError: store_down})

@@ -125,7 +125,11 @@ def test_convo_serve_with_a_users_file(tmp_path: Path) -> None:
             "conversations"][0]["user"] == "ann"
         assert client.get("/api/conversations").status_code == 401
     finally:
-        served.stop()
+        log = served.stop()
+    # Each request's line on stderr names who signed in (nobody, for the refused one).
+    assert [line.split(" user=")[1] for line in log.splitlines()
+            if line.startswith("convo: ") and " user=" in line][-5:] == [
+        "ann", "bob", "olga", "olga", "-"]
 
 
 def test_convo_serve_names_a_bad_users_file(tmp_path: Path) -> None:
