@@ -316,7 +316,12 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
 
     caller = getattr(request.state, "caller", None)
     return await traced(telemetry, request.headers, conversation_id, run, call,
-                        user=caller.user if caller is not None else None)
+                        user=caller.user if caller is not None else None, refused=_refused)
+
+
+def _refused(exc: BaseException) -> bool:
+    """A turn's request refused before any template ran (no span for it, §18)."""
+    return isinstance(exc, HTTPProblem | Refused) and status_of(exc) < 500
 
 
 def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:

@@ -6,8 +6,9 @@ conversation, user) and ``Failures`` (an exception no route handled: a JSON 500 
 ``error_id``, its traceback to the log). Routes note what the log should say on the request's
 ``scope["state"]``: ``conversation`` (a create's new id), ``user`` (whoever signed in; a
 request nobody signed in to logs ``nobody``: ``default`` without sign-in, else none), and
-``failure`` (the ``error_id`` and cause of a 5xx they answered). Everything goes to the ``convo.serve`` logger;
-``convo serve`` shows it on stderr, as text or JSON (``--log-format json``).
+``failure`` (the ``error_id`` and cause of a 5xx they answered). Everything goes to the
+``convo.serve`` logger; ``convo serve`` shows it on stderr, as text or JSON
+(``--log-format json``).
 """
 
 from __future__ import annotations
