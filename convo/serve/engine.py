@@ -164,6 +164,23 @@ class Engine:
         self._keep(live)
         return live
 
+    def greets(self) -> bool:
+        """Whether a new conversation (no state) shows something before it first waits for
+        the user: a message of its own, a model call, anything but asking the user first.
+        Only the template's generator runs, to its first request (nothing is answered or
+        stored). The chat page stores a conversation on opening only if it greets; else at
+        its first message (docs/serving.md). A template that fails here greets: its
+        failure is for the conversation's first run to show."""
+        run = self.runner.start(Session())
+        try:
+            first = run.driver.step()
+        except Exception:  # (raise_errors=False keeps most inside the run's outcome)
+            return True
+        finally:
+            run.driver.close()
+        return not isinstance(first, AskUser) or any(
+            m.role != "system" for m in run.session.messages)
+
     # -- turns ---------------------------------------------------------------------------
 
     async def create(self, state: dict[str, Any], emit: Emit | None, *,
@@ -223,9 +240,13 @@ class Engine:
         return await self._advance(live, said, emit)
 
     async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None,
-                      *, operator: bool = True) -> tuple[int, dict[str, Any]]:
+                      *, operator: bool = True, staff: bool = False
+                      ) -> tuple[int, dict[str, Any]]:
         """Decide the pending calls (``operator``: whether the caller is one; a user cannot
-        decide calls whose tool's ``approver`` is ``"operator"``)."""
+        decide calls whose tool's ``approver`` is ``"operator"``). ``staff``: the caller is
+        an operator deciding another user's calls; a staff decision (that, or an operator
+        deciding a call only operators may) is ``Approval(by="staff")``, and a rejection
+        then reads "Rejected by staff", to the model and to the user."""
         self.expect(live, Approve, "approvals")
         assert isinstance(live.pending, Approve)
         if not operator and live.pending.needs_operator:
@@ -240,9 +261,11 @@ class Engine:
                      if missing else []) + ([f"unknown call ids: {', '.join(unknown)}"]
                                            if unknown else [])
             raise Invalid("; ".join(parts))
-        answers = [live.run.state.decided(c, Approval(bool(by_id[c.id]["approve"]),
-                                                      by_id[c.id].get("reason")))
-                   for c in calls]
+        pending = live.pending
+        answers = [live.run.state.decided(c, Approval(
+            bool(by_id[c.id]["approve"]), by_id[c.id].get("reason"),
+            by="staff" if staff or (operator and pending.approver(i) == "operator")
+            else "user")) for i, c in enumerate(calls)]
         return await self._advance(live, answers, emit)
 
     async def retry(self, live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
