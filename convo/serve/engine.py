@@ -167,19 +167,24 @@ class Engine:
     def greets(self) -> bool:
         """Whether a new conversation (no state) shows something before it first waits for
         the user: a message of its own, a model call, anything but asking the user first.
-        Only the template's generator runs, to its first request (nothing is answered or
-        stored). The chat page stores a conversation on opening only if it greets; else at
-        its first message (docs/serving.md). A template that fails here greets: its
-        failure is for the conversation's first run to show."""
-        run = self.runner.start(Session())
+        Only the template's generator runs, to its first request, outside any run (no
+        event, no span, nothing answered or stored). The chat page stores a conversation on
+        opening only if it greets; else with its first message (docs/serving.md). A
+        template that fails here greets: its failure is for the conversation's first run to
+        show."""
+        flow = self.runner.template.render(Session())
         try:
-            first = run.driver.step()
-        except Exception:  # (raise_errors=False keeps most inside the run's outcome)
+            step = flow.send(None)
+            while not isinstance(step, Request):  # messages and events, up to a request
+                if isinstance(step, Message) and step.role != "system":
+                    return True
+                step = flow.send(None)
+        except Exception:  # (StopIteration: it ends at once; that, too, is for a run to show)
             return True
         finally:
-            run.driver.close()
-        return not isinstance(first, AskUser) or any(
-            m.role != "system" for m in run.session.messages)
+            with contextlib.suppress(Exception):
+                flow.close()
+        return not isinstance(step, AskUser)
 
     # -- turns ---------------------------------------------------------------------------
 
