@@ -282,10 +282,10 @@ class PostgresStore:
                 async with conn.cursor() as cur:
                     await cur.executemany("INSERT INTO messages VALUES (%s, %s, %s)", [
                         (conversation_id, i, text) for i, text, _ in rows])
-                    if blobs:
+                    if blobs:  # each row kept and locked until this commits (``delete``)
                         await cur.executemany(
-                            "INSERT INTO attachments VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                            list(blobs.items()))
+                            "INSERT INTO attachments VALUES (%s, %s) ON CONFLICT (digest) DO "
+                            "UPDATE SET digest = EXCLUDED.digest", sorted(blobs.items()))
                         await cur.executemany(
                             "INSERT INTO message_attachments VALUES (%s, %s) ON CONFLICT DO "
                             "NOTHING", [(conversation_id, digest) for digest in blobs])
@@ -318,11 +318,24 @@ class PostgresStore:
                                       _json(change.outcome), conversation_id))
 
     async def delete(self, conversation_id: str) -> bool:
+        """The conversation and all of it; its attachments too, unless another conversation
+        uses them. A write of another conversation that keeps the same binary at the same
+        time (``write``) locks its row (an insert, or an update to itself), in digest order;
+        so the rows are locked here first, which waits for such a write to commit, and only
+        then, in a statement of its own (which sees that commit, at read committed), are those
+        no conversation uses deleted. The other order is safe too: a write that comes while
+        the row is locked or deleted here waits, and inserts it anew. (A single statement
+        would not do: its subquery would not see the other reference, and Postgres rechecks
+        only the locked row itself.)"""
         async with self._conn() as conn, conn.transaction():
+            await conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR UPDATE",
+                               (conversation_id,))  # a write of this one: done first
             cur = await conn.execute("DELETE FROM message_attachments WHERE conversation_id = "
                                      "%s RETURNING digest", (conversation_id,))
-            used = [d for (d,) in await cur.fetchall()]
+            used = sorted(d for (d,) in await cur.fetchall())
             if used:
+                await conn.execute("SELECT 1 FROM attachments WHERE digest = ANY(%s) ORDER BY "
+                                   "digest FOR UPDATE", (used,))
                 await conn.execute("DELETE FROM attachments a WHERE a.digest = ANY(%s) AND NOT "
                                    "EXISTS (SELECT 1 FROM message_attachments m WHERE m.digest "
                                    "= a.digest)", (used,))

@@ -348,6 +348,10 @@ class SQLiteStore:
         await self._do(write)
 
     async def delete(self, conversation_id: str) -> bool:
+        # An attachment another conversation stores meanwhile is never deleted from under it:
+        # the check that no conversation uses it and the delete are one write transaction,
+        # and SQLite runs one at a time (a write of another worker comes wholly before it,
+        # and is seen, or wholly after, and stores the binary anew).
         def delete(db: sqlite3.Connection) -> bool:
             used = [d for (d,) in db.execute("SELECT digest FROM message_attachments WHERE "
                                              "conversation_id = ?", (conversation_id,))]
