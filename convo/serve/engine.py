@@ -38,7 +38,7 @@ from ..run.answerer import Pause
 from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
-from .live import Emit, Live, stored_view
+from .live import Emit, Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .store import DEFAULT_OWNER, LEASE_S, Store
 from .turns import Stopping, Turns
@@ -147,7 +147,8 @@ class Engine:
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        saved = Session(stored.messages, stored.state,
+        messages, unsaid = with_unsaid(stored.messages, stored.internal)
+        saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines, internal=stored.internal)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
@@ -156,6 +157,9 @@ class Engine:
         live.served.rebuilding = True
         pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
         live.served.rebuilding = False
+        if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
+            live.session.messages[:] = [m for m in live.session.messages
+                                        if not any(m is u for u in unsaid)]
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()
