@@ -2,10 +2,10 @@
 
 ``prepare`` validates a call against the template's tools; ``execute`` (blocking) and
 ``aexecute`` (async) run it once, with its ``timeout`` applied here and only here; ``outcome``
-turns what the run gave into the tool message's text and notes on the ``Batch`` whether the
-call ends the turn (the termination family: a terminal tool, a ``TerminateResponse``, a
-``Transition``'s move, ``end_conversation``); ``count`` keeps the retry budgets. Failures are
-values (``ToolRun.error``), never raised past this module.
+reads what the run gave: the tool message's text and the ending the call asks for (a value of
+``convo.tools.endings``: a terminal tool's reply, a ``TerminateResponse``, a ``Transition``'s
+move, the end of the conversation). Failures are values (``ToolRun.error``), never raised
+past this module. A batch of calls, and which ending wins, is ``convo.templates.batch``'s.
 
 Under ``arun()`` and serving a synchronous tool runs in a worker thread, so a slow tool never
 blocks the event loop (other conversations, the server's health check); the threads are
@@ -19,7 +19,7 @@ A ``CancelledError`` that a tool's own code lets escape is an error of that tool
 cancellation of the task running the tools (the run's own) stops the run.
 
 (Just over 300 lines: one module owns a tool call from running it to its tool message, so
-that "does this call end the turn?" is decided in one place.)
+that "which ending does this call ask for?" is read in one place.)
 """
 
 from __future__ import annotations
@@ -35,8 +35,16 @@ from ..errors import ReachedEndTemplateException, ToolRetry
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
 from .base import Bound, SavedToolError, Tool, ToolResult, to_content
+from .endings import (
+    CONTINUE,
+    EndConversation,
+    Ending,
+    HandOver,
+    MoveState,
+    TerminalReply,
+    Terminate,
+)
 from .handoff import HandingOff
-from .output import NO_OUTPUT
 from .termination import TERMINATED, TerminateResponse
 from .toolset import Unlisted
 from .transition import Move
@@ -59,6 +67,9 @@ class Invokable(Protocol):
 
     @property
     def rerun_on_resume(self) -> bool: ...
+
+    @property
+    def free_of_limits(self) -> bool: ...
 
     def requires_approval(self, args: dict[str, Any]) -> bool: ...
 
@@ -251,32 +262,7 @@ def saved_run(message: Message) -> ToolRun:
     return ToolRun(message.content, saved=message)
 
 
-# -- what it gave: the tool message, and whether the turn ends --------------------------------
-
-@attrs.define(slots=True)
-class Batch:
-    """What answering one batch of tool calls decided."""
-
-    farewell: str | None = None
-    ended: bool = False
-    ended_by: str | None = None
-    terminal: str | None = None
-    terminal_by: str | None = None
-    terminate: TerminateResponse | None = None
-    terminate_by: str | None = None
-    move: Move | None = None  # a Transition's: beats a terminal tool (docs/states.md)
-    last_text: str | None = None
-    output: Any = NO_OUTPUT
-    exhausted: str | None = None  # the note when a tool used up its retries
-    handoff: tuple[ToolCall, HandingOff] | None = None  # a person takes over (HandoffTool)
-
-    def decides(self) -> bool:
-        """Whether the batch may end the turn: any of the fields ``ToolingTemplate._terminated``
-        reads is set (it then says how; a new way of ending a turn is a field read in both)."""
-        return (self.ended or self.move is not None or self.handoff is not None
-                or self.terminal is not None or self.terminate is not None
-                or self.output is not NO_OUTPUT or self.exhausted is not None)
-
+# -- what it gave: the tool message, and the ending it asks for ------------------------------
 
 def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,
                  metadata: Mapping[str, Any] | None = None) -> Message:
@@ -298,60 +284,52 @@ def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | 
     return None
 
 
-def outcome(batch: Batch, invocation: Invocation, run: ToolRun
-            ) -> tuple[str | tuple[Part, ...], bool]:
+Read = tuple[str | tuple[Part, ...], bool, Ending]
+"""What one run gave: its tool message content, whether it is an error, the ending it asks
+for."""
+
+
+def outcome(invocation: Invocation, run: ToolRun) -> Read:
     """The tool message content of one run (text, or parts when the tool returned images or
-    files) and whether it is an error, noting on the batch whether the call ends the turn
-    (the one place that decides it)."""
-    # Why longer than 40 lines: every way a call can end, in precedence, in one place.
+    files), whether it is an error, and the ending the call asks for (the one place a run is
+    read; the batch decides which ending wins)."""
+    # Why longer than 40 lines: every way a call can end, in one place.
     runnable = invocation.tool
     tool = runnable.tool if isinstance(runnable, Bound) else runnable
     assert isinstance(tool, Tool)
-    if isinstance(run.error, ReachedEndTemplateException):
-        farewell = run.error.farewell_message
-        if not batch.ended:
-            batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
-        return json.dumps({"status": "success", "message": farewell}), False
+    error = run.error
+    if error is not None:
+        if isinstance(error, ReachedEndTemplateException):  # a tool may raise the signal
+            farewell = error.farewell_message
+            return _ended(farewell), False, EndConversation(farewell, tool.name)
+        if isinstance(error, SavedToolError):
+            return str(error), True, CONTINUE
+        if isinstance(error, ToolRetry):
+            return (f"Error: {error.message} (fix this and call {tool.name!r} again)", True,
+                    CONTINUE)
+        return (f"Error: tool {tool.name!r} failed: {type(error).__name__}: {error}", True,
+                CONTINUE)
     if run.skipped is not None:  # a limit; or no tool at all (an unknown one, live)
-        return f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}", True
-    if isinstance(run.error, SavedToolError):
-        return str(run.error), True
-    if isinstance(run.error, ToolRetry):
-        return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
-    if run.error is not None:
-        exc = run.error
-        return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
+        return (f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}",
+                True, CONTINUE)
     value = run.value
+    if isinstance(value, EndConversation):  # convo's own end_conversation: a value
+        return _ended(value.farewell), False, value
     if isinstance(value, HandingOff):
-        if batch.handoff is None:
-            batch.handoff = invocation.call, value
-        return value.text, False
+        return value.text, False, HandOver(invocation.call, value.reason)
     if isinstance(value, Move):
-        if batch.move is not None:
-            return (f"Error: ignored: {batch.move.by!r} was already called in this batch "
-                    f"and moves to state {batch.move.to!r}; only one transition is allowed "
-                    "per batch"), True
-        batch.move = value
-        return value.text, False
+        return value.text, False, MoveState(value)
     try:
         content = value.text if isinstance(value, TerminateResponse) else to_content(value)
     except TypeError as exc:
-        return f"Error: tool {tool.name!r}: {exc}", True
+        return f"Error: tool {tool.name!r}: {exc}", True, CONTINUE
     if tool.terminal:
-        batch.terminal, batch.terminal_by = shown(content), tool.name
-    elif isinstance(value, TerminateResponse) and batch.terminate is None:
-        batch.terminate, batch.terminate_by = value, tool.name
-    return content, False
+        return content, False, TerminalReply(shown(content), tool.name)
+    if isinstance(value, TerminateResponse):
+        return content, False, Terminate(value, tool.name)
+    return content, False, CONTINUE
 
 
-def count(failures_by_tool: dict[str, int], tool: Tool | None, batch: Batch, content: str,
-          error: bool) -> None:
-    """Count failed calls in a row per tool; note a tool that used up its retries."""
-    if tool is None:
-        return
-    failures = failures_by_tool[tool.name] = (failures_by_tool.get(tool.name, 0) + 1
-                                              if error else 0)
-    if tool.retries is not None and failures > tool.retries and batch.exhausted is None:
-        times = "time" if failures == 1 else "times"
-        batch.exhausted = (f"tool {tool.name!r} failed {failures} {times} in a row, more "
-                           f"than its retries={tool.retries} allow; last: {content}")
+def _ended(farewell: str | None) -> str:
+    """The tool message of a call that ended the conversation."""
+    return json.dumps({"status": "success", "message": farewell})
