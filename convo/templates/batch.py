@@ -25,7 +25,7 @@ from ..parts import Part, shown
 from ..requests import Approve, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
-from ..tools.calls import Invocation, Invokable, ToolRun, outcome, saved_metadata, tool_message
+from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
 from ..tools.context import ToolContext
 from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
 from ..tools.output import OUTPUT_TOOL, Output
@@ -109,26 +109,27 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 metadata = {"rejected": True}
         else:
             invocation, run = ran[call.id]
-            content, error, asked = outcome(invocation, run)
-            if asked.__class__ is MoveState:
-                if move is None:
-                    move = asked.move
-                else:
-                    content, error, asked = _second_move(move), True, CONTINUE
-            ending = stronger(ending, asked)
+            content, error, asked, metadata = outcome(invocation, run)
+            if asked is not CONTINUE:
+                if asked.__class__ is MoveState:
+                    if move is None:
+                        move = asked.move
+                    else:
+                        content, error, asked, metadata = _second_move(move), True, CONTINUE, None
+                # (Anything beats going on: the precedence is asked only between two endings.)
+                ending = asked if ending is CONTINUE else stronger(ending, asked)
             saved = run.saved
             if saved is not None and saved.content == content \
                     and error is bool(saved.metadata.get("error")):
                 message = saved  # replayed: the saved message again, its metadata too
-            elif not error:
-                metadata = saved_metadata(invocation, run)
             ran_ns = run.started_ns, run.ended_ns
         if i in contexts:
             yield from contexts[i].events
         text = content if isinstance(content, str) else shown(content)
-        spent = count(failures, tools.by_name.get(call.name), text, error)
-        if spent is not None:
-            ending = stronger(ending, spent)
+        if error or failures:  # (a turn without failures has nothing to count)
+            spent = count(failures, tools.by_name.get(call.name), text, error)
+            if spent is not None:
+                ending = stronger(ending, spent)
         yield message if message is not None else \
             tool_message(call, content, error=error, metadata=metadata)
         yield ToolCallEnded(call, text, error, *ran_ns)

@@ -19,7 +19,7 @@ from ..parts import shown
 from ..requests import Flow, Invocation, RunTools, StoreToolRun
 from ..session import Session
 from ..tools.base import Bound, Tool, ToolResult, to_text
-from ..tools.calls import ToolRun, outcome, saved_metadata, tool_message
+from ..tools.calls import ToolRun, outcome, tool_message
 from ..tools.context import ToolContext
 from ..tools.endings import EndConversation
 from .base import Template
@@ -85,10 +85,9 @@ class ExecuteToolTemplate(Template):
             [run] = yield request
         if context is not None:
             yield from context.events
-        content, error, ending = outcome(invocation, run)
+        content, error, ending, metadata = outcome(invocation, run)
         if self.store_as is None:
-            yield tool_message(call, content, error=error,
-                               metadata=None if error else saved_metadata(invocation, run))
+            yield tool_message(call, content, error=error, metadata=metadata)
         elif not error:
             session.state[self.store_as] = _stored(run.value)
         if error and run.skipped is None:  # a skipped call: a limit ends the run next

@@ -138,10 +138,11 @@ class ToolingTemplate(Template):
             yield reply
             if reply.metadata and reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            text = reply.text
+            content = reply.content  # its text (``Message.text``, without a call per reply)
+            text = content if content.__class__ is str else reply.text
             if text.strip():
                 turn.response = text
-            verdict = None if turn.watch is None else turn.watch.verdict(reply,
+            verdict = None if turn.watch is None else turn.watch.verdict(reply, text,
                                                                          turn.last_tool_text)
             if reply.tool_calls:
                 if verdict is not None:
@@ -196,30 +197,30 @@ class ToolingTemplate(Template):
             case EndConversation(farewell=farewell, by=by):
                 if farewell:
                     yield Message("assistant", farewell)
-                yield from self._end(turn, RunStatus.ENDED, response=farewell or turn.response,
-                                     terminated_by=by, done=True)
+                yield self._ended(turn, RunStatus.ENDED, response=farewell or turn.response,
+                                  terminated_by=by, done=True)
                 raise ReachedEndTemplateException(farewell)  # the signal, raised once
             case MoveState(move=move):  # beats a terminal tool, whose result stays in history
-                yield from self._end(turn, RunStatus.COMPLETED, terminated_by=move.by,
-                                     done=True)
+                yield self._ended(turn, RunStatus.COMPLETED, terminated_by=move.by, done=True)
                 raise Moving(move)
             case HandOver(call=call, reason=reason):  # a person has it until they hand back
                 yield from handed_off(session, call, reason)
-                yield from self._end(turn, RunStatus.COMPLETED, terminated_by=call.name,
-                                     done=True)
+                yield self._ended(turn, RunStatus.COMPLETED, terminated_by=call.name,
+                                  done=True)
             case TerminalReply(text=text, by=by):
                 yield Message("assistant", text)
-                yield from self._end(turn, RunStatus.COMPLETED, response=text,
-                                     terminated_by=by, done=True)
-            case Terminate(response=t, by=by):
-                yield from self._end(turn, t.status, terminated_by=by, note=t.note,
-                                     summary=t.summary, finish_status=t.finish_status,
-                                     done=True)
+                yield self._ended(turn, RunStatus.COMPLETED, response=text, terminated_by=by,
+                                  done=True)
+            case Terminate(response=t, by=by):  # the one ending that may ask for a review
+                yield self._ended(turn, t.status, terminated_by=by, note=t.note,
+                                  summary=t.summary, finish_status=t.finish_status, done=True)
+                if t.status is RunStatus.PENDING_REVIEW:
+                    yield TaskCompleted(t.finish_status or "done", t.summary)
             case FinalOutput(output=output):
-                yield from self._end(turn, RunStatus.COMPLETED, output=output,
-                                     terminated_by=OUTPUT_TOOL, done=True)
+                yield self._ended(turn, RunStatus.COMPLETED, output=output,
+                                  terminated_by=OUTPUT_TOOL, done=True)
             case RetriesSpent(note=note):
-                yield from self._end(turn, RunStatus.ERROR, note=note)
+                yield self._ended(turn, RunStatus.ERROR, note=note)
 
     def _end(self, turn: _Turn, status: RunStatus, **fields: Any) -> Flow:
         ended = self._ended(turn, status, **fields)

@@ -115,25 +115,27 @@ def timed_out(name: str, timeout: float) -> TimeoutError:
 def execute(invocation: Invocation) -> ToolRun:
     """Run a call, blocking (``Runner.run``)."""
     started = time.time_ns()
+    tool = invocation.tool
     try:
-        value = _run(invocation)
+        if tool.is_async and not tool.runs_blocking:
+            value = _run_async(invocation)
+        elif tool.timeout is None:  # the most frequent
+            value = tool.invoke(invocation.args)
+        else:
+            value = _in_thread(tool.invoke, invocation, tool.timeout)
     except Exception as exc:
         return ToolRun(error=exc, started_ns=started, ended_ns=time.time_ns())
     return ToolRun(value, started_ns=started, ended_ns=time.time_ns())
 
 
-def _run(invocation: Invocation) -> Any:
-    tool = invocation.tool
-    if tool.is_async and not tool.runs_blocking:
-        import asyncio
+def _run_async(invocation: Invocation) -> Any:
+    """An async tool, run to its end on a loop of its own (a blocking run has none)."""
+    import asyncio
 
-        try:
-            return asyncio.run(_awaited(invocation, tool.ainvoke(invocation.args)))
-        except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
-            raise _stray(invocation, exc) from exc
-    if tool.timeout is None:
-        return tool.invoke(invocation.args)
-    return _in_thread(tool.invoke, invocation, tool.timeout)
+    try:
+        return asyncio.run(_awaited(invocation, invocation.tool.ainvoke(invocation.args)))
+    except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
+        raise _stray(invocation, exc) from exc
 
 
 async def aexecute(invocation: Invocation) -> ToolRun:
@@ -270,29 +272,16 @@ def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool
     return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
 
 
-def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | None:
-    """What a tool message keeps of a run beyond its text: a ``ToolResult``'s metadata, or
-    the ``TerminateResponse`` of a tool that is not run again on resume (a resumed run ends
-    the turn from it, see ``saved_run``)."""
-    value = run.value
-    if run.error is not None or run.skipped is not None:
-        return None
-    if isinstance(value, ToolResult):
-        return value.metadata
-    if isinstance(value, TerminateResponse) and not invocation.tool.rerun_on_resume:
-        return {TERMINATED: value.saved()}
-    return None
-
-
-Read = tuple[str | tuple[Part, ...], bool, Ending]
+Read = tuple[str | tuple[Part, ...], bool, Ending, Mapping[str, Any] | None]
 """What one run gave: its tool message content, whether it is an error, the ending it asks
-for."""
+for, and what its tool message keeps beyond its text (a ``ToolResult``'s metadata, or the
+``TerminateResponse`` of a tool that is not run again on resume: a resumed run ends the turn
+from it, see ``saved_run``)."""
 
 
 def outcome(invocation: Invocation, run: ToolRun) -> Read:
-    """The tool message content of one run (text, or parts when the tool returned images or
-    files), whether it is an error, and the ending the call asks for (the one place a run is
-    read; the batch decides which ending wins)."""
+    """What one run gave (``Read``: its content is text, or parts when the tool returned
+    images or files): the one place a run is read; the batch decides which ending wins."""
     # Why longer than 40 lines: every way a call can end, in one place.
     runnable = invocation.tool
     tool = runnable.tool if isinstance(runnable, Bound) else runnable
@@ -301,33 +290,37 @@ def outcome(invocation: Invocation, run: ToolRun) -> Read:
     if error is not None:
         if isinstance(error, ReachedEndTemplateException):  # a tool may raise the signal
             farewell = error.farewell_message
-            return _ended(farewell), False, EndConversation(farewell, tool.name)
+            return _ended(farewell), False, EndConversation(farewell, tool.name), None
         if isinstance(error, SavedToolError):
-            return str(error), True, CONTINUE
+            return str(error), True, CONTINUE, None
         if isinstance(error, ToolRetry):
             return (f"Error: {error.message} (fix this and call {tool.name!r} again)", True,
-                    CONTINUE)
+                    CONTINUE, None)
         return (f"Error: tool {tool.name!r} failed: {type(error).__name__}: {error}", True,
-                CONTINUE)
+                CONTINUE, None)
     if run.skipped is not None:  # a limit; or no tool at all (an unknown one, live)
         return (f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}",
-                True, CONTINUE)
+                True, CONTINUE, None)
     value = run.value
     if isinstance(value, EndConversation):  # convo's own end_conversation: a value
-        return _ended(value.farewell), False, value
+        return _ended(value.farewell), False, value, None
     if isinstance(value, HandingOff):
-        return value.text, False, HandOver(invocation.call, value.reason)
+        return value.text, False, HandOver(invocation.call, value.reason), None
     if isinstance(value, Move):
-        return value.text, False, MoveState(value)
+        return value.text, False, MoveState(value), None
     try:
         content = value.text if isinstance(value, TerminateResponse) else to_content(value)
     except TypeError as exc:
-        return f"Error: tool {tool.name!r}: {exc}", True, CONTINUE
-    if tool.terminal:
-        return content, False, TerminalReply(shown(content), tool.name)
+        return f"Error: tool {tool.name!r}: {exc}", True, CONTINUE, None
+    metadata = value.metadata if isinstance(value, ToolResult) else None
     if isinstance(value, TerminateResponse):
-        return content, False, Terminate(value, tool.name)
-    return content, False, CONTINUE
+        if not runnable.rerun_on_resume:
+            metadata = {TERMINATED: value.saved()}
+        if not tool.terminal:
+            return content, False, Terminate(value, tool.name), metadata
+    if tool.terminal:
+        return content, False, TerminalReply(shown(content), tool.name), metadata
+    return content, False, CONTINUE, metadata
 
 
 def _ended(farewell: str | None) -> str:

@@ -64,7 +64,7 @@ def test_end_conversation_gives_its_ending_as_a_value_and_execute_still_raises()
     assert end.invoke({"message": "Bye!"}) == EndConversation("Bye!", "end_conversation")
     assert _read(end, {"message": "Bye!"}) == (
         '{"status": "success", "message": "Bye!"}', False,
-        EndConversation("Bye!", "end_conversation"))
+        EndConversation("Bye!", "end_conversation"), None)
     with pytest.raises(ReachedEndTemplateException) as info:
         end.execute(message="Bye!")
     assert info.value.farewell_message == "Bye!"
@@ -77,7 +77,7 @@ def test_a_tool_raising_the_signal_itself_is_read_as_the_same_ending() -> None:
         raise ReachedEndTemplateException("See you.")
 
     assert _read(leave) == (json.dumps({"status": "success", "message": "See you."}), False,
-                            EndConversation("See you.", "leave"))
+                            EndConversation("See you.", "leave"), None)
 
 
 def test_each_kind_of_result_is_read_into_its_ending() -> None:
@@ -91,16 +91,27 @@ def test_each_kind_of_result_is_read_into_its_ending() -> None:
         """Plain."""
         return "ok"
 
+    @tool
+    def done() -> TerminateResponse:
+        """Done."""
+        return TerminateResponse("all done", status="pending_review", summary="s")
+
+    # convo's finish tools run again on resume: their messages keep nothing more; a tool of
+    # the user's keeps its response, so that a resumed run ends the turn the same way.
     assert _read(FinishTool(), {"note": "n"}) == (
-        "n", False, Terminate(TerminateResponse("n", note="n"), "finish"))
-    assert _read(answer, {"text": "42"}) == ("42", False, TerminalReply("42", "answer"))
+        "n", False, Terminate(TerminateResponse("n", note="n"), "finish"), None)
+    assert _read(done) == (
+        "all done", False,
+        Terminate(TerminateResponse("all done", status="pending_review", summary="s"), "done"),
+        {"terminated": {"status": "pending_review", "summary": "s"}})
+    assert _read(answer, {"text": "42"}) == ("42", False, TerminalReply("42", "answer"), None)
     assert _read(Transition("billing", "Bills."), {"reason": "money"}) == (
         "Moving to state 'billing'. Reason: money", False,
-        MoveState(Move("billing", "money", "go_to_billing")))
+        MoveState(Move("billing", "money", "go_to_billing")), None)
     assert _read(HandoffTool(), {"reason": "stuck"}) == (
         "The conversation was handed to a person: stuck.", False,
-        HandOver(ToolCall("c1", "handoff", {"reason": "stuck"}), "stuck"))
-    assert _read(plain) == ("ok", False, CONTINUE)
+        HandOver(ToolCall("c1", "handoff", {"reason": "stuck"}), "stuck"), None)
+    assert _read(plain) == ("ok", False, CONTINUE, None)
 
 
 def test_front_ends_ask_whether_a_tool_shows_its_effect_only() -> None:
