@@ -138,8 +138,7 @@ class ToolingTemplate(Template):
             yield reply
             if reply.metadata and reply.metadata.get("finish_reason") == "length":
                 turn.truncated = True
-            content = reply.content  # its text (``Message.text``, without a call per reply)
-            text = content if content.__class__ is str else reply.text
+            text = reply.text
             if text.strip():
                 turn.response = text
             verdict = None if turn.watch is None else turn.watch.verdict(reply, text,

@@ -190,10 +190,7 @@ class Tool:
 
     def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
         """Run with already validated arguments (``convo.tools.calls`` applies ``timeout``)."""
-        # ``_call``, without a call more per tool call
-        if self.takes_context:
-            return self._execute(args, context)  # type: ignore[call-arg]
-        return self._execute(args)
+        return self._call(args, context)
 
     async def ainvoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
         result = self._call(args, context)
@@ -262,8 +259,7 @@ class Tool:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce arguments; ``ToolArgumentError`` saying what is wrong."""
-        compiled: Arguments | None = self.__dict__.get("_compiled")  # ``compiled()``, once
-        return (compiled or self.compiled()).validate(args)
+        return self.compiled().validate(args)
 
     def parse_raw(self, raw: str) -> dict[str, Any]:
         """Arguments from text that was not a JSON object (override to accept bare strings)."""
