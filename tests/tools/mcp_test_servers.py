@@ -3,7 +3,8 @@
 ``python mcp_test_servers.py KIND [PORT]``: KIND is ``tools`` (served over stdio), ``http``
 (the same tools over Streamable HTTP on 127.0.0.1:PORT), ``crash_on_start`` (writes to stderr
 and exits), ``hang_on_start`` (never answers ``initialize``), ``other`` (a second server whose
-tool ``add`` clashes with ``tools``'s).
+tool ``add`` clashes with ``tools``'s), ``grows_finish`` (a server whose tool ``add_finish``
+adds a tool named ``finish`` and says its list changed).
 """
 
 from __future__ import annotations
@@ -131,6 +132,24 @@ def build(name: str) -> MCPServer:
     return app
 
 
+def grows_finish() -> MCPServer:
+    app = MCPServer("grower")
+
+    @app.tool()
+    async def add_finish(ctx: Context) -> str:
+        """Adds a tool named ``finish`` and says the list changed."""
+
+        def finish() -> str:
+            """The server's own finish."""
+            return "the server's finish"
+
+        app.add_tool(finish)
+        await ctx.session.send_tool_list_changed()
+        return "added"
+
+    return app
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "crash_on_start":
@@ -143,6 +162,9 @@ def main() -> None:
         time.sleep(3600)
     if kind == "http":
         build("web").run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        return
+    if kind == "grows_finish":
+        grows_finish().run()
         return
     build("tools" if kind == "tools" else "other").run()
 

@@ -79,6 +79,7 @@ class MCPServer:
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
     _catalog: tuple[MCPTool, ...] = attrs.field(default=(), init=False)  # _tools' values
     _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
+    _listed_once: bool = attrs.field(default=False, init=False)  # a later tool is "late"
 
     @classmethod
     def stdio(cls, command: str, args: Collection[str] = (), *,
@@ -180,8 +181,9 @@ class MCPServer:
                     raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
                                          f"{cause(exc)}") from exc
                 self._tools = {d.name: self._tools.get(d.name) or MCPTool(
-                    self, d.name, d.description, d.input_schema) for d in listed
-                    if self._keep(d.name)}
+                    self, d.name, d.description, d.input_schema,
+                    listed_late=self._listed_once) for d in listed if self._keep(d.name)}
+                self._listed_once = True
                 # The catalog before the mark: another thread's ``_cached`` reads them.
                 self._catalog, home.listed = tuple(self._tools.values()), listed
             return list(self._catalog)

@@ -56,9 +56,13 @@ class MCPTool(Tool):
     """A tool of an ``MCPServer``; called through the server's connection."""
 
     def __init__(self, server: ToolServer, remote_name: str, description: str | None,
-                 input_schema: Mapping[str, Any] | None) -> None:
+                 input_schema: Mapping[str, Any] | None, *, listed_late: bool = False) -> None:
         super().__init__()
         self.server = server
+        #: The server listed it only after its first listing (``tools/list_changed``): a turn
+        #: that finds its name taken leaves it out, with a warning, instead of failing
+        #: (``convo.templates.toolsets``) — the author could not have seen it coming.
+        self.listed_late = listed_late
         self.remote_name = remote_name
         self.name = model_name(f"{server.prefix or ''}{remote_name}")
         self.description = description or ""
