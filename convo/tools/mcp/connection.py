@@ -24,6 +24,12 @@ from ...errors import MCPServerError
 CLOSE_TIMEOUT: Final = 6.0
 #: How much of the server's stderr an error message quotes.
 STDERR_TAIL: Final = 400
+#: ``MCPServer(max_result_bytes=...)``'s default: the most an answer over Streamable HTTP (a
+#: JSON body, or one event of a stream) may hold. Room for a few megabytes of image in a result.
+MAX_RESULT_BYTES: Final = 4 * 1024 * 1024
+#: Words of the error an answer over that limit gives (``capped.py``'s, and the SDK's own for
+#: an event of a stream): the SDK passes the text on, and ``MCPServer`` recognises it.
+OVER_LIMIT: Final = "byte limit"
 
 
 @attrs.frozen(slots=True)
@@ -100,8 +106,10 @@ def cause(exc: BaseException) -> str:
 class Connection:
     """An open session to one server (see the module docstring)."""
 
-    def __init__(self, endpoint: Endpoint, on_list_changed: Callable[[], None]) -> None:
+    def __init__(self, endpoint: Endpoint, on_list_changed: Callable[[], None], *,
+                 max_result_bytes: int = MAX_RESULT_BYTES) -> None:
         self.endpoint = endpoint
+        self.max_result_bytes = max_result_bytes
         self.session: Any = None
         self.reported_name: str | None = None
         self.broken: str | None = None  # why the session ended, once it has
@@ -170,11 +178,29 @@ class Connection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from .capped import Capped
+
         # Each MCP request is bounded by the caller; the long read timeout only keeps the
-        # server's event stream open between requests.
+        # server's event stream open between requests. An answer is read whole into memory
+        # (the SDK's ``aread``), so its size is bounded too: a JSON body by the hook, which
+        # wraps the body before anything of it is read (whatever the transport or proxy), an
+        # event of a stream by the SDK. Bodies come uncompressed unless the caller's headers
+        # ask otherwise, so that the bytes counted are the bytes kept.
+        limit = self.max_result_bytes
+
+        async def capped(response: httpx2.Response) -> None:
+            kind = response.headers.get("content-type", "").lower()
+            if kind.startswith("application/json") and \
+                    isinstance(response.stream, httpx2.AsyncByteStream):
+                response.stream = Capped(response.stream, limit)
+
+        headers = dict(e.headers or {})
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = "identity"
         client = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=dict(e.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0)))
-        return streamable_http_client(e.url, http_client=client)
+            headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [capped]}))
+        return streamable_http_client(e.url, http_client=client, max_sse_event_size=limit)
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(getattr(message, "root", message), "method", None)

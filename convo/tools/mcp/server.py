@@ -28,6 +28,8 @@ from ...errors import DefinitionError, MCPServerError
 from ...parts import Part, shown
 from .connection import (
     CLOSE_TIMEOUT,
+    MAX_RESULT_BYTES,
+    OVER_LIMIT,
     Connection,
     Endpoint,
     cause,
@@ -63,6 +65,13 @@ def _timeout(value: float) -> float:
     return float(value)
 
 
+def _max_bytes(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DefinitionError(f"MCPServer: max_result_bytes must be a whole number of bytes "
+                              f">= 1, got {value!r}")
+    return value
+
+
 @attrs.define(slots=True, eq=False, weakref_slot=True)
 class MCPServer:
     """The tools of an MCP server. Build one with ``MCPServer.stdio(...)``,
@@ -75,6 +84,8 @@ class MCPServer:
     exclude: frozenset[str] | None = attrs.field(default=None, kw_only=True)
     needs_approval: MCPApproval = attrs.field(default=False, kw_only=True)
     timeout: float = attrs.field(default=30.0, kw_only=True, converter=_timeout)
+    max_result_bytes: int = attrs.field(default=MAX_RESULT_BYTES, kw_only=True,
+                                        converter=_max_bytes)
     _where: Where = attrs.field(factory=Where, init=False)  # the connection's loop
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
     _catalog: tuple[MCPTool, ...] = attrs.field(default=(), init=False)  # _tools' values
@@ -110,12 +121,14 @@ class MCPServer:
     @classmethod
     def _build(cls, endpoint: Endpoint, *, name: str | None = None, prefix: str | None = None,
                include: Collection[str] | None = None, exclude: Collection[str] | None = None,
-               needs_approval: MCPApproval = False, timeout: float = 30.0) -> MCPServer:
+               needs_approval: MCPApproval = False, timeout: float = 30.0,
+               max_result_bytes: int = MAX_RESULT_BYTES) -> MCPServer:
         if prefix is not None and not isinstance(prefix, str):
             raise DefinitionError(f"MCPServer: prefix must be a string, got {prefix!r}")
         return cls(endpoint, given_name=name, prefix=prefix,
                    include=_names(include, "include"), exclude=_names(exclude, "exclude"),
-                   needs_approval=needs_approval, timeout=timeout)
+                   needs_approval=needs_approval, timeout=timeout,
+                   max_result_bytes=max_result_bytes)
 
     @classmethod
     def from_config(cls, config: Any) -> list[MCPServer]:
@@ -231,6 +244,11 @@ class MCPServer:
             if "timed out" in str(exc).lower():  # the SDK's own read timeout
                 raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                      f"{remote!r} within {self.timeout:g} s") from None
+            if OVER_LIMIT in str(exc):  # the answer was refused; the session goes on
+                raise MCPServerError(
+                    f"MCP server {self.name!r} sent an answer to a call of {remote!r} larger "
+                    f"than max_result_bytes ({self.max_result_bytes} bytes); it was not "
+                    "kept") from None
             tail = connection.stderr_tail()
             self._drop(home, connection)
             if again and "session not found" in str(exc).lower():
@@ -272,7 +290,8 @@ class MCPServer:
             return current
         if current is not None:
             self._drop(home, current)
-        connection = Connection(self.endpoint, home.list_changed)
+        connection = Connection(self.endpoint, home.list_changed,
+                                max_result_bytes=self.max_result_bytes)
         await connection.open(self.timeout, self.name)
         home.connection, home.listed = connection, None
         self._reported = connection.reported_name or self._reported
