@@ -4,7 +4,9 @@
 (the same tools over Streamable HTTP on 127.0.0.1:PORT), ``crash_on_start`` (writes to stderr
 and exits), ``hang_on_start`` (never answers ``initialize``), ``other`` (a second server whose
 tool ``add`` clashes with ``tools``'s), ``grows_finish`` (a server whose tool ``add_finish``
-adds a tool named ``finish`` and says its list changed).
+adds a tool named ``finish`` and says its list changed), ``side_effects`` (a tool ``act`` that
+notes its process id and the call id it was sent in the file ``$CONVO_TEST_DIR/calls``, then
+blocks until ``$CONVO_TEST_DIR/gate`` exists; and ``call_id``, which answers with the call id).
 """
 
 from __future__ import annotations
@@ -150,6 +152,33 @@ def grows_finish() -> MCPServer:
     return app
 
 
+def side_effects() -> MCPServer:
+    app = MCPServer("side-effects")
+    folder = os.environ.get("CONVO_TEST_DIR", ".")
+
+    def sent_id(ctx: Context) -> str:
+        meta = ctx.request_context.meta or {}
+        return str(meta.get("convo/call_id"))
+
+    @app.tool()
+    def act(ctx: Context) -> str:
+        """Notes the call, then waits for the gate, blocking (as a tool stuck in a library
+        call would): the server does not see its stdin end meanwhile."""
+        said = sent_id(ctx)
+        with open(os.path.join(folder, "calls"), "a", encoding="utf-8") as notes:
+            notes.write(f"{os.getpid()} {said}\n")
+        while not os.path.exists(os.path.join(folder, "gate")):
+            time.sleep(0.05)
+        return f"acted, call {said}"
+
+    @app.tool()
+    def call_id(ctx: Context) -> str:
+        """The call id the request carried in its _meta."""
+        return sent_id(ctx)
+
+    return app
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "crash_on_start":
@@ -165,6 +194,9 @@ def main() -> None:
         return
     if kind == "grows_finish":
         grows_finish().run()
+        return
+    if kind == "side_effects":
+        side_effects().run()
         return
     build("tools" if kind == "tools" else "other").run()
 

@@ -22,6 +22,9 @@ from ...errors import MCPServerError
 #: How long closing may take before the owner task is cancelled (the SDK's own stdio shutdown
 #: waits up to ~4.5 s for a server that ignores its closed stdin and SIGTERM).
 CLOSE_TIMEOUT: Final = 6.0
+#: The key of a call's id in a ``tools/call`` request's ``_meta`` (a prefix of convo's own, as
+#: MCP's ``_meta`` key rules ask; the name as ``ToolContext.call_id``).
+CALL_ID_META: Final = "convo/call_id"
 #: How much of the server's stderr an error message quotes.
 STDERR_TAIL: Final = 400
 #: ``MCPServer(max_result_bytes=...)``'s default: the most an answer over Streamable HTTP (a
@@ -169,10 +172,18 @@ class Connection:
     async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         e = self.endpoint
         if e.url is None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from mcp.client.stdio import (
+                StdioServerParameters,
+                get_default_environment,
+                stdio_client,
+            )
+
+            from .guard import guarded
 
             assert e.command is not None and self._stderr is not None
-            params = StdioServerParameters(command=e.command, args=list(e.args),
+            command, args = guarded(e.command, e.args, get_default_environment() | dict(
+                e.env or {}))  # the server must not outlive this process (guard.py)
+            params = StdioServerParameters(command=command, args=args,
                                            env=dict(e.env) if e.env else None, cwd=e.cwd)
             return stdio_client(params, errlog=cast(TextIO, self._stderr))
         import httpx2
@@ -221,10 +232,14 @@ class Connection:
             if not cursor:
                 return tools
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call(self, name: str, arguments: dict[str, Any], call_id: str | None = None
+                   ) -> Any:
         """The server's result; the caller bounds it (the SDK's own read timeout would cost
-        one more cancel scope per call)."""
-        return await self.session.call_tool(name, arguments)
+        one more cancel scope per call). ``call_id`` (the model's id of the call, the same
+        when a served turn is retried) goes in the request's ``_meta``, for servers with side
+        effects to recognise a call made again."""
+        meta = None if call_id is None else {CALL_ID_META: call_id}
+        return await self.session.call_tool(name, arguments, meta=meta)
 
     async def close(self) -> None:
         """End the session (and its subprocess); bounded by ``CLOSE_TIMEOUT``."""

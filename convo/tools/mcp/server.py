@@ -203,37 +203,41 @@ class MCPServer:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+    async def call(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
+                   ) -> str | tuple[Part, ...]:
         """Call the server's tool ``remote``: its result as a tool message's content (text, or
         parts when it holds images, audio or files), or ``MCPServerError`` saying why not.
-        On the connection's own loop the call goes straight to the session."""
+        ``call_id`` goes in the request's ``_meta`` (``"convo/call_id"``). On the
+        connection's own loop the call goes straight to the session."""
         here = asyncio.get_running_loop()
         home = self._where.for_loop(here)
         if home.loop is here:
-            return await self._call(home, remote, arguments)
-        return await self._await(home, self._call(home, remote, arguments), self.timeout * 2)
+            return await self._call(home, remote, arguments, call_id)
+        return await self._await(home, self._call(home, remote, arguments, call_id),
+                                 self.timeout * 2)
 
-    def call_blocking(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+    def call_blocking(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
+                      ) -> str | tuple[Part, ...]:
         """``call`` for a caller without a running loop (a blocking ``Runner.run()``)."""
         home = self._where.for_thread()
-        return self._wait(home, self._call(home, remote, arguments), self.timeout * 2)
+        return self._wait(home, self._call(home, remote, arguments, call_id), self.timeout * 2)
 
     async def _call(self, home: Home, remote: str, arguments: dict[str, Any],
-                    again: bool = True) -> str | tuple[Part, ...]:
+                    call_id: str | None, again: bool = True) -> str | tuple[Part, ...]:
         connection = home.connection
         if connection is None or connection.session is None:
             async with home.guard():
                 if not home.moved:
                     connection = await self._connect(home)
         if home.moved:  # the connection moved while this call was on its way: call there
-            return await self.call(remote, arguments)
+            return await self.call(remote, arguments, call_id)
         assert connection is not None
         task = asyncio.current_task()
         assert task is not None
         home.calls += 1
         home.start(task, self.timeout)  # its bound cancels the call (the SDK tells the server)
         try:
-            result = await connection.call(remote, arguments)
+            result = await connection.call(remote, arguments, call_id)
         except asyncio.CancelledError:
             if not home.end(task):
                 raise  # the caller is cancelled
@@ -254,7 +258,7 @@ class MCPServer:
             if again and "session not found" in str(exc).lower():
                 # The HTTP server forgot the session (it restarted) before running anything:
                 # a new session, and the call once more.
-                return await self._call(home, remote, arguments, again=False)
+                return await self._call(home, remote, arguments, call_id, again=False)
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
