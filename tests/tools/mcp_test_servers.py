@@ -6,7 +6,9 @@ and exits), ``hang_on_start`` (never answers ``initialize``), ``other`` (a secon
 tool ``add`` clashes with ``tools``'s), ``grows_finish`` (a server whose tool ``add_finish``
 adds a tool named ``finish`` and says its list changed), ``side_effects`` (a tool ``act`` that
 notes its process id and the call id it was sent in the file ``$CONVO_TEST_DIR/calls``, then
-blocks until ``$CONVO_TEST_DIR/gate`` exists; and ``call_id``, which answers with the call id).
+blocks until ``$CONVO_TEST_DIR/gate`` exists; and ``call_id``, which answers with the call id),
+``tasks`` (tools that declare ``execution.taskSupport``: ``research`` "required", ``quick``
+"optional", ``plain`` none).
 """
 
 from __future__ import annotations
@@ -179,6 +181,28 @@ def side_effects() -> MCPServer:
     return app
 
 
+async def tasks() -> None:
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, input_schema={"type": "object"}, execution=None if support
+                       is None else types.ToolExecution(task_support=support))
+            for name, support in (("research", "required"), ("quick", "optional"),
+                                  ("plain", None))])
+
+    async def on_call_tool(ctx: object, params: types.CallToolRequestParams
+                           ) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text",
+                                                               text=f"ran {params.name}")])
+
+    server = Server("tasks", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "crash_on_start":
@@ -197,6 +221,9 @@ def main() -> None:
         return
     if kind == "side_effects":
         side_effects().run()
+        return
+    if kind == "tasks":
+        anyio.run(tasks)
         return
     build("tools" if kind == "tools" else "other").run()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from concurrent.futures import CancelledError
@@ -47,6 +48,7 @@ MCPApproval: TypeAlias = "bool | Callable[[str, dict[str, Any]], bool]"
 GRACE: Final = 5.0
 
 _open: weakref.WeakSet[MCPServer] = weakref.WeakSet()
+logger = logging.getLogger("convo")
 
 
 def _names(value: Collection[str] | None, what: str) -> frozenset[str] | None:
@@ -193,13 +195,26 @@ class MCPServer:
                     self._drop(home, connection)
                     raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
                                          f"{cause(exc)}") from exc
+                listed = [d for d in listed if self._keep(d.name) and self._callable(d)]
                 self._tools = {d.name: self._tools.get(d.name) or MCPTool(
                     self, d.name, d.description, d.input_schema,
-                    listed_late=self._listed_once) for d in listed if self._keep(d.name)}
+                    listed_late=self._listed_once) for d in listed}
                 self._listed_once = True
                 # The catalog before the mark: another thread's ``_cached`` reads them.
                 self._catalog, home.listed = tuple(self._tools.values()), listed
             return list(self._catalog)
+
+    def _callable(self, listed: Any) -> bool:
+        """Whether convo can call a listed tool: one that requires task-augmented execution
+        (``execution.taskSupport: "required"``) cannot be called without MCP tasks, which
+        the SDK's client does not offer; it is left out, and a warning names it."""
+        execution = getattr(listed, "execution", None)
+        if getattr(execution, "task_support", None) != "required":
+            return True
+        logger.warning("MCP server %r: tool %r requires task-augmented execution "
+                       '(execution.taskSupport "required"), which convo does not support: left '
+                       "out of the server's tools", self.name, listed.name)
+        return False
 
     # -- calls ------------------------------------------------------------------------------
 
