@@ -85,9 +85,36 @@ def find_template(module: ModuleType, path: str, name: str) -> Any:
     return obj
 
 
+#: ``--model smoke``: convo's offline stand-in for a real model (``smoke_model``).
+SMOKE = "smoke"
+
+
+def smoke_model(args: argparse.Namespace) -> tuple[Any, str]:
+    """``--model smoke``: the real ``OpenAIModel`` (Chat Completions, or ``--api responses``
+    with ``--reasoning``), talking to a fake OpenAI server started in this process whose
+    replies are ``SmokeModel``'s: it calls every tool it is offered (MCP tools too) once per
+    turn, then sums up what they gave; usage is counted. No key, no network. (One place, to
+    become a provider of ``convo.models.resolve`` later.)"""
+    if getattr(args, "base_url", None):
+        raise UsageProblem("--model smoke is convo's offline stand-in, served in this process: "
+                           "it takes no --base-url")
+    from .models.openai import OpenAIModel
+    from .testing import OpenAIServer, SmokeModel
+
+    server = OpenAIServer(handler=SmokeModel().handle, keep_requests=False)
+    model = OpenAIModel(model=SMOKE, base_url=server.base_url, api_key=SMOKE,
+                        stream=not getattr(args, "no_stream", False), **model_options(args))
+    model.smoke_server = server  # type: ignore[attr-defined]  # lives as long as the model
+    api = " (Responses API)" if model.api == "responses" else ""
+    return model, (f"--model smoke: an offline stand-in that calls the tools it is given, "
+                   f"served to the OpenAI client at {server.base_url}{api}")
+
+
 def choose_model(args: argparse.Namespace, module: ModuleType, path: str
                  ) -> tuple[Any, str | None]:
     """The model to run on, and a few words saying which it is (None: said already)."""
+    if getattr(args, "model", None) == SMOKE and not args.mock:
+        return smoke_model(args)
     key = os.environ.get("OPENAI_API_KEY")
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     if args.mock or not (key or base_url):

@@ -7,6 +7,7 @@
 
 The model is OpenAI's (or any OpenAI-compatible server's) when ``OPENAI_API_KEY`` or a base URL
 is set; otherwise an offline stand-in that echoes what you type, and the command says so.
+``--model smoke`` is the offline stand-in that calls the tools it is given (``botfile.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from typing import Any
 
 import attrs
 
-from ..botfile import UsageProblem, bot_context, info, load_file, openai_model
+from ..botfile import (
+    SMOKE,
+    UsageProblem,
+    bot_context,
+    info,
+    load_file,
+    openai_model,
+    smoke_model,
+)
 from ..messages import Message
 from ..models.base import DeltaCallback, SyncModel, ToolSchemas
 from ..parts import DEFAULT_MAX_BYTES, Audio, Document, Image, PartError, from_path, shown
@@ -200,6 +209,10 @@ def _show(printer: Any, session: Session, saved: Session | None) -> None:
 
 
 def _model(args: argparse.Namespace) -> tuple[Any, str]:
+    if args.model == SMOKE:
+        model, said = smoke_model(args)
+        info(said)
+        return model, SMOKE
     key = os.environ.get("OPENAI_API_KEY")
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     if not (key or base_url):

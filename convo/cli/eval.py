@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 from ..botfile import (
+    SMOKE,
     UsageProblem,
     bot_bounds,
     choose_model,
@@ -23,6 +24,7 @@ from ..botfile import (
     info,
     load_file,
     model_options,
+    smoke_model,
     split_target,
 )
 from ..testing.evaluation.cassette import Cassette
@@ -50,7 +52,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="BOT_FILE[:NAME]", help="the bot's Python file")
     parser.add_argument("scenarios", metavar="SCENARIOS.yaml", help="the scenario file")
     parser.add_argument("--model", help="the bot's model name (default: gpt-4o-mini), and the "
-                                        "judge's when a scenario names none")
+                                        "judge's when a scenario names none; smoke: an "
+                                        "offline stand-in for the bot, no key needed")
     parser.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     parser.add_argument("--mock", action="store_true",
@@ -84,6 +87,9 @@ def _named(args: argparse.Namespace) -> Any:
     def build(name: str) -> Any:
         from ..models.openai import OpenAIModel
 
+        if name == SMOKE:
+            return smoke_model(args)[0]
+
         kw: dict[str, Any] = {"model": name, **model_options(args)}
         if args.base_url:
             kw["base_url"] = args.base_url
@@ -97,6 +103,8 @@ def _role_models(args: argparse.Namespace, module: ModuleType, bot: Any, live: b
     """The judge's model (``--model``, else the file's ``judge_model``) and the simulated
     user's (live: ``--model`` or the bot's; offline: the file's ``user_model``, else
     ``--model``)."""
+    if args.model == SMOKE:  # the stand-in plays the bot; it cannot judge
+        return getattr(module, "judge_model", None), getattr(module, "user_model", None) or bot
     judge = args.model or getattr(module, "judge_model", None)
     if live:
         user = args.model or bot

@@ -39,7 +39,8 @@ def conversation_options() -> argparse.ArgumentParser:
     """The options of a conversation in the terminal (a parent parser)."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("-m", "--model", type=name,
-                         help="the model name (default: gpt-4o-mini)")
+                         help="the model name (default: gpt-4o-mini); smoke: an offline "
+                         "stand-in that calls the tools it is given, no key needed")
     options.add_argument("--base-url", metavar="URL", type=url,
                          help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     options.add_argument("--no-stream", action="store_true", help="do not stream replies")

@@ -3,7 +3,9 @@
 A tool list with toolsets in it (an ``MCPServer``) is listed at the start of each turn: the
 turn yields ``ListTools`` and merges what came with the template's own tools, in the list's
 order (the final-output tool last). A name given twice is the author's mistake, raised before
-any model call and naming both sources; a toolset that could not be listed leaves the turn
+any model call and naming both sources — unless the toolset listed that tool only after its
+first listing (an MCP server's ``tools/list_changed``, mid-conversation): such a tool is left
+out of the turn and a warning names it; a toolset that could not be listed leaves the turn
 without its tools (it is listed again next turn). A call of a tool the turn does not know is
 then an ``Unlisted`` stand-in rather than an error at once: a replay answers it with the call's
 saved result (so a conversation resumed or rebuilt while a server is down takes the path it
@@ -12,6 +14,7 @@ took), and live it is the unknown-tool error, naming the toolsets that could not
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +26,8 @@ from ..requests import Flow, ListTools
 from ..tools.base import Tool
 from ..tools.output import OUTPUT_TOOL
 from ..tools.toolset import Listed, Toolset, Unlisted, is_toolset
+
+logger = logging.getLogger("convo")
 
 
 @attrs.frozen(slots=True)
@@ -67,14 +72,14 @@ def merged(where: str, items: Sequence[Any], own: TurnTools, listings: Iterator[
            output: bool) -> TurnTools:
     by_name = dict(own.by_name)
     origin: dict[str, str] = {}  # where each listed name came from, for a clash
-    schemas: list[Mapping[str, Any]] = []
-    names: list[str] = []
+    # In the list's order: (schema, name), or (None, source) and the tool for one listed late,
+    # whose place is kept until every other name is known.
+    entries: list[tuple[Mapping[str, Any] | None, str, Tool | None]] = []
     unlisted: list[str] = []
     own_schemas = iter(own.schemas)
     for i, item in enumerate(items):
         if isinstance(item, Tool):
-            schemas.append(next(own_schemas))
-            names.append(item.name)
+            entries.append((next(own_schemas), item.name, None))
             continue
         listed = next(listings)
         if listed.error is not None:
@@ -85,15 +90,56 @@ def merged(where: str, items: Sequence[Any], own: TurnTools, listings: Iterator[
             if not isinstance(tool, Tool):
                 raise DefinitionError(f"{where}: tools[{i}] ({item.name!r}) listed {tool!r}; "
                                       "a toolset must list Tools")
+            if getattr(tool, "listed_late", False):
+                entries.append((None, source, tool))
+                continue
             for name in (tool.name, *tool.aliases):
                 _check_free(where, name, by_name, origin, items, output, source)
                 by_name[name], origin[name] = tool, source
-            schemas.append(tool.schema())
-            names.append(tool.name)
+            entries.append((tool.schema(), tool.name, None))
+    schemas: list[Mapping[str, Any]] = []
+    names: list[str] = []
+    for schema, named, late in entries:
+        if late is not None:
+            if not _late_tool_fits(where, late, named, by_name, origin, items, output):
+                continue
+            schema, named = late.schema(), late.name
+        assert schema is not None
+        schemas.append(schema)
+        names.append(named)
     schemas.extend(own_schemas)  # the final-output tool's, if any
     if output:
         names.append(OUTPUT_TOOL)
     return TurnTools(by_name, tuple(schemas), tuple(names), tuple(unlisted), listed=True)
+
+
+def _late_tool_fits(where: str, tool: Tool, source: str, by_name: dict[str, Tool],
+                    origin: dict[str, str], items: Sequence[Any], output: bool) -> bool:
+    """Whether a tool its toolset listed only after its first listing takes its names; one
+    whose name is taken is left out of the turn, with a warning (once per process), and the
+    conversation goes on: the clash came from the server, mid-conversation, not from the
+    author, who meets it as an error at the first listing."""
+    for name in (tool.name, *tool.aliases):
+        try:
+            _check_free(where, name, by_name, origin, items, output, source)
+        except ToolDefinitionError as exc:
+            _warn_once(f"{exc}; {tool.name!r} was listed after the server's first listing and "
+                       "is left out of the turn (not offered to the model): give the server a "
+                       "prefix to use it")
+            return False
+    for name in (tool.name, *tool.aliases):
+        by_name[name], origin[name] = tool, source
+    return True
+
+
+#: The warnings said so far, so that a clash that lasts is logged once, not every turn.
+_warned: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    if text not in _warned and len(_warned) < 1000:
+        _warned.add(text)
+        logger.warning(text)
 
 
 def _check_free(where: str, name: str, by_name: Mapping[str, Tool], origin: Mapping[str, str],

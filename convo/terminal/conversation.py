@@ -52,11 +52,12 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
     """Run the conversation in the terminal; returns the exit code. ``before(printer)`` shows
     what comes before the conversation starts."""
     from .cancel import Interrupts
+    from .notices import may_ignore_tools
     from .printer import ConsolePrinter
 
     printer = ConsolePrinter(markdown=False if args.plain else None,
                              show_reasoning=not getattr(args, "hide_reasoning", False))
-    printer.ignored_tools.enabled = getattr(talk.model, "tool_format", "native") == "native"
+    printer.ignored_tools.enabled = may_ignore_tools(talk.model)
     recorder = _recorder(args, talk)
     interrupts = Interrupts()
     runner = _runner(args, talk, printer, recorder, interrupts)

@@ -14,6 +14,8 @@ async def relay(url: str, name: str) -> None:
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
+    from ..tools.mcp.connection import CALL_ID_META
+
     async with streamable_http_client(url) as (read, write), \
             ClientSession(read, write) as upstream:
         await upstream.initialize()
@@ -22,7 +24,10 @@ async def relay(url: str, name: str) -> None:
             return await upstream.list_tools(params=params)
 
         async def on_call_tool(ctx: Any, params: Any) -> Any:
-            return await upstream.call_tool(params.name, params.arguments or {})
+            # convo's key of the request's _meta goes on (the rest is this session's own).
+            meta: Any = {k: v for k, v in (params.meta or {}).items() if k == CALL_ID_META}
+            return await upstream.call_tool(params.name, params.arguments or {},
+                                            meta=meta or None)
 
         server = Server(name, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
         async with stdio_server() as (server_read, server_write):

@@ -20,14 +20,18 @@ import attrs
 
 from ..tools.base import Tool, to_text
 from ..tools.mcp import MCPServer
+from ..tools.mcp.connection import CALL_ID_META
 
 
 @attrs.frozen(slots=True)
 class MCPCall:
-    """One call a ``FakeMCPServer`` received."""
+    """One call a ``FakeMCPServer`` received. ``call_id`` is the id convo sent in the
+    request's ``_meta`` (``"convo/call_id"``), or None; it is left out of comparisons, so
+    ``MCPCall("weather", {...})`` equals a recorded call."""
 
     name: str
     arguments: dict[str, Any]
+    call_id: str | None = attrs.field(default=None, eq=False)
 
 
 class FakeMCPServer:
@@ -123,7 +127,8 @@ class FakeMCPServer:
         from mcp import types
 
         arguments = dict(params.arguments or {})
-        self.calls.append(MCPCall(params.name, arguments))
+        meta = params.meta or {}
+        self.calls.append(MCPCall(params.name, arguments, meta.get(CALL_ID_META)))
         try:
             tool = self.tools[params.name]
             value = tool.execute(**arguments)

@@ -8,6 +8,9 @@ gets a reply, without writing a script::
     session = Runner(SmokeModel(), bot, ScriptedInterface(["hi"])).run()
     assert session.outcome.status != "error"
 
+``SmokeModel().handle`` answers an ``OpenAIServer``'s requests the same way, so the real
+OpenAI client (both APIs) runs with no key and no script: ``--model smoke`` on the command line.
+
 The name does not start with ``Test``: pytest would try to collect a ``TestModel`` class
 imported into a test module as a test class (and warn that it cannot, which a suite run
 with warnings as errors turns into a failure).
@@ -180,6 +183,29 @@ class SmokeModel(SyncModel):
         if on_delta is not None:
             on_delta(reply)
         return Message("assistant", reply)
+
+    def handle(self, body: Mapping[str, Any]) -> Message:
+        """The reply to a request an ``OpenAIServer`` received (Chat Completions or the
+        Responses API), so that the real OpenAI client runs against it with no script:
+        ``OpenAIServer(handler=SmokeModel().handle)`` (what ``--model smoke`` does). A
+        request that asks for reasoning gets a reasoning item with a one-line summary."""
+        from ..models.wire_responses_server import messages_from_input
+        from ..models.wire_server import message_from_wire
+
+        if "input" in body:
+            raw = body["input"]
+            messages = messages_from_input([{"role": "user", "content": raw}]
+                                           if isinstance(raw, str) else raw)
+        else:
+            messages = [message_from_wire(m) for m in body.get("messages") or ()]
+        reply = self.complete(messages, tuple(body.get("tools") or ()))
+        if not body.get("reasoning"):
+            return reply
+        thought = f"SmokeModel thinks about call {self.calls}."
+        item = {"type": "reasoning", "id": f"rs_smoke_{self.calls}",
+                "summary": [{"type": "summary_text", "text": thought}]}
+        return Message("assistant", reply.content, tool_calls=reply.tool_calls,
+                       metadata={"reasoning": [item]})
 
     def _call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
         self._ids += 1

@@ -55,8 +55,8 @@ def test_a_config_file_that_is_wrong_is_a_usage_error(tmp_path: Path) -> None:
     result = _chat(tmp_path, "--mcp", str(path), stdin="")
     assert result.returncode == 2
     assert (f"--mcp: {path}: mcpServers['x']: unknown key(s) 'colour'; expected some of "
-            "prefix, include, exclude, timeout, needs_approval, type, transport, disabled, "
-            "command, args, env, cwd") in result.stderr
+            "prefix, include, exclude, timeout, max_result_bytes, needs_approval, type, "
+            "transport, disabled, command, args, env, cwd") in result.stderr
 
 
 def test_a_bot_file_with_an_mcp_server_runs_and_lists_its_tools(tmp_path: Path) -> None:

@@ -92,3 +92,27 @@ def test_models_on_a_dead_server_is_one_line(env: dict[str, str]) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("convo: error: no HTTP status: could not connect to "
                                   "http://127.0.0.1:9/v1 (listing models)")
+
+
+def test_no_note_once_the_server_has_called_a_tool(env: dict[str, str]) -> None:
+    with OpenAIServer(["{weather(city='Oslo')}", "Sunny in Oslo.", "Hello!"]) as server:
+        done = convo("run", WEATHER, "--base-url", server.base_url, "--demo", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Assistant: Hello!" in done.stdout
+    assert IGNORED_TOOLS_NOTE not in done.stdout  # it calls tools: a turn without one is fine
+
+
+def test_the_note_is_meant_for_servers_other_than_openais(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from convo import MockModel, OpenAIModel
+    from convo.terminal.notices import may_ignore_tools
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert not may_ignore_tools(OpenAIModel(api_key="k"))  # a "hello" with MCP tools loaded
+    assert not may_ignore_tools(OpenAIModel(api_key="k", base_url="https://api.openai.com/v1"))
+    assert may_ignore_tools(OpenAIModel(base_url="http://127.0.0.1:8080/v1"))
+    assert not may_ignore_tools(OpenAIModel(base_url="http://127.0.0.1:8080/v1",
+                                            tool_format="text"))
+    assert not may_ignore_tools(MockModel([]))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    assert may_ignore_tools(OpenAIModel(api_key="k"))

@@ -1,17 +1,23 @@
 """`convo serve` as a real process (uvicorn) with a stdio MCP server: the worker's conversations
 share one connection, which lives on the serving loop (no hand-off per call); stopped with
 Ctrl-C the worker leaves no child process, and killed with SIGKILL its MCP server does not
-outlive it."""
+outlive it — also when the server is inside a call, which the retry makes again with the same
+call id in the request's ``_meta``."""
 
 from __future__ import annotations
 
 import os
 import select
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from test_serve_processes import Server
+from test_serve_processes import WAIT_S, Server
 
-BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "mcp_bot.py")
+FIXTURES = Path(__file__).resolve().parents[1] / "serve_fixtures"
+BOT = str(FIXTURES / "mcp_bot.py")
+SIDE_EFFECTS_BOT = str(FIXTURES / "mcp_side_effects_bot.py")
 
 
 def _children(pid: int) -> list[int]:
@@ -66,3 +72,49 @@ def test_a_served_worker_killed_with_sigkill_leaves_no_mcp_server(tmp_path: Path
     finally:
         os.close(exited)
     assert ready == [exited] and not _exists(pid)
+
+
+def test_a_worker_killed_during_an_mcp_call_leaves_no_mcp_server(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'convo.db'}"
+    server = Server(store, tmp_path, SIDE_EFFECTS_BOT, "--lease", "1")
+    calls = tmp_path / "calls"
+    try:
+        cid = server.post("/api/conversations").json()["id"]
+        asking = subprocess.Popen([sys.executable, "-c", (
+            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'act'}, timeout=60)"),
+            f"{server.url}/api/conversations/{cid}/messages"], stderr=subprocess.DEVNULL)
+        for _ in range(int(WAIT_S / 0.05)):  # until the MCP server is inside the call
+            if calls.exists() and calls.read_text().endswith("\n"):
+                break
+            try:
+                asking.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        pid_text, call_id = calls.read_text().split()
+        pid = int(pid_text)
+        assert _exists(pid) and call_id.startswith("call_")
+        exited = os.pidfd_open(pid)
+        try:
+            server.kill()
+            ready, _, _ = select.select([exited], [], [], 30)  # a readiness wait, bounded
+        finally:
+            os.close(exited)
+            asking.kill()
+            asking.wait()
+        assert ready == [exited] and not _exists(pid)
+    finally:
+        (tmp_path / "gate").touch()  # lets a server left behind end
+        server.stop()
+    # The retry runs the call whose result was not stored again, with the same call id.
+    server = Server(store, tmp_path, SIDE_EFFECTS_BOT, "--lease", "1")
+    try:
+        retried = server.post(f"/api/conversations/{cid}/retry")
+        deadline = time.monotonic() + WAIT_S
+        while retried.status_code == 409 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling until the dead worker's lease (1 s) lapses
+            retried = server.post(f"/api/conversations/{cid}/retry")
+        assert retried.status_code == 200, retried.text
+        assert retried.json()["added"][-1]["content"] == f"said acted, call {call_id}"
+        assert [line.split()[1] for line in calls.read_text().splitlines()] == [call_id] * 2
+    finally:
+        server.stop()

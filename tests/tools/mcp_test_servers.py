@@ -3,7 +3,12 @@
 ``python mcp_test_servers.py KIND [PORT]``: KIND is ``tools`` (served over stdio), ``http``
 (the same tools over Streamable HTTP on 127.0.0.1:PORT), ``crash_on_start`` (writes to stderr
 and exits), ``hang_on_start`` (never answers ``initialize``), ``other`` (a second server whose
-tool ``add`` clashes with ``tools``'s).
+tool ``add`` clashes with ``tools``'s), ``grows_finish`` (a server whose tool ``add_finish``
+adds a tool named ``finish`` and says its list changed), ``side_effects`` (a tool ``act`` that
+notes its process id and the call id it was sent in the file ``$CONVO_TEST_DIR/calls``, then
+blocks until ``$CONVO_TEST_DIR/gate`` exists; and ``call_id``, which answers with the call id),
+``tasks`` (tools that declare ``execution.taskSupport``: ``research`` "required", ``quick``
+"optional", ``plain`` none).
 """
 
 from __future__ import annotations
@@ -131,6 +136,73 @@ def build(name: str) -> MCPServer:
     return app
 
 
+def grows_finish() -> MCPServer:
+    app = MCPServer("grower")
+
+    @app.tool()
+    async def add_finish(ctx: Context) -> str:
+        """Adds a tool named ``finish`` and says the list changed."""
+
+        def finish() -> str:
+            """The server's own finish."""
+            return "the server's finish"
+
+        app.add_tool(finish)
+        await ctx.session.send_tool_list_changed()
+        return "added"
+
+    return app
+
+
+def side_effects() -> MCPServer:
+    app = MCPServer("side-effects")
+    folder = os.environ.get("CONVO_TEST_DIR", ".")
+
+    def sent_id(ctx: Context) -> str:
+        meta = ctx.request_context.meta or {}
+        return str(meta.get("convo/call_id"))
+
+    @app.tool()
+    def act(ctx: Context) -> str:
+        """Notes the call, then waits for the gate, blocking (as a tool stuck in a library
+        call would): the server does not see its stdin end meanwhile."""
+        said = sent_id(ctx)
+        with open(os.path.join(folder, "calls"), "a", encoding="utf-8") as notes:
+            notes.write(f"{os.getpid()} {said}\n")
+        while not os.path.exists(os.path.join(folder, "gate")):
+            time.sleep(0.05)
+        return f"acted, call {said}"
+
+    @app.tool()
+    def call_id(ctx: Context) -> str:
+        """The call id the request carried in its _meta."""
+        return sent_id(ctx)
+
+    return app
+
+
+async def tasks() -> None:
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, input_schema={"type": "object"}, execution=None if support
+                       is None else types.ToolExecution(task_support=support))
+            for name, support in (("research", "required"), ("quick", "optional"),
+                                  ("plain", None))])
+
+    async def on_call_tool(ctx: object, params: types.CallToolRequestParams
+                           ) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text",
+                                                               text=f"ran {params.name}")])
+
+    server = Server("tasks", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "crash_on_start":
@@ -143,6 +215,15 @@ def main() -> None:
         time.sleep(3600)
     if kind == "http":
         build("web").run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        return
+    if kind == "grows_finish":
+        grows_finish().run()
+        return
+    if kind == "side_effects":
+        side_effects().run()
+        return
+    if kind == "tasks":
+        anyio.run(tasks)
         return
     build("tools" if kind == "tools" else "other").run()
 

@@ -55,3 +55,17 @@ def test_a_bot_that_uses_mcp_is_tested_offline(transport: str) -> None:
         "Error: tool 'm_weather' failed: MCPServerError: MCP server 'meteo' says the call of "
         "'weather' failed: ValueError: no such city"]
     assert server._connection is None  # closed with the fake
+
+
+@pytest.mark.parametrize(("transport", "mode"), [("stdio", "run"), ("http", "arun")])
+def test_each_call_sends_its_call_id_in_the_requests_meta(transport: str, mode: str) -> None:
+    with FakeMCPServer([weather], name="meteo") as fake:
+        server = fake.stdio() if transport == "stdio" else fake.http()
+        tree = LinearTemplate([UserTemplate("Weather?"), ToolingTemplate([server])])
+        model = MockModel(["{weather(city='Oslo')}{weather(city='Rome')}", "Sunny."])
+        runner = Runner(model, tree)
+        session = runner.run() if mode == "run" else asyncio.run(runner.arun())
+        sent = [(c.name, c.arguments, c.call_id) for c in fake.calls]
+    ids = [c.id for m in session.messages for c in m.tool_calls]
+    assert len(set(ids)) == 2
+    assert sent == [("weather", {"city": "Oslo"}, ids[0]), ("weather", {"city": "Rome"}, ids[1])]

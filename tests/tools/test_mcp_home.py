@@ -30,9 +30,10 @@ def call_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[asyncio.Abstrac
     loops: list[asyncio.AbstractEventLoop] = []
     original = Connection.call
 
-    async def recording(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
+    async def recording(self: Connection, name: str, arguments: dict[str, Any],
+                        call_id: str | None = None) -> Any:
         loops.append(asyncio.get_running_loop())
-        return await original(self, name, arguments)
+        return await original(self, name, arguments, call_id)
 
     monkeypatch.setattr(Connection, "call", recording)
     yield loops
@@ -129,9 +130,10 @@ def test_a_call_handed_to_a_loop_that_ends_meanwhile_is_an_error_naming_the_serv
     listed, calling = threading.Event(), threading.Event()
     original = Connection.call
 
-    async def noting(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
+    async def noting(self: Connection, name: str, arguments: dict[str, Any],
+                     call_id: str | None = None) -> Any:
         calling.set()
-        return await original(self, name, arguments)
+        return await original(self, name, arguments, call_id)
 
     monkeypatch.setattr(Connection, "call", noting)
     server = stdio_server(timeout=20)
@@ -164,9 +166,10 @@ def test_calls_are_bounded_by_one_timer_and_a_cancelled_call_stays_cancelled(
     original = Connection.call
     calling: list[asyncio.Event] = []
 
-    async def noting(self: Connection, name: str, arguments: dict[str, Any]) -> Any:
+    async def noting(self: Connection, name: str, arguments: dict[str, Any],
+                     call_id: str | None = None) -> Any:
         calling[-1].set()
-        return await original(self, name, arguments)
+        return await original(self, name, arguments, call_id)
 
     monkeypatch.setattr(Connection, "call", noting)
 

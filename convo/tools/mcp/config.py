@@ -2,8 +2,8 @@
 
 An entry is ``{"command", "args"?, "env"?, "cwd"?}`` (stdio) or ``{"url", "headers"?}``
 (Streamable HTTP); ``"type"`` may say ``"stdio"``, ``"http"`` or ``"streamable-http"``. convo
-also reads ``prefix``, ``include``, ``exclude``, ``timeout`` and ``needs_approval`` (a bool)
-in an entry. Mistakes name the file and the entry.
+also reads ``prefix``, ``include``, ``exclude``, ``timeout``, ``max_result_bytes`` and
+``needs_approval`` (a bool) in an entry. Mistakes name the file and the entry.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any, Final
 
 from ...errors import DefinitionError
 
-_OPTIONS: Final = ("prefix", "include", "exclude", "timeout", "needs_approval")
+_OPTIONS: Final = ("prefix", "include", "exclude", "timeout", "max_result_bytes",
+                   "needs_approval")
 _STDIO: Final = ("command", "args", "env", "cwd")
 _HTTP: Final = ("url", "headers")
 

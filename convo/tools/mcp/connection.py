@@ -22,8 +22,17 @@ from ...errors import MCPServerError
 #: How long closing may take before the owner task is cancelled (the SDK's own stdio shutdown
 #: waits up to ~4.5 s for a server that ignores its closed stdin and SIGTERM).
 CLOSE_TIMEOUT: Final = 6.0
+#: The key of a call's id in a ``tools/call`` request's ``_meta`` (a prefix of convo's own, as
+#: MCP's ``_meta`` key rules ask; the name as ``ToolContext.call_id``).
+CALL_ID_META: Final = "convo/call_id"
 #: How much of the server's stderr an error message quotes.
 STDERR_TAIL: Final = 400
+#: ``MCPServer(max_result_bytes=...)``'s default: the most an answer over Streamable HTTP (a
+#: JSON body, or one event of a stream) may hold. Room for a few megabytes of image in a result.
+MAX_RESULT_BYTES: Final = 4 * 1024 * 1024
+#: Words of the error an answer over that limit gives (``capped.py``'s, and the SDK's own for
+#: an event of a stream): the SDK passes the text on, and ``MCPServer`` recognises it.
+OVER_LIMIT: Final = "byte limit"
 
 
 @attrs.frozen(slots=True)
@@ -100,8 +109,10 @@ def cause(exc: BaseException) -> str:
 class Connection:
     """An open session to one server (see the module docstring)."""
 
-    def __init__(self, endpoint: Endpoint, on_list_changed: Callable[[], None]) -> None:
+    def __init__(self, endpoint: Endpoint, on_list_changed: Callable[[], None], *,
+                 max_result_bytes: int = MAX_RESULT_BYTES) -> None:
         self.endpoint = endpoint
+        self.max_result_bytes = max_result_bytes
         self.session: Any = None
         self.reported_name: str | None = None
         self.broken: str | None = None  # why the session ended, once it has
@@ -161,20 +172,46 @@ class Connection:
     async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         e = self.endpoint
         if e.url is None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from mcp.client.stdio import (
+                StdioServerParameters,
+                get_default_environment,
+                stdio_client,
+            )
+
+            from .guard import guarded
 
             assert e.command is not None and self._stderr is not None
-            params = StdioServerParameters(command=e.command, args=list(e.args),
+            command, args = guarded(e.command, e.args, get_default_environment() | dict(
+                e.env or {}))  # the server must not outlive this process (guard.py)
+            params = StdioServerParameters(command=command, args=args,
                                            env=dict(e.env) if e.env else None, cwd=e.cwd)
             return stdio_client(params, errlog=cast(TextIO, self._stderr))
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from .capped import Capped
+
         # Each MCP request is bounded by the caller; the long read timeout only keeps the
-        # server's event stream open between requests.
+        # server's event stream open between requests. An answer is read whole into memory
+        # (the SDK's ``aread``), so its size is bounded too: a JSON body by the hook, which
+        # wraps the body before anything of it is read (whatever the transport or proxy), an
+        # event of a stream by the SDK. Bodies come uncompressed unless the caller's headers
+        # ask otherwise, so that the bytes counted are the bytes kept.
+        limit = self.max_result_bytes
+
+        async def capped(response: httpx2.Response) -> None:
+            kind = response.headers.get("content-type", "").lower()
+            if kind.startswith("application/json") and \
+                    isinstance(response.stream, httpx2.AsyncByteStream):
+                response.stream = Capped(response.stream, limit)
+
+        headers = dict(e.headers or {})
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = "identity"
         client = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=dict(e.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0)))
-        return streamable_http_client(e.url, http_client=client)
+            headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [capped]}))
+        return streamable_http_client(e.url, http_client=client, max_sse_event_size=limit)
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(getattr(message, "root", message), "method", None)
@@ -195,10 +232,14 @@ class Connection:
             if not cursor:
                 return tools
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call(self, name: str, arguments: dict[str, Any], call_id: str | None = None
+                   ) -> Any:
         """The server's result; the caller bounds it (the SDK's own read timeout would cost
-        one more cancel scope per call)."""
-        return await self.session.call_tool(name, arguments)
+        one more cancel scope per call). ``call_id`` (the model's id of the call, the same
+        when a served turn is retried) goes in the request's ``_meta``, for servers with side
+        effects to recognise a call made again."""
+        meta = None if call_id is None else {CALL_ID_META: call_id}
+        return await self.session.call_tool(name, arguments, meta=meta)
 
     async def close(self) -> None:
         """End the session (and its subprocess); bounded by ``CLOSE_TIMEOUT``."""

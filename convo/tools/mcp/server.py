@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from concurrent.futures import CancelledError
@@ -28,6 +29,8 @@ from ...errors import DefinitionError, MCPServerError
 from ...parts import Part, shown
 from .connection import (
     CLOSE_TIMEOUT,
+    MAX_RESULT_BYTES,
+    OVER_LIMIT,
     Connection,
     Endpoint,
     cause,
@@ -45,6 +48,7 @@ MCPApproval: TypeAlias = "bool | Callable[[str, dict[str, Any]], bool]"
 GRACE: Final = 5.0
 
 _open: weakref.WeakSet[MCPServer] = weakref.WeakSet()
+logger = logging.getLogger("convo")
 
 
 def _names(value: Collection[str] | None, what: str) -> frozenset[str] | None:
@@ -63,6 +67,13 @@ def _timeout(value: float) -> float:
     return float(value)
 
 
+def _max_bytes(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DefinitionError(f"MCPServer: max_result_bytes must be a whole number of bytes "
+                              f">= 1, got {value!r}")
+    return value
+
+
 @attrs.define(slots=True, eq=False, weakref_slot=True)
 class MCPServer:
     """The tools of an MCP server. Build one with ``MCPServer.stdio(...)``,
@@ -75,10 +86,13 @@ class MCPServer:
     exclude: frozenset[str] | None = attrs.field(default=None, kw_only=True)
     needs_approval: MCPApproval = attrs.field(default=False, kw_only=True)
     timeout: float = attrs.field(default=30.0, kw_only=True, converter=_timeout)
+    max_result_bytes: int = attrs.field(default=MAX_RESULT_BYTES, kw_only=True,
+                                        converter=_max_bytes)
     _where: Where = attrs.field(factory=Where, init=False)  # the connection's loop
     _tools: dict[str, MCPTool] = attrs.field(factory=dict, init=False)
     _catalog: tuple[MCPTool, ...] = attrs.field(default=(), init=False)  # _tools' values
     _reported: str | None = attrs.field(default=None, init=False)  # the server's own name
+    _listed_once: bool = attrs.field(default=False, init=False)  # a later tool is "late"
 
     @classmethod
     def stdio(cls, command: str, args: Collection[str] = (), *,
@@ -109,12 +123,14 @@ class MCPServer:
     @classmethod
     def _build(cls, endpoint: Endpoint, *, name: str | None = None, prefix: str | None = None,
                include: Collection[str] | None = None, exclude: Collection[str] | None = None,
-               needs_approval: MCPApproval = False, timeout: float = 30.0) -> MCPServer:
+               needs_approval: MCPApproval = False, timeout: float = 30.0,
+               max_result_bytes: int = MAX_RESULT_BYTES) -> MCPServer:
         if prefix is not None and not isinstance(prefix, str):
             raise DefinitionError(f"MCPServer: prefix must be a string, got {prefix!r}")
         return cls(endpoint, given_name=name, prefix=prefix,
                    include=_names(include, "include"), exclude=_names(exclude, "exclude"),
-                   needs_approval=needs_approval, timeout=timeout)
+                   needs_approval=needs_approval, timeout=timeout,
+                   max_result_bytes=max_result_bytes)
 
     @classmethod
     def from_config(cls, config: Any) -> list[MCPServer]:
@@ -179,46 +195,64 @@ class MCPServer:
                     self._drop(home, connection)
                     raise MCPServerError(f"MCP server {self.name!r} could not list its tools: "
                                          f"{cause(exc)}") from exc
+                listed = [d for d in listed if self._keep(d.name) and self._callable(d)]
                 self._tools = {d.name: self._tools.get(d.name) or MCPTool(
-                    self, d.name, d.description, d.input_schema) for d in listed
-                    if self._keep(d.name)}
+                    self, d.name, d.description, d.input_schema,
+                    listed_late=self._listed_once) for d in listed}
+                self._listed_once = True
                 # The catalog before the mark: another thread's ``_cached`` reads them.
                 self._catalog, home.listed = tuple(self._tools.values()), listed
             return list(self._catalog)
 
+    def _callable(self, listed: Any) -> bool:
+        """Whether convo can call a listed tool: one that requires task-augmented execution
+        (``execution.taskSupport: "required"``) cannot be called without MCP tasks, which
+        the SDK's client does not offer; it is left out, and a warning names it."""
+        execution = getattr(listed, "execution", None)
+        if getattr(execution, "task_support", None) != "required":
+            return True
+        logger.warning("MCP server %r: tool %r requires task-augmented execution "
+                       '(execution.taskSupport "required"), which convo does not support: left '
+                       "out of the server's tools", self.name, listed.name)
+        return False
+
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+    async def call(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
+                   ) -> str | tuple[Part, ...]:
         """Call the server's tool ``remote``: its result as a tool message's content (text, or
         parts when it holds images, audio or files), or ``MCPServerError`` saying why not.
-        On the connection's own loop the call goes straight to the session."""
+        ``call_id`` goes in the request's ``_meta`` (``"convo/call_id"``). On the
+        connection's own loop the call goes straight to the session."""
         here = asyncio.get_running_loop()
         home = self._where.for_loop(here)
         if home.loop is here:
-            return await self._call(home, remote, arguments)
-        return await self._await(home, self._call(home, remote, arguments), self.timeout * 2)
+            return await self._call(home, remote, arguments, call_id)
+        return await self._await(home, self._call(home, remote, arguments, call_id),
+                                 self.timeout * 2)
 
-    def call_blocking(self, remote: str, arguments: dict[str, Any]) -> str | tuple[Part, ...]:
+    def call_blocking(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
+                      ) -> str | tuple[Part, ...]:
         """``call`` for a caller without a running loop (a blocking ``Runner.run()``)."""
         home = self._where.for_thread()
-        return self._wait(home, self._call(home, remote, arguments), self.timeout * 2)
+        return self._wait(home, self._call(home, remote, arguments, call_id), self.timeout * 2)
 
     async def _call(self, home: Home, remote: str, arguments: dict[str, Any],
-                    again: bool = True) -> str | tuple[Part, ...]:
+                    call_id: str | None, again: bool = True) -> str | tuple[Part, ...]:
         connection = home.connection
         if connection is None or connection.session is None:
             async with home.guard():
                 if not home.moved:
                     connection = await self._connect(home)
         if home.moved:  # the connection moved while this call was on its way: call there
-            return await self.call(remote, arguments)
+            return await self.call(remote, arguments, call_id)
         assert connection is not None
         task = asyncio.current_task()
         assert task is not None
         home.calls += 1
         home.start(task, self.timeout)  # its bound cancels the call (the SDK tells the server)
         try:
-            result = await connection.call(remote, arguments)
+            result = await connection.call(remote, arguments, call_id)
         except asyncio.CancelledError:
             if not home.end(task):
                 raise  # the caller is cancelled
@@ -229,12 +263,17 @@ class MCPServer:
             if "timed out" in str(exc).lower():  # the SDK's own read timeout
                 raise MCPServerError(f"MCP server {self.name!r} did not answer a call of "
                                      f"{remote!r} within {self.timeout:g} s") from None
+            if OVER_LIMIT in str(exc):  # the answer was refused; the session goes on
+                raise MCPServerError(
+                    f"MCP server {self.name!r} sent an answer to a call of {remote!r} larger "
+                    f"than max_result_bytes ({self.max_result_bytes} bytes); it was not "
+                    "kept") from None
             tail = connection.stderr_tail()
             self._drop(home, connection)
             if again and "session not found" in str(exc).lower():
                 # The HTTP server forgot the session (it restarted) before running anything:
                 # a new session, and the call once more.
-                return await self._call(home, remote, arguments, again=False)
+                return await self._call(home, remote, arguments, call_id, again=False)
             raise MCPServerError(
                 f"MCP server {self.name!r} failed during a call of {remote!r}: {cause(exc)}"
                 f"{tail}; the next call will start it again") from exc
@@ -270,7 +309,8 @@ class MCPServer:
             return current
         if current is not None:
             self._drop(home, current)
-        connection = Connection(self.endpoint, home.list_changed)
+        connection = Connection(self.endpoint, home.list_changed,
+                                max_result_bytes=self.max_result_bytes)
         await connection.open(self.timeout, self.name)
         home.connection, home.listed = connection, None
         self._reported = connection.reported_name or self._reported

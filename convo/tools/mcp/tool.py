@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from ...errors import ToolArgumentError
 from ...parts import Audio, Document, Image, Part, normalize
 from ..base import Tool
+from ..context import ToolContext
 
 
 class ToolServer(Protocol):
@@ -31,10 +32,10 @@ class ToolServer(Protocol):
     prefix: str | None
     needs_approval: Any
 
-    async def call(self, remote: str, arguments: dict[str, Any]
+    async def call(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
                    ) -> str | tuple[Part, ...]: ...
 
-    def call_blocking(self, remote: str, arguments: dict[str, Any]
+    def call_blocking(self, remote: str, arguments: dict[str, Any], call_id: str | None = None
                       ) -> str | tuple[Part, ...]: ...
 
 
@@ -56,9 +57,13 @@ class MCPTool(Tool):
     """A tool of an ``MCPServer``; called through the server's connection."""
 
     def __init__(self, server: ToolServer, remote_name: str, description: str | None,
-                 input_schema: Mapping[str, Any] | None) -> None:
+                 input_schema: Mapping[str, Any] | None, *, listed_late: bool = False) -> None:
         super().__init__()
         self.server = server
+        #: The server listed it only after its first listing (``tools/list_changed``): a turn
+        #: that finds its name taken leaves it out, with a warning, instead of failing
+        #: (``convo.templates.toolsets``) — the author could not have seen it coming.
+        self.listed_late = listed_late
         self.remote_name = remote_name
         self.name = model_name(f"{server.prefix or ''}{remote_name}")
         self.description = description or ""
@@ -100,15 +105,23 @@ class MCPTool(Tool):
     #: A blocking run calls ``invoke``, which waits for the server's loop, instead of running
     #: ``ainvoke`` in an event loop of its own.
     runs_blocking = True
+    #: The call's id goes to the server, in the request's ``_meta`` (``CALL_ID_META``).
+    takes_context = True
 
-    async def _execute(self, args: dict[str, Any]) -> str | tuple[Part, ...]:
-        return await self.server.call(self.remote_name, args)
+    async def _execute(self, args: dict[str, Any], context: ToolContext | None = None
+                       ) -> str | tuple[Part, ...]:
+        return await self.server.call(self.remote_name, args, _call_id(context))
 
-    def invoke(self, args: dict[str, Any], context: Any = None) -> str | tuple[Part, ...]:
-        return self.server.call_blocking(self.remote_name, args)
+    def invoke(self, args: dict[str, Any], context: ToolContext | None = None
+               ) -> str | tuple[Part, ...]:
+        return self.server.call_blocking(self.remote_name, args, _call_id(context))
 
     def __repr__(self) -> str:
         return f"<MCPTool {self.name!r} of MCP server {self.server.name!r}>"
+
+
+def _call_id(context: ToolContext | None) -> str | None:
+    return None if context is None else context.call_id
 
 
 class BadResult(ValueError):
