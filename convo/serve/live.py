@@ -29,7 +29,6 @@ class Live:
 
     id: str
     run: Run
-    served: Any  # convo.serve.engine.Served: what pauses the run
     replaying: bool = attrs.field(default=False, kw_only=True)  # a rebuild, until it catches up
     pending: Request[Any] | None = None
     error: str | None = None
