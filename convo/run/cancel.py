@@ -74,6 +74,8 @@ async def cut_off(calls: Sequence[Callable[[], Awaitable[Any]]], scopes: list[Sc
     terminal's Ctrl-C)."""
     import asyncio
 
+    if not calls:  # (a batch whose every call a limit stopped: nothing to wait for)
+        return []
     scope = Scope()
 
     async def guarded(call: Callable[[], Awaitable[Any]]) -> Any:
