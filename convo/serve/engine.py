@@ -1,8 +1,9 @@
 """Served conversations: each is a paused template generator, driven a turn at a time.
 
 A conversation waiting for a person is a run of the one driver (``convo.run.driver``) paused
-at a request: the ``Served`` answerer, in front of the live one, pauses at the requests a person
-answers (``AskUser``, ``Approve``) and at a model call that failed (waiting for ``retry``).
+at a request: the ``Served`` answerer, made for each drive in front of the run's stack, pauses
+at the requests a person answers (``AskUser``, ``Approve``) and at a model call that failed
+(waiting for ``retry``).
 Paused conversations are kept in a bounded LRU cache; on a miss (another worker, a restart, an
 eviction) the conversation is rebuilt from the store by replaying it (``Runner.start(saved=)``):
 no tool or model is called again for what is stored, subroutines included (their records are
