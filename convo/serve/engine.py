@@ -42,7 +42,7 @@ from ..run.stack import Forwarding
 from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
-from .live import Emit, Live, stored_view
+from .live import Emit, Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .store import DEFAULT_OWNER, LEASE_S, Store
 from .turns import TOOL_STOPPED, Cancel, Turns
@@ -194,7 +194,8 @@ class Engine:
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        saved = Session(stored.messages, stored.state,
+        messages, unsaid = with_unsaid(stored.messages, stored.internal)
+        saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines, internal=stored.internal)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
@@ -202,6 +203,9 @@ class Engine:
         live = self._start(conversation_id, session, saved=saved)
         pause = await adrive(live.run.driver,  # replays to the first pause
                              Served(live.run.answerer, rebuilding=True))
+        if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
+            live.session.messages[:] = [m for m in live.session.messages
+                                        if not any(m is u for u in unsaid)]
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()

@@ -10,11 +10,12 @@ for the whole lease, the lease lapses and another worker may take over (the turn
 either). A turn whose lease was taken over stops as if cancelled.
 
 Stopping a turn: its ``Cancel`` cuts off the model call under way, whose reply is the text
-streamed so far (``metadata["cancelled"]``: the one cancel, ``convo.run.cancel``, the conversation's
-``Cancellable`` finding the calls under way in ``Cancel.scopes``); tools that run finish; later
+streamed so far (``metadata["cancelled"]``: the one cancel, ``convo.run.cancel``, whose
+``Cancellable`` finds the calls under way in ``Cancel.scopes``); tools that run finish; later
 model calls of the turn are not made (an empty cancelled reply) and later tools are not run
-(each ends the turn, ``stopped``: the ``Served`` answerer's part), so the run goes on to the next
-request for a person and waits there.
+(each ends the turn, ``stopped``: the ``Served`` answerer's part), so the run goes on to the
+next request for a person and waits there. A cancelled reply with nothing in it is neither
+stored nor shown (``convo.serve.live``).
 """
 
 from __future__ import annotations
