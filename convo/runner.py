@@ -3,14 +3,15 @@
 ``run``, ``arun``, ``resume`` and ``aresume`` all go through the one driver
 (``convo.run.driver``): the template's generator is pumped by a ``Driver`` and its requests
 are answered by the ``LiveAnswerer`` (``convo.run.answerer``), with a ``Replay`` in front of it
-when a saved conversation is resumed. Counting, limits and the outcome happen once, in the
+when a saved conversation is resumed. ``Runner.start`` assembles that stack of answerers, the
+one place that does (``convo.run.stack``). Counting, limits and the outcome happen once, in the
 run's ``RunState``, for every way of answering.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -25,6 +26,7 @@ from .resume import Resume
 from .run.answerer import LiveAnswerer
 from .run.driver import Driver, adrive, drive
 from .run.replay import Replay
+from .run.stack import Layer, stack
 from .run.state import RunState
 from .session import Session
 from .templates.base import Template
@@ -56,7 +58,7 @@ class Run:
     """One run being driven: its driver, the answerer that answers it, and its state."""
 
     driver: Driver
-    answerer: Any  # an Answerer and an AsyncAnswerer (LiveAnswerer, or one wrapping it)
+    answerer: Any  # the stack's outermost Answerer (the LiveAnswerer, or one in front of it)
 
     @property
     def state(self) -> RunState:
@@ -98,13 +100,19 @@ class Runner:
         validate_tree(self.template)
 
     def answerer(self, state: RunState) -> Any:
-        """What answers a run's requests live (a front end may wrap it: the terminal's
-        Ctrl-C does)."""
+        """What answers a run's requests live (a front end may put its own answerer in front:
+        the terminal's Ctrl-C does)."""
         return LiveAnswerer(state)
 
-    def start(self, session: Session | None = None, *, saved: Saved | None = None) -> Run:
+    def start(self, session: Session | None = None, *, saved: Saved | None = None,
+              layers: Sequence[Layer] = (), clock: Callable[[], float] | None = None) -> Run:
         """A run ready to be driven: on ``session`` (default: a new one), or continuing
-        ``saved`` (a ``Session`` or a transcript's path)."""
+        ``saved`` (a ``Session`` or a transcript's path).
+
+        Its answerers are assembled here, and only here, outermost first: the ``Replay`` of
+        ``saved`` (also given to the ``Driver``), ``layers`` (a front end's: a served
+        conversation's cancel), then ``answerer(state)``. ``clock``: the run's clock
+        (default ``time.perf_counter``), for a sandbox that must not read the process's."""
         template = self.template
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
             saved, template = template.saved, template.template
@@ -113,12 +121,11 @@ class Runner:
             session = Session() if saved_session is None else Session(
                 state=dict(saved_session.state), approvals=dict(saved_session.approvals),
                 internal=dict(saved_session.internal))
-        state = RunState(self, session)
-        driver = Driver(state, template.render(session))
-        answerer = self.answerer(state)
-        if saved_session is not None:
-            answerer = Replay.install(answerer, saved_session, driver)
-        return Run(driver, answerer)
+        state = RunState(self, session, clock=clock)
+        answerer = stack(self.answerer(state), layers)
+        replay = None if saved_session is None else Replay(answerer, saved_session, state)
+        driver = Driver(state, template.render(session), replay)
+        return Run(driver, answerer if replay is None else replay)
 
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""

@@ -1,13 +1,13 @@
-"""Answerers: what answers the requests a template yields (``convo.requests``).
+"""The live answerer: what answers the requests a template yields (``convo.requests``) live.
 
-An ``Answerer`` answers blocking (``answer``), an ``AsyncAnswerer`` on the running loop
-(``aanswer``); each dispatches on the request's type, once, here. ``LiveAnswerer`` is the live
-one, written once for every front end: it calls the model (within a ``ContextWindow``), runs
-tools (``convo.tools.calls``), lists a turn's toolsets (``convo.tools.toolset``), asks the
-user and asks for approvals, counting into the run's ``RunState`` and checking its limits
-before each live call. Other answerers wrap it: the
-replay of a saved conversation (``convo.run.replay``), Ctrl-C in a terminal
-(``convo.terminal.cancel``), a served conversation's pauses (``convo.serve.engine``).
+``LiveAnswerer`` is an ``Answerer`` (``convo.run.stack``: one method per kind of request,
+blocking and async, and the one dispatch), written once for every front end: it calls the model
+(within a ``ContextWindow``), runs tools (``convo.tools.calls``), lists a turn's toolsets
+(``convo.tools.toolset``), runs hooks, asks the user and asks for approvals, counting into the
+run's ``RunState`` and checking its limits before each live call. Other answerers stand in
+front of it (``convo.run.stack.Forwarding``): the replay of a saved conversation
+(``convo.run.replay``), a cancel (``convo.run.cancel``; Ctrl-C in a terminal,
+``convo.terminal.cancel``), a served turn (``convo.serve.engine``).
 
 An answerer that cannot answer now raises ``Pause``: the request is answered later (by a
 person over HTTP, or by a retry), and the run waits at it.
@@ -18,9 +18,8 @@ answer side by side, so that the twins are read, and changed, together.)
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from ..approval import Approval
 from ..errors import DefinitionError, InterfaceError, ModelError
@@ -49,18 +48,9 @@ from ..requests import (
 )
 from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
-from ..tools.toolset import alist_toolsets, list_toolsets
+from ..tools.toolset import Listed, alist_toolsets, list_toolsets
+from .stack import Answerer
 from .state import RunState
-
-A = TypeVar("A")
-
-
-class Answerer(Protocol):
-    def answer(self, request: Request[A]) -> A: ...
-
-
-class AsyncAnswerer(Protocol):
-    async def aanswer(self, request: Request[A]) -> A: ...
 
 
 class Pause(Exception):
@@ -72,11 +62,7 @@ class Pause(Exception):
         self.error = error
 
 
-def unknown(request: object) -> TypeError:
-    return TypeError(f"no answer for {request!r}: a request must be one of convo.requests")
-
-
-class LiveAnswerer:
+class LiveAnswerer(Answerer):
     """Answers every request live, blocking or async (see the module docstring)."""
 
     __slots__ = ("partial", "state")
@@ -85,47 +71,19 @@ class LiveAnswerer:
         self.state = state
         self.partial: list[str] = []  # the text streamed so far by the current model call
 
-    def answer(self, request: Request[A]) -> A:
-        answer: Any
-        if isinstance(request, CallModel):
-            answer = self.call_model(request)
-        elif isinstance(request, RunTools):
-            answer = self.run_tools(request)
-        elif isinstance(request, AskUser):
-            answer = self.ask_user(request)
-        elif isinstance(request, Approve):
-            answer = self.approve(request)
-        elif isinstance(request, HandOff):
-            answer = self.hand_off(request)
-        elif isinstance(request, RunHooks):
-            answer = None
-            request.run()
-        elif isinstance(request, ListTools):
-            answer = list_toolsets(request.toolsets)
-        else:
-            raise unknown(request)
-        return answer  # type: ignore[no-any-return]
+    # -- hooks and toolsets ------------------------------------------------------------------
 
-    async def aanswer(self, request: Request[A]) -> A:
-        answer: Any
-        if isinstance(request, CallModel):
-            answer = await self.acall_model(request)
-        elif isinstance(request, RunTools):
-            answer = await self.arun_tools(request)
-        elif isinstance(request, AskUser):
-            answer = await self.aask_user(request)
-        elif isinstance(request, Approve):
-            answer = await self.aapprove(request)
-        elif isinstance(request, HandOff):
-            answer = await self.ahand_off(request)
-        elif isinstance(request, RunHooks):
-            answer = None
-            request.run()
-        elif isinstance(request, ListTools):
-            answer = await alist_toolsets(request.toolsets)
-        else:
-            raise unknown(request)
-        return answer  # type: ignore[no-any-return]
+    def run_hooks(self, request: RunHooks) -> None:
+        request.run()
+
+    async def arun_hooks(self, request: RunHooks) -> None:
+        request.run()
+
+    def list_tools(self, request: ListTools) -> list[Listed]:
+        return list_toolsets(request.toolsets)
+
+    async def alist_tools(self, request: ListTools) -> list[Listed]:
+        return await alist_toolsets(request.toolsets)
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -199,7 +157,7 @@ class LiveAnswerer:
             state.on_event(ModelCallStarted(state.model_calls, len(messages),
                                             len(request.tools)))
         self.partial = []
-        return model, messages, time.perf_counter()
+        return model, messages, state.clock()
 
     def sent(self, request: CallModel) -> Sequence[Message]:
         """What the model is sent: the session's messages, a subroutine's own, or those a
@@ -248,7 +206,7 @@ class LiveAnswerer:
         state.used(call_usage, reported=bool(usage))
         if state.on_event is not None:
             state.on_event(ModelCallEnded(state.model_calls, reply, call_usage,
-                                          time.perf_counter() - started))
+                                          state.clock() - started))
             if "recovered_tool_calls" in reply.metadata:
                 state.on_event(ToolCallsRecovered(reply.tool_calls,
                                                   reply.metadata["recovered_tool_calls"]))

@@ -12,36 +12,36 @@ or the answerer says ``Pause`` (a served conversation waits for a person, or for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any, Final
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, Final
 
 from ..events import Event
 from ..messages import Message
 from ..requests import ChildMessage, Flow, Request
-from .answerer import Answerer, AsyncAnswerer, Pause
+from .answerer import Pause
+from .stack import Answerer
 from .state import RunState
 
-Watch = Callable[[Any], None]
-"""Sees each message, and each event of the types in ``Driver.watched``, before it is applied
-while a replay needs to (``convo.run.replay``)."""
-Ready = Callable[[Any], Any]
-"""Answers a request at once, inside the pump, or gives ``NOTHING`` (the request goes to the
-answerer): a replay answers what was saved so, with no trip out of the pump per request."""
+if TYPE_CHECKING:
+    from .replay import Replay
 
 NOTHING: Final = object()
-"""What a ``Ready`` gives for a request it does not answer."""
+"""What a replay's ``ready`` gives for a request it does not answer (it goes to the answerers)."""
 
 
 class Driver:
-    """The pump of one run (see the module docstring)."""
+    """The pump of one run (see the module docstring).
 
-    __slots__ = ("_gen", "ready", "state", "watch", "watched")
+    ``replay``: the replay of a saved conversation, while it replays: it sees each message, and
+    each event of the types it ``watched``, before it is applied (``Replay.saw``), and answers
+    each request it can inside the pump (``Replay.ready``: no trip out of the pump per saved
+    request); once it says it went live, the pump shows it nothing more."""
 
-    def __init__(self, state: RunState, flow: Flow) -> None:
+    __slots__ = ("_gen", "replay", "state")
+
+    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None) -> None:
         self.state = state
-        self.watch: Watch | None = None
-        self.ready: Ready | None = None  # a replay, while it replays
-        self.watched: tuple[type[Event], ...] = (Event,)  # the events the watch sees
+        self.replay = replay
         self._gen = self._pump(flow)
 
     def step(self, answer: Any = None) -> Request[Any] | None:
@@ -64,7 +64,7 @@ class Driver:
 
     def _pump(self, flow: Flow) -> Generator[Request[Any], Any, None]:
         # Runs for every step of every run (thousands when a long conversation is rebuilt):
-        # the common steps first, and the watch shown only what it follows (not requests).
+        # the common steps first, and the replay shown only what it follows (not requests).
         state = self.state
         ended: BaseException | None = None
         try:
@@ -73,22 +73,25 @@ class Driver:
                 step = flow.send(answer)
                 answer = None
                 if isinstance(step, Message):
-                    if self.watch is not None:
-                        self.watch(step)
+                    if self.replay is not None and not self.replay.saw(step):
+                        self.replay = None  # it went live
                     state.add(step)
                 elif isinstance(step, Request):
-                    if self.ready is not None:
-                        answer = self.ready(step)
+                    if self.replay is not None:
+                        answer = self.replay.ready(step)
                         if answer is not NOTHING:
                             continue
+                        if not self.replay.replaying:
+                            self.replay = None
                     answer = yield step
                 elif isinstance(step, Event):
-                    if self.watch is not None and isinstance(step, self.watched):
-                        self.watch(step)
+                    if self.replay is not None and isinstance(step, self.replay.watched) \
+                            and not self.replay.saw(step):
+                        self.replay = None
                     state.event(step)
                 elif isinstance(step, ChildMessage):
-                    if self.watch is not None:
-                        self.watch(step)
+                    if self.replay is not None and not self.replay.saw(step):
+                        self.replay = None
                     state.add(step.message, step.session, step.scope)
                 else:
                     raise TypeError(f"a template yielded {step!r}; expected a Message, an "
@@ -99,6 +102,8 @@ class Driver:
             ended = exc
         finally:
             flow.close()
+        if self.replay is not None:  # the run ended while replaying: what it counted counts
+            self.replay.settle()
         state.finish(ended)
         if state.reraise(ended):
             raise ended  # type: ignore[misc]
@@ -128,7 +133,7 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
     return None
 
 
-async def adrive(driver: Driver, answerer: AsyncAnswerer, request: Request[Any] | None = None,
+async def adrive(driver: Driver, answerer: Answerer, request: Request[Any] | None = None,
                  *, start: Any = None) -> Pause | None:
     """``drive`` on the running loop. ``start``: the answer to send first (when ``request``
     is ``None``). (A served conversation commits what each step added in its answerer,

@@ -20,6 +20,12 @@ while inside it. A template's hooks (``RunHooks``) are not run again while repla
 ``ExecuteToolTemplate(store_as=…)`` run (``StoreToolRun``) is answered from the saved state:
 the saved state already holds what they did.
 
+``Replay`` is an answerer in front of the run's others (``convo.run.stack.Forwarding``) and is
+given to the ``Driver``'s constructor: the driver shows it each step while it replays
+(``saw``), asks it first for each request inside the pump (``ready``: the saved answer of the
+request's kind, ``saved_<kind>``, through the one table of kinds), and stops showing it
+anything once it says it went live.
+
 (Over 300 lines: following what the template yields and answering its requests from the saved
 conversation are one object's, a few lines per kind of request; the answering inside the pump
 (``ready``) sits beside the answerer's.)
@@ -28,10 +34,10 @@ conversation are one object's, a few lines per kind of request; the answering in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Final
 
 from ..approval import Approval
-from ..events import CaughtUp, ReplayStarted, SubroutineEnded, SubroutineStarted
+from ..events import CaughtUp, Event, ReplayStarted, SubroutineEnded, SubroutineStarted
 from ..messages import Message
 from ..requests import (
     Approve,
@@ -51,12 +57,10 @@ from ..tools.calls import ToolRun, rerun, saved_run
 from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
 from .driver import NOTHING
+from .stack import Forwarding, kind, named
+from .state import RunState
 
-if TYPE_CHECKING:
-    from .answerer import Answerer, AsyncAnswerer
-    from .driver import Driver
-
-A = TypeVar("A")
+SAVED: Final = named("saved_")  # what ``ready`` answers each kind of request with
 
 
 class Frame:
@@ -77,39 +81,30 @@ class Frame:
         return self.messages[self.at] if self.at < len(self.messages) else None
 
 
-class Replay:
-    """An answerer that answers from ``saved`` while it can, then hands over to ``inner``.
+class Replay(Forwarding):
+    """An answerer that answers from ``saved`` while it can, then hands over to ``inner``; the
+    ``Driver`` it is given to shows it every step while it replays."""
 
-    Made by ``Replay.install``, which also has the driver show it every step while it
-    replays."""
+    __slots__ = ("approvals", "frames", "listed", "replaying", "saved_internal",
+                 "saved_state", "started", "state", "tally", "watched")
 
-    __slots__ = ("approvals", "driver", "frames", "inner", "listed", "saved_internal",
-                 "saved_state", "started", "state", "tally")
-
-    def __init__(self, inner: Any, saved: Session, driver: Driver) -> None:
-        self.inner = inner
-        self.driver = driver
-        self.state = driver.state
+    def __init__(self, inner: Any, saved: Session, state: RunState) -> None:
+        super().__init__(inner)
+        self.state = state
         self.approvals: Mapping[str, Approval] = saved.approvals
         self.saved_state: Mapping[str, Any] = saved.state
         self.saved_internal: dict[str, Any] = saved.internal
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
+        self.replaying = True  # until ``go_live``
+        self.watched: tuple[type[Event], ...] = (Event,)  # the events ``saw`` is shown
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
         # What the replayed answers count, added to the run's state once (``settle``): model
         # calls, prompt, completion and total tokens, unreported calls, tool calls.
         self.tally = [0, 0, 0, 0, 0, 0]
-
-    @classmethod
-    def install(cls, inner: Any, saved: Session, driver: Driver) -> Replay:
-        replay = cls(inner, saved, driver)
-        driver.watch = replay.saw
-        driver.ready = replay.ready
-        driver.state.settle = replay.settle
         counted = replayed_summaries(saved.internal)
         if counted is not None:  # the summary calls the saved conversation made
-            driver.state.counted(counted.model_calls, usage=counted.usage)
-        return replay
+            state.counted(counted.model_calls, usage=counted.usage)
 
     def quiet(self) -> None:
         """Replay quietly: the run's listeners hear nothing of what the replay rebuilds (no
@@ -118,17 +113,13 @@ class Replay:
         ``CaughtUp`` when it goes live (or ``RunEnded``), and every event from there on. A
         served rebuild replays so: its recorder records nothing of the replay."""
         self.state.hold()
-        self.driver.watched = (SubroutineStarted, SubroutineEnded)  # the rest: unheard
-
-    @property
-    def replaying(self) -> bool:
-        return self.driver.watch is not None
+        self.watched = (SubroutineStarted, SubroutineEnded)  # the rest: unheard
 
     # -- following what the template yields ---------------------------------------------------
 
-    def saw(self, step: Any) -> None:
+    def saw(self, step: Any) -> bool:
         """Each message and event the template yields, before it is applied (while
-        replaying)."""
+        replaying); ``False`` once the replay went live."""
         # Runs for every saved message (thousands in a long rebuild): the message case first.
         if not self.started:
             self.begin()
@@ -143,13 +134,13 @@ class Replay:
                 if len(self.frames) > 1:
                     self.frames.pop()
             else:
-                return
+                return True
             if self.state.quiet:  # the listeners follow the subroutines even so
                 self.state.told(step)
-            return
+            return True
         frame = self.frames[-1]
         if frame.live:
-            return
+            return True
         at, saved = frame.at, frame.messages
         if at < len(saved):
             was = saved[at]
@@ -160,10 +151,11 @@ class Replay:
                                   and message.tool_call_id == was.tool_call_id
                                   and message.name == was.name):
                 frame.at = at + 1
-                return
+                return True
         frame.live = True  # the template took another path than the saved one
         if len(self.frames) == 1:
             self.go_live()
+        return self.replaying
 
     def begin(self) -> None:
         """The replay's first step: say so (``ReplayStarted``)."""
@@ -178,12 +170,12 @@ class Replay:
         return Frame(run.messages[run.inherited:])
 
     def go_live(self) -> None:
-        """The replay is over: the live answerer answers from here on."""
-        if self.driver.watch is None:
+        """The replay is over: the answerers behind it answer from here on."""
+        if not self.replaying:
             return
         if not self.started:
             self.begin()
-        self.driver.watch = self.driver.ready = None
+        self.replaying = False
         self.settle()
         self.state.release()
         root = self.frames[0]
@@ -194,94 +186,27 @@ class Replay:
     def ready(self, request: Request[Any]) -> Any:
         """The driver asks first, inside its pump, while the replay replays: what was saved
         (no trip through the answerers per saved request), else ``NOTHING`` and the request
-        goes to ``answer``. Listing toolsets is left to ``answer``: it asks the one behind."""
-        frame = self.frames[-1]
-        if request.__class__ is CallModel and not frame.live:  # the most frequent
-            found = self._reply(frame, request)
-        elif isinstance(request, ListTools):
-            return NOTHING
-        else:
-            found = self.saved_answer(request)
-        if found is NOTHING:
-            self.go_live()
-        return found
+        goes to the answerers: the replay went live, or it is a turn's ``ListTools``."""
+        try:
+            name = SAVED[request.__class__]
+        except KeyError:
+            name = SAVED[kind(request.__class__)]
+        return getattr(self, name)(request)
 
-    # Every other request was put to ``ready`` first, in the pump, which went live when the
-    # saved conversation could not answer it: here, only a turn's ``ListTools`` may still
-    # come while replaying.
-
-    def answer(self, request: Request[A]) -> A:
-        if self.driver.watch is not None and isinstance(request, ListTools):
-            todo = self._to_list(request)
-            return self._listed(  # type: ignore[no-any-return]
-                request, todo, self.inner.answer(todo) if todo else [])
-        inner: Answerer = self.inner
-        return inner.answer(request)
-
-    async def aanswer(self, request: Request[A]) -> A:
-        if self.driver.watch is not None and isinstance(request, ListTools):
-            todo = self._to_list(request)
-            return self._listed(  # type: ignore[no-any-return]
-                request, todo, await self.inner.aanswer(todo) if todo else [])
-        inner: AsyncAnswerer = self.inner
-        return await inner.aanswer(request)
-
-    # Listing a turn's toolsets is not a step of the conversation: the replay goes on, and the
-    # one behind it lists them, once per replay (a server that is down costs one attempt, not
-    # one per replayed turn; a call of one of its tools is answered from the saved results).
-
-    def _to_list(self, request: ListTools) -> ListTools | None:
-        todo = tuple(t for t in request.toolsets if id(t) not in self.listed)
-        return ListTools(todo) if todo else None
-
-    def _listed(self, request: ListTools, todo: ListTools | None, listings: list[Listed]
-                ) -> Any:
-        for toolset, listing in zip(todo.toolsets if todo else (), listings, strict=True):
-            self.listed[id(toolset)] = (toolset, listing)
-        return [self.listed[id(toolset)][1] for toolset in request.toolsets]
-
-    def saved_answer(self, request: Request[Any]) -> Any:
-        """What the saved conversation answers ``request`` with (counted as the live answer
-        was), or ``NOTHING``."""
-        frame = self.frames[-1]
-        if frame.live:
-            return NOTHING
-        # One case per request type, the most frequent first (this runs for every request).
-        if isinstance(request, CallModel):
-            return self._reply(frame, request)
-        if isinstance(request, AskUser):
-            nxt = frame.next
-            return nxt.content if nxt is not None and nxt.role == "user" else NOTHING
-        if isinstance(request, StoreToolRun):
-            return self._stored(request)
-        if isinstance(request, RunTools):
-            return self._tool_runs(frame, request)
-        if isinstance(request, RunHooks):
-            return None  # they ran before: the saved state holds what they changed
-        if isinstance(request, Approve):
-            approvals = self.approvals
-            if all(call.id in approvals for call in request.calls):
-                return [approvals[call.id] for call in request.calls]
-        if isinstance(request, HandOff):
-            return self._handed(frame, request)
+    def missed(self) -> Any:
+        """The saved conversation does not answer: the replay is over."""
+        self.go_live()
         return NOTHING
 
-    def _handed(self, frame: Frame, request: HandOff) -> Any:
-        """A handoff: the next message said during it, ``None`` where it was handed back
-        (``Session.internal`` says after how many), or ``NOTHING`` where it still goes on."""
-        ended = handed_back(self.saved_internal, request.call.id)
-        if ended is not None and request.said >= ended:
-            return None
-        nxt = frame.next
-        if nxt is not None and nxt.role in ("user", "assistant") and not nxt.tool_calls:
-            return nxt
-        return NOTHING
+    # What the saved conversation answers each kind of request with (counted as the live
+    # answer was), or ``missed()``.
 
-    def _reply(self, frame: Frame, request: CallModel) -> Any:
+    def saved_call_model(self, request: CallModel) -> Any:
+        frame = self.frames[-1]
         at = frame.at
         nxt = frame.messages[at] if at < len(frame.messages) else None
-        if request.purpose != "reply" or nxt is None or nxt.role != "assistant":
-            return NOTHING
+        if frame.live or request.purpose != "reply" or nxt is None or nxt.role != "assistant":
+            return self.missed()
         usage = nxt.metadata.get("usage") if nxt.metadata else None
         tally = self.tally  # counted as ``Usage.from_dict`` reads it, in ints (per reply)
         tally[0] += 1
@@ -293,6 +218,82 @@ class Replay:
         else:
             tally[4] += 1
         return nxt
+
+    def saved_ask_user(self, request: AskUser) -> Any:
+        frame = self.frames[-1]
+        nxt = frame.next
+        if frame.live or nxt is None or nxt.role != "user":
+            return self.missed()
+        return nxt.content
+
+    def saved_run_tools(self, request: RunTools) -> Any:
+        frame = self.frames[-1]
+        return self.missed() if frame.live else self._tool_runs(frame, request)
+
+    def saved_store_tool_run(self, request: StoreToolRun) -> Any:
+        # What the tool stored is in the saved state (the last value stored under its key:
+        # a resumed run sees the saved state throughout its replay).
+        if self.frames[-1].live or request.store_as not in self.saved_state:
+            return self.missed()
+        self.tally[5] += sum(not inv.tool.free_of_limits for inv in request.invocations)
+        return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
+
+    def saved_run_hooks(self, request: RunHooks) -> Any:
+        # They ran before: the saved state holds what they changed.
+        return self.missed() if self.frames[-1].live else None
+
+    def saved_approve(self, request: Approve) -> Any:
+        approvals = self.approvals
+        if self.frames[-1].live or not all(call.id in approvals for call in request.calls):
+            return self.missed()
+        return [approvals[call.id] for call in request.calls]
+
+    def saved_hand_off(self, request: HandOff) -> Any:
+        frame = self.frames[-1]
+        return self.missed() if frame.live else self._handed(frame, request)
+
+    def saved_list_tools(self, request: ListTools) -> Any:
+        return NOTHING  # not a step of the conversation: the answerers list them (below)
+
+    # A turn's ``ListTools`` is the one request that comes to the answerers while replaying
+    # (every other was put to ``ready`` first, in the pump, which went live when the saved
+    # conversation could not answer it). Listing a turn's toolsets is not a step of the
+    # conversation: the replay goes on, and the one behind it lists them, once per replay (a
+    # server that is down costs one attempt, not one per replayed turn; a call of one of its
+    # tools is answered from the saved results).
+
+    def list_tools(self, request: ListTools) -> list[Listed]:
+        if not self.replaying:
+            return self.inner.answer(request)  # type: ignore[no-any-return]
+        todo = self._to_list(request)
+        return self._listed(request, todo, self.inner.answer(todo) if todo else [])
+
+    async def alist_tools(self, request: ListTools) -> list[Listed]:
+        if not self.replaying:
+            return await self.inner.aanswer(request)  # type: ignore[no-any-return]
+        todo = self._to_list(request)
+        return self._listed(request, todo, await self.inner.aanswer(todo) if todo else [])
+
+    def _to_list(self, request: ListTools) -> ListTools | None:
+        todo = tuple(t for t in request.toolsets if id(t) not in self.listed)
+        return ListTools(todo) if todo else None
+
+    def _listed(self, request: ListTools, todo: ListTools | None, listings: list[Listed]
+                ) -> list[Listed]:
+        for toolset, listing in zip(todo.toolsets if todo else (), listings, strict=True):
+            self.listed[id(toolset)] = (toolset, listing)
+        return [self.listed[id(toolset)][1] for toolset in request.toolsets]
+
+    def _handed(self, frame: Frame, request: HandOff) -> Any:
+        """A handoff: the next message said during it, ``None`` where it was handed back
+        (``Session.internal`` says after how many), or ``missed()`` where it still goes on."""
+        ended = handed_back(self.saved_internal, request.call.id)
+        if ended is not None and request.said >= ended:
+            return None
+        nxt = frame.next
+        if nxt is not None and nxt.role in ("user", "assistant") and not nxt.tool_calls:
+            return nxt
+        return self.missed()
 
     def settle(self) -> None:
         """Add what the replayed answers counted to the run's state (at ``go_live``, or as the
@@ -313,7 +314,7 @@ class Replay:
         invocations = request.invocations
         for inv in invocations:
             if inv.call.id not in results:
-                return NOTHING
+                return self.missed()
         runs: list[ToolRun] = []
         counted = 0  # the calls the limits count, as the live answer counted them
         for inv in invocations:
@@ -323,12 +324,4 @@ class Replay:
             counted += not tool.free_of_limits
         self.tally[5] += counted
         return runs
-
-    def _stored(self, request: StoreToolRun) -> Any:
-        # What the tool stored is in the saved state (the last value stored under its key:
-        # a resumed run sees the saved state throughout its replay).
-        if request.store_as not in self.saved_state:
-            return NOTHING
-        self.tally[5] += sum(not inv.tool.free_of_limits for inv in request.invocations)
-        return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
 

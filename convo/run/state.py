@@ -1,4 +1,5 @@
-"""RunState: what one run knows (the session, counts, usage, the last turn) and how it ended.
+"""RunState: what one run knows (the session, counts, usage, the last turn, its clock) and how it
+ended.
 
 Every way of answering a request counts into the same ``RunState``: the live answerer when it
 calls a model or runs tools, the replay when it answers from a saved conversation. Limits are
@@ -85,13 +86,17 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "held", "held_messages", "limit_reached", "listeners", "model_calls",
-                 "on_event", "on_message", "quiet", "session", "settings", "settle",
+    __slots__ = ("added", "clock", "held", "held_messages", "limit_reached", "listeners",
+                 "model_calls", "on_event", "on_message", "quiet", "session", "settings",
                  "started", "tool_calls", "turn", "usage")
 
-    def __init__(self, settings: Settings, session: Session) -> None:
+    def __init__(self, settings: Settings, session: Session, *,
+                 clock: Callable[[], float] | None = None) -> None:
         self.settings = settings
         self.session = session
+        # The run's one clock (seconds): what the pump and its answerers time with. Another is
+        # given where the process's may not be read (a durable-execution engine's sandbox).
+        self.clock: Callable[[], float] = time.perf_counter if clock is None else clock
         self.listeners: tuple[Handler, ...] = ()
         if _WATCHERS:
             self.listeners = tuple(h for w in tuple(_WATCHERS) if (h := w(self)) is not None)
@@ -108,8 +113,7 @@ class RunState:
         self.usage: Usage = NO_USAGE
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
-        self.started = time.perf_counter()
-        self.settle: Callable[[], None] | None = None  # a replay's counts not yet added
+        self.started = self.clock()
 
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
@@ -247,8 +251,6 @@ class RunState:
     def finish(self, exc: BaseException | None) -> Outcome:
         """Decide the outcome from how the generator ended, and record it."""
         self.release()  # a run that ended while a quiet replay held its events
-        if self.settle is not None:  # ... or before a replay added what it counted
-            self.settle()
         farewell = error = limit = None
         if exc is None:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
@@ -267,7 +269,7 @@ class RunState:
         outcome = Outcome(
             status=status, farewell=farewell, error=error, turn=self.turn,
             messages=len(self.session.messages), model_calls=self.model_calls,
-            usage=self.usage, elapsed_s=time.perf_counter() - self.started, limit=limit,
+            usage=self.usage, elapsed_s=self.clock() - self.started, limit=limit,
         )
         self.session.outcome = outcome
         if self.on_event is not None:

@@ -1,8 +1,9 @@
 """Served conversations: each is a paused template generator, driven a turn at a time.
 
 A conversation waiting for a person is a run of the one driver (``convo.run.driver``) paused
-at a request: the ``Served`` answerer, in front of the live one, pauses at the requests a person
-answers (``AskUser``, ``Approve``) and at a model call that failed (waiting for ``retry``).
+at a request: the ``Served`` answerer, made for each drive in front of the run's stack, pauses
+at the requests a person answers (``AskUser``, ``Approve``) and at a model call that failed
+(waiting for ``retry``).
 Paused conversations are kept in a bounded LRU cache; on a miss (another worker, a restart, an
 eviction) the conversation is rebuilt from the store by replaying it (``Runner.start(saved=)``):
 no tool or model is called again for what is stored, subroutines included (their records are
@@ -33,56 +34,94 @@ from ..approval import Approval
 from ..errors import ModelError
 from ..messages import Message
 from ..parts import Content
-from ..requests import Approve, AskUser, CallModel, HandOff, ListTools, Request, RunTools
+from ..requests import Approve, AskUser, CallModel, HandOff, ListTools, Request, RunHooks, RunTools
 from ..run.answerer import Pause
+from ..run.cancel import CANCELLED, Cancellable, Scope, stopped
 from ..run.driver import adrive
+from ..run.stack import Forwarding
 from ..runner import Runner
 from ..session import Session
+from ..tools.calls import ToolRun
 from .live import Emit, Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .store import DEFAULT_OWNER, LEASE_S, Store
-from .turns import Stopping, Turns
+from .turns import TOOL_STOPPED, Cancel, Turns
 
 
-class Served(Stopping):
-    """The answerer of a served conversation, in front of the live one: a person's requests
-    pause the run (answered by the next HTTP request); a failed model call pauses it for a
-    retry; a handoff waits for operators (``convo.serve.operators``); while ``rebuilding``,
-    so does every request the store did not answer (but a turn's ``ListTools``, which is not
-    a step of the conversation: always answered live). A turn asked to stop (``cancel``)
-    stops as ``convo.serve.turns`` says. While a turn runs, ``commit`` writes what the run
-    added so far: awaited before any request is answered (a model call, tools), so each step
-    is in the store before the next starts; at a pause, the turn's last write says it with
-    where the conversation waits, one write for both. A write that fails is no failure of
-    the run: the run pauses, and the engine raises it (``failed``)."""
+class Served(Forwarding):
+    """A served conversation's answerer for one drive, in front of its run's stack (the replay
+    of a rebuild, the cancel, the live answerer): a person's requests pause the run (answered
+    by the next HTTP request); a failed model call pauses it for a retry; a handoff waits for
+    operators (``convo.serve.operators``); while ``rebuilding``, so does every request the
+    store did not answer (but a turn's ``ListTools``, which is not a step of the conversation:
+    always answered). Once the turn's ``cancel`` is set, later model calls are not made (an
+    empty cancelled reply) and later tools not run (``convo.serve.turns``). ``commit`` writes
+    what the run added so far: awaited before any request is answered (a model call, tools),
+    so each step is in the store before the next starts; at a pause, the turn's last write
+    says it with where the conversation waits, one write for both. A write that fails is no
+    failure of the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("commit", "failed", "rebuilding")
+    __slots__ = ("cancel", "commit", "failed", "rebuilding")
 
-    def __init__(self, live: Any) -> None:
-        super().__init__(live)
-        self.rebuilding = False
-        self.commit: Callable[[], Awaitable[None]] | None = None
+    def __init__(self, inner: Any, *, commit: Callable[[], Awaitable[None]] | None = None,
+                 cancel: Cancel | None = None, rebuilding: bool = False) -> None:
+        super().__init__(inner)
+        self.commit = commit
+        self.cancel = cancel
+        self.rebuilding = rebuilding
         self.failed: BaseException | None = None
 
-    async def aanswer(self, request: Request[Any]) -> Any:
-        if isinstance(request, AskUser | Approve | HandOff):
-            raise Pause(request)
+    async def aask_user(self, request: AskUser) -> Content:
+        raise Pause(request)
+
+    async def aapprove(self, request: Approve) -> list[Approval]:
+        raise Pause(request)
+
+    async def ahand_off(self, request: HandOff) -> Message | None:
+        raise Pause(request)
+
+    async def alist_tools(self, request: ListTools) -> Any:
+        await self._committed(request)  # a turn's tools, not a step: answered even now
+        return await self.inner.aanswer(request)
+
+    async def acall_model(self, request: CallModel) -> Message:
+        await self._step(request)
+        if self.stopping:
+            return Message("assistant", "", metadata={CANCELLED: True})
+        return await self._live(request)  # type: ignore[no-any-return]
+
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        await self._step(request)
+        if self.stopping:
+            return [stopped(TOOL_STOPPED, "the turn was cancelled") for _ in request.invocations]
+        return await self._live(request)  # type: ignore[no-any-return]
+
+    async def arun_hooks(self, request: RunHooks) -> None:
+        await self._step(request)
+        if not self.stopping:
+            await self._live(request)
+
+    @property
+    def stopping(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    async def _committed(self, request: Request[Any]) -> None:
         if self.commit is not None:
             try:
                 await self.commit()
             except BaseException as exc:  # (a store error, a cancel) not the template's
                 self.failed = exc
                 raise Pause(request) from exc
-        if isinstance(request, ListTools):  # a turn's tools, not a step: answered even now
-            return await self.live.aanswer(request)
+
+    async def _step(self, request: Request[Any]) -> None:
+        """Before a step: what came before it committed; none while rebuilding."""
+        await self._committed(request)
         if self.rebuilding:
             raise Pause(request, INTERRUPTED)
-        if self.stopping:
-            return self.stopped(request)
+
+    async def _live(self, request: Request[Any]) -> Any:
         try:
-            if isinstance(request, CallModel) and self.cancel is not None:
-                return await self.call_model(request)
-            return await self.live.aanswer(request)
+            return await self.inner.aanswer(request)
         except ModelError as exc:
             raise Pause(request, str(exc)) from exc
 
@@ -116,16 +155,24 @@ class Engine:
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None) -> Live:
-        runner = self.runner
-        run = runner.start(session, saved=saved)
-        if saved is not None:  # the replay stays in front: served, then live, behind it
-            served = run.answerer.inner = Served(run.answerer.inner)
+        """The conversation's run: its turns' cancel in front of the live answerer, the
+        replay of ``saved`` in front of that (each drive puts its ``Served`` in front)."""
+        run = self.runner.start(session, saved=saved, layers=(
+            lambda live: Cancellable(live, lambda: self._scopes(conversation_id)),))
+        if saved is not None:
             run.answerer.quiet()  # the recorder records nothing of what it rebuilds
-        else:
-            served = run.answerer = Served(run.answerer)
-        live = Live(conversation_id, run, served, replaying=saved is not None)
+        live = Live(conversation_id, run, replaying=saved is not None)
         run.state.listen(live.on_event)
         return live
+
+    def _cancel(self, conversation_id: str) -> Cancel | None:
+        """The cancel of the conversation's turn running in this worker, if one runs."""
+        turn = self.turns.running.get(conversation_id)
+        return None if turn is None else turn.cancel
+
+    def _scopes(self, conversation_id: str) -> list[Scope] | None:
+        cancel = self._cancel(conversation_id)
+        return None if cancel is None else cancel.scopes
 
     async def live(self, conversation_id: str) -> Live:
         """The paused conversation: from the cache when it is current, else rebuilt."""
@@ -154,9 +201,8 @@ class Engine:
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
                           internal=dict(saved.internal))
         live = self._start(conversation_id, session, saved=saved)
-        live.served.rebuilding = True
-        pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
-        live.served.rebuilding = False
+        pause = await adrive(live.run.driver,  # replays to the first pause
+                             Served(live.run.answerer, rebuilding=True))
         if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
             live.session.messages[:] = [m for m in live.session.messages
                                         if not any(m is u for u in unsaid)]
@@ -200,9 +246,8 @@ class Engine:
         except TypeError as exc:
             raise Invalid(f"state must be a JSON object: {exc}") from exc
         await self.store.create(conversation_id, state, owner=owner)
-        async with self.turns.hold(conversation_id) as turn:
+        async with self.turns.hold(conversation_id):
             live = self._start(conversation_id, Session(state=state))
-            live.served.cancel = None if turn is None else turn.cancel
             code, body = await self._advance(live, None, emit, first=True)
         return (201 if code == 200 else code), body
 
@@ -213,12 +258,7 @@ class Engine:
             if turn is None:
                 raise Conflict("a turn is running in this conversation: wait for it to "
                                        "end, then send again")
-            live = await self.live(conversation_id)
-            live.served.cancel = turn.cancel
-            try:
-                yield live
-            finally:
-                live.served.cancel = None
+            yield await self.live(conversation_id)
 
     def expect(self, live: Live, kind: Any, what: str) -> None:
         if isinstance(live.pending, kind):
@@ -310,16 +350,13 @@ class Engine:
     async def _drive(self, live: Live, value: Any, request: Request[Any] | None) -> str | None:
         """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
         ends; returns why a model call failed, if one did (the conversation waits for
-        retry). What each step added is committed before the next one starts (``Served``)."""
-        served = live.served
-        served.commit = lambda: self._commit(live)
-        try:
-            pause = await adrive(live.run.driver, live.run.answerer, request, start=value)
-        finally:
-            served.commit = None
-        failed, served.failed = served.failed, None
-        if failed is not None:
-            raise failed
+        retry). What each step added is committed before the next one starts (``Served``, made
+        for this drive with the turn's inputs)."""
+        served = Served(live.run.answerer, commit=lambda: self._commit(live),
+                        cancel=self._cancel(live.id))
+        pause = await adrive(live.run.driver, served, request, start=value)
+        if served.failed is not None:
+            raise served.failed
         live.paused(pause)
         return None if pause is None else pause.error
 

@@ -21,10 +21,10 @@ from ..messages import Message
 from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
+from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from .store import Change, Stored
-from .turns import CANCELLED
 
 Emit = Callable[[str, Any], None]
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
@@ -64,7 +64,6 @@ class Live:
 
     id: str
     run: Run
-    served: Any  # convo.serve.engine.Served: what pauses the run
     replaying: bool = attrs.field(default=False, kw_only=True)  # a rebuild, until it catches up
     pending: Request[Any] | None = None
     error: str | None = None

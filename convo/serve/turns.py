@@ -9,12 +9,13 @@ turn). A store that does not answer a tick is asked again at the next one; if it
 for the whole lease, the lease lapses and another worker may take over (the turn cannot write
 either). A turn whose lease was taken over stops as if cancelled.
 
-Stopping a turn (``Stopping``, the ``Served`` answerer's part): the model call under way is
-cancelled and its reply is the text streamed so far (``metadata["cancelled"]``); tools that
-run finish; later model calls of the turn are not made (an empty cancelled reply) and later
-tools are not run (each ends the turn, ``stopped``), so the run goes on to the next request
-for a person and waits there. A cancelled reply with nothing in it is neither stored nor shown
-(``convo.serve.live``).
+Stopping a turn: its ``Cancel`` cuts off the model call under way, whose reply is the text
+streamed so far (``metadata["cancelled"]``: the one cancel, ``convo.run.cancel``, whose
+``Cancellable`` finds the calls under way in ``Cancel.scopes``); tools that run finish; later
+model calls of the turn are not made (an empty cancelled reply) and later tools are not run
+(each ends the turn, ``stopped``: the ``Served`` answerer's part), so the run goes on to the
+next request for a person and waits there. A cancelled reply with nothing in it is neither
+stored nor shown (``convo.serve.live``).
 """
 
 from __future__ import annotations
@@ -22,36 +23,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Final
+from collections.abc import AsyncIterator
+from typing import Final
 
 import attrs
 
-from ..messages import Message
-from ..requests import CallModel, Request, RunTools
-from ..session import RunStatus
-from ..tools.calls import ToolRun
-from ..tools.termination import TerminateResponse
+from ..run.cancel import Scope, cut
 from .logs import logger
 from .store import HELD, Store, StoreError
 
-CANCELLED: Final = "cancelled"  # the metadata key of a reply cut off by a cancel
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
 
 
 class Cancel(asyncio.Event):
-    """A turn's cancel: an ``asyncio.Event`` that also calls its ``callbacks`` once set (the
-    model call under way is cancelled from there, with no task waiting for the event)."""
+    """A turn's cancel: an ``asyncio.Event`` that also cuts off the calls under way in its
+    ``scopes`` once set (the model call, from there, with no task waiting for the event)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.callbacks: list[Callable[[], Any]] = []
+        self.scopes: list[Scope] = []
 
     def set(self) -> None:
         super().set()
-        for callback in list(self.callbacks):
-            callback()
+        cut(self.scopes)
 
 
 @attrs.define(eq=False)
@@ -154,51 +149,3 @@ class Turns:
         while time.monotonic() < deadline and await self.store.running(conversation_id):
             await asyncio.sleep(POLL_S)
         return True
-
-
-class Stopping:
-    """How a served run answers once its turn was asked to stop (module docstring)."""
-
-    __slots__ = ("cancel", "live")
-
-    def __init__(self, live: Any) -> None:
-        self.live = live  # the LiveAnswerer
-        self.cancel: Cancel | None = None  # the running turn's, while it runs
-
-    @property
-    def stopping(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
-
-    def stopped(self, request: Request[Any]) -> Any:
-        """The answer to a request made after the turn was asked to stop."""
-        if isinstance(request, RunTools):
-            return [ToolRun(TerminateResponse(TOOL_STOPPED, status=RunStatus.STOPPED,
-                                              note="the turn was cancelled"))
-                    for _ in request.invocations]
-        return Message("assistant", "", metadata={CANCELLED: True})
-
-    async def call_model(self, request: CallModel) -> Message:
-        """The model call, cancelled when the turn is asked to stop: its reply is then what
-        was streamed so far."""
-        assert self.cancel is not None
-        started = time.perf_counter()
-        call = asyncio.ensure_future(self.live.aanswer(request))
-        stopped: list[bool] = []  # whether the stop cancelled the call before it was done
-
-        def stop() -> None:
-            stopped.append(call.cancel())
-
-        self.cancel.callbacks.append(stop)
-        try:
-            reply: Message = await call  # (a cancel of this task cancels the call too)
-            return reply
-        except (asyncio.CancelledError, Exception):
-            task = asyncio.current_task()
-            if not any(stopped) or (task is not None and task.cancelling()):
-                raise
-            # the call ended, cut off: whatever it would have said is not waited for
-        finally:
-            self.cancel.callbacks.remove(stop)
-        text = "".join(self.live.partial)
-        return self.live.replied(  # type: ignore[no-any-return]
-            Message("assistant", text, metadata={CANCELLED: True}), started)

@@ -8,7 +8,8 @@ runs as tasks in a ``cancellable`` scope. The first Ctrl-C
 - during a model call or a tool: when the loop's thread is inside the call's own code (a
   model or tool that blocks), raises ``KeyboardInterrupt`` there, as ``run()`` does; when the
   call awaits, cancels its tasks. Either way the call's result is ``CUT``, and the run makes of
-  it what ``run()`` makes of a ``KeyboardInterrupt`` (``convo.terminal.cancel``).
+  it what ``run()`` makes of a ``KeyboardInterrupt`` (``convo.terminal.cancel``; the scopes and
+  the cut are the one cancel's, ``convo.run.cancel``).
 - while ``CLIInterface`` waits for a line in a thread (``asking``): nothing. Its line editor
   reads Ctrl-C as a key; a signal comes only in the instant before the editor is drawn, or
   when input is read without the editor (stdout is not a terminal): Ctrl-D still leaves.
@@ -27,29 +28,12 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any, Final
+from typing import Any
 
+from ..run.cancel import CUT, Scope, cut, cut_off
 from .interrupts import Interrupts
 
-CUT: Final = object()  # the result of a call that Ctrl-C cancelled
-
-
-class Scope:
-    """The tasks of one model call or one batch of tools, which Ctrl-C cancels together."""
-
-    __slots__ = ("hit", "tasks")
-
-    def __init__(self) -> None:
-        self.tasks: list[asyncio.Task[Any]] = []
-        self.hit = False  # Ctrl-C was pressed during it
-
-    def cancel(self) -> None:
-        """On the loop: cancel the tasks that have not finished (not the one running now)."""
-        self.hit = True
-        running = asyncio.current_task()
-        for task in self.tasks:
-            if task is not running and not task.done():
-                task.cancel()
+__all__ = ["CUT", "LoopInterrupts", "asking", "cancellable", "handling_interrupts", "installed"]
 
 
 class LoopInterrupts(Interrupts):
@@ -79,8 +63,7 @@ class LoopInterrupts(Interrupts):
             self.loop.call_soon_threadsafe(self._stop)
 
     def _cancel_scopes(self) -> None:
-        for scope in self.scopes:
-            scope.cancel()
+        cut(self.scopes)
 
     def _stop(self) -> None:
         if self.scopes:  # a call began since: it is what Ctrl-C cancels
@@ -133,31 +116,6 @@ def asking() -> Iterator[None]:
 async def cancellable(calls: list[Callable[[], Awaitable[Any]]]) -> list[Any]:
     """Make and await ``calls`` at once, each in a task of its own, and return their results
     in order; a call that Ctrl-C cancelled (or that never started because of it) gives
-    ``CUT``."""
-    scope = Scope()
-
-    async def guarded(call: Callable[[], Awaitable[Any]]) -> Any:
-        try:
-            return await call()
-        except KeyboardInterrupt:  # raised in the call's own (blocking) code
-            scope.cancel()
-            return CUT
-        except asyncio.CancelledError:
-            if scope.hit:
-                return CUT
-            raise
-
-    scope.tasks = [asyncio.ensure_future(guarded(call)) for call in calls]
+    ``CUT`` (``convo.run.cancel.cut_off``, where ``LoopInterrupts`` finds it)."""
     interrupts = installed()
-    if interrupts is not None:
-        interrupts.scopes.append(scope)
-    try:
-        await asyncio.wait(scope.tasks)
-    except asyncio.CancelledError:  # the run itself is cancelled: so are its calls
-        for task in scope.tasks:
-            task.cancel()
-        raise
-    finally:
-        if interrupts is not None:
-            interrupts.scopes.remove(scope)
-    return [CUT if task.cancelled() else task.result() for task in scope.tasks]
+    return await cut_off(calls, [] if interrupts is None else interrupts.scopes, ctrl_c=True)

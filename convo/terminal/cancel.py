@@ -1,8 +1,9 @@
 """Ctrl-C in a terminal chat: it cancels the reply being made, not the conversation.
 
-``Cancelling`` is an answerer wrapped around the live one (``convo.run.answerer``): it
-answers as that one does, except that a Ctrl-C (``KeyboardInterrupt``) during a model call or a
-tool ends that reply and the conversation goes back to the prompt:
+``Cancelling`` is the one cancel (``convo.run.cancel.Cancellable``) in front of the live
+answerer, with Ctrl-C as its canceller: it answers as the live one does, except that a Ctrl-C
+(``KeyboardInterrupt``) during a model call or a tool ends that reply and the conversation goes
+back to the prompt:
 
 - a model call: the text streamed so far is kept as the reply (marked ``cancelled`` in its
   metadata, so a later reader can tell); the model is not asked for more (the stream is
@@ -24,104 +25,84 @@ Under ``arun()`` the same holds; how a Ctrl-C reaches a call that awaits is in
 
 from __future__ import annotations
 
-import time
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from ..messages import Message
-from ..requests import AskUser, CallModel, Request, RunTools
+from ..requests import AskUser, CallModel, RunTools
 from ..run.answerer import LiveAnswerer, merged
-from ..session import RunStatus, Session
+from ..run.cancel import CANCELLED, Cancellable, stopped
+from ..session import Session
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
-from ..tools.termination import TerminateResponse
 from .interrupts import EXIT_INTERRUPTED, Interrupts
 
-A = TypeVar("A")
-CANCELLED: Final = "cancelled"
 TOOL_CANCELLED: Final = "Cancelled by the user (Ctrl-C)"
 __all__ = ["CANCELLED", "EXIT_INTERRUPTED", "TOOL_CANCELLED", "Cancelling", "Interrupts",
            "drop_empty_cancelled"]
 
 
-class Cancelling:
+class Cancelling(Cancellable):
     """Answers as ``live`` does; a Ctrl-C cancels a model call or tools (module docstring).
 
     ``interrupts``: the SIGINT handler to reset once a Ctrl-C is answered, if the caller
     installed one."""
 
-    __slots__ = ("interrupts", "live")
+    __slots__ = ("interrupts",)
+    ctrl_c = True
 
     def __init__(self, live: LiveAnswerer, interrupts: Any = None) -> None:
-        self.live = live
+        super().__init__(live, _loop_scopes)
         self.interrupts = interrupts
 
-    def answer(self, request: Request[A]) -> A:
-        answer: Any
-        if isinstance(request, CallModel):
-            started = time.perf_counter()
-            try:
-                answer = self.live.call_model(request)
-            except KeyboardInterrupt:
-                answer = self._cancelled_reply(started)
-        elif isinstance(request, RunTools):
-            answer = self.live.run_tools(request, self._run_one())
-        elif isinstance(request, AskUser):
-            with self._fresh_interrupts():
-                answer = self.live.ask_user(request)
-        else:
-            answer = self.live.answer(request)
-        return answer  # type: ignore[no-any-return]
+    def call_model(self, request: CallModel) -> Message:
+        started = self.inner.state.clock()
+        try:
+            return self.inner.call_model(request)
+        except KeyboardInterrupt:
+            return self.cut_reply(started)
 
-    async def aanswer(self, request: Request[A]) -> A:
-        from .async_cancel import CUT, cancellable
+    def run_tools(self, request: RunTools) -> list[ToolRun]:
+        return self.inner.run_tools(request, self._run_one())
 
-        answer: Any
-        if isinstance(request, CallModel):
-            started = time.perf_counter()
-            [answer] = await cancellable([lambda: self.live.acall_model(request)])
-            if answer is CUT:
-                answer = self._cancelled_reply(started)
-        elif isinstance(request, RunTools):
-            answer = await self._arun_tools(request)
-        elif isinstance(request, AskUser):
-            with self._fresh_interrupts():
-                answer = await self.live.aask_user(request)
-        else:
-            answer = await self.live.aanswer(request)
-        return answer  # type: ignore[no-any-return]
+    def ask_user(self, request: AskUser) -> Any:
+        with self._fresh_interrupts():
+            return self.inner.ask_user(request)
 
-    def _cancelled_reply(self, started: float) -> Message:
-        """What a cancelled model call gives: the text streamed so far, marked."""
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        from ..run.cancel import CUT, cut_off
+
+        verdicts = self.inner.state.admit_tools(request.invocations)
+        allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
+                   if why is None]
+        scopes = _loop_scopes()
+        ran = await cut_off([_later(inv) for inv in allowed],
+                            [] if scopes is None else scopes, ctrl_c=True)
+        if CUT in ran:
+            self.was_cut()
+            ran = [_stop() if run is CUT else run for run in ran]
+        return merged(verdicts, ran)
+
+    async def aask_user(self, request: AskUser) -> Any:
+        with self._fresh_interrupts():
+            return await self.inner.aask_user(request)
+
+    def was_cut(self) -> None:
         self._reset_interrupts()
-        reply = Message("assistant", "".join(self.live.partial), metadata={CANCELLED: True})
-        return self.live.replied(reply, started)
 
     def _run_one(self) -> Any:
         """How one call runs: a Ctrl-C stops it and the calls after it in the batch."""
-        stopped: list[bool] = []
+        hit: list[bool] = []
 
         def run(invocation: Invocation) -> ToolRun:
-            if stopped:
-                return ToolRun(_stop())
+            if hit:
+                return _stop()
             try:
                 return execute(invocation)
             except KeyboardInterrupt:
                 self._reset_interrupts()
-                stopped.append(True)
-                return ToolRun(_stop())
+                hit.append(True)
+                return _stop()
 
         return run
-
-    async def _arun_tools(self, request: RunTools) -> list[ToolRun]:
-        from .async_cancel import CUT, cancellable
-
-        verdicts = self.live.state.admit_tools(request.invocations)
-        allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
-                   if why is None]
-        ran = await cancellable([_later(inv) for inv in allowed])
-        if CUT in ran:
-            self._reset_interrupts()
-            ran = [ToolRun(_stop()) if run is CUT else run for run in ran]
-        return merged(verdicts, ran)
 
     def _fresh_interrupts(self) -> Any:
         """Around a prompt: a Ctrl-C there is not the first of a pair during a reply."""
@@ -150,14 +131,23 @@ class Cancelling:
             handler.reset()
 
 
+def _loop_scopes() -> Any:
+    """Where a Ctrl-C under ``arun()`` finds the calls under way: the running loop's
+    ``LoopInterrupts``, else a list nobody cancels (a Ctrl-C raised in a call's own code still
+    cuts it)."""
+    from .async_cancel import installed
+
+    interrupts = installed()
+    return [] if interrupts is None else interrupts.scopes
+
+
 def _later(invocation: Invocation) -> Any:
     return lambda: aexecute(invocation)
 
 
-def _stop() -> TerminateResponse:
+def _stop() -> ToolRun:
     """The result of a tool that Ctrl-C cancelled: it ends the turn, ``stopped``."""
-    return TerminateResponse(TOOL_CANCELLED, status=RunStatus.STOPPED,
-                             note="cancelled by the user (Ctrl-C)")
+    return stopped(TOOL_CANCELLED, "cancelled by the user (Ctrl-C)")
 
 
 def drop_empty_cancelled(session: Session) -> bool:

@@ -90,13 +90,12 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
     from .runner import CommandLineRunner
     from .slash_commands import Commands
 
-    commands = Commands(say=printer.say, source=talk.transcript_source)
+    commands = Commands(say=printer.say, source=talk.transcript_source,
+                        changed=None if recorder is None else recorder.sync)
     commands.tools = tuple(talk.tools) or _tools_of(talk.template)
     if talk.max_attachment_bytes is not None:
         commands.max_attachment_bytes = talk.max_attachment_bytes
     commands.attached = list(talk.attached)
-    if recorder is not None:
-        commands.changed = recorder.sync
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
     handlers = [h for h in (talk.writer, recorder) if h is not None]
 

@@ -90,14 +90,14 @@ class Commands:
     """
 
     def __init__(self, say: Callable[[str], None] | None = None, *,
-                 source: str | None = None,
+                 source: str | None = None, changed: Callable[[], None] | None = None,
                  max_attachment_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.say: Callable[[str], None] = say or (lambda text: print(text, flush=True))
         self.attached: list[Image | Audio | Document] = []
         self.max_attachment_bytes = max_attachment_bytes
         self.model: Any = None
         self.tools: tuple[Any, ...] = ()
-        self.changed: Callable[[], None] | None = None
+        self.changed = changed
         self.source = source
         # id(reply) -> (the reply, the name of the model that made it), for /usage's prices.
         # The reply is kept so that its id is never reused by another message.
