@@ -30,6 +30,7 @@ from ..errors import (
 from ..events import RestrictionInjected, TaskCompleted, ToolCallEnded, ToolCallStarted, TurnEnded
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
+from ..reply import Finish
 from ..requests import Approve, CallModel, Flow, RunTools
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Bound, Tool
@@ -157,7 +158,7 @@ class ToolingTemplate(Template):
             reply: Message = yield ask
             turn.iterations += 1
             yield reply
-            if reply.metadata and reply.metadata.get("finish_reason") == "length":
+            if reply.finish is Finish.LENGTH:
                 turn.truncated = True
             text = reply.text
             if text.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..events import Event, ModelCallEnded, ModelCallStarted, TurnEnded
+from ..reply import Finish
 
 IGNORED_TOOLS_NOTE = (
     "the model was offered tools in this turn, called none and stopped normally. If it "
@@ -35,7 +36,7 @@ class IgnoredTools:
             self._offered = self._offered and event.tools > 0
         elif isinstance(event, ModelCallEnded):
             self._called = self._called or bool(event.message.tool_calls)
-            self._stopped = event.message.metadata.get("finish_reason") == "stop"
+            self._stopped = event.message.finish is Finish.STOP
         elif isinstance(event, TurnEnded):
             ignored = self._offered and not self._called and self._stopped
             self._reset()

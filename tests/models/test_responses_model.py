@@ -163,7 +163,9 @@ def test_usage_counts_reasoning_tokens(server: OpenAIServer) -> None:
     with responses_model(server, stream=True) as model:
         session = Runner(model, LinearTemplate([UserTemplate("?"), AssistantTemplate()])).run()
     assert session.messages[-1].metadata["usage"] == usage
-    assert session.outcome is not None and session.outcome.usage == Usage(20, 50, 70)
+    assert session.outcome is not None
+    assert session.outcome.usage == Usage(20, 50, 70, reasoning_tokens=40)
+    assert session.outcome.to_dict()["usage"]["reasoning_tokens"] == 40
 
 
 def test_store_true_is_sent_and_asks_for_no_encrypted_reasoning(server: OpenAIServer) -> None:
