@@ -9,8 +9,8 @@ assistant text as ``{"role", "content"}`` message items, an assistant's tool cal
 items a reply came with (``metadata["reasoning"]``, as the server sent them) back in place,
 before that reply's own items. A response (a dict, or an SDK object, dumped) comes back as an
 assistant ``Message``; ``ResponsesAccumulator`` rebuilds the same ``Message`` from the typed
-stream events. Nothing here does I/O or imports the SDK; the server's side is in
-``wire_responses_server.py``.
+stream events. Nothing here does I/O or imports the SDK; the server's side is the fake
+server's, in ``convo.testing.server.responses_wire``.
 
 The reply's metadata is that of a Chat Completions reply, so nothing downstream asks which API
 it came from: ``finish_reason`` (``"stop"``, ``"tool_calls"``, or ``"length"`` for a reply
@@ -25,9 +25,9 @@ from typing import Any, Final
 
 import attrs
 
-from ..errors import ModelError
-from ..messages import Message, ToolCall
-from ..parts import Audio, Document, Image, Part, Text, binaries, text_of
+from ...errors import ModelError
+from ...messages import Message, ToolCall
+from ...parts import Audio, Document, Image, Part, Text, binaries, text_of
 from .wire import (
     WireError,
     _describe,

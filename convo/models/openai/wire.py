@@ -9,8 +9,8 @@ A user message with parts goes out as a list of content parts; the images and fi
 returned go in a user message right after the tool results (Chat Completions' tool messages
 carry text only); a part the API cannot carry is a ``ModelError`` before anything is sent.
 ``StreamAccumulator`` rebuilds the same ``Message`` from streamed chunks. Nothing here does
-I/O or imports the SDK. The server's side (replies as responses and chunks) is in
-``wire_server.py``, shared with the fake server in ``convo.testing``.
+I/O or imports the SDK. The server's side (replies as responses and chunks) is the fake
+server's, in ``convo.testing.server.chat_wire``.
 
 A reply's ``finish_reason`` lands in ``metadata["finish_reason"]``, its token counts in
 ``metadata["usage"]`` and a refusal in ``metadata["refusal"]`` (and, when there is no other
@@ -24,9 +24,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ..errors import ModelError
-from ..messages import Message, ToolCall
-from ..parts import Audio, Document, Image, Part, Text, binaries, shown
+from ...errors import ModelError
+from ...messages import Message, ToolCall
+from ...parts import Audio, Document, Image, Part, Text, binaries, shown
 
 USAGE_KEYS: Final = ("prompt_tokens", "completion_tokens", "total_tokens")
 

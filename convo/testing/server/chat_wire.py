@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import ROLES, Message
-from .wire import WireError, text_of, tool_call_from_wire, tool_call_to_wire
+from ...messages import ROLES, Message
+from ...models.openai.wire import WireError, text_of, tool_call_from_wire, tool_call_to_wire
 
 
 def message_from_wire(d: Mapping[str, Any]) -> Message:

@@ -23,9 +23,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ..messages import Message
-from ..parts import Part, Text, binaries, shown
-from .text_tools import CLOSE, OPEN, could_be_call, parse_text_calls, recover_tool_calls
+from ...messages import Message
+from ...parts import Part, Text, binaries, shown
+from ..text_tools import CLOSE, OPEN, could_be_call, parse_text_calls, recover_tool_calls
 from .wire import tool_to_wire
 
 TOOL_FORMATS: Final = ("native", "text")

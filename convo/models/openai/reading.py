@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import ContextLengthError, ModelError
-from ..messages import Message
+from ...errors import ContextLengthError, ModelError
+from ...messages import Message
+from ..overflow import context_length_hint
+from ..responded import report
 from . import wire_responses
-from .overflow import context_length_hint
-from .responded import report
 from .wire import StreamAccumulator, WireError, as_dict, identity, message_from_response
 
 MAX_BODY: Final = 64 << 20  # a reply larger than this is not a chat reply

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..messages import ROLES, Message, ToolCall
-from .wire import WireError, parse_arguments, text_of
-from .wire_responses import reasoning_of
+from ...messages import ROLES, Message, ToolCall
+from ...models.openai.wire import WireError, parse_arguments, text_of
+from ...models.openai.wire_responses import reasoning_of
 
 
 def messages_from_input(items: Iterable[Any]) -> list[Message]:
