@@ -14,7 +14,10 @@ server's, in ``convo.testing.server.chat_wire``.
 
 A reply's ``finish_reason`` lands in ``metadata["finish_reason"]``, its token counts in
 ``metadata["usage"]`` and a refusal in ``metadata["refusal"]`` (and, when there is no other
-text, in ``content``, so that it is seen). The response's ``id`` and ``model`` are read apart
+text, in ``content``, so that it is seen): OpenAI's words ``stop``, ``length`` and
+``tool_calls`` are convo's (``convo.reply.Finish``), and its cached and reasoning token counts
+become ``cache_read_tokens`` and ``reasoning_tokens``; the core reads them as the typed
+``message.finish`` and ``message.usage``. The response's ``id`` and ``model`` are read apart
 (``identity``): they describe the call, not the message.
 """
 
@@ -215,7 +218,21 @@ def usage_from_wire(usage: Any) -> dict[str, int] | None:
     counts = {k: int(v) for k, v in zip(USAGE_KEYS, values, strict=True)}
     if not counts["total_tokens"]:
         counts["total_tokens"] = counts["prompt_tokens"] + counts["completion_tokens"]
-    return counts
+    return counts | usage_details(usage, "prompt_tokens_details", "completion_tokens_details")
+
+
+def usage_details(usage: Mapping[str, Any], inputs: str, outputs: str) -> dict[str, int]:
+    """OpenAI's cached input tokens and reasoning tokens (in ``usage[inputs]`` and
+    ``usage[outputs]``) as a reply's ``cache_read_tokens`` and ``reasoning_tokens`` (only
+    those reported above 0: a reply that reports none stores what it always stored)."""
+    found: dict[str, int] = {}
+    for where, key, name in ((inputs, "cached_tokens", "cache_read_tokens"),
+                             (outputs, "reasoning_tokens", "reasoning_tokens")):
+        details = usage.get(where)
+        value = details.get(key) if isinstance(details, Mapping) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            found[name] = value
+    return found
 
 
 def build_message(

@@ -15,7 +15,8 @@ server's, in ``convo.testing.server.responses_wire``.
 The reply's metadata is that of a Chat Completions reply, so nothing downstream asks which API
 it came from: ``finish_reason`` (``"stop"``, ``"tool_calls"``, or ``"length"`` for a reply
 ``incomplete`` at ``max_output_tokens``), ``usage`` in Chat Completions' keys (plus
-``reasoning_tokens`` when the server counts them), ``refusal``, and ``reasoning``.
+``cache_read_tokens`` and ``reasoning_tokens`` when the server counts them), ``refusal``, and
+``reasoning``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .wire import (
     build_message,
     identity,
     parse_arguments,
+    usage_details,
 )
 
 ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
@@ -159,11 +161,7 @@ def usage_from_wire(usage: Any) -> dict[str, int] | None:
         return None
     counts = {"prompt_tokens": int(prompt), "completion_tokens": int(completion),
               "total_tokens": int(total) or int(prompt) + int(completion)}
-    details = usage.get("output_tokens_details")
-    reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
-    if isinstance(reasoning, int) and reasoning > 0:
-        counts["reasoning_tokens"] = reasoning
-    return counts
+    return counts | usage_details(usage, "input_tokens_details", "output_tokens_details")
 
 
 def message_from_response(response: Any) -> Message:
