@@ -57,7 +57,7 @@ def usage_to_wire(usage: Mapping[str, int]) -> dict[str, Any]:
     """A reply's token counts as Chat Completions reports them: a cache read in
     ``prompt_tokens_details.cached_tokens``, reasoning in
     ``completion_tokens_details.reasoning_tokens`` (each only when counted)."""
-    d = dict(usage)
+    d: dict[str, Any] = dict(usage)
     cached, reasoning = d.pop("cache_read_tokens", 0), d.pop("reasoning_tokens", 0)
     d.pop("cache_write_tokens", None)  # OpenAI does not say it
     if cached:
