@@ -227,3 +227,8 @@ def test_convo_eval_evaluates_it(acme: AcmeServer, bot: Path, tmp_path: Path) ->
     assert done.returncode == 0, done.stdout + done.stderr
     [result] = json.loads((tmp_path / "out.json").read_text())["scenarios"]
     assert (result["passes"], result["runs"], result["tokens"]) == (1, 1, 90)
+    assert result["cache_read_tokens"] == 64 and "reasoning_tokens" not in result
+    header, row = done.stdout.splitlines()[:2]
+    assert header.split() == ["scenario", "passes", "pass", "rate", "model", "calls", "tokens",
+                              "cache", "reads"]
+    assert row.split() == ["parrots", "1/1", "100%", "2.0", "90", "64"]
