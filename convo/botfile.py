@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +18,9 @@ from types import ModuleType
 from typing import Any
 
 _MODULE_NAME = "__convo_file__"
+MODEL_HELP = ("the model: NAME (OpenAI's; default: gpt-4o-mini) or PREFIX:NAME (openai:, "
+              "openai-responses:, anthropic:, gemini:, or a prefix the bot file registers); "
+              "smoke: an offline stand-in that calls the tools it is given, no key needed")
 
 
 class UsageProblem(Exception):
@@ -112,17 +114,29 @@ def smoke_model(args: argparse.Namespace) -> tuple[Any, str]:
 
 def choose_model(args: argparse.Namespace, module: ModuleType, path: str
                  ) -> tuple[Any, str | None]:
-    """The model to run on, and a few words saying which it is (None: said already)."""
-    if getattr(args, "model", None) == SMOKE and not args.mock:
+    """The model to run on, and a few words saying which it is (None: said already).
+
+    ``--model PREFIX:NAME`` names a provider (``convo.models.resolve``), after the bot file was
+    loaded: a prefix the file registered is built as it says (``--mock`` aside); a built-in
+    provider without its key and without a base URL leaves the file's ``mock_model``.
+    """
+    from .models.providers import BUILT_IN, DEFAULT, registered, split
+
+    spec = getattr(args, "model", None) or ""
+    if spec == SMOKE and not args.mock:
         return smoke_model(args)
-    key = os.environ.get("OPENAI_API_KEY")
-    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
-    if args.mock or not (key or base_url):
+    prefix, _ = split(spec)
+    if prefix is not None and registered(prefix) and not args.mock:
+        return provider_model(args, spec)
+    built = BUILT_IN[prefix or DEFAULT]
+    base_url = args.base_url or built.base_url()
+    if args.mock or not (built.key() or base_url):
         mock = getattr(module, "mock_model", None)
-        why = "--mock" if args.mock else "no OPENAI_API_KEY or --base-url"
+        why = "--mock" if args.mock else built.no_key()
         if mock is None:
+            keys = " or ".join(built.keys)
             raise UsageProblem(
-                f"{why}, and {path} defines no mock_model to run offline: set OPENAI_API_KEY, "
+                f"{why}, and {path} defines no mock_model to run offline: set {keys}, "
                 f"pass --base-url URL, or define mock_model = MockModel([...]) in {path}"
             )
         if not callable(getattr(mock, "complete", None)):
@@ -130,16 +144,43 @@ def choose_model(args: argparse.Namespace, module: ModuleType, path: str
                                "(MockModel, FunctionModel, ...)")
         info(f"{why}: running offline on {path}'s mock_model")
         return mock, None
-    return openai_model(args, base_url)
+    if prefix is None or prefix in ("openai", "openai-responses"):
+        return openai_model(args, base_url)
+    return provider_model(args, spec, base_url=base_url)
+
+
+def provider_model(args: argparse.Namespace, spec: str, *, base_url: str | None = None
+                   ) -> tuple[Any, str]:
+    """The model ``--model PREFIX:NAME`` names, for a provider other than OpenAI."""
+    from .models.providers import registered, resolve, split
+
+    prefix, name = split(spec)
+    options: dict[str, Any] = {}
+    if prefix is not None and not registered(prefix):  # a built-in: the common settings
+        options = {"stream": not getattr(args, "no_stream", False)}
+        for flag in ("max_tokens", "temperature", "timeout"):
+            if getattr(args, flag, None) is not None:
+                options[flag] = getattr(args, flag)
+        if base_url:
+            options["base_url"] = base_url
+    try:
+        model = resolve(spec, **options)
+    except (ImportError, ValueError, TypeError) as exc:
+        raise UsageProblem(f"--model {spec}: {exc}") from exc
+    return model, f"model {name} from the {prefix}: provider"
 
 
 def openai_model(args: argparse.Namespace, base_url: str | None) -> tuple[Any, str]:
     """The ``OpenAIModel`` the command line asks for, and a few words saying which it is."""
     from .models.openai import OpenAIModel
+    from .models.providers import split
 
+    prefix, name = split(getattr(args, "model", None) or "")
+    if prefix == "openai-responses":  # the prefix says it as --api responses does
+        args = argparse.Namespace(**{**vars(args), "api": "responses"})
     kw: dict[str, Any] = {"stream": not args.no_stream, **model_options(args)}
-    if args.model:
-        kw["model"] = args.model
+    if name:
+        kw["model"] = name
     if base_url:
         kw["base_url"] = base_url
     model = OpenAIModel(**kw)

@@ -291,9 +291,9 @@ class ContextWindow:
 
     def observe(self, model: Model | None, estimated: int, reply: Message) -> None:
         """Correct the estimate with the prompt tokens ``reply`` reports, if it does."""
-        usage = reply.metadata.get("usage") if reply.metadata else None
-        prompt = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
-        if isinstance(prompt, int) and prompt > 0 and estimated > 0:
+        usage = reply.usage
+        prompt = 0 if usage is None else usage.prompt_tokens
+        if prompt > 0 and estimated > 0:
             self._ratios[model_key(model)] = min(10.0, max(0.1, prompt / estimated))
 
     def estimate(self, messages: Sequence[Message], model: Model | None = None) -> int:

@@ -30,7 +30,8 @@ MACHINE: Final = "machine"
 LEGACY_KEYS: Final = {"convo.context": CONTEXT, "_convo_state": MACHINE}
 """Where earlier versions kept each record: in ``session.state``, under these keys."""
 
-_USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens", "total_tokens", "unreported")
+_USAGE_FIELDS: Final = ("prompt_tokens", "completion_tokens", "total_tokens", "unreported",
+                         "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
 def reserved_keys(state: Mapping[str, Any]) -> list[str]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
 import attrs
 
+from . import reply as _reply
 from .parts import Part, content_to_json, normalize, text_of
+from .reply import Finish, Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: Final = ("system", "user", "assistant", "tool")
@@ -104,6 +106,66 @@ class Message:
         """The message's text: its ``str`` content, or its ``Text`` parts joined."""
         content = self.content
         return content if type(content) is str else text_of(content)
+
+    # -- a reply's facts, typed (``convo.reply`` reads them from the stored metadata) ---------
+
+    @property
+    def finish(self) -> Finish | None:
+        """How the reply finished (``Finish``); ``None`` when the model did not say."""
+        return _reply.finish_of(self.metadata)
+
+    @property
+    def usage(self) -> Usage | None:
+        """The tokens this reply used; ``None`` when its model did not report them."""
+        return _reply.usage_of(self.metadata)
+
+    @property
+    def reasoning(self) -> tuple[Mapping[str, Any], ...]:
+        """The reply's reasoning items, as its provider sent them (sent back by it)."""
+        return _reply.reasoning_of(self.metadata)
+
+    @property
+    def refusal(self) -> str | None:
+        """What the model said when it refused (``"refused"`` when it said nothing)."""
+        return _reply.refusal_of(self.metadata)
+
+    @property
+    def provider(self) -> Mapping[str, Any]:
+        """The metadata that is none of the typed facts: what only the provider knows."""
+        return _reply.provider_of(self.metadata)
+
+    # -- a tool message's facts ---------------------------------------------------------------
+
+    @property
+    def error(self) -> bool:
+        """Whether this tool message reports a failure (the model is told it failed)."""
+        return bool(self.metadata.get(_reply.ERROR_KEY))
+
+    @property
+    def rejected(self) -> bool:
+        """Whether this tool message answers a call that was not approved."""
+        return bool(self.metadata.get(_reply.REJECTED_KEY))
+
+    @property
+    def terminated(self) -> Mapping[str, Any] | None:
+        """How the tool that answered here ended the turn (``TerminateResponse.saved()``)."""
+        return _reply.terminated_of(self.metadata)
+
+    @classmethod
+    def assistant(cls, content: str | Sequence[Part] = "",
+                  tool_calls: Iterable[ToolCall] = (), *, finish: Finish | str | None = None,
+                  usage: Usage | None = None, reasoning: Iterable[Mapping[str, Any]] = (),
+                  refusal: str | None = None, provider: Mapping[str, Any] | None = None,
+                  name: str | None = None) -> Message:
+        """A model's reply, its facts typed: how it finished, what it used, its reasoning
+        items (sent back by its provider), a refusal, and ``provider``, whatever else its
+        provider said (kept in ``metadata``, under keys of the provider's choosing)."""
+        metadata = _reply.reply_metadata(finish=finish, usage=usage, reasoning=reasoning,
+                                         refusal=refusal, provider=provider)
+        if refusal and not content:
+            content = refusal  # seen, when it is all there is
+        return cls("assistant", content, tool_calls=tuple(tool_calls), name=name,
+                   metadata=metadata)
 
     @property
     def has_parts(self) -> bool:

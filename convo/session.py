@@ -1,4 +1,5 @@
-"""Session, TurnResult, Outcome, RunStatus, Usage: the state of a conversation and why it ended.
+"""Session, TurnResult, Outcome, RunStatus: the state of a conversation and why it ended (and
+``Usage``, from ``convo.reply``, what it cost).
 
 A session round-trips exactly through ``to_dict``/``from_dict`` and ``to_json``/``from_json``;
 the dict carries ``format`` and ``version`` so a transcript written by one version of convo is
@@ -19,6 +20,9 @@ from .approval import Approval
 from .internal import checked, from_legacy_state
 from .jsonvalues import state_problem
 from .messages import Message
+from .reply import NO_USAGE as NO_USAGE
+from .reply import UNREPORTED as UNREPORTED
+from .reply import Usage as Usage
 
 FORMAT: Final = "convo.session"
 FORMAT_VERSION: Final = 2
@@ -41,55 +45,6 @@ class RunStatus(enum.StrEnum):
 
     def __str__(self) -> str:
         return self.value
-
-
-@attrs.frozen(slots=True)
-class Usage:
-    """Tokens, where the model reports them; adds up over a run.
-
-    ``unreported`` counts the model calls whose usage was not reported (a stream without a
-    usage chunk, a test model): their tokens are unknown, not zero, and ``known`` is false.
-    """
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    unreported: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        if other is NO_USAGE:
-            return self
-        if self is NO_USAGE:
-            return other
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.total_tokens + other.total_tokens,
-            self.unreported + other.unreported,
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self.prompt_tokens or self.completion_tokens or self.total_tokens)
-
-    @property
-    def known(self) -> bool:
-        """Whether every call counted here reported its tokens."""
-        return not self.unreported
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> Usage:
-        if not d:
-            return NO_USAGE
-        return cls(
-            int(d.get("prompt_tokens") or 0),
-            int(d.get("completion_tokens") or 0),
-            int(d.get("total_tokens") or 0),
-            int(d.get("unreported") or 0),
-        )
-
-
-NO_USAGE: Final = Usage()
-UNREPORTED: Final = Usage(unreported=1)  # one model call that did not say what it used
 
 
 def _status(value: Any) -> RunStatus:
@@ -188,7 +143,7 @@ class Outcome:
             "turn": self.turn.to_dict() if self.turn else None,
             "messages": self.messages,
             "model_calls": self.model_calls,
-            "usage": attrs.asdict(self.usage),
+            "usage": self.usage.to_dict(),
             "elapsed_s": self.elapsed_s,
             "limit": self.limit,
         }

@@ -35,7 +35,7 @@ from .internal import CONTEXT, context_problem
 from .messages import Message
 from .parts import binaries, shown
 from .requests import CallModel
-from .session import Session, Usage
+from .session import NO_USAGE, Session, Usage
 
 if TYPE_CHECKING:
     from .models.base import Model
@@ -134,10 +134,10 @@ def _summarize(window: ContextWindow, messages: Sequence[Message], record: dict[
         reply: Message = yield CallModel(window.summary_model or model, (), messages=(prompt, ask),
                                          purpose="summary")
         calls += 1
-        usage = usage + Usage.from_dict(reply.metadata.get("usage") if reply.metadata else None)
+        usage = usage + (reply.usage or NO_USAGE)
         text = _clip(reply.text.strip(), _text_room(window))
     return {"summary": text, "upto": cut, "check": fingerprint(messages[cut - 1]),
-            "calls": calls, "usage": attrs.asdict(usage)}
+            "calls": calls, "usage": usage.to_dict()}
 
 
 def _text_room(window: ContextWindow) -> int:

@@ -26,6 +26,7 @@ from ..botfile import (
     info,
     load_file,
     openai_model,
+    provider_model,
     smoke_model,
 )
 from ..messages import Message
@@ -209,16 +210,31 @@ def _show(printer: Any, session: Session, saved: Session | None) -> None:
 
 
 def _model(args: argparse.Namespace) -> tuple[Any, str]:
+    """The model of ``--model`` (``PREFIX:NAME``; a prefix the ``--tools`` file registered
+    too; ``smoke``, the offline stand-in); a built-in provider without its key or a base URL:
+    the offline mock."""
     if args.model == SMOKE:
         model, said = smoke_model(args)
         info(said)
         return model, SMOKE
-    key = os.environ.get("OPENAI_API_KEY")
-    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
-    if not (key or base_url):
-        info("no OPENAI_API_KEY or --base-url: chatting offline with a mock model that "
-             "echoes you (set OPENAI_API_KEY, or pass --base-url URL of a local server)")
+    from ..models.providers import BUILT_IN, DEFAULT, registered, split
+
+    prefix, name = split(args.model or "")
+    if prefix is not None and registered(prefix):
+        model, said = provider_model(args, args.model)
+        info(said)
+        return model, name
+    built = BUILT_IN[prefix or DEFAULT]
+    base_url = args.base_url or built.base_url()
+    if not (built.key() or base_url):
+        keys = " or ".join(built.keys)
+        info(f"{built.no_key()}: chatting offline with a mock model that "
+             f"echoes you (set {keys}, or pass --base-url URL of a local server)")
         return OfflineModel(), "offline mock"
+    if prefix is not None and prefix not in ("openai", "openai-responses"):
+        model, said = provider_model(args, args.model, base_url=base_url)
+        info(said)
+        return model, name
     model, said = openai_model(args, base_url)
     info(said)
     return model, model.model

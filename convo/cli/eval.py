@@ -23,7 +23,8 @@ from ..botfile import (
     find_template,
     info,
     load_file,
-    model_options,
+    openai_model,
+    provider_model,
     smoke_model,
     split_target,
 )
@@ -51,9 +52,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                     "template) of a bot file, check every run, and print the pass rates.")
     parser.add_argument("target", metavar="BOT_FILE[:NAME]", help="the bot's Python file")
     parser.add_argument("scenarios", metavar="SCENARIOS.yaml", help="the scenario file")
-    parser.add_argument("--model", help="the bot's model name (default: gpt-4o-mini), and the "
-                                        "judge's when a scenario names none; smoke: an "
-                                        "offline stand-in for the bot, no key needed")
+    parser.add_argument("--model", help="the bot's model, and the judge's when a scenario "
+                                        "names none: NAME (OpenAI's; default: gpt-4o-mini) "
+                                        "or PREFIX:NAME (openai:, openai-responses:, "
+                                        "anthropic:, gemini:, or a prefix the bot file "
+                                        "registers); smoke: an offline stand-in for the bot, "
+                                        "no key needed")
     parser.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     parser.add_argument("--mock", action="store_true",
@@ -83,17 +87,18 @@ def _checked_options(args: argparse.Namespace) -> None:
 
 
 def _named(args: argparse.Namespace) -> Any:
-    """How a model named in a scenario (or by --model) is built: only when it is called."""
+    """How a model named in a scenario (or by --model: ``PREFIX:NAME`` too) is built: only
+    when it is called."""
     def build(name: str) -> Any:
-        from ..models.openai import OpenAIModel
+        from ..models.providers import split
 
         if name == SMOKE:
             return smoke_model(args)[0]
-
-        kw: dict[str, Any] = {"model": name, **model_options(args)}
-        if args.base_url:
-            kw["base_url"] = args.base_url
-        return OpenAIModel(**kw)
+        prefix, _ = split(name)
+        if prefix is None or prefix in ("openai", "openai-responses"):
+            named = argparse.Namespace(**{**vars(args), "model": name})
+            return openai_model(named, args.base_url)[0]
+        return provider_model(args, name, base_url=args.base_url)[0]
 
     return build
 

@@ -23,8 +23,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 def list_models(args: argparse.Namespace) -> int:
     import openai
 
-    from ..models.errors import sdk_error
     from ..models.openai import PLACEHOLDER_API_KEY
+    from ..models.openai.errors import sdk_error
 
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL") or None
     key = os.environ.get("OPENAI_API_KEY")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from urllib.parse import urlparse
 
-from ..botfile import add_model_options
+from ..botfile import MODEL_HELP, add_model_options
 from .otel import add_otel_options
 
 
@@ -39,8 +39,7 @@ def conversation_options() -> argparse.ArgumentParser:
     """The options of a conversation in the terminal (a parent parser)."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("-m", "--model", type=name,
-                         help="the model name (default: gpt-4o-mini); smoke: an offline "
-                         "stand-in that calls the tools it is given, no key needed")
+                         help=MODEL_HELP)
     options.add_argument("--base-url", metavar="URL", type=url,
                          help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     options.add_argument("--no-stream", action="store_true", help="do not stream replies")

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..botfile import (
+    MODEL_HELP,
     UsageProblem,
     add_model_options,
     bot_bounds,
@@ -81,8 +82,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--debug-errors", action="store_true",
                        help="show the cause of failures to every user (default: only in the "
                             "log; users see plain words)")
-    serve.add_argument("--model", help="the model name (default: gpt-4o-mini); smoke: an offline "
-                                       "stand-in that calls the tools it is given, no key needed")
+    serve.add_argument("--model", help=MODEL_HELP)
     serve.add_argument("--base-url", metavar="URL", type=url,
                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     serve.add_argument("--mock", action="store_true",

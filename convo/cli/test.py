@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from ..botfile import (
+    MODEL_HELP,
     UsageProblem,
     bot_bounds,
     choose_model,
@@ -51,8 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{DEFAULT_PERSONA!r} | {DEFAULT_GOAL!r})")
     parser.add_argument("--turns", type=int, default=10, metavar="N",
                         help="the most messages the simulated user writes (default: 10)")
-    parser.add_argument("--model", help="the model name (default: gpt-4o-mini); smoke: an offline "
-                                        "stand-in that calls the tools it is given, no key needed")
+    parser.add_argument("--model", help=MODEL_HELP)
     parser.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
     parser.add_argument("--mock", action="store_true",

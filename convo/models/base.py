@@ -18,8 +18,9 @@ class Model(Protocol):
     Both entry points take the conversation's messages and the tools' JSON schemas (OpenAI
     function-tool format) and return one assistant ``Message``, with ``tool_calls`` when the
     model called tools. A streaming model hands text deltas to ``on_delta`` as they arrive.
-    Token usage, where the model reports it, goes in ``message.metadata["usage"]`` as
-    ``{"prompt_tokens", "completion_tokens", "total_tokens"}``.
+    A provider builds its reply with ``Message.assistant(text, calls, finish=, usage=,
+    reasoning=, provider=)``: how it finished and the tokens it used, in no provider's words
+    (``convo.reply``), are what the runner reads.
     """
 
     def complete(

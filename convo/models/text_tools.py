@@ -5,7 +5,7 @@ Pure functions over strings (STYLE habit 3), shared by both tool formats of ``Op
 - ``parse_text_calls(text)``: the text protocol (``tool_format="text"``). Every
   ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` block becomes a ``ToolCall`` and is
   cut from the text; a block that does not parse becomes a call named ``MALFORMED_CALL`` whose
-  problem is kept, so that the model can be told (``text_protocol.py`` feeds it back).
+  problem is kept, so that the model can be told (``openai/text_protocol.py`` feeds it back).
 - ``recover_tool_calls(text, names)``: a server that leaves a call in the message text
   (``tool_calls: []``). Only a reply whose *whole* text is a call of an offered tool is read
   as calls: ``<tool_call>`` blocks, a bare ``{"name", "arguments"}`` object or a list of them,

@@ -33,9 +33,10 @@ def input_messages(messages: Sequence[Message]) -> str:
 
 
 def output_messages(reply: Message) -> str:
-    finish = reply.metadata.get("finish_reason") if reply.metadata else None
+    finish = reply.finish
     return dumps([{"role": reply.role, "parts": parts(reply),
-                   "finish_reason": finish or ("tool_call" if reply.tool_calls else "stop")}])
+                   "finish_reason": finish.value if finish is not None
+                   else "tool_call" if reply.tool_calls else "stop"}])
 
 
 def dumps(value: Any) -> str:

@@ -43,6 +43,7 @@ from ..messages import ToolCall
 from ..models.responded import Responded, listen
 from ..session import Outcome, RunStatus, Session
 from .content import dumps, input_messages, output_messages
+from .conventions import cache_attributes
 from .telemetry import Telemetry, model_attributes
 from .turns import CURRENT, Turn
 
@@ -164,9 +165,9 @@ class RunSpans:
                 response_id = metadata["id"]
             if response_model is None and isinstance(metadata.get("model"), str):
                 response_model = metadata["model"]
-            finish = metadata.get("finish_reason")
-            if isinstance(finish, str):
-                attributes["gen_ai.response.finish_reasons"] = (finish,)
+        finish = reply.finish
+        if finish is not None:
+            attributes["gen_ai.response.finish_reasons"] = (finish.value,)
         if response_id is not None:
             attributes["gen_ai.response.id"] = response_id
         if response_model is not None:
@@ -179,6 +180,7 @@ class RunSpans:
             tokens = self.telemetry.token_usage
             tokens.record(usage.prompt_tokens, {**measured, "gen_ai.token.type": "input"})
             tokens.record(usage.completion_tokens, {**measured, "gen_ai.token.type": "output"})
+            attributes.update(cache_attributes(usage))
         if self.telemetry.capture_content:
             attributes["gen_ai.output.messages"] = output_messages(reply)
         self.telemetry.duration.record(event.elapsed_s, measured)
@@ -298,6 +300,7 @@ class RunSpans:
         if span is self.root and outcome.usage.known and outcome.usage:
             attributes["gen_ai.usage.input_tokens"] = outcome.usage.prompt_tokens
             attributes["gen_ai.usage.output_tokens"] = outcome.usage.completion_tokens
+            attributes.update(cache_attributes(outcome.usage))
         span.set_attributes(attributes)
         if span is self.root:
             span.end()

@@ -36,6 +36,7 @@ from ..events import (
 from ..messages import Message, ToolCall
 from ..models.deltas import Deltas
 from ..parts import Content
+from ..reply import UNREPORTED, Finish
 from ..requests import (
     Approve,
     AskUser,
@@ -46,7 +47,6 @@ from ..requests import (
     RunHooks,
     RunTools,
 )
-from ..session import UNREPORTED, Usage
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from ..tools.toolset import Listed, alist_toolsets, list_toolsets
 from .stack import Answerer
@@ -201,16 +201,16 @@ class LiveAnswerer(Answerer):
         if not isinstance(reply, Message) or reply.role != "assistant":
             raise ModelError(f"the model must return an assistant Message, got {reply!r}")
         state = self.state
-        usage = reply.metadata.get("usage") if reply.metadata else None
-        call_usage = Usage.from_dict(usage) if usage else UNREPORTED  # unknown, not zero
-        state.used(call_usage, reported=bool(usage))
+        usage = reply.usage
+        call_usage = UNREPORTED if usage is None else usage  # unknown, not zero
+        state.used(call_usage, reported=usage is not None)
         if state.on_event is not None:
             state.on_event(ModelCallEnded(state.model_calls, reply, call_usage,
                                           state.clock() - started))
             if "recovered_tool_calls" in reply.metadata:
                 state.on_event(ToolCallsRecovered(reply.tool_calls,
                                                   reply.metadata["recovered_tool_calls"]))
-        if reply.metadata and reply.metadata.get("finish_reason") == "length":
+        if reply.finish is Finish.LENGTH:
             self._truncated(reply)
         return reply
 

@@ -100,8 +100,9 @@ class Replay(Forwarding):
         self.watched: tuple[type[Event], ...] = (Event,)  # the events ``saw`` is shown
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
         # What the replayed answers count, added to the run's state once (``settle``): model
-        # calls, prompt, completion and total tokens, unreported calls, tool calls.
-        self.tally = [0, 0, 0, 0, 0, 0]
+        # calls, prompt, completion and total tokens, unreported calls, tool calls, cache
+        # reads, cache writes, reasoning tokens.
+        self.tally = [0] * 9
         counted = replayed_summaries(saved.internal)
         if counted is not None:  # the summary calls the saved conversation made
             state.counted(counted.model_calls, usage=counted.usage)
@@ -207,14 +208,17 @@ class Replay(Forwarding):
         nxt = frame.messages[at] if at < len(frame.messages) else None
         if frame.live or request.purpose != "reply" or nxt is None or nxt.role != "assistant":
             return self.missed()
-        usage = nxt.metadata.get("usage") if nxt.metadata else None
-        tally = self.tally  # counted as ``Usage.from_dict`` reads it, in ints (per reply)
+        usage = nxt.usage
+        tally = self.tally  # counted in ints (per reply), one Usage made at ``settle``
         tally[0] += 1
-        if usage:
-            tally[1] += int(usage.get("prompt_tokens") or 0)
-            tally[2] += int(usage.get("completion_tokens") or 0)
-            tally[3] += int(usage.get("total_tokens") or 0)
-            tally[4] += int(usage.get("unreported") or 0)
+        if usage is not None:
+            tally[1] += usage.prompt_tokens
+            tally[2] += usage.completion_tokens
+            tally[3] += usage.total_tokens
+            tally[4] += usage.unreported
+            tally[6] += usage.cache_read_tokens
+            tally[7] += usage.cache_write_tokens
+            tally[8] += usage.reasoning_tokens
         else:
             tally[4] += 1
         return nxt
@@ -300,9 +304,10 @@ class Replay(Forwarding):
         run ends while replaying): its counts and limits cover the whole conversation."""
         tally = self.tally
         if any(tally):
-            usage = Usage(*tally[1:5]) if any(tally[1:5]) else NO_USAGE
+            usage = Usage(*tally[1:5], cache_read_tokens=tally[6], cache_write_tokens=tally[7],
+                          reasoning_tokens=tally[8]) if any(tally[1:5]) else NO_USAGE
             self.state.counted(tally[0], tally[5], usage)
-            self.tally = [0, 0, 0, 0, 0, 0]
+            self.tally = [0] * 9
 
     def _tool_runs(self, frame: Frame, request: RunTools) -> Any:
         results: dict[str | None, Message] = {}

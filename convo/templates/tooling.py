@@ -20,6 +20,7 @@ from ..context import ContextWindow, check_window
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError
 from ..events import RestrictionInjected, TaskCompleted, TurnEnded
 from ..messages import Message
+from ..reply import Finish
 from ..requests import CallModel, Flow
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Tool
@@ -136,7 +137,7 @@ class ToolingTemplate(Template):
             reply: Message = yield ask
             turn.iterations += 1
             yield reply
-            if reply.metadata and reply.metadata.get("finish_reason") == "length":
+            if reply.finish is Finish.LENGTH:
                 turn.truncated = True
             text = reply.text
             if text.strip():

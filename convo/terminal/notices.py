@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..events import Event, ModelCallEnded, ModelCallStarted, TurnEnded
+from ..reply import Finish
 
 IGNORED_TOOLS_NOTE = (
     "the model was offered tools in this turn, called none and stopped normally. If it "
@@ -56,7 +57,7 @@ class IgnoredTools:
         elif isinstance(event, ModelCallEnded):
             self._called = self._called or bool(event.message.tool_calls)
             self.ever_called = self.ever_called or self._called
-            self._stopped = event.message.metadata.get("finish_reason") == "stop"
+            self._stopped = event.message.finish is Finish.STOP
         elif isinstance(event, TurnEnded):
             ignored = self._offered and not self.ever_called and self._stopped
             self._reset()

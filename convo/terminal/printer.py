@@ -32,6 +32,7 @@ from ..events import (
 )
 from ..messages import Message
 from ..parts import shown
+from ..reply import Finish
 from ..session import NO_USAGE, Usage
 from .notices import IgnoredTools
 from .typeahead import TypeAhead
@@ -290,7 +291,7 @@ class ConsolePrinter:
             if call.name not in self.hidden_tools:
                 line = f"  → {call.name}({_one_line(call.arguments_json())})"
                 self.write(self.paint(line, "tool") + "\n")
-        if message.metadata.get("cancelled"):
+        if message.finish is Finish.CANCELLED:
             kept = "; the partial reply is kept" if message.content else ""
             self.write(self.paint(f"  (reply cancelled with Ctrl-C{kept})", "dim") + "\n")
         usage, self._usage = self._usage, NO_USAGE

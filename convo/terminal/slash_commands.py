@@ -255,9 +255,8 @@ class Commands:
         total, replies = Usage(), 0
         by_model: dict[str | None, tuple[Usage, int]] = {}
         for message in session.messages:
-            usage = message.metadata.get("usage") if message.metadata else None
-            if message.role == "assistant" and usage:
-                reply = Usage.from_dict(usage)
+            reply = message.usage if message.role == "assistant" else None
+            if reply is not None:
                 total, replies = total + reply, replies + 1
                 made_by = self._made_by.get(id(message), (message, self._model_name()))[1]
                 tokens, count = by_model.get(made_by, (Usage(), 0))

@@ -189,8 +189,8 @@ class SmokeModel(SyncModel):
         Responses API), so that the real OpenAI client runs against it with no script:
         ``OpenAIServer(handler=SmokeModel().handle)`` (what ``--model smoke`` does). A
         request that asks for reasoning gets a reasoning item with a one-line summary."""
-        from ..models.wire_responses_server import messages_from_input
-        from ..models.wire_server import message_from_wire
+        from .server.chat_wire import message_from_wire
+        from .server.responses_wire import messages_from_input
 
         if "input" in body:
             raw = body["input"]

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from convo import Message, ModelError, OpenAIModel
-from convo.models.local import ServerWait, is_local
+from convo.models.openai.local import ServerWait, is_local
 from convo.testing import OpenAIServer
 
 # -- a local server that is still starting --------------------------------------------------

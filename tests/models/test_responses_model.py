@@ -32,8 +32,8 @@ from convo import (
 )
 from convo.events import Event, ReplyTruncated, TextDelta
 from convo.models.deltas import Deltas
-from convo.models.wire_responses_server import events_from_message, response_from_message
 from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
+from convo.testing.server.responses_wire import events_from_message, response_from_message
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque-1",
            "summary": [{"type": "summary_text", "text": "Oslo: look up the weather."}]}
@@ -163,7 +163,9 @@ def test_usage_counts_reasoning_tokens(server: OpenAIServer) -> None:
     with responses_model(server, stream=True) as model:
         session = Runner(model, LinearTemplate([UserTemplate("?"), AssistantTemplate()])).run()
     assert session.messages[-1].metadata["usage"] == usage
-    assert session.outcome is not None and session.outcome.usage == Usage(20, 50, 70)
+    assert session.outcome is not None
+    assert session.outcome.usage == Usage(20, 50, 70, reasoning_tokens=40)
+    assert session.outcome.to_dict()["usage"]["reasoning_tokens"] == 40
 
 
 def test_store_true_is_sent_and_asks_for_no_encrypted_reasoning(server: OpenAIServer) -> None:

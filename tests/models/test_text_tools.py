@@ -9,7 +9,7 @@ import pytest
 
 from convo import Message, ToolCall
 from convo.errors import ToolCallParseError
-from convo.models.text_protocol import (
+from convo.models.openai.text_protocol import (
     messages_for_text,
     read_reply,
     tools_prompt,

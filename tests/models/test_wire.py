@@ -7,14 +7,18 @@ from typing import Any
 import pytest
 
 from convo import Message, ToolCall
-from convo.models.wire import (
+from convo.models.openai.wire import (
     StreamAccumulator,
     WireError,
     message_from_response,
     message_to_wire,
     tool_to_wire,
 )
-from convo.models.wire_server import chunks_from_message, message_from_wire, response_from_message
+from convo.testing.server.chat_wire import (
+    chunks_from_message,
+    message_from_wire,
+    response_from_message,
+)
 
 USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
 

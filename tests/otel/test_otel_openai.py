@@ -21,9 +21,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models import wire_responses_server as responses
-from convo.models.wire_server import chunks_from_message, response_from_message
 from convo.testing import ErrorReply, OpenAIServer
+from convo.testing.server import responses_wire as responses
+from convo.testing.server.chat_wire import chunks_from_message, response_from_message
 
 
 @tool

@@ -33,9 +33,11 @@ from convo import (
     SystemTemplate,
     ToolCall,
     ToolingTemplate,
+    Usage,
     UserTemplate,
     tool,
 )
+from convo.reply import Finish
 from convo.resume import resume
 from convo.run.state import _WATCHERS
 
@@ -102,6 +104,22 @@ def test_a_run_is_one_invoke_agent_span_with_its_model_and_tool_calls_in_order(
     assert call.status.status_code is StatusCode.UNSET
     assert len({s.context.trace_id for s in spans}) == 1
     assert session.outcome is not None and session.outcome.status == "completed"
+
+
+def test_cache_reads_and_writes_are_on_the_model_span_and_the_run(otel: Telemetry) -> None:
+    usage = Usage(100, 4, 104, cache_read_tokens=80, cache_write_tokens=16)
+    Runner(MockModel([Message.assistant("Hi.", finish=Finish.STOP, usage=usage)]),
+           LinearTemplate([UserTemplate("Hello"), AssistantTemplate()])).run()
+    chat = one(otel.spans(), "chat")
+    assert dict(chat.attributes or {}) == {
+        "gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": ("stop",),
+        "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 4,
+        "gen_ai.usage.cache_read.input_tokens": 80,
+        "gen_ai.usage.cache_creation.input_tokens": 16}
+    run = one(otel.spans(), "invoke_agent convo")
+    assert run.attributes is not None
+    assert run.attributes["gen_ai.usage.cache_read.input_tokens"] == 80
+    assert run.attributes["gen_ai.usage.cache_creation.input_tokens"] == 16
 
 
 def test_arun_makes_the_same_spans(otel: Telemetry) -> None:

@@ -27,7 +27,7 @@ from convo import (
     tool,
 )
 from convo.events import Event, ModelCallStarted, TextDelta, ToolCallsRecovered
-from convo.models.text_protocol import tools_prompt
+from convo.models.openai.text_protocol import tools_prompt
 from convo.models.text_tools import MALFORMED_CALL
 from convo.testing.llama import LlamaServer
 

@@ -40,10 +40,11 @@ def fresh(model: Any) -> Any:
 
 
 def openai_model(name: str) -> Model:
-    """A model named in a scenario: an OpenAI-compatible model (``OPENAI_BASE_URL``)."""
-    from ...models.openai import OpenAIModel
+    """A model named in a scenario: ``PREFIX:NAME`` (``convo.models.resolve``), else an
+    OpenAI-compatible model (``OPENAI_BASE_URL``)."""
+    from ...models.providers import resolve
 
-    return OpenAIModel(model=name)
+    return resolve(name)
 
 
 @attrs.frozen(kw_only=True)

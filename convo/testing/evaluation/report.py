@@ -14,6 +14,9 @@ from .result import EvalResult
 from .scenario import ScenarioError
 
 HEADER = ("scenario", "passes", "pass rate", "model calls", "tokens")
+DETAILS = {"cache_read_tokens": "cache reads", "cache_write_tokens": "cache writes",
+           "reasoning_tokens": "reasoning"}
+"""Columns shown only when some scenario's model reported them."""
 
 
 def verdicts(results: Sequence[EvalResult], baseline: Mapping[str, float] | None = None
@@ -31,12 +34,16 @@ def verdicts(results: Sequence[EvalResult], baseline: Mapping[str, float] | None
 
 
 def table(results: Sequence[EvalResult], why: Mapping[str, str]) -> str:
-    """The table: a row per scenario, failing ones marked with why."""
-    rows = [HEADER] + [(
+    """The table: a row per scenario, failing ones marked with why (and the cache and
+    reasoning token columns when a model reported them)."""
+    details = {r.name: r.details for r in results}
+    shown = [k for k in DETAILS if any(k in d for d in details.values())]
+    rows = [(*HEADER, *(DETAILS[k] for k in shown))] + [(
         r.name, f"{r.passes}/{len(r.runs)}", f"{r.pass_rate:.0%}", f"{r.mean_model_calls:.1f}",
         "-" if r.tokens is None else str(r.tokens),
+        *(str(details[r.name].get(k, 0)) for k in shown),
     ) for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
         cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:],

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from ...reply import NO_USAGE, Usage
 from ...session import Session
 from .checks import Failure
 from .scenario import Scenario
@@ -34,6 +35,11 @@ class RunResult:
         """The bot's tokens, where its model reported them; None when it did not."""
         usage = self.session.outcome.usage if self.session.outcome is not None else None
         return usage.total_tokens if usage else None
+
+    @property
+    def usage(self) -> Usage:
+        """The bot's whole usage in this run (its cache and reasoning counts too)."""
+        return self.session.outcome.usage if self.session.outcome is not None else NO_USAGE
 
     def lines(self) -> list[str]:
         """One line per failed check: ``scenario run N: check: reason``."""
@@ -75,6 +81,11 @@ class EvalResult:
         return sum(known) if known else None
 
     @property
+    def details(self) -> dict[str, int]:
+        """The bot's cache reads and writes and reasoning tokens over all runs, those not 0."""
+        return sum((r.usage for r in self.runs), NO_USAGE).details()
+
+    @property
     def failures(self) -> list[tuple[int, str, str]]:
         """Every failed check: ``(run index, check, reason)``."""
         return [(run.index, check, reason) for run in self.runs for check, reason in run.failures]
@@ -113,6 +124,6 @@ class EvalResult:
         return {
             "name": self.name, "passes": self.passes, "runs": len(self.runs),
             "pass_rate": self.pass_rate, "mean_model_calls": self.mean_model_calls,
-            "tokens": self.tokens,
+            "tokens": self.tokens, **self.details,
             "failures": [{"run": i, "check": c, "reason": r} for i, c, r in self.failures],
         }

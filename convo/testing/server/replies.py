@@ -13,8 +13,8 @@ from typing import Any, Final, TypeAlias
 import attrs
 
 from ...messages import Message
-from ...models import wire_responses_server as responses
-from ...models.wire_server import chunks_from_message, response_from_message
+from . import responses_wire as responses
+from .chat_wire import chunks_from_message, response_from_message
 
 JSON: Final = "application/json"
 

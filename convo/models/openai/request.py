@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from types import FunctionType
 from typing import Any, Final, Protocol
 
-from ..messages import Message
+from ...messages import Message
+from ..base import ToolSchemas
 from . import wire, wire_responses
-from .base import ToolSchemas
 from .text_protocol import messages_for_text
 
 

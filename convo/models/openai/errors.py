@@ -9,8 +9,8 @@ from typing import Any, Final
 
 import openai
 
-from ..errors import ContextLengthError, ModelError
-from .overflow import says_context_too_long
+from ...errors import ContextLengthError, ModelError
+from ..overflow import says_context_too_long
 
 # The server's own words are often the only useful line: kept whole up to this many characters.
 SERVER_TEXT_LIMIT: Final = 4000

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import ROLES, Message
-from .wire import WireError, text_of, tool_call_from_wire, tool_call_to_wire
+from ...messages import ROLES, Message
+from ...models.openai.wire import WireError, text_of, tool_call_from_wire, tool_call_to_wire
 
 
 def message_from_wire(d: Mapping[str, Any]) -> Message:
@@ -49,7 +49,21 @@ def response_from_message(
                      "logprobs": None}],
     }
     if usage is not None:
-        d["usage"] = dict(usage)
+        d["usage"] = usage_to_wire(usage)
+    return d
+
+
+def usage_to_wire(usage: Mapping[str, int]) -> dict[str, Any]:
+    """A reply's token counts as Chat Completions reports them: a cache read in
+    ``prompt_tokens_details.cached_tokens``, reasoning in
+    ``completion_tokens_details.reasoning_tokens`` (each only when counted)."""
+    d: dict[str, Any] = dict(usage)
+    cached, reasoning = d.pop("cache_read_tokens", 0), d.pop("reasoning_tokens", 0)
+    d.pop("cache_write_tokens", None)  # OpenAI does not say it
+    if cached:
+        d["prompt_tokens_details"] = {"cached_tokens": cached}
+    if reasoning:
+        d["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return d
 
 
@@ -88,7 +102,7 @@ def chunks_from_message(
     if usage is not None:
         chunks.append({"id": response_id, "object": "chat.completion.chunk",
                        "created": created, "model": model, "choices": [],
-                       "usage": dict(usage)})
+                       "usage": usage_to_wire(usage)})
     return chunks
 
 

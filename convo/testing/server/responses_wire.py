@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..messages import ROLES, Message, ToolCall
-from .wire import WireError, parse_arguments, text_of
-from .wire_responses import reasoning_of
+from ...messages import ROLES, Message, ToolCall
+from ...models.openai.wire import WireError, parse_arguments, text_of
+from ...models.openai.wire_responses import reasoning_of
 
 
 def messages_from_input(items: Iterable[Any]) -> list[Message]:
@@ -103,7 +103,8 @@ def usage_to_wire(usage: Mapping[str, int]) -> dict[str, Any]:
     """Chat Completions' token counts in the Responses API's shape."""
     return {
         "input_tokens": usage.get("prompt_tokens", 0),
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": usage.get("cache_read_tokens", 0),
+                                 "cache_write_tokens": 0},
         "output_tokens": usage.get("completion_tokens", 0),
         "output_tokens_details": {"reasoning_tokens": usage.get("reasoning_tokens", 0)},
         "total_tokens": usage.get("total_tokens", 0),

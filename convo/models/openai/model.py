@@ -5,7 +5,7 @@
 
 Works with OpenAI and with any OpenAI-compatible server (vLLM, Ollama, llama.cpp, the test
 server in ``convo.testing``). The wire formats live in ``wire.py`` and ``wire_responses.py``,
-the request arguments in ``openai_request.py``; this module only drives the SDK and turns its
+the request arguments in ``request.py``; this module only drives the SDK and turns its
 failures into ``ModelError``\\ s that say what to check.
 """
 
@@ -22,14 +22,14 @@ from typing import Any, TypeAlias
 
 import openai
 
-from ..errors import ModelError
-from ..messages import Message
-from .base import DeltaCallback, ToolSchemas
-from .deltas import reasoning_callback
+from ...errors import ModelError
+from ...messages import Message
+from ..base import DeltaCallback, ToolSchemas
+from ..deltas import reasoning_callback
 from .errors import sdk_error
 from .local import ServerWait
-from .openai_request import APIS, chat_request, passed_as_is, responses_request
 from .reading import Deadline, ReplyReader
+from .request import APIS, chat_request, passed_as_is, responses_request
 from .text_protocol import TOOL_FORMATS, hide_calls, read_reply
 
 # Local servers ignore the key, but the SDK refuses to start without one.

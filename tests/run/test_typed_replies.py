@@ -1,0 +1,51 @@
+"""The core reads a reply's typed facts, whatever words its provider used: a model that builds
+its replies with Message.assistant (no OpenAI key anywhere) is truncated, counted and resumed
+as an OpenAI reply is."""
+
+from __future__ import annotations
+
+from convo import (
+    Event,
+    LoopTemplate,
+    Message,
+    MockModel,
+    ReplyTruncated,
+    Runner,
+    ScriptedInterface,
+    Session,
+    ToolingTemplate,
+    Usage,
+    UserTemplate,
+)
+from convo.reply import Finish
+
+CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])
+
+
+def _reply(text: str, finish: Finish, cached: int) -> Message:
+    return Message.assistant(text, finish=finish, usage=Usage(
+        100, 10, 110, cache_read_tokens=cached, cache_write_tokens=5, reasoning_tokens=2))
+
+
+def test_a_typed_length_finish_truncates_and_cache_tokens_add_up() -> None:
+    seen: list[Event] = []
+    model = MockModel([_reply("cut", Finish.LENGTH, 60), _reply("whole", Finish.STOP, 90)])
+    session = Runner(model, CHAT, ScriptedInterface(["one", "two"]),
+                     on_event=seen.append).run()
+    assert [e.message.text for e in seen if isinstance(e, ReplyTruncated)] == ["cut"]
+    assert [t.truncated for t in session.turns] == [True, False]
+    assert session.outcome is not None
+    assert session.outcome.usage == Usage(200, 20, 220, cache_read_tokens=150,
+                                          cache_write_tokens=10, reasoning_tokens=4)
+
+
+def test_a_resumed_run_counts_the_saved_cache_tokens_too() -> None:
+    first = Runner(MockModel([_reply("a", Finish.STOP, 60)]), CHAT,
+                   ScriptedInterface(["one"])).run()
+    saved = Session.from_json(first.to_json())
+    session = Runner(MockModel([_reply("b", Finish.STOP, 90)]), CHAT,
+                     ScriptedInterface(["two"])).resume(saved)
+    assert session.outcome is not None
+    assert session.outcome.model_calls == 2
+    assert session.outcome.usage == Usage(200, 20, 220, cache_read_tokens=150,
+                                          cache_write_tokens=10, reasoning_tokens=4)
