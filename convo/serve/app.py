@@ -36,9 +36,10 @@ from .bodies import (
     read_object,
 )
 from .engine import Engine
+from .events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from .host import Turn
 from .keys import answer, needs_messages, reference
-from .live import Emit, Live
+from .live import Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
 from .owners import (
@@ -102,17 +103,20 @@ class API:
         return caller
 
     async def conversation_for(self, caller: Caller, conversation_id: str, *,
-                               operator_may: bool = True) -> Stored:
-        """The conversation's row (no messages) if ``caller`` may act on it: its owner; an
-        operator when ``operator_may`` (else 403); anybody else gets 404 (``owners.py``)."""
+                               operator_may: bool = True, messages: bool = False) -> Stored:
+        """The conversation (its row; with ``messages``, all of it) if ``caller`` may act on
+        it: its owner; an operator when ``operator_may`` (else 403); anybody else gets 404
+        (``owners.py``)."""
         return await conversation_for(self.engine.store, caller, conversation_id,
-                                      operator_may=operator_may)
+                                      operator_may=operator_may, messages=messages)
 
-    async def _owned(self, request: Request, *, operator_may: bool) -> Caller:
+    async def _owned(self, request: Request, *, operator_may: bool) -> tuple[Caller, Stored]:
+        """Who calls, and the conversation's row: the one read of it before its turn (the
+        engine is handed it)."""
         caller = await self.caller(request)
-        await self.conversation_for(caller, request.path_params["id"],
-                                    operator_may=operator_may)
-        return caller
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=operator_may)
+        return caller, stored
 
     # -- what a client sees ----------------------------------------------------------------
 
@@ -161,8 +165,8 @@ class API:
 
     async def show(self, request: Request) -> Response:
         stored = await self.conversation_for(await self.caller(request),
-                                             request.path_params["id"])
-        body = self.plain(await self.engine.get(stored.id))
+                                             request.path_params["id"], messages=True)
+        body = self.plain(await self.engine.get(stored.id, stored))
         return _json(await with_feedback(self.engine.store, stored, body))
 
     async def delete(self, request: Request) -> Response:
@@ -171,15 +175,15 @@ class API:
         return Response(status_code=204)
 
     async def message(self, request: Request) -> Response:
-        await self._owned(request, operator_may=False)
+        _, stored = await self._owned(request, operator_may=False)
         content = content_of(await read_object(request, self.message_body_limit),
                              self.max_message_bytes, self.max_attachment_bytes)
         digest = hashlib.sha256(content_digest_source(content)).hexdigest()
-        return await self._idempotent(request, digest, lambda live, emit: self.engine.message(
-            live, content, emit))
+        return await self._idempotent(request, stored, digest, lambda live, sink: (
+            self.engine.message(live, content, sink)))
 
     async def approvals(self, request: Request) -> Response:
-        caller = await self._owned(request, operator_may=True)
+        caller, stored = await self._owned(request, operator_may=True)
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -188,19 +192,20 @@ class API:
                 and isinstance(d.get("reason", ""), str | None) for d in decisions):
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
-        return await self._turn(request, lambda live, emit: self.engine.approve(
-            live, decisions, emit, operator=caller.operator))
+        return await self._turn(request, lambda live, sink: self.engine.approve(
+            live, decisions, sink, operator=caller.operator), stored)
 
     async def retry(self, request: Request) -> Response:
-        await self._owned(request, operator_may=False)
+        _, stored = await self._owned(request, operator_may=False)
         await read_object(request, self.body_limit)
-        return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
+        return await self._turn(request, lambda live, sink: self.engine.retry(live, sink),
+                                stored)
 
     async def cancel(self, request: Request) -> Response:
         stored = await self.conversation_for(await self.caller(request),
                                              request.path_params["id"], operator_may=False)
         await read_object(request, self.body_limit)
-        body = self.plain(await self.engine.cancel(stored.id))
+        body = self.plain(await self.engine.cancel(stored.id, known=True))
         return _json(await with_feedback(self.engine.store, stored, body))
 
     async def page(self, request: Request) -> Response:
@@ -215,28 +220,29 @@ class API:
         if await self.engine.store.load(conversation_id, messages=False) is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
 
-    async def _idempotent(self, request: Request, digest: str, turn: Turn) -> Response:
+    async def _idempotent(self, request: Request, stored: Stored, digest: str, turn: Turn
+                          ) -> Response:
         """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
-        request (4xx) leaves the key unused."""
+        request (4xx) leaves the key unused. ``stored``: the row the route read (so the
+        conversation is there before any record is kept)."""
         key = request.headers.get("idempotency-key")
-        conversation_id = request.path_params["id"]
+        conversation_id = stored.id
         if key is None:
-            return await self._turn(request, turn)
+            return await self._turn(request, turn, stored)
         store = self.engine.store
-        await self._exists(conversation_id)  # before any record is kept
         known = await store.idempotent(conversation_id, key)
         if known is None and not await store.remember(conversation_id, key, digest, None):
             known = await store.idempotent(conversation_id, key)
         if known is not None:
             return await self._repeat(request, known, digest)
 
-        async def remembered(live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
-            code, result = await turn(live, emit)
+        async def remembered(live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
+            code, result = await turn(live, sink)
             await store.remember(conversation_id, key, digest, reference(code, result))
             return code, result
 
         try:
-            return await self._turn(request, remembered)
+            return await self._turn(request, remembered, stored)
         except (HTTPProblem, Refused) as exc:
             if status_of(exc) < 500:  # refused before anything ran: the key stays unused
                 await store.forget(conversation_id, key)
@@ -259,13 +265,15 @@ class API:
         code, body = answer(record, messages)
         return self._answer(request, code, body)
 
-    async def _turn(self, request: Request, turn: Turn) -> Response:
+    async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
+                    ) -> Response:
         """Take the conversation's turn lock and run ``turn``: as JSON, or as an SSE stream.
-        Problems known before the turn starts are plain JSON either way."""
+        Problems known before the turn starts are plain JSON either way. ``stored``: the
+        conversation's row as the route read it, handed to the engine."""
         conversation_id = request.path_params["id"]
         stack = contextlib.AsyncExitStack()
         try:
-            live = await stack.enter_async_context(self.engine.turn(conversation_id))
+            live = await stack.enter_async_context(self.engine.turn(conversation_id, stored))
         except Conflict:  # a lock refused on an id that is not there: 404
             await self._exists(conversation_id)
             raise
@@ -279,23 +287,34 @@ class API:
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:
-        async def run(emit: Emit) -> tuple[str, Any]:
+        """The turn as a stream of served events, encoded as convo's SSE (``sse.py``)."""
+        async def run(sink: Sink) -> ServedEvent:
             async with stack:
-                code, result = await turn(live, emit)
-            return ("done" if code < 400 else "error"), self.present(request.scope, code, result)
+                code, result = await turn(live, self._plain_events(sink))
+            body = self.present(request.scope, code, result)
+            return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
         return await stream_turn(run, tasks=self.tasks,
                                  cut=lambda exc: self._cut(request.scope, exc))
 
-    def _cut(self, scope: Scope, exc: Exception) -> dict[str, Any]:
-        """The ``error`` event of a stream a failure cut after it started."""
+    def _plain_events(self, sink: Sink) -> Sink:
+        """``sink``, shown where a conversation waits in the words users see (``plain``)."""
+        def shown(event: ServedEvent) -> None:
+            if isinstance(event, WaitingFor):
+                event = WaitingFor(self.plain({"waiting_for": event.waiting_for})["waiting_for"])
+            sink(event)
+        return shown
+
+    def _cut(self, scope: Scope, exc: Exception) -> TurnFailed:
+        """The event that ends a stream a failure cut after it started."""
         if isinstance(exc, HTTPProblem | Refused) and status_of(exc) < 500:
-            return {"error": str(exc)}
+            return TurnFailed({"error": str(exc)}, status_of(exc))
         cause = f"{type(exc).__name__}: {exc}"
         error_id = failure(scope, cause)
         logger.error("error_id=%s: %s", error_id, cause, exc_info=exc,
                      extra={"convo_fields": None})
-        return {"error": cause if self.debug_errors else SERVER_FAILED, "error_id": error_id}
+        return TurnFailed({"error": cause if self.debug_errors else SERVER_FAILED,
+                           "error_id": error_id}, 503 if isinstance(exc, StoreError) else 500)
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Let running turns finish (the server is stopping)."""
@@ -318,8 +337,8 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
 
 
 def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:
-    return lambda live, emit: _traced(request, live.id, live.run.state,
-                                        lambda: turn(live, emit))
+    return lambda live, sink: _traced(request, live.id, live.run.state,
+                                        lambda: turn(live, sink))
 
 
 FALLBACK_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8">

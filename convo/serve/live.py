@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -14,9 +13,10 @@ from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
 from ..runner import Run
 from ..session import Session, SubroutineRun
+from .events import ReasoningDelta as Reasoning
+from .events import Sink
+from .events import TextDelta as Text
 from .store import Change, Stored
-
-Emit = Callable[[str, Any], None]
 
 
 @attrs.define(slots=True, eq=False)
@@ -34,7 +34,7 @@ class Live:
     pending: Request[Any] | None = None
     error: str | None = None
     committed: int = 0
-    emit: Emit | None = None
+    sink: Sink | None = None  # where the running turn's served events go, if it streams
     records: list[Record] = attrs.field(factory=list)
     recorder: Recorder = attrs.field(init=False)
     ended: int = 0  # how many of session.subroutines are stored
@@ -47,11 +47,12 @@ class Live:
 
     def on_event(self, event: Event) -> None:
         self.recorder(event)
-        if self.emit is not None:
+        sink = self.sink
+        if sink is not None:
             if isinstance(event, TextDelta):
-                self.emit("delta", {"text": event.text})
+                sink(Text(event.text))
             elif isinstance(event, ReasoningDelta):
-                self.emit("reasoning", {"text": event.text})
+                sink(Reasoning(event.text))
 
     @property
     def session(self) -> Session:

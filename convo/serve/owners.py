@@ -35,10 +35,11 @@ if TYPE_CHECKING:
 
 
 async def conversation_for(store: Store, caller: Caller, conversation_id: str, *,
-                           operator_may: bool) -> Stored:
-    """The conversation (its row, no messages) if ``caller`` may act on it: its owner
-    always; an operator when ``operator_may`` (else 403); anybody else: 404."""
-    stored = await store.load(conversation_id, messages=False)
+                           operator_may: bool, messages: bool = False) -> Stored:
+    """The conversation (its row; with ``messages``, all of it) if ``caller`` may act on it:
+    its owner always; an operator when ``operator_may`` (else 403); anybody else: 404. The
+    route's one read of it: what it reads is handed on (to the engine, to the view)."""
+    stored = await store.load(conversation_id, messages=messages)
     if stored is None or (stored.owner != caller.user and not caller.operator):
         raise HTTPProblem(404, f"no conversation {conversation_id!r}")
     if stored.owner != caller.user and not operator_may:

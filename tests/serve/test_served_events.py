@@ -4,7 +4,9 @@ wire byte for byte."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from starlette.testclient import TestClient
 
@@ -21,6 +23,15 @@ from convo import (
 from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
 from convo.models.deltas import reasoning_callback
 from convo.serve import create_app
+from convo.serve.events import (
+    Encoder,
+    ServedEvent,
+    Sink,
+    ToolCallStarted,
+    ToolResult,
+    TurnEnded,
+    TurnFailed,
+)
 
 
 @tool
@@ -83,3 +94,76 @@ def test_the_sse_stream_of_a_turn_is_unchanged_byte_for_byte() -> None:
     assert raw.decode("utf-8") == SSE.format(cid=cid)
     assert (headers["content-type"], headers["cache-control"]) == (
         "text/event-stream; charset=utf-8", "no-store")
+
+
+def test_a_turn_emits_the_typed_served_events_in_order() -> None:
+    from convo import Runner
+    from convo.serve.engine import Engine
+    from convo.serve.events import (
+        MessageCommitted,
+        ReasoningDelta,
+        TextDelta,
+        ToolCallArguments,
+        ToolCallEnded,
+        WaitingFor,
+    )
+    from convo.serve.store import MemoryStore
+
+    async def main() -> list[ServedEvent]:
+        engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())
+        _, body = await engine.create({}, None)
+        seen: list[ServedEvent] = []
+        async with engine.turn(body["id"]) as live:
+            await engine.message(live, "Weather in Oslo?", seen.append)
+        return seen
+
+    seen = asyncio.run(main())
+    call = ToolCall("call_1", "weather", {"city": "Oslo"})
+    asked = Message("assistant", "", tool_calls=[call])
+    result = Message("tool", "Sunny in Oslo", tool_call_id="call_1", name="weather")
+    assert seen == [
+        MessageCommitted(1, Message("user", "Weather in Oslo?")),
+        ReasoningDelta("The user wants the weather."),
+        MessageCommitted(2, asked),
+        ToolCallStarted(call, 2), ToolCallArguments("call_1", '{"city": "Oslo"}'),
+        ToolCallEnded("call_1"),
+        MessageCommitted(3, result), ToolResult("call_1", 3, result),
+        TextDelta("It is "), TextDelta("sunny."),
+        MessageCommitted(4, Message("assistant", "It is sunny.")),
+        WaitingFor({"type": "user", "prompt": None})]
+
+
+class Recording(Encoder):
+    """A second protocol, for the test: says only the tool calls and the end."""
+
+    def tool_call_started(self, event: ToolCallStarted) -> str:
+        return f"call {event.call.name}\n"
+
+    def tool_result(self, event: ToolResult) -> str:
+        return f"result {event.message.content}\n"
+
+    def turn_ended(self, event: TurnEnded) -> str:
+        return f"end {len(event.conversation['added'])}\n"
+
+
+def test_another_encoder_streams_the_same_turn_in_its_own_words() -> None:
+    from convo import Runner
+    from convo.serve.engine import Engine
+    from convo.serve.sse import stream_turn
+    from convo.serve.store import MemoryStore
+
+    async def main() -> str:
+        engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())
+        _, body = await engine.create({}, None)
+
+        async def turn(sink: Sink) -> ServedEvent:
+            async with engine.turn(body["id"]) as live:
+                _, said = await engine.message(live, "Weather in Oslo?", sink)
+            return TurnEnded(said)
+
+        tasks: set[asyncio.Task[Any]] = set()
+        response = await stream_turn(turn, tasks=tasks, cut=lambda exc: TurnFailed(
+            {"error": str(exc)}), encoder=Recording())
+        return "".join([chunk async for chunk in response.body_iterator])  # type: ignore[misc]
+
+    assert asyncio.run(main()) == "call weather\nresult Sunny in Oslo\nend 4\n"
