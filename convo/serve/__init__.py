@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from ..models.base import Model
     from ..templates.base import Template
     from .auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
-    from .store import Store
+    from .store import TurnStore
 
 
-def create_app(template: Template, model: Model | None = None, *, store: str | Store = "memory",
+def create_app(template: Template, model: Model | None = None, *, store: str | TurnStore = "memory",
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,

@@ -44,6 +44,7 @@ from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, lo
 from .operators import operator_routes
 from .owners import (
     conversation_for,
+    lacks,
     list_conversations,
     post_feedback,
     read_feedback,
@@ -52,7 +53,7 @@ from .owners import (
 from .pages import PageOptions, chat_page, operator_page
 from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
-from .store import Stored, StoreError
+from .store import Idempotency, Stored, StoreError
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
@@ -230,6 +231,9 @@ class API:
         if key is None:
             return await self._turn(request, turn, stored)
         store = self.engine.store
+        if not isinstance(store, Idempotency):
+            raise lacks(store, "Idempotency", "keep idempotency records",
+                        "; send the request without an Idempotency-Key")
         known = await store.idempotent(conversation_id, key)
         if known is None and not await store.remember(conversation_id, key, digest, None):
             known = await store.idempotent(conversation_id, key)

@@ -41,7 +41,7 @@ from ..session import Session
 from .events import Paused, Sink, WaitingFor, committed
 from .live import Live, stored_view
 from .problems import Conflict, Forbidden, Invalid, NotFound
-from .store import DEFAULT_OWNER, LEASE_S, Store, Stored
+from .store import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import Stopping, Turns
 
 
@@ -105,7 +105,7 @@ def _current(cached: Live, stored: Stored) -> bool:
 class Engine:
     """Runs served conversations of one template on one store."""
 
-    def __init__(self, runner: Runner, store: Store, *, cache_size: int = 1000,
+    def __init__(self, runner: Runner, store: TurnStore, *, cache_size: int = 1000,
                  lease: float = LEASE_S) -> None:
         self.runner = runner
         self.store = store

@@ -26,7 +26,7 @@ from .listing import (
     parse_iso,
     read_cursor,
 )
-from .store import Store, Stored
+from .store import Conversations, Listing, Ratings, Stored
 
 STATUSES = ("waiting", "running", "ended")
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .host import Host
 
 
-async def conversation_for(store: Store, caller: Caller, conversation_id: str, *,
+async def conversation_for(store: Conversations, caller: Caller, conversation_id: str, *,
                            operator_may: bool, messages: bool = False) -> Stored:
     """The conversation (its row; with ``messages``, all of it) if ``caller`` may act on it:
     its owner always; an operator when ``operator_may`` (else 403); anybody else: 404. The
@@ -49,13 +49,21 @@ async def conversation_for(store: Store, caller: Caller, conversation_id: str, *
     return stored
 
 
-async def with_feedback(store: Store, stored: Stored, body: dict[str, Any]) -> dict[str, Any]:
+async def with_feedback(store: Conversations, stored: Stored, body: dict[str, Any]
+                        ) -> dict[str, Any]:
     """A conversation's view with its owner's ratings (``"feedback"``): what their page shows
     pressed. One read, on the routes that show a conversation (``GET``, ``cancel``); a turn's
     answer goes without it, so a turn reads nothing more from the store."""
-    ratings = getattr(store, "ratings", None)  # a Store written before it had ratings
-    found = {} if ratings is None else await ratings(stored.id, stored.owner)
+    found = {} if not isinstance(store, Ratings) else await store.ratings(stored.id, stored.owner)
+    # (a store without ratings, such as one written before they were: none shown)
     return {**body, "feedback": view_of(found)}
+
+
+def lacks(store: object, capability: str, what: str, then: str = "") -> HTTPProblem:
+    """The 501 of a route whose store lacks an optional ``capability`` (``store.py``: a store
+    of the user's own may leave it out)."""
+    return HTTPProblem(501, f"this server's store ({type(store).__name__}) does not {what}: "
+                            f"it implements no {capability} (convo.serve.store){then}")
 
 
 def _limit(text: str | None) -> int:
@@ -93,7 +101,10 @@ async def list_conversations(api: Host, request: Request) -> Response:
     newest activity first, a page at a time."""
     caller = await api.caller(request)
     query = query_of(caller, request.query_params)
-    rows = await api.engine.store.conversations(query)
+    store = api.engine.store
+    if not isinstance(store, Listing):
+        raise lacks(store, "Listing", "list conversations")
+    rows = await store.conversations(query)
     return JSONResponse(page(rows, query, with_user=caller.operator))
 
 
@@ -114,7 +125,10 @@ async def post_feedback(api: Host, request: Request) -> Response:
                  else f"message {index} is a {stored.messages[index].role} message")
         raise HTTPProblem(400, f'"message" must be the 0-based index of an assistant message '
                                f"in conversation {conversation_id!r}, got {index}: {found}")
-    await api.engine.store.rate(conversation_id, index, rating, comment, caller.user)
+    store = api.engine.store
+    if not isinstance(store, Ratings):
+        raise lacks(store, "Ratings", "keep ratings")
+    await store.rate(conversation_id, index, rating, comment, caller.user)
     return Response(status_code=204)
 
 
@@ -128,5 +142,8 @@ async def read_feedback(api: Host, request: Request) -> Response:
         after = None if since is None else parse_iso(since, '"since"')
     except ValueError as exc:
         raise HTTPProblem(400, str(exc)) from None
-    rows = await api.engine.store.feedback(after)
+    store = api.engine.store
+    if not isinstance(store, Ratings):
+        raise lacks(store, "Ratings", "keep ratings")
+    rows = await store.feedback(after)
     return JSONResponse({"feedback": [row.to_dict() for row in rows]})

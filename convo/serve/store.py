@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
@@ -99,7 +99,12 @@ class Change:
     outcome: dict[str, Any] | None = None
 
 
-class Store(Protocol):
+@runtime_checkable
+class Conversations(Protocol):
+    """Where conversations are kept: every store is one. ``load(id, messages=False)`` reads
+    the row alone (``length``, ``child_length`` say how much is stored); ``write`` appends a
+    ``Change``; a write to a deleted conversation is dropped."""
+
     async def open(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -115,6 +120,12 @@ class Store(Protocol):
 
     async def delete(self, conversation_id: str) -> bool: ...
 
+
+@runtime_checkable
+class Leases(Protocol):
+    """One turn at a time per conversation, across workers: the turn's lease (module
+    docstring). Every store the engine runs turns on has them."""
+
     lease: float
 
     def turn(self, conversation_id: str) -> contextlib.AbstractAsyncContextManager[bool]: ...
@@ -125,6 +136,11 @@ class Store(Protocol):
 
     async def running(self, conversation_id: str) -> bool: ...
 
+
+@runtime_checkable
+class Idempotency(Protocol):
+    """Optional: the records of requests sent with an ``Idempotency-Key`` (``keys.py``)."""
+
     async def idempotent(self, conversation_id: str, key: str
                          ) -> tuple[str, dict[str, Any] | None] | None: ...
 
@@ -133,7 +149,10 @@ class Store(Protocol):
 
     async def forget(self, conversation_id: str, key: str) -> None: ...
 
-    async def conversations(self, query: Query) -> list[Summary]: ...
+
+@runtime_checkable
+class Ratings(Protocol):
+    """Optional: feedback on replies (``feedback.py``)."""
 
     async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
                    user: str) -> None: ...
@@ -141,6 +160,23 @@ class Store(Protocol):
     async def feedback(self, since: int | None = None) -> list[Feedback]: ...
 
     async def ratings(self, conversation_id: str, user: str) -> dict[int, Rating]: ...
+
+
+@runtime_checkable
+class Listing(Protocol):
+    """Optional: the conversation list, read from the rows alone (``listing.py``)."""
+
+    async def conversations(self, query: Query) -> list[Summary]: ...
+
+
+class TurnStore(Conversations, Leases, Protocol):
+    """What the engine needs of a store: its conversations and their turns' leases."""
+
+
+class Store(TurnStore, Idempotency, Ratings, Listing, Protocol):
+    """Every capability: what convo's own stores (memory, SQLite, Postgres) are. A store of
+    your own needs ``Conversations`` and ``Leases``; without one of the others, the routes
+    that need it say so (501), and a conversation shows no ratings."""
 
 
 def dumps(value: Any) -> str:

@@ -32,7 +32,7 @@ from ..session import RunStatus
 from ..tools.calls import ToolRun
 from ..tools.termination import TerminateResponse
 from .logs import logger
-from .store import HELD, Store, StoreError
+from .store import HELD, Leases, StoreError
 
 CANCELLED: Final = "cancelled"  # the metadata key of a reply cut off by a cancel
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
@@ -65,7 +65,7 @@ class Turn:
 class Turns:
     """The leases of the turns running in this worker, on one store."""
 
-    def __init__(self, store: Store, lease: float) -> None:
+    def __init__(self, store: Leases, lease: float) -> None:
         self.store = store
         self.lease = lease
         self.running: dict[str, Turn] = {}
