@@ -167,3 +167,25 @@ def test_another_encoder_streams_the_same_turn_in_its_own_words() -> None:
         return "".join([chunk async for chunk in response.body_iterator])  # type: ignore[misc]
 
     assert asyncio.run(main()) == "call weather\nresult Sunny in Oslo\nend 4\n"
+
+
+def test_a_turn_stopped_by_a_cancel_says_so_then_where_it_waits() -> None:
+    from convo import Runner
+    from convo.serve.engine import Engine
+    from convo.serve.events import MessageCommitted, Paused, WaitingFor
+    from convo.serve.store import MemoryStore
+
+    async def main() -> list[ServedEvent]:
+        engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())
+        _, body = await engine.create({}, None)
+        seen: list[ServedEvent] = []
+        async with engine.turn(body["id"]) as live:
+            live.served.cancel.set()  # asked to stop before its model call
+            await engine.message(live, "Weather in Oslo?", seen.append)
+        return seen
+
+    seen = asyncio.run(main())
+    assert [type(e) for e in seen] == [MessageCommitted, MessageCommitted, Paused, WaitingFor]
+    assert isinstance(seen[1], MessageCommitted) and seen[1].message.metadata == {
+        "cancelled": True}
+    assert seen[3] == WaitingFor({"type": "user", "prompt": None})
