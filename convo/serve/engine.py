@@ -39,7 +39,7 @@ from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
 from .events import Paused, Sink, WaitingFor, committed
-from .live import Live, stored_view
+from .live import Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .store import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import Stopping, Turns
@@ -167,7 +167,8 @@ class Engine:
     async def _rebuilt(self, stored: Stored) -> Live:
         """The conversation rebuilt from ``stored`` (all of it), paused where it waits."""
         conversation_id = stored.id
-        saved = Session(stored.messages, stored.state,
+        messages, unsaid = with_unsaid(stored.messages, stored.internal)
+        saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines, internal=stored.internal)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
@@ -176,6 +177,9 @@ class Engine:
         live.served.rebuilding = True
         pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
         live.served.rebuilding = False
+        if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
+            live.session.messages[:] = [m for m in live.session.messages
+                                        if not any(m is u for u in unsaid)]
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()

@@ -185,7 +185,6 @@ def test_a_turn_stopped_by_a_cancel_says_so_then_where_it_waits() -> None:
         return seen
 
     seen = asyncio.run(main())
-    assert [type(e) for e in seen] == [MessageCommitted, MessageCommitted, Paused, WaitingFor]
-    assert isinstance(seen[1], MessageCommitted) and seen[1].message.metadata == {
-        "cancelled": True}
-    assert seen[3] == WaitingFor({"type": "user", "prompt": None})
+    # (the reply cancelled before it said anything is neither stored nor shown)
+    assert seen == [MessageCommitted(1, Message("user", "Weather in Oslo?")), Paused(),
+                    WaitingFor({"type": "user", "prompt": None})]

@@ -151,8 +151,11 @@ def signed(claims: dict[str, Any], key: Any = SECRET, algorithm: str = "HS256",
     return bearer(jwt.encode(claims, key, algorithm=algorithm, headers=headers or None))
 
 
+# Tokens are made when this module is collected: a day either side, so that a slow run (a
+# loaded machine once took 50 minutes to reach these tests) never sees a good token expire.
 NOW = int(time.time())
-GOOD = {"sub": "ann", "aud": "convo", "iss": "https://id.example", "exp": NOW + 600}
+DAY = 24 * 3600
+GOOD = {"sub": "ann", "aud": "convo", "iss": "https://id.example", "exp": NOW + DAY}
 
 
 @pytest.mark.parametrize(("claims", "who"), [
@@ -173,8 +176,8 @@ def test_the_role_claim_is_named_by_role_claim() -> None:
 
 
 @pytest.mark.parametrize(("claims", "error"), [
-    ({**GOOD, "exp": NOW - 60}, "Signature has expired"),
-    ({**GOOD, "nbf": NOW + 600}, "The token is not yet valid (nbf)"),
+    ({**GOOD, "exp": NOW - DAY}, "Signature has expired"),
+    ({**GOOD, "nbf": NOW + DAY}, "The token is not yet valid (nbf)"),
     ({**GOOD, "aud": "other"}, "Audience doesn't match"),
     ({k: v for k, v in GOOD.items() if k != "aud"}, 'Token is missing the "aud" claim'),
     ({**GOOD, "iss": "https://evil.example"}, "Invalid issuer"),
@@ -190,7 +193,7 @@ def test_a_jwt_that_fails_a_check_is_a_401(claims: dict[str, Any], error: str) -
 
 def test_a_jwt_with_another_key_or_algorithm_is_a_401() -> None:
     auth = JWT(SECRET)
-    claims = {"sub": "ann", "exp": NOW + 600}
+    claims = {"sub": "ann", "exp": NOW + DAY}
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     assert calls(auth, ("GET", "/api/conversations", signed(claims, "t" * 32)),
                  ("GET", "/api/conversations", signed(claims, "s" * 64, "HS512")),
@@ -267,14 +270,14 @@ def issuer() -> Iterator[Issuer]:
 
 def test_a_jwt_checked_with_the_issuers_keys(issuer: Issuer) -> None:
     auth = JWT(jwks_url=issuer.url, audience="convo")
-    claims = {"sub": "olga", "aud": "convo", "exp": NOW + 600, "role": "operator"}
+    claims = {"sub": "olga", "aud": "convo", "exp": NOW + DAY, "role": "operator"}
     assert whose(auth, signed(claims, issuer.key, "RS256", kid="k1")) == (200, "olga")
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     assert calls(auth, (
         "GET", "/api/conversations", signed(claims, other, "RS256", kid="k1")), (
-        "GET", "/api/conversations", signed({**claims, "exp": NOW - 5}, issuer.key, "RS256",
+        "GET", "/api/conversations", signed({**claims, "exp": NOW - DAY}, issuer.key, "RS256",
                                             kid="k1")), (
-        "GET", "/api/conversations", signed({**claims, "nbf": NOW + 600}, issuer.key,
+        "GET", "/api/conversations", signed({**claims, "nbf": NOW + DAY}, issuer.key,
                                             "RS256", kid="k1")), (
         "GET", "/api/conversations", signed({**claims, "aud": "x"}, issuer.key, "RS256",
                                             kid="k1")), (
