@@ -14,7 +14,7 @@ conversation, across workers: a turn holds a lease renewed on a timer (``convo.s
 which a cancel or a delete, here or in another worker, asks to stop.
 
 (Over 300 lines: a served conversation's life — create, turn, message, retry, approvals,
-cancel, rebuild — each short; HTTP is ``app.py``'s, the store writes ``live.py``'s, the leases
+cancel, rebuild — each short; HTTP is ``http/``'s, the store writes ``live.py``'s, the leases
 ``turns.py``'s.)
 """
 
@@ -41,14 +41,14 @@ from ..session import Session
 from .events import Paused, Sink, WaitingFor, committed
 from .live import Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
-from .store import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
+from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import Stopping, Turns
 
 
 class Served(Stopping):
     """The answerer of a served conversation, in front of the live one: a person's requests
     pause the run (answered by the next HTTP request); a failed model call pauses it for a
-    retry; a handoff waits for operators (``convo.serve.operators``); while ``rebuilding``,
+    retry; a handoff waits for operators (``convo.serve.http.operators``); while ``rebuilding``,
     so does every request the store did not answer (but a turn's ``ListTools``, which is not
     a step of the conversation: always answered live). A turn asked to stop (``cancel``)
     stops as ``convo.serve.turns`` says. While a turn runs, ``commit`` writes what the run
@@ -242,7 +242,7 @@ class Engine:
 
     async def hand_off(self, live: Live, said: Message | None, sink: Sink | None
                        ) -> tuple[int, dict[str, Any]]:
-        """Answer the pending handoff (``convo.serve.operators``): a message said during it,
+        """Answer the pending handoff (``convo.serve.http.operators``): a message said during it,
         or ``None`` to hand the conversation back to the bot."""
         assert isinstance(live.pending, HandOff)
         return await self._advance(live, said, sink)

@@ -1,7 +1,7 @@
 """The one stream of served events (API.md §24): what a served turn shows its client, typed.
 
 A turn emits these, in order, to one ``Sink``; each protocol a client speaks is an
-``Encoder`` of them (convo's own SSE, ``convo.serve.sse``; AG-UI or the AI SDK stream next),
+``Encoder`` of them (convo's own SSE, ``convo.serve.http.sse``; AG-UI or the AI SDK stream next),
 so a new protocol is a new encoder and a route, and the engine does not change. No HTTP here.
 
 A turn's events, in the order it emits them::
@@ -23,11 +23,14 @@ through its own plain-words rule, as the native API does (``API.plain``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import attrs
 
 from ..messages import Message, ToolCall
+
+#: The metadata key of a reply cut off by a cancel (``convo.serve.turns``), as clients see it.
+CANCELLED: Final = "cancelled"
 
 
 @attrs.frozen(slots=True)

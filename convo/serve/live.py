@@ -22,11 +22,10 @@ from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
 from ..runner import Run
 from ..session import Session, SubroutineRun
+from .events import CANCELLED, Sink
 from .events import ReasoningDelta as Reasoning
-from .events import Sink
 from .events import TextDelta as Text
-from .store import Change, Stored
-from .turns import CANCELLED
+from .stores.base import Change, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
 

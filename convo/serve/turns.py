@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
@@ -32,11 +33,11 @@ from ..requests import CallModel, Request, RunTools
 from ..session import RunStatus
 from ..tools.calls import ToolRun
 from ..tools.termination import TerminateResponse
-from .logs import logger
-from .store import HELD, Leases, StoreError
+from .events import CANCELLED
+from .stores.base import HELD, Leases, StoreError
 
-CANCELLED: Final = "cancelled"  # the metadata key of a reply cut off by a cancel
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
+logger = logging.getLogger("convo.serve")  # (the request log's logger, http/logs.py)
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
 
 

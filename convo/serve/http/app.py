@@ -24,8 +24,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..internal import reserved_keys
-from ..otel.state import active
+from ...internal import reserved_keys
+from ...otel.state import active
+from ..engine import Engine
+from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
+from ..live import Live
+from ..problems import Conflict, Forbidden, Invalid, NotFound, Refused
+from ..stores.base import Idempotency, Stored, StoreError
 from .auth import Auth, Caller
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
@@ -35,11 +40,8 @@ from .bodies import (
     content_of,
     read_object,
 )
-from .engine import Engine
-from .events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from .host import Turn
 from .keys import answer, needs_messages, reference
-from .live import Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
 from .owners import (
@@ -51,9 +53,7 @@ from .owners import (
     with_feedback,
 )
 from .pages import PageOptions, chat_page, operator_page
-from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
-from .store import Idempotency, Stored, StoreError
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
@@ -333,7 +333,7 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
     telemetry = active()
     if telemetry is None:
         return await call()
-    from ..otel.serving import traced
+    from ...otel.serving import traced
 
     caller = getattr(request.state, "caller", None)
     return await traced(telemetry, request.headers, conversation_id, run, call,

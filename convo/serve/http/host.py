@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from ..engine import Engine
+    from ..events import Sink
+    from ..live import Live
+    from ..stores.base import Stored
     from .auth import Caller
-    from .engine import Engine
-    from .events import Sink
-    from .live import Live
-    from .store import Stored
 
 #: A turn of a served conversation: run on its ``Live`` run, its served events sent to a
 #: ``Sink`` when it streams; gives the status and the body.

@@ -22,16 +22,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..messages import Message
-from ..requests import HandOff
+from ...messages import Message
+from ...requests import HandOff
+from ..live import Live
+from ..problems import Conflict
 from .bodies import HTTPProblem, read_object
-from .live import Live
-from .problems import Conflict
 
 if TYPE_CHECKING:
+    from ..engine import Engine
+    from ..events import Sink
     from .auth import Caller
-    from .engine import Engine
-    from .events import Sink
     from .host import Host
 
 

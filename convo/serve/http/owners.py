@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .auth import Caller
-from .bodies import HTTPProblem, read_object
-from .feedback import checked, view_of
-from .listing import (
+from ..stores.base import Conversations, Listing, Ratings, Stored
+from ..stores.feedback import checked, view_of
+from ..stores.listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     WAITING_KINDS,
@@ -26,7 +25,8 @@ from .listing import (
     parse_iso,
     read_cursor,
 )
-from .store import Conversations, Listing, Ratings, Stored
+from .auth import Caller
+from .bodies import HTTPProblem, read_object
 
 STATUSES = ("waiting", "running", "ended")
 
@@ -60,10 +60,10 @@ async def with_feedback(store: Conversations, stored: Stored, body: dict[str, An
 
 
 def lacks(store: object, capability: str, what: str, then: str = "") -> HTTPProblem:
-    """The 501 of a route whose store lacks an optional ``capability`` (``store.py``: a store
+    """The 501 of a route whose store lacks an optional ``capability`` (``stores/base.py``: a store
     of the user's own may leave it out)."""
     return HTTPProblem(501, f"this server's store ({type(store).__name__}) does not {what}: "
-                            f"it implements no {capability} (convo.serve.store){then}")
+                            f"it implements no {capability} (convo.serve.stores){then}")
 
 
 def _limit(text: str | None) -> int:

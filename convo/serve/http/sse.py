@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from .events import (
+from ..events import (
     LAST,
     Encoder,
     MessageCommitted,

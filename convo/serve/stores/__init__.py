@@ -1,8 +1,55 @@
-"""Which store a URL names (each implementation is imported only when it is used)."""
+"""Where served conversations live: the ``Store`` protocol by capability (``base.py``), its
+three implementations (``memory.py``; ``sqlite.py`` and ``postgres.py``, each imported only
+when a URL names it, sharing ``rows.py``), and ``open_store``, which store a URL names. The
+names of ``base.py`` and ``MemoryStore`` are here too (``convo.serve.store``, as they were).
+"""
 
 from __future__ import annotations
 
-from .store import MemoryStore, Store
+from .base import (
+    CANCEL,
+    DEFAULT_OWNER,
+    HELD,
+    LEASE_S,
+    LOST,
+    SCHEMA_VERSION,
+    Change,
+    Conversations,
+    Idempotency,
+    Leases,
+    Listing,
+    Ratings,
+    Store,
+    Stored,
+    StoreError,
+    TurnStore,
+    dumps,
+    split,
+)
+from .memory import MemoryStore
+
+__all__ = [
+    "CANCEL",
+    "DEFAULT_OWNER",
+    "HELD",
+    "LEASE_S",
+    "LOST",
+    "SCHEMA_VERSION",
+    "Change",
+    "Conversations",
+    "Idempotency",
+    "Leases",
+    "Listing",
+    "MemoryStore",
+    "Ratings",
+    "Store",
+    "StoreError",
+    "Stored",
+    "TurnStore",
+    "dumps",
+    "open_store",
+    "split",
+]
 
 
 def open_store(url: str) -> Store:
