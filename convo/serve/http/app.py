@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any
 
+import attrs
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -45,14 +46,20 @@ from .keys import answer, needs_messages, reference
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
 from .owners import (
+    as_shown,
     conversation_for,
     lacks,
     list_conversations,
     post_feedback,
     read_feedback,
-    with_feedback,
 )
-from .pages import PageOptions, chat_page, operator_page
+from .pages import (
+    DEFAULT_FIRST_PROMPT,
+    DEFAULT_TITLE,
+    PageOptions,
+    chat_page,
+    operator_page,
+)
 from .sse import stream_turn
 
 
@@ -77,12 +84,13 @@ class API:
             -(-max_attachment_bytes // 3) * 4 + 1024)
         self.debug_errors = debug_errors
         self.hidden_tools = sorted(hidden_tools)
-        self.pages = PageOptions(**({"title": title} if title else {}),
-                                 **({"first_prompt": first_prompt} if first_prompt else {}),
+        self.pages = PageOptions(title=title or DEFAULT_TITLE,
+                                 first_prompt=first_prompt or DEFAULT_FIRST_PROMPT,
                                  hidden_tools=tuple(self.hidden_tools),
                                  max_attachment_bytes=max_attachment_bytes)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._opened = False
+        self._greets: bool | None = None
         self._opening: asyncio.Lock | None = None
 
     async def ready(self) -> None:
@@ -165,10 +173,11 @@ class API:
         return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
-        stored = await self.conversation_for(await self.caller(request),
-                                             request.path_params["id"], messages=True)
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             messages=True)
         body = self.plain(await self.engine.get(stored.id, stored))
-        return _json(await with_feedback(self.engine.store, stored, body))
+        return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def delete(self, request: Request) -> Response:
         await self._owned(request, operator_may=False)
@@ -185,6 +194,7 @@ class API:
 
     async def approvals(self, request: Request) -> Response:
         caller, stored = await self._owned(request, operator_may=True)
+        staff = caller.operator and stored.owner != caller.user
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -194,7 +204,7 @@ class API:
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
         return await self._turn(request, lambda live, sink: self.engine.approve(
-            live, decisions, sink, operator=caller.operator), stored)
+            live, decisions, sink, operator=caller.operator, staff=staff), stored)
 
     async def retry(self, request: Request) -> Response:
         _, stored = await self._owned(request, operator_may=False)
@@ -203,13 +213,17 @@ class API:
                                 stored)
 
     async def cancel(self, request: Request) -> Response:
-        stored = await self.conversation_for(await self.caller(request),
-                                             request.path_params["id"], operator_may=False)
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=False)
         await read_object(request, self.body_limit)
         body = self.plain(await self.engine.cancel(stored.id, known=True))
-        return _json(await with_feedback(self.engine.store, stored, body))
+        return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def page(self, request: Request) -> Response:
+        if self._greets is None:  # asked once: the template's first step, nothing run
+            self._greets = self.engine.greets()
+            self.pages = attrs.evolve(self.pages, greets=self._greets)
         return HTMLResponse(chat_page(self.pages) or FALLBACK_PAGE)
 
     async def operator(self, request: Request) -> Response:

@@ -19,11 +19,13 @@ from ..stores.feedback import checked, view_of
 from ..stores.listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    TITLE_CHARS,
     WAITING_KINDS,
     Query,
     page,
     parse_iso,
     read_cursor,
+    text_of_record,
 )
 from .auth import Caller
 from .bodies import HTTPProblem, read_object
@@ -49,14 +51,30 @@ async def conversation_for(store: Conversations, caller: Caller, conversation_id
     return stored
 
 
-async def with_feedback(store: Conversations, stored: Stored, body: dict[str, Any]
-                        ) -> dict[str, Any]:
-    """A conversation's view with its owner's ratings (``"feedback"``): what their page shows
-    pressed. One read, on the routes that show a conversation (``GET``, ``cancel``); a turn's
-    answer goes without it, so a turn reads nothing more from the store."""
+async def as_shown(store: Conversations, stored: Stored, body: dict[str, Any], caller: Caller
+                   ) -> dict[str, Any]:
+    """A conversation's view as the routes that show one (``GET``, ``cancel``) answer it: with
+    its ``title`` as the list shows it, for an operator its ``user`` (as in their list), and
+    its owner's ratings (``"feedback"``: what their page shows pressed). One read; a turn's
+    answer goes without these, so a turn reads nothing more from the store."""
     found = {} if not isinstance(store, Ratings) else await store.ratings(stored.id, stored.owner)
     # (a store without ratings, such as one written before they were: none shown)
-    return {**body, "feedback": view_of(found)}
+    shown = {**body, "title": _title(stored, body)}
+    if caller.operator:
+        shown["user"] = stored.owner
+    shown["feedback"] = view_of(found)
+    return shown
+
+
+def _title(stored: Stored, body: dict[str, Any]) -> str | None:
+    """The row's title; or, when the row was read before its first user message was stored
+    (a turn ran in between), the title that message gives it."""
+    if stored.title is not None:
+        return stored.title
+    for message in body.get("messages", ()):
+        if message.get("role") == "user":
+            return text_of_record(message)[:TITLE_CHARS]
+    return None
 
 
 def lacks(store: object, capability: str, what: str, then: str = "") -> HTTPProblem:
