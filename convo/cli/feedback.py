@@ -32,7 +32,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..serve.listing import parse_iso
+    from ..serve.stores.listing import parse_iso
 
     if args.store == "memory":
         raise UsageProblem("--store memory holds nothing outside its server: give the "

@@ -155,7 +155,7 @@ def auth_of(spec: dict[str, Any]) -> Any:
 
 def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     from ..serve import create_app
-    from ..serve.logs import show_logs
+    from ..serve.http.logs import show_logs
 
     path, name = split_target(spec["target"])
     module = load_file(path)
@@ -203,8 +203,8 @@ def _check_store(url: str) -> None:
         return
     import asyncio
 
-    from ..serve.store import StoreError
     from ..serve.stores import open_store
+    from ..serve.stores.base import StoreError
 
     async def check() -> None:
         store = open_store(url)

@@ -5,12 +5,15 @@ serve`` runs it. Needs the serve extra (Starlette, uvicorn, psycopg): in convo's
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-#: How to get the serve extra, for the errors that need it. convo installs from its checkout:
-#: the ``convo`` on the package index is an unrelated project.
-INSTALL_SERVE = ('install the serve extra: pip install -e ".[serve]" in convo\'s checkout '
-                 '(the "convo" on the package index is another project)')
+from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -19,11 +22,11 @@ if TYPE_CHECKING:
     from ..limits import Limits
     from ..models.base import Model
     from ..templates.base import Template
-    from .auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
-    from .store import Store
+    from .http.auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
+    from .stores.base import TurnStore
 
 
-def create_app(template: Template, model: Model | None = None, *, store: str | Store = "memory",
+def create_app(template: Template, model: Model | None = None, *, store: str | TurnStore = "memory",
                token: str | None = None, limits: Limits | dict[str, Any] | None = None,
                context: ContextWindow | None = None, max_message_bytes: int = 32768,
                cache_size: int = 1000, max_messages: int = 1000,
@@ -49,13 +52,13 @@ def create_app(template: Template, model: Model | None = None, *, store: str | S
     anything.").
     """
     try:
-        from .app import API, build
+        from .http.app import API, build
     except ImportError as exc:
         raise ImportError(f"serving needs {exc.name or 'Starlette'}: {INSTALL_SERVE}") from exc
     from ..runner import Runner
     from ..templates.tree import termination_tools
-    from .auth import from_options
     from .engine import Engine
+    from .http.auth import from_options
     from .stores import open_store
 
     if not lease > 0:
@@ -75,10 +78,50 @@ _AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")
 
 def __getattr__(name: str) -> Any:
     if name in _AUTH:  # the ways of signing in, loaded when named (no Starlette needed)
-        from . import auth
+        from .http import auth
 
         return getattr(auth, name)
     raise AttributeError(f"module 'convo.serve' has no attribute {name!r}")
+
+
+#: Modules that moved into serve's rooms (docs/architecture.md), by their older names: an
+#: import of an older name gets the module itself (one module object, whichever name).
+MOVED = {f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {
+    "app": "http.app", "auth": "http.auth", "bodies": "http.bodies", "host": "http.host",
+    "keys": "http.keys", "logs": "http.logs", "operators": "http.operators",
+    "owners": "http.owners", "pages": "http.pages", "sse": "http.sse",
+    "store": "stores", "sqlite": "stores.sqlite", "postgres": "stores.postgres",
+    "attachments": "stores.rows", "holders": "stores.holders", "listing": "stores.listing",
+    "releases": "stores.releases",
+    "feedback": "stores.feedback"}.items()}
+
+
+class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds a moved module under its older name (``MOVED``)."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = importlib.import_module(MOVED[spec.name])
+        self.specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        # It ran under its own name; the import system gave it the older name's spec, and
+        # its own is given back, so that its relative imports still resolve.
+        assert module.__spec__ is not None
+        module.__spec__ = self.specs.pop(module.__spec__.name)
+
+
+if not any(type(finder).__qualname__ == "_Moved" for finder in sys.meta_path):  # (a reload)
+    sys.meta_path.append(_Moved())
 
 
 __all__ = ["JWT", "SharedToken", "TokenTable", "TrustedHeader", "create_app"]

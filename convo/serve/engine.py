@@ -15,7 +15,7 @@ conversation, across workers: a turn holds a lease renewed on a timer (``convo.s
 which a cancel or a delete, here or in another worker, asks to stop.
 
 (Over 300 lines: a served conversation's life — create, turn, message, retry, approvals,
-cancel, rebuild — each short; HTTP is ``app.py``'s, the store writes ``live.py``'s, the leases
+cancel, rebuild — each short; HTTP is ``http/``'s, the store writes ``live.py``'s, the leases
 ``turns.py``'s.)
 """
 
@@ -42,9 +42,10 @@ from ..run.stack import Forwarding
 from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
-from .live import Emit, Live, stored_view, with_unsaid
+from .events import Paused, Sink, WaitingFor, committed
+from .live import Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
-from .store import DEFAULT_OWNER, LEASE_S, Store
+from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import TOOL_STOPPED, Cancel, Turns
 
 
@@ -133,10 +134,17 @@ def _kind(waiting_for: dict[str, Any] | None) -> Any:
     return None if waiting_for is None else waiting_for.get("type")
 
 
+def _current(cached: Live, stored: Stored) -> bool:
+    """Whether the paused conversation in the cache is the one ``stored`` describes (a
+    hand-back in another worker adds no message, only changes where it waits)."""
+    return cached.committed == stored.length and cached.children == stored.child_length \
+        and cached.pending is not None and _kind(cached.waiting_for()) == _kind(stored.waiting_for)
+
+
 class Engine:
     """Runs served conversations of one template on one store."""
 
-    def __init__(self, runner: Runner, store: Store, *, cache_size: int = 1000,
+    def __init__(self, runner: Runner, store: TurnStore, *, cache_size: int = 1000,
                  lease: float = LEASE_S) -> None:
         self.runner = runner
         self.store = store
@@ -174,26 +182,38 @@ class Engine:
         cancel = self._cancel(conversation_id)
         return None if cancel is None else cancel.scopes
 
-    async def live(self, conversation_id: str) -> Live:
-        """The paused conversation: from the cache when it is current, else rebuilt."""
-        stored = await self.store.load(conversation_id, messages=False)
-        if stored is None:
-            raise NotFound(f"no conversation {conversation_id!r}")
+    async def live(self, conversation_id: str, stored: Stored | None = None) -> Live:
+        """The paused conversation (its turn's lease held): from the cache when it is current,
+        else rebuilt. ``stored``: its row as the route read it, before the lease. A cached
+        conversation that matches it is confirmed by reading the row again (another worker
+        may have run a turn between that read and the lease); one that does not is rebuilt
+        from one read of the whole conversation."""
+        cached = self._cache.get(conversation_id)
+        if stored is None or (cached is not None and _current(cached, stored)):
+            stored = await self.store.load(conversation_id, messages=False)
+            if stored is None:
+                raise NotFound(f"no conversation {conversation_id!r}")
         if stored.status == "ended":
             raise Conflict(f"conversation {conversation_id!r} has ended")
-        cached = self._cache.get(conversation_id)
-        if cached is not None and cached.committed == stored.length and \
-                cached.children == stored.child_length and cached.pending is not None and \
-                _kind(cached.waiting_for()) == _kind(stored.waiting_for):
-            # (a hand-back in another worker adds no message, only where it waits)
+        if cached is not None and _current(cached, stored):
             self._keep(cached)
             return cached
-        return await self._rebuild(conversation_id)
+        whole = await self.store.load(conversation_id)
+        if whole is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        if whole.status == "ended":  # (the route's row was read before another turn ended it)
+            raise Conflict(f"conversation {conversation_id!r} has ended")
+        return await self._rebuilt(whole)
 
     async def _rebuild(self, conversation_id: str) -> Live:
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
+        return await self._rebuilt(stored)
+
+    async def _rebuilt(self, stored: Stored) -> Live:
+        """The conversation rebuilt from ``stored`` (all of it), paused where it waits."""
+        conversation_id = stored.id
         messages, unsaid = with_unsaid(stored.messages, stored.internal)
         saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
@@ -238,7 +258,7 @@ class Engine:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def create(self, state: dict[str, Any], emit: Emit | None, *,
+    async def create(self, state: dict[str, Any], sink: Sink | None, *,
                      owner: str = DEFAULT_OWNER) -> tuple[int, dict[str, Any]]:
         conversation_id = secrets.token_urlsafe(16)
         try:
@@ -248,17 +268,18 @@ class Engine:
         await self.store.create(conversation_id, state, owner=owner)
         async with self.turns.hold(conversation_id):
             live = self._start(conversation_id, Session(state=state))
-            code, body = await self._advance(live, None, emit, first=True)
+            code, body = await self._advance(live, None, sink, first=True)
         return (201 if code == 200 else code), body
 
     @contextlib.asynccontextmanager
-    async def turn(self, conversation_id: str) -> Any:
-        """The paused conversation, its lease held (and renewed) while the block runs."""
+    async def turn(self, conversation_id: str, stored: Stored | None = None) -> Any:
+        """The paused conversation, its lease held (and renewed) while the block runs.
+        ``stored``: its row as the route read it (``live``)."""
         async with self.turns.hold(conversation_id) as turn:
             if turn is None:
                 raise Conflict("a turn is running in this conversation: wait for it to "
                                        "end, then send again")
-            yield await self.live(conversation_id)
+            yield await self.live(conversation_id, stored)
 
     def expect(self, live: Live, kind: Any, what: str) -> None:
         if isinstance(live.pending, kind):
@@ -274,21 +295,21 @@ class Engine:
                            f"until POST /api/conversations/{live.id}/handback, not {what}")
         raise Conflict(f"the conversation is waiting for a message, not {what}")
 
-    async def message(self, live: Live, content: Content, emit: Emit | None
+    async def message(self, live: Live, content: Content, sink: Sink | None
                       ) -> tuple[int, dict[str, Any]]:
         self.expect(live, AskUser | HandOff, "a message")
         if isinstance(live.pending, HandOff):  # stored, and no model answers it
-            return await self.hand_off(live, Message("user", content), emit)
-        return await self._advance(live, content, emit)
+            return await self.hand_off(live, Message("user", content), sink)
+        return await self._advance(live, content, sink)
 
-    async def hand_off(self, live: Live, said: Message | None, emit: Emit | None
+    async def hand_off(self, live: Live, said: Message | None, sink: Sink | None
                        ) -> tuple[int, dict[str, Any]]:
-        """Answer the pending handoff (``convo.serve.operators``): a message said during it,
+        """Answer the pending handoff (``convo.serve.http.operators``): a message said during it,
         or ``None`` to hand the conversation back to the bot."""
         assert isinstance(live.pending, HandOff)
-        return await self._advance(live, said, emit)
+        return await self._advance(live, said, sink)
 
-    async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None,
+    async def approve(self, live: Live, decisions: list[dict[str, Any]], sink: Sink | None,
                       *, operator: bool = True, staff: bool = False
                       ) -> tuple[int, dict[str, Any]]:
         """Decide the pending calls (``operator``: whether the caller is one; a user cannot
@@ -315,16 +336,16 @@ class Engine:
             bool(by_id[c.id]["approve"]), by_id[c.id].get("reason"),
             by="staff" if staff or (operator and pending.approver(i) == "operator")
             else "user")) for i, c in enumerate(calls)]
-        return await self._advance(live, answers, emit)
+        return await self._advance(live, answers, sink)
 
-    async def retry(self, live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
+    async def retry(self, live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
         self.expect(live, CallModel | RunTools, "a retry")
-        return await self._advance(live, None, emit, retry=True)
+        return await self._advance(live, None, sink, retry=True)
 
-    async def _advance(self, live: Live, answer: Any, emit: Emit | None, *,
+    async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:
         """Answer the pending request and drive the conversation to its next pause."""
-        live.emit, added_from = emit, live.committed
+        live.sink, added_from = sink, live.committed
         live.running = True  # said in the store with the turn's first write
         done = False
         try:
@@ -332,13 +353,15 @@ class Engine:
             done = True
         finally:
             if not done:  # cancelled (the server stops): rebuilt from the store next time
-                live.emit = None
+                live.sink = None
                 self._cache.pop(live.id, None)
             try:
                 await self._commit(live, final=done)  # the last step's messages shown here
             finally:
-                live.emit = None
+                live.sink = None
         self._keep(live)
+        if sink is not None:
+            self._ended(live, sink)
         body = live.view(added_from)
         outcome = live.session.outcome
         if failure is not None:
@@ -375,12 +398,26 @@ class Engine:
         live.running = False
         live.stored()
         live.committed += len(fresh)
-        if live.emit is not None:
-            for _, message in fresh:
-                live.emit("message", message.to_dict())
+        sink = live.sink
+        if sink is not None:
+            for index, message in fresh:
+                for event in committed(index, message):
+                    sink(event)
 
-    async def get(self, conversation_id: str) -> dict[str, Any]:
-        stored = await self.store.load(conversation_id)
+    def _ended(self, live: Live, sink: Sink) -> None:
+        """The served events of a turn that is over: where it waits, and whether it was
+        stopped before its end (its cancel set: the turn still holds its lease here)."""
+        cancel = self._cancel(live.id)
+        if cancel is not None and cancel.is_set():
+            sink(Paused())
+        waiting = live.waiting_for()
+        if waiting is not None:
+            sink(WaitingFor(waiting))
+
+    async def get(self, conversation_id: str, stored: Stored | None = None) -> dict[str, Any]:
+        """The conversation as a client sees it; ``stored``: all of it, as the route read it."""
+        if stored is None:
+            stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
         if stored.status == "running":  # running, or cut off (its worker died)?
@@ -391,10 +428,10 @@ class Engine:
                     return live.view()
         return stored_view(stored)
 
-    async def cancel(self, conversation_id: str) -> dict[str, Any]:
+    async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
         """Stop the running turn (here or in another worker); the conversation once it
-        stopped."""
-        if await self.store.load(conversation_id, messages=False) is None:
+        stopped. ``known``: the route read its row already."""
+        if not known and await self.store.load(conversation_id, messages=False) is None:
             raise NotFound(f"no conversation {conversation_id!r}")
         if not await self.turns.stop(conversation_id):
             raise Conflict("no turn is running in this conversation: there is nothing "

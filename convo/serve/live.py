@@ -11,7 +11,6 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -24,9 +23,11 @@ from ..run.answerer import Pause
 from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
-from .store import Change, Stored
+from .events import ReasoningDelta as Reasoning
+from .events import Sink
+from .events import TextDelta as Text
+from .stores.base import Change, Stored
 
-Emit = Callable[[str, Any], None]
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
 
 
@@ -53,7 +54,6 @@ def with_unsaid(messages: list[Message], internal: dict[str, Any]
         put = at
     return merged + messages[put:], unsaid
 
-
 @attrs.define(slots=True, eq=False)
 class Live:
     """A conversation paused in this worker, and its records not yet in the store.
@@ -68,7 +68,7 @@ class Live:
     pending: Request[Any] | None = None
     error: str | None = None
     committed: int = 0
-    emit: Emit | None = None
+    sink: Sink | None = None  # where the running turn's served events go, if it streams
     records: list[Record] = attrs.field(factory=list)
     recorder: Recorder = attrs.field(init=False)
     ended: int = 0  # how many of session.subroutines are stored
@@ -82,11 +82,12 @@ class Live:
 
     def on_event(self, event: Event) -> None:
         self.recorder(event)
-        if self.emit is not None:
+        sink = self.sink
+        if sink is not None:
             if isinstance(event, TextDelta):
-                self.emit("delta", {"text": event.text})
+                sink(Text(event.text))
             elif isinstance(event, ReasoningDelta):
-                self.emit("reasoning", {"text": event.text})
+                sink(Reasoning(event.text))
 
     @property
     def session(self) -> Session:

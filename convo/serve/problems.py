@@ -1,8 +1,15 @@
 """What served conversations refuse, and why, in the engine's words: no HTTP here. The app
-(``convo.serve.app``) answers each kind with its status: ``NotFound`` 404, ``Conflict`` 409,
+(``convo.serve.http.app``) answers each kind with its status: ``NotFound`` 404, ``Conflict`` 409,
 ``Invalid`` 400, ``Forbidden`` 403."""
 
 from __future__ import annotations
+
+from typing import Final
+
+#: How to get the serve extra, for the errors that need it (``convo.serve.INSTALL_SERVE``).
+#: convo installs from its checkout: the ``convo`` on the package index is another project.
+INSTALL_SERVE: Final = ('install the serve extra: pip install -e ".[serve]" in convo\'s '
+                        'checkout (the "convo" on the package index is another project)')
 
 
 class Refused(Exception):

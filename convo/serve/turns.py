@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Final
@@ -29,10 +30,10 @@ from typing import Final
 import attrs
 
 from ..run.cancel import Scope, cut
-from .logs import logger
-from .store import HELD, Store, StoreError
+from .stores.base import HELD, Leases, StoreError
 
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
+logger = logging.getLogger("convo.serve")  # (the request log's logger, http/logs.py)
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
 
 
@@ -61,7 +62,7 @@ class Turn:
 class Turns:
     """The leases of the turns running in this worker, on one store."""
 
-    def __init__(self, store: Store, lease: float) -> None:
+    def __init__(self, store: Leases, lease: float) -> None:
         self.store = store
         self.lease = lease
         self.running: dict[str, Turn] = {}

@@ -24,12 +24,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
-from ..session import SubroutineRun
-from .attachments import message_row, read_message
-from .feedback import Feedback, Rating
-from .listing import Query, Summary, now_us, text_of_record, title_of
-from .releases import Unreleased
-from .store import (
+from ...session import SubroutineRun
+from .base import (
     CANCEL,
     HELD,
     LEASE_S,
@@ -41,6 +37,10 @@ from .store import (
     dumps,
     split,
 )
+from .feedback import Feedback, Rating
+from .listing import Query, Summary, now_us, text_of_record, title_of
+from .releases import Unreleased
+from .rows import message_row, read_message
 
 BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)

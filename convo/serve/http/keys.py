@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..messages import Message
+from ...messages import Message
 
 _ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "added")
 

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from .store import StoreError
+from .base import StoreError
 
 
 class Unreleased:

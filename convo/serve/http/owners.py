@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .auth import Caller
-from .bodies import HTTPProblem, read_object
-from .feedback import checked, view_of
-from .listing import (
+from ..stores.base import Conversations, Listing, Ratings, Stored
+from ..stores.feedback import checked, view_of
+from ..stores.listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     TITLE_CHARS,
@@ -28,7 +27,8 @@ from .listing import (
     read_cursor,
     text_of_record,
 )
-from .store import Store, Stored
+from .auth import Caller
+from .bodies import HTTPProblem, read_object
 
 STATUSES = ("waiting", "running", "ended")
 
@@ -36,11 +36,12 @@ if TYPE_CHECKING:
     from .host import Host
 
 
-async def conversation_for(store: Store, caller: Caller, conversation_id: str, *,
-                           operator_may: bool) -> Stored:
-    """The conversation (its row, no messages) if ``caller`` may act on it: its owner
-    always; an operator when ``operator_may`` (else 403); anybody else: 404."""
-    stored = await store.load(conversation_id, messages=False)
+async def conversation_for(store: Conversations, caller: Caller, conversation_id: str, *,
+                           operator_may: bool, messages: bool = False) -> Stored:
+    """The conversation (its row; with ``messages``, all of it) if ``caller`` may act on it:
+    its owner always; an operator when ``operator_may`` (else 403); anybody else: 404. The
+    route's one read of it: what it reads is handed on (to the engine, to the view)."""
+    stored = await store.load(conversation_id, messages=messages)
     if stored is None or (stored.owner != caller.user and not caller.operator):
         raise HTTPProblem(404, f"no conversation {conversation_id!r}")
     if stored.owner != caller.user and not operator_may:
@@ -50,14 +51,14 @@ async def conversation_for(store: Store, caller: Caller, conversation_id: str, *
     return stored
 
 
-async def as_shown(store: Store, stored: Stored, body: dict[str, Any], caller: Caller
+async def as_shown(store: Conversations, stored: Stored, body: dict[str, Any], caller: Caller
                    ) -> dict[str, Any]:
     """A conversation's view as the routes that show one (``GET``, ``cancel``) answer it: with
     its ``title`` as the list shows it, for an operator its ``user`` (as in their list), and
     its owner's ratings (``"feedback"``: what their page shows pressed). One read; a turn's
     answer goes without these, so a turn reads nothing more from the store."""
-    ratings = getattr(store, "ratings", None)  # a Store written before it had ratings
-    found = {} if ratings is None else await ratings(stored.id, stored.owner)
+    found = {} if not isinstance(store, Ratings) else await store.ratings(stored.id, stored.owner)
+    # (a store without ratings, such as one written before they were: none shown)
     shown = {**body, "title": _title(stored, body)}
     if caller.operator:
         shown["user"] = stored.owner
@@ -74,6 +75,13 @@ def _title(stored: Stored, body: dict[str, Any]) -> str | None:
         if message.get("role") == "user":
             return text_of_record(message)[:TITLE_CHARS]
     return None
+
+
+def lacks(store: object, capability: str, what: str, then: str = "") -> HTTPProblem:
+    """The 501 of a route whose store lacks an optional ``capability`` (``stores/base.py``: a store
+    of the user's own may leave it out)."""
+    return HTTPProblem(501, f"this server's store ({type(store).__name__}) does not {what}: "
+                            f"it implements no {capability} (convo.serve.stores){then}")
 
 
 def _limit(text: str | None) -> int:
@@ -111,7 +119,10 @@ async def list_conversations(api: Host, request: Request) -> Response:
     newest activity first, a page at a time."""
     caller = await api.caller(request)
     query = query_of(caller, request.query_params)
-    rows = await api.engine.store.conversations(query)
+    store = api.engine.store
+    if not isinstance(store, Listing):
+        raise lacks(store, "Listing", "list conversations")
+    rows = await store.conversations(query)
     return JSONResponse(page(rows, query, with_user=caller.operator))
 
 
@@ -132,7 +143,10 @@ async def post_feedback(api: Host, request: Request) -> Response:
                  else f"message {index} is a {stored.messages[index].role} message")
         raise HTTPProblem(400, f'"message" must be the 0-based index of an assistant message '
                                f"in conversation {conversation_id!r}, got {index}: {found}")
-    await api.engine.store.rate(conversation_id, index, rating, comment, caller.user)
+    store = api.engine.store
+    if not isinstance(store, Ratings):
+        raise lacks(store, "Ratings", "keep ratings")
+    await store.rate(conversation_id, index, rating, comment, caller.user)
     return Response(status_code=204)
 
 
@@ -146,5 +160,8 @@ async def read_feedback(api: Host, request: Request) -> Response:
         after = None if since is None else parse_iso(since, '"since"')
     except ValueError as exc:
         raise HTTPProblem(400, str(exc)) from None
-    rows = await api.engine.store.feedback(after)
+    store = api.engine.store
+    if not isinstance(store, Ratings):
+        raise lacks(store, "Ratings", "keep ratings")
+    rows = await store.feedback(after)
     return JSONResponse({"feedback": [row.to_dict() for row in rows]})

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
-from ..parts import (
+from ...parts import (
     Content,
     PartError,
     Text,

@@ -22,15 +22,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..messages import Message
-from ..requests import HandOff
+from ...messages import Message
+from ...requests import HandOff
+from ..live import Live
+from ..problems import Conflict
 from .bodies import HTTPProblem, read_object
-from .live import Emit, Live
-from .problems import Conflict
 
 if TYPE_CHECKING:
+    from ..engine import Engine
+    from ..events import Sink
     from .auth import Caller
-    from .engine import Engine
     from .host import Host
 
 
@@ -41,19 +42,19 @@ def handed_off(live: Live, what: str) -> None:
                        f"{what}")
 
 
-async def say(engine: Engine, live: Live, content: str, author: str, emit: Emit | None
+async def say(engine: Engine, live: Live, content: str, author: str, sink: Sink | None
               ) -> tuple[int, dict[str, Any]]:
     """An operator's message during a handoff (stored; no model runs)."""
     handed_off(live, "post operator messages to")
     message = Message("assistant", content, metadata={"author": author})
-    return await engine.hand_off(live, message, emit)
+    return await engine.hand_off(live, message, sink)
 
 
-async def hand_back(engine: Engine, live: Live, emit: Emit | None
+async def hand_back(engine: Engine, live: Live, sink: Sink | None
                     ) -> tuple[int, dict[str, Any]]:
     """The handoff ends: the bot waits for the user's next message."""
     handed_off(live, "hand back")
-    return await engine.hand_off(live, None, emit)
+    return await engine.hand_off(live, None, sink)
 
 
 def operator_only(caller: Caller, what: str) -> None:
@@ -75,14 +76,14 @@ def operator_routes(api: Host) -> list[Route]:
                                    '{"content": "your message"}')
         if len(content.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"content" is over {api.max_message_bytes} bytes')
-        return await api._turn(request, lambda live, emit: say(
-            api.engine, live, content, caller.user, emit))
+        return await api._turn(request, lambda live, sink: say(
+            api.engine, live, content, caller.user, sink))
 
     async def handback(request: Request) -> Response:
         caller = await api.caller(request)
         operator_only(caller, "hand a conversation back")
         await read_object(request, api.body_limit)
-        return await api._turn(request, lambda live, emit: hand_back(api.engine, live, emit))
+        return await api._turn(request, lambda live, sink: hand_back(api.engine, live, sink))
 
     return [Route("/api/conversations/{id}/operator_messages", operator_messages,
                   methods=["POST"]),

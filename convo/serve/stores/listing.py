@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..messages import Message
+from ...messages import Message
 
 TITLE_CHARS: Final = 80
 DEFAULT_LIMIT: Final = 50

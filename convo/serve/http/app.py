@@ -25,8 +25,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..internal import reserved_keys
-from ..otel.state import active
+from ...internal import reserved_keys
+from ...otel.state import active
+from ..engine import Engine
+from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
+from ..live import Live
+from ..problems import Conflict, Forbidden, Invalid, NotFound, Refused
+from ..stores.base import Idempotency, Stored, StoreError
 from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
@@ -36,15 +41,14 @@ from .bodies import (
     content_of,
     read_object,
 )
-from .engine import Engine
 from .host import Turn
 from .keys import answer, needs_messages, reference
-from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
 from .owners import (
     as_shown,
     conversation_for,
+    lacks,
     list_conversations,
     post_feedback,
     read_feedback,
@@ -56,9 +60,7 @@ from .pages import (
     chat_page,
     operator_page,
 )
-from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
-from .store import Stored, StoreError
 
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
@@ -112,17 +114,20 @@ class API:
         return caller
 
     async def conversation_for(self, caller: Caller, conversation_id: str, *,
-                               operator_may: bool = True) -> Stored:
-        """The conversation's row (no messages) if ``caller`` may act on it: its owner; an
-        operator when ``operator_may`` (else 403); anybody else gets 404 (``owners.py``)."""
+                               operator_may: bool = True, messages: bool = False) -> Stored:
+        """The conversation (its row; with ``messages``, all of it) if ``caller`` may act on
+        it: its owner; an operator when ``operator_may`` (else 403); anybody else gets 404
+        (``owners.py``)."""
         return await conversation_for(self.engine.store, caller, conversation_id,
-                                      operator_may=operator_may)
+                                      operator_may=operator_may, messages=messages)
 
-    async def _owned(self, request: Request, *, operator_may: bool) -> Caller:
+    async def _owned(self, request: Request, *, operator_may: bool) -> tuple[Caller, Stored]:
+        """Who calls, and the conversation's row: the one read of it before its turn (the
+        engine is handed it)."""
         caller = await self.caller(request)
-        await self.conversation_for(caller, request.path_params["id"],
-                                    operator_may=operator_may)
-        return caller
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=operator_may)
+        return caller, stored
 
     # -- what a client sees ----------------------------------------------------------------
 
@@ -171,8 +176,9 @@ class API:
 
     async def show(self, request: Request) -> Response:
         caller = await self.caller(request)
-        stored = await self.conversation_for(caller, request.path_params["id"])
-        body = self.plain(await self.engine.get(stored.id))
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             messages=True)
+        body = self.plain(await self.engine.get(stored.id, stored))
         return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def delete(self, request: Request) -> Response:
@@ -181,17 +187,15 @@ class API:
         return Response(status_code=204)
 
     async def message(self, request: Request) -> Response:
-        await self._owned(request, operator_may=False)
+        _, stored = await self._owned(request, operator_may=False)
         content = content_of(await read_object(request, self.message_body_limit),
                              self.max_message_bytes, self.max_attachment_bytes)
         digest = hashlib.sha256(content_digest_source(content)).hexdigest()
-        return await self._idempotent(request, digest, lambda live, emit: self.engine.message(
-            live, content, emit))
+        return await self._idempotent(request, stored, digest, lambda live, sink: (
+            self.engine.message(live, content, sink)))
 
     async def approvals(self, request: Request) -> Response:
-        caller = await self.caller(request)
-        stored = await self.conversation_for(caller, request.path_params["id"],
-                                             operator_may=True)
+        caller, stored = await self._owned(request, operator_may=True)
         staff = caller.operator and stored.owner != caller.user
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
@@ -201,20 +205,21 @@ class API:
                 and isinstance(d.get("reason", ""), str | None) for d in decisions):
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
-        return await self._turn(request, lambda live, emit: self.engine.approve(
-            live, decisions, emit, operator=caller.operator, staff=staff))
+        return await self._turn(request, lambda live, sink: self.engine.approve(
+            live, decisions, sink, operator=caller.operator, staff=staff), stored)
 
     async def retry(self, request: Request) -> Response:
-        await self._owned(request, operator_may=False)
+        _, stored = await self._owned(request, operator_may=False)
         await read_object(request, self.body_limit)
-        return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
+        return await self._turn(request, lambda live, sink: self.engine.retry(live, sink),
+                                stored)
 
     async def cancel(self, request: Request) -> Response:
         caller = await self.caller(request)
         stored = await self.conversation_for(caller, request.path_params["id"],
                                              operator_may=False)
         await read_object(request, self.body_limit)
-        body = self.plain(await self.engine.cancel(stored.id))
+        body = self.plain(await self.engine.cancel(stored.id, known=True))
         return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def page(self, request: Request) -> Response:
@@ -232,28 +237,32 @@ class API:
         if await self.engine.store.load(conversation_id, messages=False) is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
 
-    async def _idempotent(self, request: Request, digest: str, turn: Turn) -> Response:
+    async def _idempotent(self, request: Request, stored: Stored, digest: str, turn: Turn
+                          ) -> Response:
         """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
-        request (4xx) leaves the key unused."""
+        request (4xx) leaves the key unused. ``stored``: the row the route read (so the
+        conversation is there before any record is kept)."""
         key = request.headers.get("idempotency-key")
-        conversation_id = request.path_params["id"]
+        conversation_id = stored.id
         if key is None:
-            return await self._turn(request, turn)
+            return await self._turn(request, turn, stored)
         store = self.engine.store
-        await self._exists(conversation_id)  # before any record is kept
+        if not isinstance(store, Idempotency):
+            raise lacks(store, "Idempotency", "keep idempotency records",
+                        "; send the request without an Idempotency-Key")
         known = await store.idempotent(conversation_id, key)
         if known is None and not await store.remember(conversation_id, key, digest, None):
             known = await store.idempotent(conversation_id, key)
         if known is not None:
             return await self._repeat(request, known, digest)
 
-        async def remembered(live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:
-            code, result = await turn(live, emit)
+        async def remembered(live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
+            code, result = await turn(live, sink)
             await store.remember(conversation_id, key, digest, reference(code, result))
             return code, result
 
         try:
-            return await self._turn(request, remembered)
+            return await self._turn(request, remembered, stored)
         except (HTTPProblem, Refused) as exc:
             if status_of(exc) < 500:  # refused before anything ran: the key stays unused
                 await store.forget(conversation_id, key)
@@ -276,13 +285,15 @@ class API:
         code, body = answer(record, messages)
         return self._answer(request, code, body)
 
-    async def _turn(self, request: Request, turn: Turn) -> Response:
+    async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
+                    ) -> Response:
         """Take the conversation's turn lock and run ``turn``: as JSON, or as an SSE stream.
-        Problems known before the turn starts are plain JSON either way."""
+        Problems known before the turn starts are plain JSON either way. ``stored``: the
+        conversation's row as the route read it, handed to the engine."""
         conversation_id = request.path_params["id"]
         stack = contextlib.AsyncExitStack()
         try:
-            live = await stack.enter_async_context(self.engine.turn(conversation_id))
+            live = await stack.enter_async_context(self.engine.turn(conversation_id, stored))
         except Conflict:  # a lock refused on an id that is not there: 404
             await self._exists(conversation_id)
             raise
@@ -296,23 +307,34 @@ class API:
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:
-        async def run(emit: Emit) -> tuple[str, Any]:
+        """The turn as a stream of served events, encoded as convo's SSE (``sse.py``)."""
+        async def run(sink: Sink) -> ServedEvent:
             async with stack:
-                code, result = await turn(live, emit)
-            return ("done" if code < 400 else "error"), self.present(request.scope, code, result)
+                code, result = await turn(live, self._plain_events(sink))
+            body = self.present(request.scope, code, result)
+            return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
         return await stream_turn(run, tasks=self.tasks,
                                  cut=lambda exc: self._cut(request.scope, exc))
 
-    def _cut(self, scope: Scope, exc: Exception) -> dict[str, Any]:
-        """The ``error`` event of a stream a failure cut after it started."""
+    def _plain_events(self, sink: Sink) -> Sink:
+        """``sink``, shown where a conversation waits in the words users see (``plain``)."""
+        def shown(event: ServedEvent) -> None:
+            if isinstance(event, WaitingFor):
+                event = WaitingFor(self.plain({"waiting_for": event.waiting_for})["waiting_for"])
+            sink(event)
+        return shown
+
+    def _cut(self, scope: Scope, exc: Exception) -> TurnFailed:
+        """The event that ends a stream a failure cut after it started."""
         if isinstance(exc, HTTPProblem | Refused) and status_of(exc) < 500:
-            return {"error": str(exc)}
+            return TurnFailed({"error": str(exc)}, status_of(exc))
         cause = f"{type(exc).__name__}: {exc}"
         error_id = failure(scope, cause)
         logger.error("error_id=%s: %s", error_id, cause, exc_info=exc,
                      extra={"convo_fields": None})
-        return {"error": cause if self.debug_errors else SERVER_FAILED, "error_id": error_id}
+        return TurnFailed({"error": cause if self.debug_errors else SERVER_FAILED,
+                           "error_id": error_id}, 503 if isinstance(exc, StoreError) else 500)
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Let running turns finish (the server is stopping)."""
@@ -327,7 +349,7 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
     telemetry = active()
     if telemetry is None:
         return await call()
-    from ..otel.serving import traced
+    from ...otel.serving import traced
 
     caller = getattr(request.state, "caller", None)
     return await traced(telemetry, request.headers, conversation_id, run, call,
@@ -340,8 +362,8 @@ def _refused(exc: BaseException) -> bool:
 
 
 def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:
-    return lambda live, emit: _traced(request, live.id, live.run.state,
-                                        lambda: turn(live, emit))
+    return lambda live, sink: _traced(request, live.id, live.run.state,
+                                        lambda: turn(live, sink))
 
 
 FALLBACK_PAGE = """<!doctype html><html lang="en"><meta charset="utf-8">

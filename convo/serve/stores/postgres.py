@@ -27,13 +27,8 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
-from ..session import SubroutineRun
-from .attachments import message_row, read_message
-from .feedback import Feedback, Rating
-from .holders import gone, this_process
-from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
-from .releases import Unreleased
-from .store import (
+from ...session import SubroutineRun
+from .base import (
     CANCEL,
     HELD,
     LEASE_S,
@@ -45,6 +40,11 @@ from .store import (
     dumps,
     split,
 )
+from .feedback import Feedback, Rating
+from .holders import gone, this_process
+from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
+from .releases import Unreleased
+from .rows import message_row, read_message
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -172,7 +172,7 @@ class PostgresStore:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:  # pragma: no cover - the extra is missing
-            from . import INSTALL_SERVE
+            from ..problems import INSTALL_SERVE
 
             raise StoreError(f"the Postgres store needs psycopg and psycopg-pool: {INSTALL_SERVE}"
                              ) from exc

@@ -10,13 +10,15 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from ..engine import Engine
+    from ..events import Sink
+    from ..live import Live
+    from ..stores.base import Stored
     from .auth import Caller
-    from .engine import Engine
-    from .live import Emit, Live
 
-#: A turn of a served conversation: run on its ``Live`` run, streamed to ``Emit`` or not;
-#: gives the status and the body.
-Turn = Callable[["Live", "Emit | None"], Awaitable[tuple[int, dict[str, Any]]]]
+#: A turn of a served conversation: run on its ``Live`` run, its served events sent to a
+#: ``Sink`` when it streams; gives the status and the body.
+Turn = Callable[["Live", "Sink | None"], Awaitable[tuple[int, dict[str, Any]]]]
 
 
 class Host(Protocol):
@@ -28,4 +30,5 @@ class Host(Protocol):
 
     async def caller(self, request: Request) -> Caller: ...
 
-    async def _turn(self, request: Request, turn: Turn) -> Response: ...
+    async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
+                    ) -> Response: ...

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import Message
-from ..parts import Text, part_from_dict
-from .store import dumps
+from ...messages import Message
+from ...parts import Text, part_from_dict
+from .base import dumps
 
 
 def message_row(message: Message) -> tuple[str, list[tuple[str, bytes]]]:

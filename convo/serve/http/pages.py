@@ -12,8 +12,8 @@ from pathlib import Path
 
 import attrs
 
-PAGE = Path(__file__).with_name("page.html")
-OPERATOR_PAGE = Path(__file__).with_name("operator.html")
+PAGE = Path(__file__).parent.parent / "page.html"  # (beside convo/serve/__init__.py)
+OPERATOR_PAGE = PAGE.with_name("operator.html")
 DEFAULT_TITLE = "Chat"
 DEFAULT_FIRST_PROMPT = "Ask me anything."
 
