@@ -13,20 +13,18 @@ or the answerer says ``Pause`` (a served conversation waits for a person, or for
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..messages import Message
 from ..requests import ChildMessage, Flow, Request
 from .answerer import Pause
-from .stack import Answerer
+from .stack import NOTHING, Answerer
 from .state import RunState
 
 if TYPE_CHECKING:
     from .replay import Replay
 
-NOTHING: Final = object()
-"""What a replay's ``ready`` gives for a request it does not answer (it goes to the answerers)."""
 
 
 class Driver:

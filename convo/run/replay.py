@@ -56,8 +56,7 @@ from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
 from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
-from .driver import NOTHING
-from .stack import Forwarding, kind, named
+from .stack import NOTHING, Forwarding, kind, named
 from .state import RunState
 
 SAVED: Final = named("saved_")  # what ``ready`` answers each kind of request with

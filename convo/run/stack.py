@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from ..tools.calls import ToolRun
     from ..tools.toolset import Listed
 
+NOTHING: Final = object()
+"""What a replay's ``ready`` gives for a request it does not answer (it goes to the answerers)."""
+
 A = TypeVar("A")
 
 KINDS: Final[dict[type[Request[Any]], str]] = {

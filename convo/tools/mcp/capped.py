@@ -11,14 +11,13 @@ from collections.abc import AsyncIterator
 
 import httpx2
 
-from .connection import OVER_LIMIT
-
 
 class Capped(httpx2.AsyncByteStream):
-    """A body that fails once more than ``limit`` bytes of it have come."""
+    """A body that fails once more than ``limit`` bytes of it have come; ``words`` name the
+    limit in the error (``connection.OVER_LIMIT``, which ``MCPServer`` recognises)."""
 
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
-        self.inner, self.limit = inner, limit
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, words: str) -> None:
+        self.inner, self.limit, self.words = inner, limit, words
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = 0
@@ -27,7 +26,7 @@ class Capped(httpx2.AsyncByteStream):
             if seen > self.limit:
                 # A StreamError: the SDK answers the request with an error carrying this text
                 # (it closes the body), and the session goes on.
-                raise httpx2.StreamError(f"the answer exceeded the {self.limit} {OVER_LIMIT} "
+                raise httpx2.StreamError(f"the answer exceeded the {self.limit} {self.words} "
                                          "(max_result_bytes)")
             yield chunk
 

@@ -203,7 +203,7 @@ class Connection:
             kind = response.headers.get("content-type", "").lower()
             if kind.startswith("application/json") and \
                     isinstance(response.stream, httpx2.AsyncByteStream):
-                response.stream = Capped(response.stream, limit)
+                response.stream = Capped(response.stream, limit, OVER_LIMIT)
 
         headers = dict(e.headers or {})
         if not any(k.lower() == "accept-encoding" for k in headers):
