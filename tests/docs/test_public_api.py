@@ -93,6 +93,14 @@ def test_import_convo_does_not_import_openai() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_import_convo_does_not_import_anthropic() -> None:
+    code = ("import sys, convo, convo.models, convo.testing; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'anthropic'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_import_convo_does_not_import_the_terminal_chats_libraries() -> None:
     code = ("import sys, convo; print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'prompt_toolkit', 'rich', 'pygments', 'sqlite3'}))")
