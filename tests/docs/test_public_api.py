@@ -41,6 +41,8 @@ API_NAMES += "ReasoningDelta TextDelta ReplyTruncated".split()
 API_NAMES += "SubroutineTool ExecuteToolTemplate".split()
 # API.md §16 (images, audio and documents).
 API_NAMES += "Text Image Audio Document".split()
+# API.md §23 (models from Anthropic, natively).
+API_NAMES += ["AnthropicModel"]
 # API.md §19 (serving people: human handoff).
 API_NAMES += ["HandoffTool"]
 
