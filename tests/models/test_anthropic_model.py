@@ -60,8 +60,8 @@ def both_cities() -> Message:
 
 def claude(server: AnthropicServer, **kw: Any) -> AnthropicModel:
     kw.setdefault("max_retries", 0)
-    return AnthropicModel("claude-x", base_url=server.base_url, api_key="k",
-                          thinking={"type": "enabled", "budget_tokens": 1024}, **kw)
+    kw.setdefault("thinking", {"type": "enabled", "budget_tokens": 1024})
+    return AnthropicModel("claude-x", base_url=server.base_url, api_key="k", **kw)
 
 
 AFTER_TOOLS = [
@@ -237,3 +237,32 @@ def test_the_base_url_and_key_come_from_the_environment(anthropic_server: Anthro
     with AnthropicModel("claude-x") as model:
         assert model.complete([Message("user", "Hi")]).text == "Hello."
     assert anthropic_server.requests[0]["max_tokens"] == 4096
+
+
+def test_a_max_tokens_the_sdk_will_not_send_plainly_is_streamed(
+        anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add("A long answer.")
+    texts: list[str] = []
+    with claude(anthropic_server, max_tokens=128_000) as model:
+        reply = model.complete([Message("user", "Hi")], on_delta=texts.append)
+    assert reply.text == "A long answer." and texts == []  # stream=False shows nothing early
+    assert anthropic_server.requests[0]["stream"] is True
+    assert anthropic_server.requests[0]["max_tokens"] == 128_000
+
+
+def test_twenty_turns_read_most_of_their_input_from_the_cache(anthropic_server: AnthropicServer
+                                                              ) -> None:
+    turns = 20
+    anthropic_server.add(*(f"Answer number {n}: " + "words " * 40 for n in range(turns)))
+    template = LinearTemplate(
+        [SystemTemplate("You are a patient tutor. " * 20)]
+        + [step for n in range(turns)
+           for step in (UserTemplate(f"Question {n}: tell me more " * 5), AssistantTemplate())])
+    with claude(anthropic_server, thinking=None) as model:
+        session = Runner(model, template).run()
+    usages = [m.usage for m in session.messages if m.role == "assistant"]
+    assert len(usages) == turns and all(u is not None for u in usages)
+    later = [u for u in usages[2:] if u is not None]
+    read = sum(u.cache_read_tokens for u in later)
+    total = sum(u.prompt_tokens for u in later)
+    assert read >= 0.8 * total, (read, total)
