@@ -130,5 +130,7 @@ def model_class(prefix: str) -> Any:
                 f"the {prefix}: provider is not in this version of convo yet "
                 f"({built.module}.{built.cls}): use openai: or openai-responses:, or "
                 "register a provider of your own with convo.models.register") from exc
-        raise ImportError(f"the {prefix}: provider needs the {exc.name} package: "
-                          f'pip install "convo[{built.extra}]"') from exc
+        raise ImportError(f"the {prefix}: provider needs the {exc.name} package: install the "
+                          f'"convo[{built.extra}]" extra: pip install -e ".[{built.extra}]" in '
+                          "convo's checkout (the \"convo\" on the package index is another "
+                          "project)") from exc
