@@ -8,14 +8,19 @@ from typing import Any, Final
 import attrs
 
 REJECTED: Final = "Rejected by the user"
+REJECTED_BY_STAFF: Final = "Rejected by staff"
+DECIDERS: Final = ("user", "staff")
 
 
 @attrs.frozen(slots=True)
 class Approval:
-    """A person's decision on one tool call; ``reason`` is passed on to the model."""
+    """A person's decision on one tool call; ``reason`` is passed on to the model. ``by``
+    says who decided: ``"user"`` (the person in the conversation), or ``"staff"`` (an
+    operator of a served conversation, API.md §19), whose rejection says so."""
 
     approved: bool
     reason: str | None = None
+    by: str = attrs.field(default="user", kw_only=True, validator=attrs.validators.in_(DECIDERS))
 
     @classmethod
     def of(cls, value: Approval | bool) -> Approval:
@@ -29,11 +34,14 @@ class Approval:
     @property
     def rejection(self) -> str:
         """The tool message of a rejected call."""
-        return f"{REJECTED}: {self.reason}" if self.reason else REJECTED
+        said = REJECTED_BY_STAFF if self.by == "staff" else REJECTED
+        return f"{said}: {self.reason}" if self.reason else said
 
     def to_dict(self) -> dict[str, Any]:
-        return {"approved": self.approved, "reason": self.reason}
+        # "by" only when staff decided: a user's decision reads as it did before it existed
+        return {"approved": self.approved, "reason": self.reason,
+                **({"by": self.by} if self.by != "user" else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Approval:
-        return cls(bool(d["approved"]), d.get("reason"))
+        return cls(bool(d["approved"]), d.get("reason"), by=d.get("by") or "user")

@@ -6,7 +6,8 @@ instead, so that no client, tool or template text can forge them::
 
     {"context": {"summary": "...", "upto": 40, "check": "user:212:3954207421",
                  "calls": 2, "usage": {"prompt_tokens": 1830, ...}},   # convo.summary
-     "machine": "billing"}                                  # convo.templates.states
+     "machine": "billing",                                  # convo.templates.states
+     "unsaid": [2]}          # convo.serve.live: where a cancelled empty reply was dropped
 
 Before they moved here (session format 1, transcript format 1, serve schema 3) they were the
 state keys ``"convo.context"`` and ``"_convo_state"``: ``from_legacy_state`` moves them out of

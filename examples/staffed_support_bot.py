@@ -18,7 +18,7 @@ person")::
     convo serve examples/staffed_support_bot.py --users users.json
 
 then open http://127.0.0.1:8000/ as the customer (token t-ann) and
-http://127.0.0.1:8000/operator as staff (token t-olga); or chat with it: ``convo chat
+http://127.0.0.1:8000/operator as staff (token t-olga); or chat with it: ``convo run
 examples/staffed_support_bot.py`` (offline on the mock model below: say "refund A1", or "a
 person, please").
 """
@@ -107,10 +107,10 @@ demo_approvals = ["y"]
 
 
 if __name__ == "__main__":
-    # The same as `convo chat <this file>`: a real model when OPENAI_API_KEY (or a base URL)
+    # The same as `convo run <this file>`: a real model when OPENAI_API_KEY (or a base URL)
     # is set, else mock_model above.
     import sys
 
     from convo.cli import main
 
-    raise SystemExit(main(["chat", __file__, *sys.argv[1:]]))
+    raise SystemExit(main(["run", __file__, *sys.argv[1:]]))

@@ -59,6 +59,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     chat.add_argument("--max-attachment-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
                       metavar="N", help="refuse attachments over N bytes (default: 10485760, "
                                         "10 MiB)")
+    # Not an option: `convo chat bot.py` is a common slip for `convo run bot.py` (main says so)
+    chat.add_argument("file", nargs="?", help=argparse.SUPPRESS)
     chat.set_defaults(main=main)
 
 
@@ -83,6 +85,9 @@ def main(args: argparse.Namespace) -> int:
     from ..templates.base import Template
     from ..terminal.conversation import Talk, hold
 
+    if args.file is not None:
+        raise UsageProblem(f"convo chat takes no bot file: to hold the conversation {args.file} "
+                           f"defines, use convo run {args.file}")
     tools, context = _tools(args.tools) if args.tools else ([], None)
     attached = _attached(args.attach, args.max_attachment_bytes)
     servers = _servers(args.mcp)

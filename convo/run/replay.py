@@ -320,14 +320,13 @@ class Replay:
             if inv.call.id not in results:
                 return NOTHING
         runs: list[ToolRun] = []
-        ran = 0  # the calls counted: those not run again
+        counted = 0  # the calls the limits count, as the live answer counted them
         for inv in invocations:
-            if inv.tool.rerun_on_resume:
-                runs.append(rerun(inv))
-            else:
-                runs.append(saved_run(results[inv.call.id]))
-                ran += 1
-        self.tally[5] += ran
+            tool = inv.tool
+            runs.append(rerun(inv) if tool.rerun_on_resume else
+                        saved_run(results[inv.call.id]))
+            counted += not tool.free_of_limits
+        self.tally[5] += counted
         return runs
 
     def _stored(self, request: StoreToolRun) -> Any:
@@ -335,6 +334,6 @@ class Replay:
         # a resumed run sees the saved state throughout its replay).
         if request.store_as not in self.saved_state:
             return NOTHING
-        self.tally[5] += sum(not inv.tool.rerun_on_resume for inv in request.invocations)
+        self.tally[5] += sum(not inv.tool.free_of_limits for inv in request.invocations)
         return [ToolRun(self.saved_state[request.store_as]) for _ in request.invocations]
 

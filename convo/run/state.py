@@ -222,7 +222,7 @@ class RunState:
         for invocation in invocations:
             if isinstance(invocation.tool, Unlisted):  # nothing to run: the unknown-tool error
                 verdicts.append(invocation.tool.why)
-            elif invocation.tool.rerun_on_resume:
+            elif invocation.tool.free_of_limits:
                 verdicts.append(None)
             elif self.limit_reached is not None:
                 verdicts.append(f"the {self.limit_reached} limit was reached")

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any
 
+import attrs
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -26,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..internal import reserved_keys
 from ..otel.state import active
-from .auth import Auth, Caller
+from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
     DEFAULT_MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
@@ -42,13 +43,19 @@ from .live import Emit, Live
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
 from .operators import operator_routes
 from .owners import (
+    as_shown,
     conversation_for,
     list_conversations,
     post_feedback,
     read_feedback,
-    with_feedback,
 )
-from .pages import PageOptions, chat_page, operator_page
+from .pages import (
+    DEFAULT_FIRST_PROMPT,
+    DEFAULT_TITLE,
+    PageOptions,
+    chat_page,
+    operator_page,
+)
 from .problems import Conflict, Forbidden, Invalid, NotFound, Refused
 from .sse import stream_turn
 from .store import Stored, StoreError
@@ -75,12 +82,13 @@ class API:
             -(-max_attachment_bytes // 3) * 4 + 1024)
         self.debug_errors = debug_errors
         self.hidden_tools = sorted(hidden_tools)
-        self.pages = PageOptions(**({"title": title} if title else {}),
-                                 **({"first_prompt": first_prompt} if first_prompt else {}),
+        self.pages = PageOptions(title=title or DEFAULT_TITLE,
+                                 first_prompt=first_prompt or DEFAULT_FIRST_PROMPT,
                                  hidden_tools=tuple(self.hidden_tools),
                                  max_attachment_bytes=max_attachment_bytes)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._opened = False
+        self._greets: bool | None = None
         self._opening: asyncio.Lock | None = None
 
     async def ready(self) -> None:
@@ -96,9 +104,11 @@ class API:
                 self._opened = True
 
     async def caller(self, request: Request) -> Caller:
-        """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``."""
+        """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``, and
+        its user on ``request.state.user`` for the request's log line."""
         caller: Caller = await self.auth.identify(request.headers)
         request.state.caller = caller
+        request.state.user = caller.user
         return caller
 
     async def conversation_for(self, caller: Caller, conversation_id: str, *,
@@ -160,10 +170,10 @@ class API:
         return self._answer(request, code, result)
 
     async def show(self, request: Request) -> Response:
-        stored = await self.conversation_for(await self.caller(request),
-                                             request.path_params["id"])
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"])
         body = self.plain(await self.engine.get(stored.id))
-        return _json(await with_feedback(self.engine.store, stored, body))
+        return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def delete(self, request: Request) -> Response:
         await self._owned(request, operator_may=False)
@@ -179,7 +189,10 @@ class API:
             live, content, emit))
 
     async def approvals(self, request: Request) -> Response:
-        caller = await self._owned(request, operator_may=True)
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=True)
+        staff = caller.operator and stored.owner != caller.user
         body = await read_object(request, self.body_limit)
         decisions = body.get("decisions")
         if not isinstance(decisions, list) or not all(
@@ -189,7 +202,7 @@ class API:
             raise HTTPProblem(400, '"decisions" must be a list of {"call_id": "...", '
                                    '"approve": true|false, "reason"?: "..."}')
         return await self._turn(request, lambda live, emit: self.engine.approve(
-            live, decisions, emit, operator=caller.operator))
+            live, decisions, emit, operator=caller.operator, staff=staff))
 
     async def retry(self, request: Request) -> Response:
         await self._owned(request, operator_may=False)
@@ -197,13 +210,17 @@ class API:
         return await self._turn(request, lambda live, emit: self.engine.retry(live, emit))
 
     async def cancel(self, request: Request) -> Response:
-        stored = await self.conversation_for(await self.caller(request),
-                                             request.path_params["id"], operator_may=False)
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=False)
         await read_object(request, self.body_limit)
         body = self.plain(await self.engine.cancel(stored.id))
-        return _json(await with_feedback(self.engine.store, stored, body))
+        return _json(await as_shown(self.engine.store, stored, body, caller))
 
     async def page(self, request: Request) -> Response:
+        if self._greets is None:  # asked once: the template's first step, nothing run
+            self._greets = self.engine.greets()
+            self.pages = attrs.evolve(self.pages, greets=self._greets)
         return HTMLResponse(chat_page(self.pages) or FALLBACK_PAGE)
 
     async def operator(self, request: Request) -> Response:
@@ -314,7 +331,12 @@ async def _traced(request: Request, conversation_id: str | None, run: Any,
 
     caller = getattr(request.state, "caller", None)
     return await traced(telemetry, request.headers, conversation_id, run, call,
-                        user=caller.user if caller is not None else None)
+                        user=caller.user if caller is not None else None, refused=_refused)
+
+
+def _refused(exc: BaseException) -> bool:
+    """A turn's request refused before any template ran (no span for it, §18)."""
+    return isinstance(exc, HTTPProblem | Refused) and status_of(exc) < 500
 
 
 def _traced_turn(request: Request, live: Live, turn: Turn) -> Turn:
@@ -389,8 +411,11 @@ def build(api: API) -> Starlette:
             finally:
                 await api.engine.store.close()
 
+    # Without sign-in every caller is "default"; with it, a request nobody signed in to
+    # (refused, or on a route that asks no one) logs no user.
+    nobody = DEFAULT_USER if isinstance(api.auth, Open) else None
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
-        Middleware(RequestLog), Middleware(Failures, debug=api.debug_errors),
+        Middleware(RequestLog, nobody=nobody), Middleware(Failures, debug=api.debug_errors),
         Middleware(_Ready, api=api)], exception_handlers={
             HTTPProblem: problem, Refused: problem, HTTPException: http,
             StoreError: store_down})

@@ -7,7 +7,8 @@
   (a string, or a list holding ``"operator"``) the role; ``exp``, ``nbf``, ``aud`` and ``iss``
   are checked. PyJWT (the ``jwt`` extra) is imported only when the first token is read.
 - ``TrustedHeader(name, operators=…)``: a proxy in front has signed the person in and names
-  them in a header; a request without it is refused.
+  them in a header; a request without it, or with two values of it (two lines, or a
+  comma-joined list), is refused.
 - ``Open()``: no sign-in (no token given): every caller is the user ``"default"``.
 """
 
@@ -151,7 +152,18 @@ class TrustedHeader:
     operators: Iterable[str] = attrs.field(default=(), kw_only=True, converter=_names)
 
     async def identify(self, headers: Mapping[str, str]) -> Caller:
-        user = headers.get(self.name.lower(), "").strip()
+        # Every line of the header, not the first: a proxy that appends its own line after
+        # the client's (or joins them with commas, RFC 9110 §5.3) must not let the client's
+        # choose who it is. A name with a comma is refused for the same reason.
+        getlist = getattr(headers, "getlist", None)
+        lines = getlist(self.name.lower()) if getlist is not None else [
+            headers.get(self.name.lower(), "")]
+        values = [v.strip() for line in lines for v in line.split(",")]
+        if len(values) > 1:
+            raise HTTPProblem(401, f"the header {self.name} came with {len(values)} values; "
+                                   "it must name one user: the proxy in front must replace "
+                                   "a header a client sent, not add its own beside it")
+        user = values[0] if values else ""
         if not user:
             raise HTTPProblem(401, f"this server is reached through a proxy that signs "
                                    f"people in: the header {self.name} is missing")

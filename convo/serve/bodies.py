@@ -54,15 +54,22 @@ class _Constant:
 
 async def read_object(request: Request, limit: int) -> dict[str, Any]:
     """The JSON object in the body, checked; 413 past ``limit`` bytes (before parsing), 400 if
-    it is not a JSON object or holds what no store keeps."""
+    it is not a JSON object or holds what no store keeps.
+
+    A body over ``limit`` is refused unread when its ``Content-Length`` says so, else as soon
+    as the bytes streamed in pass it (chunked). Reading and checking cost time in proportion
+    to the body's size: chunks are joined once (adding each to the bytes so far copied them
+    all again per chunk: 15 s of CPU for 100 MB), and the checks of long strings run in C."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise HTTPProblem(413, f"the request body is over {limit} bytes")
-    body = b""
+    chunks, size = [], 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
+        size += len(chunk)
+        if size > limit:
             raise HTTPProblem(413, f"the request body is over {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
     if not body.strip():
         return {}
     try:
@@ -105,9 +112,18 @@ def check_json(value: Any) -> None:
 def _check_text(text: str, where: str) -> None:
     if "\x00" in text:
         raise HTTPProblem(400, f"a NUL character (\\u0000) in a string: remove it (at {where})")
-    if _SURROGATE.search(text):
+    if not text.isascii() and _has_surrogate(text):
         raise HTTPProblem(400, "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) in "
                                f"a string: it is not text (at {where})")
+
+
+def _has_surrogate(text: str) -> bool:
+    # UTF-8 cannot encode a surrogate code point: the encoder finds one at C speed.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.search(text) is not None
+    return False
 
 
 def content_of(body: dict[str, Any], max_bytes: int,
@@ -123,7 +139,7 @@ def content_of(body: dict[str, Any], max_bytes: int,
         raise HTTPProblem(400, '"content" must be a string: send {"content": "your message"}')
     if not content.strip():
         raise HTTPProblem(400, '"content" is empty or only whitespace: send some text')
-    if len(content.encode("utf-8")) > max_bytes:
+    if len(content) > max_bytes or len(content.encode("utf-8")) > max_bytes:
         raise HTTPProblem(413, f'"content" is over {max_bytes} bytes')
     return content
 

@@ -38,7 +38,7 @@ from ..run.answerer import Pause
 from ..run.driver import adrive
 from ..runner import Runner
 from ..session import Session
-from .live import Emit, Live, stored_view
+from .live import Emit, Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .store import DEFAULT_OWNER, LEASE_S, Store
 from .turns import Stopping, Turns
@@ -147,7 +147,8 @@ class Engine:
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        saved = Session(stored.messages, stored.state,
+        messages, unsaid = with_unsaid(stored.messages, stored.internal)
+        saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
                         subroutines=stored.subroutines, internal=stored.internal)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
@@ -156,6 +157,9 @@ class Engine:
         live.served.rebuilding = True
         pause = await adrive(live.run.driver, live.run.answerer)  # replays to the first pause
         live.served.rebuilding = False
+        if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
+            live.session.messages[:] = [m for m in live.session.messages
+                                        if not any(m is u for u in unsaid)]
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()
@@ -163,6 +167,28 @@ class Engine:
             live.error = stored.waiting_for.get("error")
         self._keep(live)
         return live
+
+    def greets(self) -> bool:
+        """Whether a new conversation (no state) shows something before it first waits for
+        the user: a message of its own, a model call, anything but asking the user first.
+        Only the template's generator runs, to its first request, outside any run (no
+        event, no span, nothing answered or stored). The chat page stores a conversation on
+        opening only if it greets; else with its first message (docs/serving.md). A
+        template that fails here greets: its failure is for the conversation's first run to
+        show."""
+        flow = self.runner.template.render(Session())
+        try:
+            step = flow.send(None)
+            while not isinstance(step, Request):  # messages and events, up to a request
+                if isinstance(step, Message) and step.role != "system":
+                    return True
+                step = flow.send(None)
+        except Exception:  # (StopIteration: it ends at once; that, too, is for a run to show)
+            return True
+        finally:
+            with contextlib.suppress(Exception):
+                flow.close()
+        return not isinstance(step, AskUser)
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -223,9 +249,13 @@ class Engine:
         return await self._advance(live, said, emit)
 
     async def approve(self, live: Live, decisions: list[dict[str, Any]], emit: Emit | None,
-                      *, operator: bool = True) -> tuple[int, dict[str, Any]]:
+                      *, operator: bool = True, staff: bool = False
+                      ) -> tuple[int, dict[str, Any]]:
         """Decide the pending calls (``operator``: whether the caller is one; a user cannot
-        decide calls whose tool's ``approver`` is ``"operator"``)."""
+        decide calls whose tool's ``approver`` is ``"operator"``). ``staff``: the caller is
+        an operator deciding another user's calls; a staff decision (that, or an operator
+        deciding a call only operators may) is ``Approval(by="staff")``, and a rejection
+        then reads "Rejected by staff", to the model and to the user."""
         self.expect(live, Approve, "approvals")
         assert isinstance(live.pending, Approve)
         if not operator and live.pending.needs_operator:
@@ -240,9 +270,11 @@ class Engine:
                      if missing else []) + ([f"unknown call ids: {', '.join(unknown)}"]
                                            if unknown else [])
             raise Invalid("; ".join(parts))
-        answers = [live.run.state.decided(c, Approval(bool(by_id[c.id]["approve"]),
-                                                      by_id[c.id].get("reason")))
-                   for c in calls]
+        pending = live.pending
+        answers = [live.run.state.decided(c, Approval(
+            bool(by_id[c.id]["approve"]), by_id[c.id].get("reason"),
+            by="staff" if staff or (operator and pending.approver(i) == "operator")
+            else "user")) for i, c in enumerate(calls)]
         return await self._advance(live, answers, emit)
 
     async def retry(self, live: Live, emit: Emit | None) -> tuple[int, dict[str, Any]]:

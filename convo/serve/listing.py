@@ -48,6 +48,11 @@ def micros(moment: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+# The times a cursor may name: those a datetime holds (years 1 to 9999), in microseconds.
+FIRST_US: Final = micros(datetime.min.replace(tzinfo=UTC))
+LAST_US: Final = micros(datetime.max.replace(tzinfo=UTC))
+
+
 def parse_iso(text: str, what: str) -> int:
     """An ISO 8601 time (UTC when it names no zone) in microseconds; ``ValueError`` naming
     ``what`` otherwise."""
@@ -139,13 +144,18 @@ def cursor(row: Summary) -> str:
 
 
 def read_cursor(text: str) -> tuple[int, str]:
-    """The position a cursor names; ``ValueError`` when it is not one this server gave."""
+    """The position a cursor names; ``ValueError`` when it is not one this server gave. A
+    forged one never reaches a store: its time must be one a datetime holds (which fits 64
+    bits, as SQLite and Postgres take it) and its id text every store takes (no NUL, no lone
+    surrogate)."""
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         updated, conversation_id = json.loads(raw)
-        if type(updated) is int and isinstance(conversation_id, str):
+        if type(updated) is int and FIRST_US <= updated <= LAST_US \
+                and isinstance(conversation_id, str) and "\0" not in conversation_id:
+            conversation_id.encode()  # UnicodeEncodeError (a ValueError) for a surrogate
             return updated, conversation_id
-    except (ValueError, binascii.Error, TypeError):
+    except (ValueError, binascii.Error, TypeError, RecursionError):
         pass
     raise ValueError(f'"before" must be a cursor from a list\'s "next", got {text!r}')
 

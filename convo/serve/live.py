@@ -1,9 +1,18 @@
-"""A served conversation paused in a worker, and how a conversation is shown as JSON."""
+"""A served conversation paused in a worker, and how a conversation is shown as JSON.
+
+A reply cancelled before it said anything (no text, no tool call: ``said_nothing``) is not
+stored, shown or sent to the model later: what was committed stays, nothing empty is added
+(a model would see an empty turn in every later call; Anthropic's API refuses an empty text
+block). It is a message of the run all the same — the template took it as its reply and went
+on — so the turn keeps it in the session until it ends and then drops it, and the store keeps
+where it was (``Session.internal["unsaid"]``: the count of stored messages before each such
+reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drops it again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -15,8 +24,34 @@ from ..run.answerer import Pause
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from .store import Change, Stored
+from .turns import CANCELLED
 
 Emit = Callable[[str, Any], None]
+UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
+
+
+def said_nothing(message: Message) -> bool:
+    """Whether ``message`` is a reply cancelled before it said anything."""
+    return message.role == "assistant" and not message.content and not message.tool_calls \
+        and bool(message.metadata.get(CANCELLED))
+
+
+def with_unsaid(messages: list[Message], internal: dict[str, Any]
+                ) -> tuple[list[Message], list[Message]]:
+    """The stored ``messages`` with the replies that said nothing put back where they were
+    (for a replay), and those replies (a malformed record puts none back)."""
+    where = internal.get(UNSAID)
+    if not isinstance(where, list) or not where or not all(
+            type(at) is int and 0 <= at <= len(messages) for at in where):
+        return messages, []
+    unsaid = [Message("assistant", "", metadata={CANCELLED: True}) for _ in where]
+    merged: list[Message] = []
+    put = 0
+    for at, reply in zip(sorted(where), unsaid, strict=True):
+        merged += messages[put:at]
+        merged.append(reply)
+        put = at
+    return merged + messages[put:], unsaid
 
 
 @attrs.define(slots=True, eq=False)
@@ -41,6 +76,7 @@ class Live:
     open_stored: tuple[int, int] | None = None  # the child inside: its index, messages stored
     children: int = 0  # how many messages the stored subroutine records hold
     running: bool = False  # a turn started that the store does not say runs yet
+    unsaid: list[int] = attrs.field(factory=list)  # replies that said nothing, this turn
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -74,13 +110,25 @@ class Live:
             kind = record["type"]
             if kind == "message":
                 index = record["index"]  # the message itself: no JSON round trip per message
-                fresh.append((index, self.session.messages[index]))
+                message = self.session.messages[index]
+                at = index - sum(1 for u in self.unsaid if u < index)  # its index in the store
+                if said_nothing(message):  # kept out of the store; where it was, kept in
+                    self.unsaid.append(index)
+                    internal = self.session.internal
+                    known = internal.get(UNSAID)
+                    internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
+                else:
+                    fresh.append((at, message))
             elif kind == "state":
                 state = self.session.state
             elif kind == "internal":
                 internal = self.session.internal
             elif kind == "approval":
                 approvals = {k: a.to_dict() for k, a in self.session.approvals.items()}
+        if final and self.unsaid:  # the turn is over: the session is what the store holds
+            for index in sorted(self.unsaid, reverse=True):
+                del self.session.messages[index]
+            self.unsaid.clear()
         outcome = self.session.outcome
         return Change(
             messages=tuple(fresh), subroutines=tuple(self.unstored()), state=state,

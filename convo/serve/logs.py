@@ -4,9 +4,11 @@ an ``error_id`` in the log and in the answer, and plain words for end users.
 Two pure ASGI middlewares, outermost first: ``RequestLog`` (method, path, status, ms,
 conversation, user) and ``Failures`` (an exception no route handled: a JSON 500 with an
 ``error_id``, its traceback to the log). Routes note what the log should say on the request's
-``scope["state"]``: ``conversation`` (a create's new id), ``user``, and ``failure`` (the
-``error_id`` and cause of a 5xx they answered). Everything goes to the ``convo.serve`` logger;
-``convo serve`` shows it on stderr, as text or JSON (``--log-format json``).
+``scope["state"]``: ``conversation`` (a create's new id), ``user`` (whoever signed in; a
+request nobody signed in to logs ``nobody``: ``default`` without sign-in, else none), and
+``failure`` (the ``error_id`` and cause of a 5xx they answered). Everything goes to the
+``convo.serve`` logger; ``convo serve`` shows it on stderr, as text or JSON
+(``--log-format json``).
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ def failure(scope: Scope, cause: str) -> str:
 class RequestLog:
     """One line per HTTP request, when its answer is complete."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: ASGIApp, nobody: str | None = "default") -> None:
+        self.app, self.nobody = app, nobody
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -56,10 +58,12 @@ class RequestLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            _log_request(scope, state, status[0], (time.perf_counter() - started) * 1000)
+            _log_request(scope, state, status[0], (time.perf_counter() - started) * 1000,
+                         self.nobody)
 
 
-def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float) -> None:
+def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float,
+                 nobody: str | None) -> None:
     level = logging.ERROR if status >= 500 or "failure" in state else logging.INFO
     if not logger.isEnabledFor(level):
         return
@@ -69,12 +73,12 @@ def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float) ->
         "method": scope.get("method"), "path": scope.get("path"), "status": status,
         "ms": round(ms, 1),
         "conversation": state.get("conversation") or (found.group(1) if found else None),
-        "user": state.get("user", "default")}
+        "user": state.get("user", nobody)}
     failed = state.get("failure")
     if failed is not None:
         fields["error_id"], fields["error"] = failed
     text = (f"{fields['method']} {fields['path']} {status} {fields['ms']}ms "
-            f"conversation={fields['conversation'] or '-'} user={fields['user']}")
+            f"conversation={fields['conversation'] or '-'} user={fields['user'] or '-'}")
     if failed is not None:
         text += f" error_id={failed[0]} cause: {failed[1]}"
     logger.log(level, text, extra={"convo_fields": fields})

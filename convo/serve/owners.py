@@ -20,11 +20,13 @@ from .feedback import checked, view_of
 from .listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    TITLE_CHARS,
     WAITING_KINDS,
     Query,
     page,
     parse_iso,
     read_cursor,
+    text_of_record,
 )
 from .store import Store, Stored
 
@@ -48,13 +50,30 @@ async def conversation_for(store: Store, caller: Caller, conversation_id: str, *
     return stored
 
 
-async def with_feedback(store: Store, stored: Stored, body: dict[str, Any]) -> dict[str, Any]:
-    """A conversation's view with its owner's ratings (``"feedback"``): what their page shows
-    pressed. One read, on the routes that show a conversation (``GET``, ``cancel``); a turn's
-    answer goes without it, so a turn reads nothing more from the store."""
+async def as_shown(store: Store, stored: Stored, body: dict[str, Any], caller: Caller
+                   ) -> dict[str, Any]:
+    """A conversation's view as the routes that show one (``GET``, ``cancel``) answer it: with
+    its ``title`` as the list shows it, for an operator its ``user`` (as in their list), and
+    its owner's ratings (``"feedback"``: what their page shows pressed). One read; a turn's
+    answer goes without these, so a turn reads nothing more from the store."""
     ratings = getattr(store, "ratings", None)  # a Store written before it had ratings
     found = {} if ratings is None else await ratings(stored.id, stored.owner)
-    return {**body, "feedback": view_of(found)}
+    shown = {**body, "title": _title(stored, body)}
+    if caller.operator:
+        shown["user"] = stored.owner
+    shown["feedback"] = view_of(found)
+    return shown
+
+
+def _title(stored: Stored, body: dict[str, Any]) -> str | None:
+    """The row's title; or, when the row was read before its first user message was stored
+    (a turn ran in between), the title that message gives it."""
+    if stored.title is not None:
+        return stored.title
+    for message in body.get("messages", ()):
+        if message.get("role") == "user":
+            return text_of_record(message)[:TITLE_CHARS]
+    return None
 
 
 def _limit(text: str | None) -> int:

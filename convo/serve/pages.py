@@ -22,12 +22,15 @@ DEFAULT_FIRST_PROMPT = "Ask me anything."
 class PageOptions:
     """What a bot file says about its pages: ``title`` (header and ``<title>``), the
     ``first_prompt`` shown before a conversation has an assistant message, and the tools
-    whose calls the chat page does not show."""
+    whose calls the chat page does not show; and what the server knows of its template:
+    whether a new conversation ``greets`` (says something before it waits for the user;
+    ``Engine.greets``)."""
 
     title: str = DEFAULT_TITLE
     first_prompt: str = DEFAULT_FIRST_PROMPT
     hidden_tools: tuple[str, ...] = ()
     max_attachment_bytes: int = 10 * 1024 * 1024
+    greets: bool = True  # a new conversation says something first: stored on opening
 
 
 def _meta(name: str, value: str) -> str:
@@ -46,6 +49,8 @@ def _fill(html: str, options: PageOptions) -> str:
          _meta("convo-first-prompt", options.first_prompt)),
         (_meta("convo-max-attachment-bytes", "10485760"),
          _meta("convo-max-attachment-bytes", str(options.max_attachment_bytes))),
+        (_meta("convo-greets", "true"),
+         _meta("convo-greets", "true" if options.greets else "false")),
     ]
     for default, value in swaps:
         html = html.replace(default, value, 1)

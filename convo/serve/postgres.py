@@ -32,6 +32,7 @@ from .attachments import message_row, read_message
 from .feedback import Feedback, Rating
 from .holders import gone, this_process
 from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
+from .releases import Unreleased
 from .store import (
     CANCEL,
     HELD,
@@ -140,6 +141,7 @@ class PostgresStore:
         self._failed = False  # the pool lost the database: recover before the next use
         self._recovering: Any = None  # an asyncio.Lock: one request recovers, the rest wait
         self._owner = secrets.randbits(62)  # this worker's id, the owner of its leases
+        self._unreleased = Unreleased(self._release_all, lambda: min(1.0, self.lease / 3))
         self.clock = now_us
 
     async def open(self) -> None:
@@ -199,6 +201,7 @@ class PostgresStore:
             await old.close(timeout=1.0)  # connections still lent out close when returned
 
     async def close(self) -> None:
+        await self._unreleased.close()
         if self._pool is not None:
             await self._pool.close()
 
@@ -222,6 +225,7 @@ class PostgresStore:
 
     async def ping(self) -> bool:
         try:
+            await self._unreleased.let_go()
             async with self._conn(wait_s=3.0) as conn:
                 await conn.execute("SELECT 1")
             return True
@@ -282,10 +286,10 @@ class PostgresStore:
                 async with conn.cursor() as cur:
                     await cur.executemany("INSERT INTO messages VALUES (%s, %s, %s)", [
                         (conversation_id, i, text) for i, text, _ in rows])
-                    if blobs:
+                    if blobs:  # each row kept and locked until this commits (``delete``)
                         await cur.executemany(
-                            "INSERT INTO attachments VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                            list(blobs.items()))
+                            "INSERT INTO attachments VALUES (%s, %s) ON CONFLICT (digest) DO "
+                            "UPDATE SET digest = EXCLUDED.digest", sorted(blobs.items()))
                         await cur.executemany(
                             "INSERT INTO message_attachments VALUES (%s, %s) ON CONFLICT DO "
                             "NOTHING", [(conversation_id, digest) for digest in blobs])
@@ -318,11 +322,24 @@ class PostgresStore:
                                       _json(change.outcome), conversation_id))
 
     async def delete(self, conversation_id: str) -> bool:
+        """The conversation and all of it; its attachments too, unless another conversation
+        uses them. A write of another conversation that keeps the same binary at the same
+        time (``write``) locks its row (an insert, or an update to itself), in digest order;
+        so the rows are locked here first, which waits for such a write to commit, and only
+        then, in a statement of its own (which sees that commit, at read committed), are those
+        no conversation uses deleted. The other order is safe too: a write that comes while
+        the row is locked or deleted here waits, and inserts it anew. (A single statement
+        would not do: its subquery would not see the other reference, and Postgres rechecks
+        only the locked row itself.)"""
         async with self._conn() as conn, conn.transaction():
+            await conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR UPDATE",
+                               (conversation_id,))  # a write of this one: done first
             cur = await conn.execute("DELETE FROM message_attachments WHERE conversation_id = "
                                      "%s RETURNING digest", (conversation_id,))
-            used = [d for (d,) in await cur.fetchall()]
+            used = sorted(d for (d,) in await cur.fetchall())
             if used:
+                await conn.execute("SELECT 1 FROM attachments WHERE digest = ANY(%s) ORDER BY "
+                                   "digest FOR UPDATE", (used,))
                 await conn.execute("DELETE FROM attachments a WHERE a.digest = ANY(%s) AND NOT "
                                    "EXISTS (SELECT 1 FROM message_attachments m WHERE m.digest "
                                    "= a.digest)", (used,))
@@ -338,6 +355,7 @@ class PostgresStore:
         take = ("UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
                 "'1 second', lock_holder = %s, cancel_requested = false WHERE id = %s AND ")
         holder = this_process()
+        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
         async with self._conn() as conn:
             cur = await conn.execute(take + f"(lock_owner IS NULL OR {LAPSED}) RETURNING 1",
                                      (self._owner, self.lease, holder, conversation_id))
@@ -358,19 +376,24 @@ class PostgresStore:
 
     async def _release(self, conversation_id: str) -> None:
         """Clear the lease; once more on a fresh connection when the first try finds the
-        connection cut (the pool recovers), so a turn that failed with the store lets go."""
+        connection cut (the pool recovers), so a turn that failed with the store lets go; if
+        the database is down, as soon as it answers again (``releases.py``)."""
         for attempt in (1, 2):
             try:
-                async with self._conn() as conn:
-                    await conn.execute(
-                        "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
-                        "lock_holder = NULL, cancel_requested = false WHERE id = %s AND "
-                        "lock_owner = %s",
-                        (conversation_id, self._owner))
+                await self._release_all([conversation_id])
                 return
             except StoreError:
                 if attempt == 2:
-                    raise  # the database is down: the lease lapses by itself
+                    self._unreleased.add(conversation_id)
+                    raise
+
+    async def _release_all(self, conversation_ids: list[str]) -> None:
+        """Clear this worker's leases of these conversations."""
+        async with self._conn() as conn:
+            await conn.execute(
+                "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, lock_holder = "
+                "NULL, cancel_requested = false WHERE id = ANY(%s) AND lock_owner = %s",
+                (conversation_ids, self._owner))
 
     async def renew(self, conversation_id: str, *, extend: bool = True) -> str:
         async with self._conn() as conn:

@@ -28,6 +28,7 @@ from ..session import SubroutineRun
 from .attachments import message_row, read_message
 from .feedback import Feedback, Rating
 from .listing import Query, Summary, now_us, text_of_record, title_of
+from .releases import Unreleased
 from .store import (
     CANCEL,
     HELD,
@@ -189,6 +190,7 @@ class SQLiteStore:
         self._lock = threading.Lock()  # one user of the connection at a time
         self._waits = True  # the connection's busy_timeout is on (else 0: busy at once)
         self._owner = _owner()
+        self._unreleased = Unreleased(self._release_all, lambda: min(1.0, self.lease / 3))
         self.clock = now_us
 
     async def _do(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -262,6 +264,7 @@ class SQLiteStore:
                                    f"{exc}")) from exc
 
     async def close(self) -> None:
+        await self._unreleased.close()
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -269,6 +272,7 @@ class SQLiteStore:
 
     async def ping(self) -> bool:
         try:
+            await self._unreleased.let_go()
             return await self._do(lambda db: db.execute("SELECT 1").fetchone() == (1,))
         except StoreError:
             return False
@@ -348,6 +352,10 @@ class SQLiteStore:
         await self._do(write)
 
     async def delete(self, conversation_id: str) -> bool:
+        # An attachment another conversation stores meanwhile is never deleted from under it:
+        # the check that no conversation uses it and the delete are one write transaction,
+        # and SQLite runs one at a time (a write of another worker comes wholly before it,
+        # and is seen, or wholly after, and stores the binary anew).
         def delete(db: sqlite3.Connection) -> bool:
             used = [d for (d,) in db.execute("SELECT digest FROM message_attachments WHERE "
                                              "conversation_id = ?", (conversation_id,))]
@@ -379,6 +387,7 @@ class SQLiteStore:
                        "cancel_requested = 0 WHERE id = ? AND lock_owner = ?",
                        (conversation_id, self._owner))
 
+        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
         taken = await self._do(take)
         try:
             yield taken
@@ -387,8 +396,19 @@ class SQLiteStore:
                 try:
                     await self._do(release)
                 except StoreError:  # a full disk: the write-ahead log cannot grow
-                    await self._do(_checkpoint)  # emptied, it takes the release again
-                    await self._do(release)
+                    try:
+                        await self._do(_checkpoint)  # emptied, it takes the release again
+                        await self._do(release)
+                    except StoreError:  # let go once the store answers (releases.py)
+                        self._unreleased.add(conversation_id)
+                        raise
+
+    async def _release_all(self, conversation_ids: list[str]) -> None:
+        """Clear this worker's leases of these conversations (``releases.py``)."""
+        marks = ", ".join("?" * len(conversation_ids))
+        await self._do(lambda db: db.execute(
+            "UPDATE conversations SET lock_owner = NULL, lock_until = NULL, cancel_requested = 0 "
+            f"WHERE lock_owner = ? AND id IN ({marks})", (self._owner, *conversation_ids)))
 
     def _live(self, owner: str | None, until: float | None) -> bool:
         """Whether a lease holds the row: an owner whose lease has not lapsed, and (on this

@@ -9,8 +9,10 @@ inside is written as it stands at each step of the turn, and replaced when it gr
 every worker — and gives ``False`` when another turn holds it. The lock is a lease of ``lease``
 seconds: the engine renews it (``renew``) every third of that while the turn runs, so a worker
 never takes over a turn that still runs elsewhere, and any worker takes over a lease that
-lapsed (its worker died). ``renew`` also says whether another worker asked the turn to stop
-(``request_cancel``); ``running`` says whether a live lease holds the conversation.
+lapsed (its worker died); a lease whose release failed (the store was down) is let go by its
+worker as soon as the store answers again (``releases.py``). ``renew`` also says whether
+another worker asked the turn to stop (``request_cancel``); ``running`` says whether a live
+lease holds the conversation.
 A write to a conversation that is no longer there (deleted) is dropped.
 Schema versions: ``SCHEMA_VERSION`` is written on first start and raised on a later start, so
 a later convo can migrate. Version 2 added the subroutine records (a table of their own,

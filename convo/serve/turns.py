@@ -13,7 +13,8 @@ Stopping a turn (``Stopping``, the ``Served`` answerer's part): the model call u
 cancelled and its reply is the text streamed so far (``metadata["cancelled"]``); tools that
 run finish; later model calls of the turn are not made (an empty cancelled reply) and later
 tools are not run (each ends the turn, ``stopped``), so the run goes on to the next request
-for a person and waits there.
+for a person and waits there. A cancelled reply with nothing in it is neither stored nor shown
+(``convo.serve.live``).
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ from ..parts import shown
 from ..requests import Flow, Invocation, RunTools, StoreToolRun
 from ..session import Session
 from ..tools.base import Bound, Tool, ToolResult, to_text
-from ..tools.calls import Batch, ToolRun, outcome, saved_metadata, tool_message
+from ..tools.calls import ToolRun, outcome, tool_message
 from ..tools.context import ToolContext
+from ..tools.endings import EndConversation
 from .base import Template
 from .subroutine_tool import SubroutineTool, delegate
 
@@ -84,17 +85,15 @@ class ExecuteToolTemplate(Template):
             [run] = yield request
         if context is not None:
             yield from context.events
-        batch = Batch()
-        content, error = outcome(batch, invocation, run)
+        content, error, ending, metadata = outcome(invocation, run)
         if self.store_as is None:
-            yield tool_message(call, content, error=error,
-                               metadata=None if error else saved_metadata(invocation, run))
+            yield tool_message(call, content, error=error, metadata=metadata)
         elif not error:
             session.state[self.store_as] = _stored(run.value)
         if error and run.skipped is None:  # a skipped call: a limit ends the run next
             raise RunError(f"{where}: {shown(content).removeprefix('Error: ')}")
-        if batch.ended:
-            raise ReachedEndTemplateException(batch.farewell)
+        if isinstance(ending, EndConversation):  # no turn to end: only the conversation
+            raise ReachedEndTemplateException(ending.farewell)
         return session
 
     def _arguments(self, session: Session, where: str) -> dict[str, Any]:

@@ -44,10 +44,10 @@ class TurnWatch:
         self.empties = 0
         self.all_empty = True
 
-    def verdict(self, reply: Message, last_tool_text: str | None) -> Verdict | None:
-        """Why the turn must end after this reply, or None."""
+    def verdict(self, reply: Message, text: str, last_tool_text: str | None) -> Verdict | None:
+        """Why the turn must end after this reply (``text``: its text), or None."""
         guard = self.guard
-        text = reply.text.strip()
+        text = text.strip()
         if not reply.tool_calls and len(text) < guard.trivial_chars:
             self.last_key, self.repeats = None, 0
             self.empties += 1

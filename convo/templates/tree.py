@@ -76,7 +76,7 @@ def termination_tools(root: Template) -> set[str]:
     names: set[str] = set()
     for node, _, _ in walk(root):
         for tool in getattr(node, "tools", ()):
-            if getattr(tool, "terminal", False) or getattr(tool, "rerun_on_resume", False):
+            if getattr(tool, "shows_effect_only", False):  # a toolset has no such question
                 names.add(tool.name)
     return names
 

@@ -28,13 +28,52 @@ TERMINATION: Final = frozenset({"finish", "finish_response", "finish_task", "tas
 _FINISHERS: Final = ("finish", "finish_response", "finish_task")
 
 
+class _Cycle(Exception):
+    """No finite value down this branch: it refers back to a schema being filled in."""
+
+
 def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
     """A value that fits a JSON schema: the first enum value, the minimum, ``"example"``,
     one item for an array, every property for an object; the first non-null option of an
-    ``anyOf``/``oneOf``."""
+    ``anyOf``/``oneOf``.
+
+    A schema that refers to itself (a recursive pydantic model, an MCP tool's ``$ref``
+    cycle) stops at the cycle with the shortest value that is still valid: an optional field
+    that would go round again is left out, such an array is empty (when ``minItems``
+    allows), an ``anyOf`` takes an option that ends (``null``, say). A schema that has no
+    finite value at all (a required field of its own type) gets an empty object."""
     defs = defs if defs is not None else schema.get("$defs") or schema.get("definitions") or {}
+    try:
+        return _value(schema, _Refs(schema, defs), frozenset({"#"}))
+    except _Cycle:
+        return {}
+
+
+class _Refs:
+    """Where each ``$ref`` of one schema points: ``#`` (the whole schema), a JSON pointer
+    into it, else a definition found by the pointer's last name (``defs``)."""
+
+    def __init__(self, root: Mapping[str, Any], defs: Mapping[str, Any]) -> None:
+        self.root, self.defs = root, defs
+
+    def __call__(self, ref: str) -> Mapping[str, Any]:
+        if ref.startswith("#"):
+            node: Any = self.root
+            for step in ref[1:].split("/")[1:]:
+                step = step.replace("~1", "/").replace("~0", "~")
+                node = node.get(step) if isinstance(node, Mapping) else None
+            if isinstance(node, Mapping):
+                return node
+        found = self.defs.get(ref.rsplit("/", 1)[-1], {})
+        return found if isinstance(found, Mapping) else {}
+
+
+def _value(schema: Mapping[str, Any], refs: _Refs, path: frozenset[str]) -> Any:
     if "$ref" in schema:
-        return example_value(defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {}), defs)
+        ref = str(schema["$ref"])
+        if ref in path:
+            raise _Cycle(ref)
+        return _value(refs(ref), refs, path | {ref})
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
@@ -43,15 +82,22 @@ def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = No
         return schema["default"]
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
-            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
-            return example_value(options[0], defs)
+            options = schema[key]
+            if key != "allOf":  # a non-null option first, then whichever ends
+                options = sorted(options, key=lambda o: o.get("type") == "null")
+            for option in options:
+                try:
+                    return _value(option, refs, path)
+                except _Cycle:
+                    continue
+            raise _Cycle(key)
     kind = schema.get("type", "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
-    return _of_type(str(kind), schema, defs)
+    return _of_type(str(kind), schema, refs, path)
 
 
-def _of_type(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
+def _of_type(kind: str, schema: Mapping[str, Any], refs: _Refs, path: frozenset[str]) -> Any:
     if kind == "integer":
         return int(schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1))
     if kind == "number":
@@ -61,11 +107,24 @@ def _of_type(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> A
     if kind == "null":
         return None
     if kind == "array":
-        item = example_value(schema.get("items") or {}, defs)
-        return [item] * max(1, int(schema.get("minItems", 1)))
+        least = int(schema.get("minItems", 0))
+        try:
+            item = _value(schema.get("items") or {}, refs, path)
+        except _Cycle:
+            if least:
+                raise
+            return []
+        return [item] * max(1, least)
     if kind == "object":
-        properties = schema.get("properties") or {}
-        return {name: example_value(sub, defs) for name, sub in properties.items()}
+        required = set(schema.get("required") or ())
+        value = {}
+        for name, sub in (schema.get("properties") or {}).items():
+            try:
+                value[name] = _value(sub, refs, path)
+            except _Cycle:
+                if name in required:
+                    raise
+        return value
     text = "example"
     return text.ljust(int(schema.get("minLength", 0)), "x")
 

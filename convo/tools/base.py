@@ -133,7 +133,7 @@ class Tool:
     finish_mode: str | None = None
     #: Run it again when a saved conversation is resumed, instead of reusing its saved result
     #: (only for pure tools whose return value matters more than its text: convo's finish
-    #: tools). Such tools also never count against ``Limits.tool_calls``.
+    #: tools). By default such a tool is also ``free_of_limits`` and ``shows_effect_only``.
     rerun_on_resume: bool = False
     #: Ask a person before each call runs: ``True``, or a function of the validated arguments
     #: (``lambda args: args["amount"] > 100``). See docs/approval.md.
@@ -157,6 +157,21 @@ class Tool:
     def _execute(self, args: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement _execute(args)")
 
+    # -- what the runner asks ---------------------------------------------------------------
+
+    @property
+    def free_of_limits(self) -> bool:
+        """Whether ``Limits.tool_calls`` neither counts nor blocks its calls (a budget must
+        not keep a conversation from ending cleanly): convo's termination tools, which are
+        marked ``rerun_on_resume``."""
+        return self.rerun_on_resume
+
+    @property
+    def shows_effect_only(self) -> bool:
+        """Whether front ends show what it did rather than its call: a terminal tool, and
+        convo's own turn-ending tools (marked ``rerun_on_resume``)."""
+        return self.terminal or self.rerun_on_resume
+
     # -- what the runner calls --------------------------------------------------------------
 
     def requires_approval(self, args: dict[str, Any]) -> bool:
@@ -175,7 +190,10 @@ class Tool:
 
     def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
         """Run with already validated arguments (``convo.tools.calls`` applies ``timeout``)."""
-        return self._call(args, context)
+        # ``_call``, without a call more per tool call
+        if self.takes_context:
+            return self._execute(args, context)  # type: ignore[call-arg]
+        return self._execute(args)
 
     async def ainvoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
         result = self._call(args, context)
@@ -244,7 +262,8 @@ class Tool:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce arguments; ``ToolArgumentError`` saying what is wrong."""
-        return self.compiled().validate(args)
+        compiled: Arguments | None = self.__dict__.get("_compiled")  # ``compiled()``, once
+        return (compiled or self.compiled()).validate(args)
 
     def parse_raw(self, raw: str) -> dict[str, Any]:
         """Arguments from text that was not a JSON object (override to accept bare strings)."""
@@ -297,6 +316,10 @@ class Bound:
     @property
     def rerun_on_resume(self) -> bool:
         return self.tool.rerun_on_resume
+
+    @property
+    def free_of_limits(self) -> bool:
+        return self.tool.free_of_limits
 
     def requires_approval(self, args: dict[str, Any]) -> bool:
         return self.tool.requires_approval(args)

@@ -2,10 +2,10 @@
 
 ``prepare`` validates a call against the template's tools; ``execute`` (blocking) and
 ``aexecute`` (async) run it once, with its ``timeout`` applied here and only here; ``outcome``
-turns what the run gave into the tool message's text and notes on the ``Batch`` whether the
-call ends the turn (the termination family: a terminal tool, a ``TerminateResponse``, a
-``Transition``'s move, ``end_conversation``); ``count`` keeps the retry budgets. Failures are
-values (``ToolRun.error``), never raised past this module.
+reads what the run gave: the tool message's text and the ending the call asks for (a value of
+``convo.tools.endings``: a terminal tool's reply, a ``TerminateResponse``, a ``Transition``'s
+move, the end of the conversation). Failures are values (``ToolRun.error``), never raised
+past this module. A batch of calls, and which ending wins, is ``convo.templates.batch``'s.
 
 Under ``arun()`` and serving a synchronous tool runs in a worker thread, so a slow tool never
 blocks the event loop (other conversations, the server's health check); the threads are
@@ -19,7 +19,7 @@ A ``CancelledError`` that a tool's own code lets escape is an error of that tool
 cancellation of the task running the tools (the run's own) stops the run.
 
 (Just over 300 lines: one module owns a tool call from running it to its tool message, so
-that "does this call end the turn?" is decided in one place.)
+that "which ending does this call ask for?" is read in one place.)
 """
 
 from __future__ import annotations
@@ -35,8 +35,16 @@ from ..errors import ReachedEndTemplateException, ToolRetry
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
 from .base import Bound, SavedToolError, Tool, ToolResult, to_content
+from .endings import (
+    CONTINUE,
+    EndConversation,
+    Ending,
+    HandOver,
+    MoveState,
+    TerminalReply,
+    Terminate,
+)
 from .handoff import HandingOff
-from .output import NO_OUTPUT
 from .termination import TERMINATED, TerminateResponse
 from .toolset import Unlisted
 from .transition import Move
@@ -59,6 +67,9 @@ class Invokable(Protocol):
 
     @property
     def rerun_on_resume(self) -> bool: ...
+
+    @property
+    def free_of_limits(self) -> bool: ...
 
     def requires_approval(self, args: dict[str, Any]) -> bool: ...
 
@@ -104,25 +115,27 @@ def timed_out(name: str, timeout: float) -> TimeoutError:
 def execute(invocation: Invocation) -> ToolRun:
     """Run a call, blocking (``Runner.run``)."""
     started = time.time_ns()
+    tool = invocation.tool
     try:
-        value = _run(invocation)
+        if tool.is_async and not tool.runs_blocking:
+            value = _run_async(invocation)
+        elif tool.timeout is None:  # the most frequent
+            value = tool.invoke(invocation.args)
+        else:
+            value = _in_thread(tool.invoke, invocation, tool.timeout)
     except Exception as exc:
         return ToolRun(error=exc, started_ns=started, ended_ns=time.time_ns())
     return ToolRun(value, started_ns=started, ended_ns=time.time_ns())
 
 
-def _run(invocation: Invocation) -> Any:
-    tool = invocation.tool
-    if tool.is_async and not tool.runs_blocking:
-        import asyncio
+def _run_async(invocation: Invocation) -> Any:
+    """An async tool, run to its end on a loop of its own (a blocking run has none)."""
+    import asyncio
 
-        try:
-            return asyncio.run(_awaited(invocation, tool.ainvoke(invocation.args)))
-        except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
-            raise _stray(invocation, exc) from exc
-    if tool.timeout is None:
-        return tool.invoke(invocation.args)
-    return _in_thread(tool.invoke, invocation, tool.timeout)
+    try:
+        return asyncio.run(_awaited(invocation, invocation.tool.ainvoke(invocation.args)))
+    except asyncio.CancelledError as exc:  # nothing cancels a blocking run's tool
+        raise _stray(invocation, exc) from exc
 
 
 async def aexecute(invocation: Invocation) -> ToolRun:
@@ -251,32 +264,7 @@ def saved_run(message: Message) -> ToolRun:
     return ToolRun(message.content, saved=message)
 
 
-# -- what it gave: the tool message, and whether the turn ends --------------------------------
-
-@attrs.define(slots=True)
-class Batch:
-    """What answering one batch of tool calls decided."""
-
-    farewell: str | None = None
-    ended: bool = False
-    ended_by: str | None = None
-    terminal: str | None = None
-    terminal_by: str | None = None
-    terminate: TerminateResponse | None = None
-    terminate_by: str | None = None
-    move: Move | None = None  # a Transition's: beats a terminal tool (docs/states.md)
-    last_text: str | None = None
-    output: Any = NO_OUTPUT
-    exhausted: str | None = None  # the note when a tool used up its retries
-    handoff: tuple[ToolCall, HandingOff] | None = None  # a person takes over (HandoffTool)
-
-    def decides(self) -> bool:
-        """Whether the batch may end the turn: any of the fields ``ToolingTemplate._terminated``
-        reads is set (it then says how; a new way of ending a turn is a field read in both)."""
-        return (self.ended or self.move is not None or self.handoff is not None
-                or self.terminal is not None or self.terminate is not None
-                or self.output is not NO_OUTPUT or self.exhausted is not None)
-
+# -- what it gave: the tool message, and the ending it asks for ------------------------------
 
 def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,
                  metadata: Mapping[str, Any] | None = None) -> Message:
@@ -284,74 +272,57 @@ def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool
     return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
 
 
-def saved_metadata(invocation: Invocation, run: ToolRun) -> Mapping[str, Any] | None:
-    """What a tool message keeps of a run beyond its text: a ``ToolResult``'s metadata, or
-    the ``TerminateResponse`` of a tool that is not run again on resume (a resumed run ends
-    the turn from it, see ``saved_run``)."""
-    value = run.value
-    if run.error is not None or run.skipped is not None:
-        return None
-    if isinstance(value, ToolResult):
-        return value.metadata
-    if isinstance(value, TerminateResponse) and not invocation.tool.rerun_on_resume:
-        return {TERMINATED: value.saved()}
-    return None
+Read = tuple[str | tuple[Part, ...], bool, Ending, Mapping[str, Any] | None]
+"""What one run gave: its tool message content, whether it is an error, the ending it asks
+for, and what its tool message keeps beyond its text (a ``ToolResult``'s metadata, or the
+``TerminateResponse`` of a tool that is not run again on resume: a resumed run ends the turn
+from it, see ``saved_run``)."""
 
 
-def outcome(batch: Batch, invocation: Invocation, run: ToolRun
-            ) -> tuple[str | tuple[Part, ...], bool]:
-    """The tool message content of one run (text, or parts when the tool returned images or
-    files) and whether it is an error, noting on the batch whether the call ends the turn
-    (the one place that decides it)."""
-    # Why longer than 40 lines: every way a call can end, in precedence, in one place.
+def outcome(invocation: Invocation, run: ToolRun) -> Read:
+    """What one run gave (``Read``: its content is text, or parts when the tool returned
+    images or files): the one place a run is read; the batch decides which ending wins."""
+    # Why longer than 40 lines: every way a call can end, in one place.
     runnable = invocation.tool
     tool = runnable.tool if isinstance(runnable, Bound) else runnable
     assert isinstance(tool, Tool)
-    if isinstance(run.error, ReachedEndTemplateException):
-        farewell = run.error.farewell_message
-        if not batch.ended:
-            batch.ended, batch.farewell, batch.ended_by = True, farewell, tool.name
-        return json.dumps({"status": "success", "message": farewell}), False
+    error = run.error
+    if error is not None:
+        if isinstance(error, ReachedEndTemplateException):  # a tool may raise the signal
+            farewell = error.farewell_message
+            return _ended(farewell), False, EndConversation(farewell, tool.name), None
+        if isinstance(error, SavedToolError):
+            return str(error), True, CONTINUE, None
+        if isinstance(error, ToolRetry):
+            return (f"Error: {error.message} (fix this and call {tool.name!r} again)", True,
+                    CONTINUE, None)
+        return (f"Error: tool {tool.name!r} failed: {type(error).__name__}: {error}", True,
+                CONTINUE, None)
     if run.skipped is not None:  # a limit; or no tool at all (an unknown one, live)
-        return f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}", True
-    if isinstance(run.error, SavedToolError):
-        return str(run.error), True
-    if isinstance(run.error, ToolRetry):
-        return f"Error: {run.error.message} (fix this and call {tool.name!r} again)", True
-    if run.error is not None:
-        exc = run.error
-        return f"Error: tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True
+        return (f"{'Error' if isinstance(tool, Unlisted) else 'Not run'}: {run.skipped}",
+                True, CONTINUE, None)
     value = run.value
+    if isinstance(value, EndConversation):  # convo's own end_conversation: a value
+        return _ended(value.farewell), False, value, None
     if isinstance(value, HandingOff):
-        if batch.handoff is None:
-            batch.handoff = invocation.call, value
-        return value.text, False
+        return value.text, False, HandOver(invocation.call, value.reason), None
     if isinstance(value, Move):
-        if batch.move is not None:
-            return (f"Error: ignored: {batch.move.by!r} was already called in this batch "
-                    f"and moves to state {batch.move.to!r}; only one transition is allowed "
-                    "per batch"), True
-        batch.move = value
-        return value.text, False
+        return value.text, False, MoveState(value), None
     try:
         content = value.text if isinstance(value, TerminateResponse) else to_content(value)
     except TypeError as exc:
-        return f"Error: tool {tool.name!r}: {exc}", True
+        return f"Error: tool {tool.name!r}: {exc}", True, CONTINUE, None
+    metadata = value.metadata if isinstance(value, ToolResult) else None
+    if isinstance(value, TerminateResponse):
+        if not runnable.rerun_on_resume:
+            metadata = {TERMINATED: value.saved()}
+        if not tool.terminal:
+            return content, False, Terminate(value, tool.name), metadata
     if tool.terminal:
-        batch.terminal, batch.terminal_by = shown(content), tool.name
-    elif isinstance(value, TerminateResponse) and batch.terminate is None:
-        batch.terminate, batch.terminate_by = value, tool.name
-    return content, False
+        return content, False, TerminalReply(shown(content), tool.name), metadata
+    return content, False, CONTINUE, metadata
 
 
-def count(failures_by_tool: dict[str, int], tool: Tool | None, batch: Batch, content: str,
-          error: bool) -> None:
-    """Count failed calls in a row per tool; note a tool that used up its retries."""
-    if tool is None:
-        return
-    failures = failures_by_tool[tool.name] = (failures_by_tool.get(tool.name, 0) + 1
-                                              if error else 0)
-    if tool.retries is not None and failures > tool.retries and batch.exhausted is None:
-        times = "time" if failures == 1 else "times"
-        batch.exhausted = (f"tool {tool.name!r} failed {failures} {times} in a row, more "
-                           f"than its retries={tool.retries} allow; last: {content}")
+def _ended(farewell: str | None) -> str:
+    """The tool message of a call that ended the conversation."""
+    return json.dumps({"status": "success", "message": farewell})

@@ -54,6 +54,9 @@ def _is_context(hint: Any) -> bool:
 class FunctionTool(Tool):
     """A tool made from a function by ``@tool``; calling it calls the function."""
 
+    #: Whether the function is ``async def`` (an attribute, set once: read per call).
+    is_async: bool = False
+
     def __init__(
         self, fn: Callable[..., Any], *, name: str | None = None,
         description: str | None = None, terminal: bool = False,
@@ -78,7 +81,7 @@ class FunctionTool(Tool):
                                                required=s.required) for s in specs}
         self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
                                                keep_defaults=True, signature=self.signature_text)
-        self._async = inspect.iscoroutinefunction(fn)
+        self.is_async = inspect.iscoroutinefunction(fn)
         self.schema()
 
     def _specs_from(self, fn: Callable[..., Any], arg_docs: dict[str, str],
@@ -107,10 +110,6 @@ class FunctionTool(Tool):
                 default = None if _optional_inner(hint) is not None else ...
             specs.append(Spec(param.name, hint, default, arg_docs.get(param.name, "")))
         return specs
-
-    @property
-    def is_async(self) -> bool:
-        return self._async
 
     def _execute(self, args: dict[str, Any], context: Any = None) -> Any:
         if self.takes_context:

@@ -13,6 +13,8 @@ import attrs
 from ..errors import ReachedEndTemplateException
 from ..session import RunStatus
 from .base import Tool, ToolArgument
+from .context import ToolContext
+from .endings import EndConversation
 
 _STATUS_TEXT: Final = {
     "done": "Task objective achieved",
@@ -85,8 +87,13 @@ class EndConversationTool(Tool):
         "message": ToolArgument("message", "Optional farewell message", str, required=False),
     }
 
-    def _execute(self, args: dict[str, Any]) -> Any:
-        raise ReachedEndTemplateException(args.get("message") or "Conversation ended.")
+    def _execute(self, args: dict[str, Any]) -> EndConversation:
+        # The turn reads this value (the run never raises for it); ``execute`` raises.
+        return EndConversation(args.get("message") or "Conversation ended.", self.name)
+
+    def execute(self, context: ToolContext | None = None, /, **kwargs: Any) -> Any:
+        """Raises ``ReachedEndTemplateException`` with the farewell (API.md §3)."""
+        raise ReachedEndTemplateException(super().execute(context, **kwargs).farewell)
 
 
 class FinishResponseTool(Tool):

@@ -82,3 +82,22 @@ def test_the_synopsis_in_docs_is_the_parsers() -> None:
         assert (name, sorted(flags - long_written)) == (name, [])
         assert (name, sorted(synopsis[name] - {f for a in parser._actions
                                                for f in a.option_strings})) == (name, [])
+
+
+def test_the_serve_table_in_docs_lists_every_flag() -> None:
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("## `convo serve FILE[:NAME]`", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ", 1)[0] for line in section.splitlines() if line.startswith("| `")]
+    listed = set(re.findall(r"`(-{1,2}[a-z][a-z-]*)", " ".join(rows)))
+    flags = {max(a.option_strings, key=len) for a in _commands()["serve"]._actions
+             if a.option_strings and "--help" not in a.option_strings}
+    assert sorted(flags - listed) == []
+    assert sorted(listed - flags) == []
+
+
+def test_chat_with_a_bot_file_says_to_use_run_in_one_line(env: dict[str, str]) -> None:
+    result = convo_cmd("chat", "examples/staffed_support_bot.py", env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("convo: error: convo chat takes no bot file: to hold the "
+                             "conversation examples/staffed_support_bot.py defines, use convo "
+                             "run examples/staffed_support_bot.py\n")

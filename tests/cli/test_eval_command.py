@@ -287,3 +287,89 @@ def test_a_progress_bar_on_a_terminal_only() -> None:
     quiet(ok)
     quiet.close()
     assert piped.getvalue() == ""
+
+
+def test_reports_and_a_cassette_go_into_folders_that_do_not_exist_yet(
+        server: OpenAIServer, bot: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = scenarios(tmp_path, JUDGED.replace("RUBRIC", "It says where the order is."))
+    out = tmp_path / "out"
+    assert main(["eval", str(bot), str(spec), "--mock", "--junit", str(out / "report.xml"),
+                 "--json", str(out / "json" / "report.json"), "--cassette",
+                 str(out / "tapes" / "judge.json")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"convo: cassette {out / 'tapes' / 'judge.json'}: replayed 0 model calls, recorded 1 "
+        "(a new cassette)")
+    assert (out / "report.xml").read_text(encoding="utf-8").startswith(
+        "<?xml version='1.0' encoding='utf-8'?>\n<testsuites")
+    assert json.loads((out / "json" / "report.json").read_text(encoding="utf-8"))[
+        "scenarios"][0]["passes"] == 1
+    assert json.loads((out / "tapes" / "judge.json").read_text(encoding="utf-8"))[
+        "format"] == "convo.cassette"
+
+
+PROMPTED = '''
+from convo import LinearTemplate, LoopTemplate, SystemTemplate, ToolingTemplate, UserTemplate, tool
+
+@tool
+def look_up(order: str) -> str:
+    """Look an order up.
+
+    Args:
+        order: its number
+    """
+    return f"Order {order}: delivered."
+
+@tool
+def refund(order: str) -> str:
+    """Refund an order.
+
+    Args:
+        order: its number
+    """
+    return f"Refunded {order}."
+
+template = LinearTemplate([SystemTemplate("PROMPT"), LoopTemplate([
+    UserTemplate(), ToolingTemplate([look_up, refund])])])
+'''
+TWO_BY_FOUR = """
+- {name: greets, user: [hi], repeat: 4, checks: {status: stopped, reply_matches: Hello}}
+- {name: thanks, user: [hi, thanks], repeat: 4, checks: {reply_matches: Hello}}
+"""
+
+
+def test_frozen_says_the_first_difference_once_per_scenario(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text(PROMPTED.replace("PROMPT", "Be brief."), encoding="utf-8")
+    spec, cassette = scenarios(tmp_path, TWO_BY_FOUR), tmp_path / "c.json"
+    with OpenAIServer(handler=lambda body: "Hello!") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        command = ["eval", str(bot), str(spec), "--cassette", str(cassette)]
+        assert main(command) == 0
+        capsys.readouterr()
+        bot.write_text(PROMPTED.replace("PROMPT", "Be very brief."), encoding="utf-8")
+        assert main([*command, "--frozen"]) == 1
+        assert server.received == 12  # the recording's calls only
+    captured = capsys.readouterr()
+    changed = ("the request changed; - recorded, + requested now:\n"
+               "-[0] system: Be brief.\n+[0] system: Be very brief.\n")
+    assert captured.out == f"""\
+scenario  passes  pass rate  model calls  tokens
+greets       0/4         0%          1.0       -  FAIL: below min_pass_rate 100%
+thanks       0/4         0%          1.0       -  FAIL: below min_pass_rate 100%
+
+greets run 1: cassette: cassette {cassette}, run 'greets #1', bot call 1 (model \
+'gpt-4o-mini'): {changed}\
+greets runs 2, 3, 4: cassette: not in the cassette either (the first difference is above)
+thanks run 1: cassette: cassette {cassette}, run 'thanks #1', bot call 1 (model \
+'gpt-4o-mini'): {changed}\
+thanks runs 2, 3, 4: cassette: not in the cassette either (the first difference is above)
+
+2 scenarios, 8 runs: 0 passed, 2 failed
+"""
+    assert len(captured.out.splitlines()) == 14  # each diff was printed twice per run
+    assert captured.err == (f"convo: error: --frozen: 8 model calls not in the cassette "
+                            f"{cassette} (see the cassette lines above)\n")

@@ -247,3 +247,50 @@ def test_a_conversation_evicted_and_collected_makes_no_span(
             for s in turns(spans)] == [("invoke_agent convo", first, StatusCode.UNSET),
                                        ("invoke_agent convo", second, StatusCode.UNSET)]
     assert len(spans) == 2
+
+
+def test_a_request_refused_before_any_template_runs_makes_no_span(
+        otel: Telemetry, api: httpx.Client) -> None:
+    conversation = api.post("/api/conversations", json={}).json()["id"]
+    paused = api.post(f"/api/conversations/{conversation}/messages",
+                      json={"content": "refund A1"}).json()
+    call_id = paused["waiting_for"]["calls"][0]["id"]
+    otel.exporter.clear()
+    missing = api.post(f"/api/conversations/{conversation}/approvals", json={"decisions": []})
+    assert (missing.status_code, missing.json()) == (
+        400, {"error": f"decide every pending call; missing: {call_id}"})
+    pending = api.post(f"/api/conversations/{conversation}/messages", json={"content": "hi"})
+    assert pending.status_code == 409
+    not_failed = api.post(f"/api/conversations/{conversation}/retry", json={})
+    assert not_failed.status_code == 409
+    assert otel.spans() == []  # refusals: no turn ran, so no invoke_agent span (and no ERROR)
+
+    done = api.post(f"/api/conversations/{conversation}/approvals",
+                    json={"decisions": [{"call_id": call_id, "approve": True}]})
+    assert done.status_code == 200
+    [turn] = turns(otel.spans())
+    assert turn.status.status_code is StatusCode.UNSET
+    assert under(otel.spans(), turn) == ["execute_tool refund", "chat", "execute_tool finish"]
+
+
+def test_a_span_another_library_starts_during_a_turn_is_the_turns_child(
+        otel: Telemetry, served: Callable[[Any], str]) -> None:
+    @tool
+    async def look_up(order: str) -> str:
+        """Look an order up (an async tool: it runs in the turn's context)."""
+        with otel.tracer_provider.get_tracer("a.database").start_as_current_span("SELECT"):
+            return f"{order}: delivered"
+
+    def asks(messages: Sequence[Message], tools: Any) -> str:
+        last = messages[-1]
+        return f"Done: {last.content}" if last.role == "tool" else "{look_up(order='A1')}"
+
+    bot = LoopTemplate([UserTemplate(), ToolingTemplate([look_up])])
+    with httpx.Client(base_url=served(create_app(bot, FunctionModel(asks))),
+                      timeout=30) as client:
+        conversation = client.post("/api/conversations", json={}).json()["id"]
+        assert client.post(f"/api/conversations/{conversation}/messages",
+                           json={"content": "where?"}).status_code == 200
+    spans = otel.spans()
+    _, message = turns(spans)
+    assert under(spans, message) == ["chat", "execute_tool look_up", "SELECT", "chat"]

@@ -20,6 +20,7 @@ from convo import (
     MockModel,
     Runner,
     ScriptedInterface,
+    Tool,
     ToolingTemplate,
     UserTemplate,
     tool,
@@ -86,6 +87,50 @@ def test_finish_tools_are_not_counted_and_never_blocked() -> None:
     assert session.outcome is not None
     assert session.outcome.status == "completed"
     assert session.outcome.turn is not None and session.outcome.turn.terminated_by == "finish"
+
+
+class Lookup(Tool):
+    """Pure, so a resumed run runs it again; yet the budget counts it (the two questions
+    ``rerun_on_resume`` used to answer at once are asked apart)."""
+
+    name = "lookup"
+    description = "Look something up."
+    rerun_on_resume = True
+    free_of_limits = False  # type: ignore[assignment]
+
+    def _execute(self, args: dict[str, Any]) -> str:
+        calls.append(0)
+        return "found"
+
+
+def _lookups() -> LoopTemplate:
+    return LoopTemplate([UserTemplate(), ToolingTemplate([Lookup(), FinishTool()])])
+
+
+def test_a_tool_rerun_on_resume_may_still_count_against_the_limits() -> None:
+    model = MockModel(["{lookup()} {lookup()}", "never"])
+    session = Runner(model, _lookups(), ScriptedInterface(["go"]),
+                     limits=Limits(tool_calls=1)).run()
+    assert [m.content for m in session.messages if m.role == "tool"] == [
+        "found", "Not run: the tool_calls limit was reached"]
+    assert session.outcome is not None
+    assert (session.outcome.status, session.outcome.limit) == ("usage_limit", "tool_calls")
+
+
+def test_a_resumed_run_counts_a_rerun_tool_as_the_live_run_did() -> None:
+    first = Runner(MockModel(["{lookup()}", "Found it."]), _lookups(),
+                   ScriptedInterface(["a"]), limits=Limits(tool_calls=1)).run()
+    assert first.outcome is not None and first.outcome.status == "stopped"
+    assert first.outcome.messages == 4
+    template, session = resume(_lookups(), first)
+    model = MockModel(["{lookup()}", "never"])
+    again = Runner(model, template, ScriptedInterface(["b"]),
+                   limits=Limits(tool_calls=1)).run(session)
+    assert [m.content for m in again.messages if m.role == "tool"] == [
+        "found", "Not run: the tool_calls limit was reached"]
+    assert again.outcome is not None
+    assert (again.outcome.status, again.outcome.limit) == ("usage_limit", "tool_calls")
+    assert calls == [0, 0]  # live once, rerun once on resume; the third call was not run
 
 
 @pytest.mark.parametrize(("field", "limit"), [("input_tokens", 15), ("output_tokens", 5),

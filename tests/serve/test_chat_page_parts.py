@@ -144,12 +144,12 @@ def test_a_dropped_file_previews_can_be_removed_and_a_big_one_is_refused(
                                                     cancelable: true}));
     }"""
     page.evaluate(drop, ["notes.pdf", "application/pdf", 1500])
-    expect(page.locator("#atts .note")).to_have_text("[document: notes.pdf, 2 kB]")
+    expect(page.locator("#atts .note")).to_have_text("[document: notes.pdf, 1.5 KiB]")
     page.get_by_role("button", name="Remove notes.pdf").click()
     expect(page.locator("#atts")).to_be_empty()
     page.evaluate(drop, ["huge.pdf", "application/pdf", 2001])
     expect(page.locator("#panel .card.error")).to_have_text(
-        "huge.pdf is 2 kB: over the limit of 2 kB per file.")
+        "huge.pdf is 2001 B: over the limit of 2000 B per file.")  # the same in KiB
     expect(page.locator("#atts")).to_be_empty()
     assert vision.requests == []
 

@@ -61,7 +61,7 @@ def app(store: str) -> tuple[Any, Seen]:
 def goes_on(client: TestClient, seen: Seen, cid: str) -> None:
     """The migrated conversation: state without the record, and its summary still used."""
     shown = client.get(f"/api/conversations/{cid}").json()
-    assert set(shown) == SHOWN | {"feedback"} and shown["state"] == {"customer": "Ann"}
+    assert set(shown) == SHOWN | {"title", "feedback"} and shown["state"] == {"customer": "Ann"}
     said = client.post(f"/api/conversations/{cid}/messages",
                        json={"content": "What does tea cost?"})
     assert said.status_code == 200, said.text
@@ -169,5 +169,5 @@ def test_the_api_shows_state_without_convos_records(kind: str, tmp_path: Path,
             assert set(said.json()) == SHOWN | {"added"}
             assert said.json()["state"] == {"customer": "Ann"}
         shown = client.get(f"/api/conversations/{cid}").json()
-    assert set(shown) == SHOWN | {"feedback"} and shown["state"] == {"customer": "Ann"}
+    assert set(shown) == SHOWN | {"title", "feedback"} and shown["state"] == {"customer": "Ann"}
     assert re.search(SUMMARY_TEXT[:20], json.dumps(shown)) is None  # no summary anywhere

@@ -1,6 +1,7 @@
 """Stores keep each distinct binary once, by its hash (API.md §16): the same 1 MB image sent
 ten times grows a SQLite store by at most 1.1 MB; every store gives the parts back exactly;
-a deleted conversation's attachments go when no other conversation uses them."""
+a deleted conversation's attachments go when no other conversation uses them, even one that
+stores the same binary at that moment (Postgres)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,5 +140,72 @@ def test_the_memory_store_keeps_parts_too(store_url: str) -> None:
         await send(store, "a", [image_message(0, b"x")])
         stored = await store.load("a")
         assert stored is not None and stored.messages == [image_message(0, b"x")]
+
+    asyncio.run(scenario())
+
+
+# -- a delete racing a send of the same binary (Postgres) ---------------------------------------
+# Two conversations share one stored image. Conversation "a" is deleted while a turn of "b"
+# stores a message with the same image: the image must stay, or "b" can never be loaded again.
+# The two transactions are interleaved by hand: a third connection holds a row lock that one of
+# them waits on, so it stays open, half done, while the other one runs.
+
+SMALL = b"\x89PNG shared by two conversations"
+
+
+async def _waiting(url: str, count: int, done: asyncio.Future[Any] | None = None) -> None:
+    """Until ``count`` backends wait for a lock (or ``done`` is done): polled, not timed."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as monitor:
+        for _ in range(3000):
+            cur = await monitor.execute("SELECT count(*) FROM pg_stat_activity WHERE "
+                                        "wait_event_type = 'Lock' AND datname = "
+                                        "current_database()")
+            row = await cur.fetchone()
+            if (row is not None and row[0] >= count) or (done is not None and done.done()):
+                return
+            await asyncio.sleep(0.01)  # polling for a lock wait, not timing the test
+    raise AssertionError(f"gave up waiting for {count} transactions to wait for a lock")
+
+
+@pytest.mark.parametrize("held", ["send", "delete"])
+def test_a_delete_racing_a_send_of_the_same_image_keeps_it(postgres: Any, held: str) -> None:
+    import psycopg
+
+    from convo.serve.postgres import PostgresStore
+
+    url = postgres.fresh()
+    shared = image_message(0, SMALL)
+
+    async def scenario() -> None:
+        store = PostgresStore(url)
+        await store.open()
+        try:
+            for cid in ("a", "b"):
+                await store.create(cid, {})
+            await send(store, "a", [shared])
+            async with await psycopg.AsyncConnection.connect(url) as gate:
+                async with gate.transaction():
+                    if held == "send":  # b's write waits after it stored its rows
+                        await gate.execute("SELECT 1 FROM conversations WHERE id = 'b' FOR SHARE")
+                        first = asyncio.ensure_future(send(store, "b", [shared]))
+                    else:  # a's delete waits after it dealt with the image
+                        await gate.execute("SELECT 1 FROM messages WHERE conversation_id = 'a' "
+                                           "FOR KEY SHARE")
+                        first = asyncio.ensure_future(store.delete("a"))
+                    await _waiting(url, 1)
+                    second = asyncio.ensure_future(
+                        store.delete("a") if held == "send" else send(store, "b", [shared]))
+                    await _waiting(url, 2, second)
+                await asyncio.gather(first, second)
+            stored = await store.load("b")
+            assert stored is not None and stored.messages == [shared]
+            assert await store.load("a") is None
+            assert await _blobs(url, None) == 1
+            assert await store.delete("b")
+            assert await _blobs(url, None) == 0
+        finally:
+            await store.close()
 
     asyncio.run(scenario())

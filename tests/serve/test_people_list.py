@@ -6,6 +6,7 @@ with a cursor that never skips or repeats."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -161,6 +162,29 @@ def test_a_walk_page_by_page_sees_each_conversation_once(client: TestClient,
 def test_a_bad_limit_or_cursor_is_a_400(client: TestClient, query: str, error: str) -> None:
     response = client.get(f"/api/conversations{query}", headers=ANN)
     assert (response.status_code, response.json()) == (400, {"error": error})
+
+
+def _forged(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("raw", [
+    b'[18446744073709551616, "x"]',  # past 64 bits (SQLite could not bind it)
+    b'[-9223372036854775809, "x"]',
+    b'[100000000000000000000, "x"]',  # fits no datetime (Postgres could not bind it)
+    b'[1, "a\\u0000b"]',  # a NUL in the id (Postgres text refuses it)
+    b'[1, "\\ud800"]',  # a lone surrogate (no UTF-8 for it)
+    b"[" * 5000,  # nested past the JSON reader's recursion
+    b'[1, "x", 3]',
+    b'{"updated": 1}',
+])
+def test_a_forged_cursor_is_a_400_on_every_store(client: TestClient, raw: bytes) -> None:
+    cursor = _forged(raw)
+    response = client.get(f"/api/conversations?before={cursor}", headers=ANN)
+    assert (response.status_code, response.json()) == (400, {
+        "error": f'"before" must be a cursor from a list\'s "next", got {cursor!r}'})
+    last = _forged(b'[253402300799999999, "~"]')  # the last moment a cursor may name
+    assert listed(client, ANN, f"?before={last}") == {"conversations": [], "next": None}
 
 
 def test_operators_list_everybody_and_filter(client: TestClient, clock: Clock) -> None:

@@ -14,7 +14,8 @@ import pytest
 from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
-from convo.serve import create_app
+from convo.serve import TokenTable, create_app
+from convo.serve.logs import JSONLines
 from convo.serve.store import Change, MemoryStore, Stored, StoreError
 
 PLAIN = "The assistant could not answer. Please try again."
@@ -43,6 +44,31 @@ def test_one_line_per_request(client: TestClient, caplog: pytest.LogCaptureFixtu
         ("POST", "/api/conversations", "201", cid),
         ("POST", f"/api/conversations/{cid}/messages", "200", cid),
         ("GET", "/api/conversations/nope", "404", "nope")]
+
+
+def test_each_line_names_the_signed_in_user_in_both_formats(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "convo.serve")
+    auth = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
+    with TestClient(create_app(TEMPLATE, model(), auth=auth)) as client:
+        cid = client.post("/api/conversations", json={},
+                          headers={"Authorization": "Bearer t-ann"}).json()["id"]
+        client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"},
+                    headers={"Authorization": "Bearer t-ann"})
+        client.get(f"/api/conversations/{cid}", headers={"Authorization": "Bearer t-olga"})
+        client.get(f"/api/conversations/{cid}", headers={"Authorization": "Bearer nope"})
+        client.get("/api/health")
+    records = [r for r in caplog.records if r.name == "convo.serve"]
+    assert [re.sub(r" \d+\.\dms ", " ", r.getMessage()) for r in records] == [
+        f"POST /api/conversations 201 conversation={cid} user=ann",
+        f"POST /api/conversations/{cid}/messages 200 conversation={cid} user=ann",
+        f"GET /api/conversations/{cid} 200 conversation={cid} user=olga",
+        f"GET /api/conversations/{cid} 401 conversation={cid} user=-",
+        "GET /api/health 200 conversation=- user=-"]
+    lines = [json.loads(JSONLines().format(r)) for r in records]
+    assert [(line["status"], line["user"]) for line in lines] == [
+        (201, "ann"), (200, "ann"), (200, "olga"), (401, None), (200, None)]
+    assert list(lines[0]) == ["time", "method", "path", "status", "ms", "conversation", "user"]
 
 
 def test_a_failed_model_call_is_plain_for_users_and_logged_with_its_cause(

@@ -125,7 +125,11 @@ def test_convo_serve_with_a_users_file(tmp_path: Path) -> None:
             "conversations"][0]["user"] == "ann"
         assert client.get("/api/conversations").status_code == 401
     finally:
-        served.stop()
+        log = served.stop()
+    # Each request's line on stderr names who signed in (nobody, for the refused one).
+    assert [line.split(" user=")[1] for line in log.splitlines()
+            if line.startswith("convo: ") and " user=" in line][-5:] == [
+        "ann", "bob", "olga", "olga", "-"]
 
 
 def test_convo_serve_names_a_bad_users_file(tmp_path: Path) -> None:
@@ -316,6 +320,39 @@ def test_a_trusted_header_names_the_user_and_operators() -> None:
                  ("POST", "/api/conversations", {"X-Forwarded-User": "  "}),
                  ("GET", "/api/conversations/x", {"X-Other": "ann"})) == [
         (401, missing), (401, missing), (401, missing)]
+
+
+TWICE = ("the header X-User came with 2 values; it must name one user: the proxy in front "
+         "must replace a header a client sent, not add its own beside it")
+
+
+def test_a_trusted_header_with_two_values_is_refused() -> None:
+    # A proxy that appends: the client's "olga" first, then the proxy's signed-in "ann",
+    # as two lines or joined with a comma. Neither value is believed.
+    async def send(headers: list[tuple[str, str]]) -> tuple[int, Any]:
+        app = create_app(TEMPLATE, model(), auth=TrustedHeader("X-User", operators="olga"))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://convo") as client:
+            response = await client.post("/api/conversations", headers=headers, json={})
+            return response.status_code, response.json()
+
+    for headers in ([("X-User", "olga"), ("X-User", "ann")], [("X-User", "olga, ann")],
+                    [("X-User", "olga"), ("x-user", "olga")], [("X-User", "olga,")]):
+        assert asyncio.run(send(headers)) == (401, {"error": TWICE}), headers
+    assert asyncio.run(send([("X-User", " olga ")]))[0] == 201
+
+
+def test_convo_serve_refuses_a_trusted_header_sent_twice(tmp_path: Path) -> None:
+    served = Served("examples/refund_bot.py", tmp_path, "--store", "memory", "--mock",
+                    "--trust-header", "X-User", "--operators", "olga")
+    try:
+        twice = served.client.get("/api/feedback", headers=[("X-User", "olga"),
+                                                            ("X-User", "ann")])
+        assert (twice.status_code, twice.json()) == (401, {"error": TWICE})
+        assert served.client.get("/api/feedback", headers={"X-User": "olga"}
+                                 ).status_code == 200
+    finally:
+        served.stop()
 
 
 def test_the_shared_token_takes_the_scheme_in_any_case() -> None:

@@ -110,7 +110,7 @@ def test_a_batch_with_one_operator_call_waits_for_an_operator(client: TestClient
     assert client.post(f"{url}/approvals", json=decide, headers=ANN).status_code == 403
     done = client.post(f"{url}/approvals", json=decide, headers=OLGA)
     assert [m["content"] for m in done.json()["added"]][:2] == [
-        "noted", "Rejected by the user: too big"]
+        "noted", "Rejected by staff: too big"]
     assert ran == ["note B2"]
 
 

@@ -136,10 +136,11 @@ def story(browser: Browser, served: Served, shots: Path | None) -> None:
     # Hand-back: the bot goes on, and saw what was said during the handoff.
     op.get_by_role("button", name="Hand back to the bot").click()
     expect(handed).to_have_count(0)
-    expect(panel).to_have_count(0)
+    expect(panel).to_have_text("The assistant is back: it answers your next message.")
     say(me, "thanks")
     expect(replies.last).to_have_text(
         "I'm back. olga told you: 'I am sending you a new kettle today.'")
+    expect(panel).to_have_count(0)
     customer.close()
     staff.close()
 

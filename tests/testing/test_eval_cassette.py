@@ -187,9 +187,8 @@ def test_frozen_a_real_bot_whose_request_changed_fails_the_run(server: OpenAISer
     [run] = evaluate(bot, model(server, "bot-model"), changed,
                      cassette=Cassette(path, frozen=True)).runs
     assert server.received == 2
-    assert [check for check, _ in run.failures] == ["cassette", "status"]
+    # The miss alone: the status check would only repeat it (the run ended in its error).
+    assert [check for check, _ in run.failures] == ["cassette"]
     assert run.failures[0][1].endswith(
         "bot call 1 (model 'bot-model'): the request changed; - recorded, + requested now:\n"
-        "--- recorded\n+++ requested now\n@@ -1,2 +1,2 @@\n-[0] user: refund please\n"
-        "+[0] user: refund it please\n tool refund: " + json.dumps(
-            refund.schema(), ensure_ascii=False, sort_keys=True))
+        "-[0] user: refund please\n+[0] user: refund it please")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
+import jsonschema
 import pytest
+from pydantic import BaseModel
 
 from convo import (
     EndConversationTool,
@@ -14,6 +17,7 @@ from convo import (
     LoopTemplate,
     Runner,
     ScriptedInterface,
+    Tool,
     ToolingTemplate,
     UserTemplate,
     tool,
@@ -136,3 +140,78 @@ def test_nothing():
     assert SmokeModel().calls == 0
 """)
     pytester.runpytest("-W", "error").assert_outcomes(passed=1)
+
+
+class Node(BaseModel):
+    """A tree: a pydantic type that refers to itself."""
+
+    name: str
+    parent: Node | None = None
+    children: list[Node]
+
+
+planted: list[Node] = []
+
+
+@tool
+def plant(tree: Node) -> str:
+    """Plant a tree."""
+    planted.append(tree)
+    return f"planted {tree.name}"
+
+
+LINKED = {  # a raw JSON schema, as an MCP server may send one: "#" is the whole schema
+    "type": "object", "required": ["head"],
+    "properties": {"head": {"type": "string"}, "tail": {"$ref": "#"},
+                   "group": {"$ref": "#/$defs/Group"}},
+    "$defs": {"Group": {"type": "object", "required": ["members"], "properties": {
+        "members": {"type": "array", "items": {"$ref": "#/$defs/Group"}},
+        "owner": {"oneOf": [{"$ref": "#"}, {"type": "null"}]}}}}}
+
+
+class Linked(Tool):
+    """A tool from code whose schema is a ``$ref`` cycle, checked by jsonschema."""
+
+    name = "linked"
+    description = "Store a linked list."
+    given: ClassVar[list[dict[str, Any]]] = []
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": LINKED}}
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        jsonschema.validate(dict(args), LINKED)
+        return dict(args)
+
+    def _execute(self, args: dict[str, Any]) -> str:
+        self.given.append(args)
+        return "stored"
+
+
+def test_a_schema_that_refers_to_itself_gets_a_finite_valid_value() -> None:
+    planted.clear()
+    Linked.given.clear()
+    bot = LinearTemplate([UserTemplate(), ToolingTemplate([plant, Linked()])])
+    session = Runner(SmokeModel(), bot, ScriptedInterface(["hi"])).run()
+    assert_outcome(session, "completed")
+    assert planted == [Node(name="example", parent=None, children=[])]
+    assert Linked.given == [{"head": "example", "group": {"members": [], "owner": None}}]
+    jsonschema.validate(Linked.given[0], LINKED)
+    parameters = plant.schema()["function"]["parameters"]
+    jsonschema.validate(example_value(parameters), parameters)
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"$ref": "#"}, {}),  # nothing but itself: no finite value; the empty object
+    ({"type": "array", "minItems": 1, "items": {"$ref": "#"}}, {}),
+    ({"type": "object", "required": ["me"], "properties": {"me": {"$ref": "#"}}}, {}),
+    ({"type": "object", "properties": {"a": {"type": "array", "items": {"$ref": "#"}}}},
+     {"a": []}),
+    ({"$defs": {"A": {"type": "object", "required": ["b"],
+                      "properties": {"b": {"$ref": "#/$defs/B"}}},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}},
+      "$ref": "#/$defs/A"}, {"b": {}}),
+])
+def test_cycles_stop_at_the_shortest_value(schema: dict[str, object], value: object) -> None:
+    assert example_value(schema) == value

@@ -145,10 +145,24 @@ class Cassette:
         now = request_lines(request)
         best = max(unused, key=lambda e: difflib.SequenceMatcher(
             None, request_lines(e["request"]), now).ratio())
-        diff = "\n".join(difflib.unified_diff(request_lines(best["request"]), now,
-                                              "recorded", "requested now", lineterm=""))
         return CassetteMiss(f"{where}: the request changed; - recorded, + requested now:\n"
-                            f"{diff}")
+                            + "\n".join(first_difference(request_lines(best["request"]), now)))
+
+
+def first_difference(recorded: list[str], now: list[str]) -> list[str]:
+    """The first run of changed lines (``-`` recorded, ``+`` now), without the unchanged
+    lines around it (every tool's schema, say); a last line counts the changes after it."""
+    blocks = [op for op in difflib.SequenceMatcher(None, recorded, now,
+                                                   autojunk=False).get_opcodes()
+              if op[0] != "equal"]
+    if not blocks:
+        return []
+    _, a1, a2, b1, b2 = blocks[0]
+    lines = [f"-{line}" for line in recorded[a1:a2]] + [f"+{line}" for line in now[b1:b2]]
+    more = sum(max(a2 - a1, b2 - b1) for _, a1, a2, b1, b2 in blocks[1:])
+    if more:
+        lines.append(f"(and {more} more changed line{'s' * (more != 1)} after it)")
+    return lines
 
 
 def _load(path: Path) -> dict[str, list[Exchange]]:

@@ -130,12 +130,13 @@ async def run_once(setup: Setup, scenario: Scenario, index: int) -> RunResult:
                     raise_errors=False, **setup.runner_options)
     session = await runner.arun(Session(state={**setup.state, **scenario.state}))
     misses = setup.cassette.misses.get(run, []) if setup.cassette is not None else []
-    failures = [("cassette", miss) for miss in misses]
-    # A miss ended the run in error: the cassette line says why, not a second "error" line.
-    failures += [f for f in check_run(scenario.checks, session)
-                 if not (misses and f[0] == "error")]
-    if not misses and scenario.checks.judge is not None:
-        failures += await _judged(setup, scenario, run, session)
+    # A miss cut the run off: its checks would only fail in its wake (the status an error
+    # repeating the miss, tools not called, no reply), so the cassette line alone says why.
+    failures: list[Failure] = [("cassette", miss) for miss in misses]
+    if not misses:
+        failures += check_run(scenario.checks, session)
+        if scenario.checks.judge is not None:
+            failures += await _judged(setup, scenario, run, session)
     return RunResult(scenario=scenario.name, index=index, failures=tuple(failures),
                      session=session)
 

@@ -65,8 +65,14 @@ def to_json(results: Sequence[EvalResult]) -> dict[str, Any]:
     return {"scenarios": [r.to_dict() for r in results]}
 
 
+def _folders_for(path: str | os.PathLike[str]) -> Path:
+    """``path``, its folders made when missing (as pytest's ``--junitxml`` does)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return Path(path)
+
+
 def write_json(path: str | os.PathLike[str], results: Sequence[EvalResult]) -> None:
-    Path(path).write_text(json.dumps(to_json(results), indent=2, ensure_ascii=False) + "\n",
+    _folders_for(path).write_text(json.dumps(to_json(results), indent=2, ensure_ascii=False) + "\n",
                           encoding="utf-8")
 
 
@@ -113,4 +119,4 @@ def write_junit(path: str | os.PathLike[str], results: Sequence[EvalResult],
                 why: Mapping[str, str], suite: str) -> None:
     tree = ET.ElementTree(junit(results, why, suite))
     ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    tree.write(_folders_for(path), encoding="utf-8", xml_declaration=True)

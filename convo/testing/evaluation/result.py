@@ -91,8 +91,24 @@ class EvalResult:
         return [(run.index, check, reason) for run in self.runs for check, reason in run.failures]
 
     def lines(self) -> list[str]:
-        """The failed checks, one line each: ``scenario run N: check: reason``."""
-        return [line for run in self.runs for line in run.lines()]
+        """The failed checks, one line each: ``scenario run N: check: reason``. A cassette
+        that lacked calls (``--frozen``) is said once per scenario: the first run's
+        difference, then one line naming the other runs that missed it too."""
+        lines: list[str] = []
+        said, missed = False, []
+        for run in self.runs:
+            for check, reason in run.failures:
+                if check == "cassette" and said:
+                    if run.index not in missed:
+                        missed.append(run.index)
+                    continue
+                said = said or check == "cassette"
+                lines.append(f"{self.name} run {run.index}: {check}: {reason}")
+        if missed:
+            runs = ", ".join(map(str, missed))
+            lines.append(f"{self.name} run{'s' * (len(missed) > 1)} {runs}: cassette: not in "
+                         "the cassette either (the first difference is above)")
+        return lines
 
     def assert_passed(self) -> None:
         """Fail (an ``AssertionError`` listing the failed checks) unless it passed."""

@@ -117,3 +117,30 @@ def test_postgres_lost_mid_turn_is_a_503_and_the_conversation_waits_for_retry(
     assert retried.status_code == 200, retried.text
     assert [m["content"] for m in retried.json()["added"]] == ["partial after wait"]
     assert calls() == ["model wait", "model wait"]
+
+
+@pytest.mark.parametrize("where", ["same worker", "another worker"])
+def test_a_retry_as_soon_as_postgres_is_back_is_served(
+        where: str, postgres: Any, serve: Callable[..., Any], entered: Callable[[], None],
+        calls: Callable[[], list[str]], folder: Path, until: Callable[..., Any]) -> None:
+    # The turn's lease could not be released (the database was down): the worker lets it go
+    # as soon as the database answers, not once the lease (120 s here) lapsed.
+    url = postgres.fresh()
+    worker = serve(url, "--lease", "120")
+    other = serve(url, "--lease", "120") if where == "another worker" else worker
+    cid = worker.post("/api/conversations").json()["id"]
+    running = worker.later("POST", f"/api/conversations/{cid}/messages", {"content": "wait"})
+    entered()
+    _pg_ctl(postgres, "stop")
+    (folder / "gate").touch()
+    cut = running.result()
+    assert cut.status_code == 503, cut.text
+    _pg_ctl(postgres, "start")
+    if other is not worker:  # the first worker's timer lets go within a second
+        shown = until(lambda: (lambda b: b if b["status"] != "running" else None)(
+            other.client.get(f"/api/conversations/{cid}").json()), "the lease to be let go")
+        assert shown["waiting_for"] == {"type": "retry", "error": PLAIN}
+    retried = other.post(f"/api/conversations/{cid}/retry")  # at once on the same worker
+    assert retried.status_code == 200, retried.text
+    assert [m["content"] for m in retried.json()["added"]] == ["partial after wait"]
+    assert calls() == ["model wait", "model wait"]

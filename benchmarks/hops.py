@@ -1,0 +1,101 @@
+"""The hops of one approved tool call (issue "Open seams", "One batch, one ending"):
+
+    python benchmarks/hops.py            # this checkout (PYTHONPATH=... for another)
+
+From the model's reply carrying the call (sent into the template), through its approval, to
+its tool message and the turn's ending (``TurnEnded``): every call from a function defined in
+``convo/`` directly to another (its immediate caller; a comprehension is part of the function
+it is written in; what attrs-generated code calls, a value's converters and validators, is
+the value's own). Prints each caller -> callee once with how often it was taken, then the
+number of distinct hops, functions and files. The call: a tool that needs approval, approved
+by a ``ScriptedInterface``, whose ``TerminateResponse`` ends the turn.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+from typing import Any
+
+import convo
+from convo import (
+    LinearTemplate,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    TerminateResponse,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, TurnEnded
+from convo.run import answerer
+
+ROOT = os.path.dirname(convo.__file__)
+COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<genexpr>", "<setcomp>")
+
+
+@tool(needs_approval=True)
+def refund(order: str) -> TerminateResponse:
+    """Refund an order."""
+    return TerminateResponse(f"refunded {order}")
+
+
+def _name(frame: Any) -> str:
+    code = frame.f_code
+    return f"{os.path.relpath(code.co_filename, ROOT)}:{code.co_qualname}"
+
+
+def hops() -> collections.Counter[tuple[str, str]]:
+    edges: collections.Counter[tuple[str, str]] = collections.Counter()
+    on = [False]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event != "call" or not on[0] or not code.co_filename.startswith(ROOT) \
+                or code.co_name in COMPREHENSIONS:
+            return
+        back = frame.f_back
+        while back is not None and back.f_code.co_name in COMPREHENSIONS:
+            back = back.f_back
+        if back is not None and back.f_code.co_filename.startswith(ROOT):
+            edges[(_name(back), _name(frame))] += 1
+
+    replied = answerer.LiveAnswerer.replied
+
+    def start(self: Any, reply: Any, started: float) -> Any:  # the reply with the call
+        answered = replied(self, reply, started)
+        on[0] = bool(reply.tool_calls)
+        return answered
+
+    def stop(event: Event) -> None:
+        if isinstance(event, TurnEnded):
+            on[0] = False
+
+    answerer.LiveAnswerer.replied = start  # type: ignore[method-assign]
+    template = LinearTemplate([UserTemplate("Refund A1"), ToolingTemplate([refund])])
+    runner = Runner(MockModel(["{refund(order='A1')}"]), template,
+                    ScriptedInterface([], approvals=[True]), on_event=stop)
+    sys.setprofile(profile)
+    try:
+        session = runner.run()
+    finally:
+        sys.setprofile(None)
+        answerer.LiveAnswerer.replied = replied  # type: ignore[method-assign]
+    assert session.messages[-1].content == "refunded A1", session.messages
+    return edges
+
+
+def main() -> None:
+    edges = hops()
+    for (caller, callee), times in sorted(edges.items(), key=lambda kv: kv[0][::-1]):
+        print(f"{times:3}  {caller}  ->  {callee}")
+    functions = {callee for _, callee in edges} | {caller for caller, _ in edges}
+    files = sorted({f.split(":")[0] for f in functions})
+    print(f"{len(edges)} hops, {len(functions)} functions, {len(files)} files: "
+          + ", ".join(files))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""One batch of tool calls, in call order: prepare → approve → run → tool messages → ending.
+
+The agent turn (``ToolingTemplate``) hands each reply's tool calls here. Each call is
+*prepared* (its tool, its validated arguments; the mode's finish tool; one terminal call per
+batch), the calls that need it are *approved* (one ``Approve``, in call order), the rest
+*run* (one ``RunTools``; a ``SubroutineTool``'s template inline, since a template cannot run
+inside a tool function), then every call gets exactly one *tool message*, in call order (the
+history stays valid for the API), and the batch gives its *ending*: the strongest of what its
+calls asked for (``convo.tools.endings``; one transition per batch, the retry budgets). A
+single call's run and how it is read are ``convo.tools.calls``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..approval import Approval
+from ..errors import ToolArgumentError
+from ..events import ToolCallEnded, ToolCallStarted
+from ..messages import Message, ToolCall
+from ..parts import Part, shown
+from ..requests import Approve, Flow, RunTools
+from ..session import Session
+from ..tools.base import Bound, Tool
+from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
+from ..tools.context import ToolContext
+from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
+from ..tools.output import OUTPUT_TOOL, Output
+from ..tools.transition import Move
+from .subroutine_tool import SubroutineTool, delegate
+from .toolsets import TurnTools
+
+logger = logging.getLogger("convo")
+
+FINISH_TOOL: Final = {"response": "finish_response", "task": "finish_task"}
+"""The finish tool of each mode of a ``ToolingTemplate``."""
+
+Answered = tuple[Ending, str | None]
+"""What a batch gives the turn: its ending, and the text of its last tool message."""
+
+
+def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: str,
+           output: Output | None, failures: dict[str, int]) -> Flow:
+    """Answer one batch (``failures``: the turn's failed calls in a row, per tool); returns
+    ``Answered``."""
+    # Why longer than 40 lines: prepare, approve, run and record one batch in one place, so
+    # that the guarantee (one tool message per call, in call order) is visible at a glance.
+    done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
+    invocations: list[Invocation] = []
+    needing: list[Invocation] = []  # ... that need approval
+    inline: list[Invocation] = []  # ... that run a subroutine
+    contexts: dict[int, ToolContext] = {}
+    terminal_by: str | None = None
+    ending: Ending = CONTINUE
+    for i, call in enumerate(calls):
+        yield ToolCallStarted(call)
+        if output is not None and call.name == OUTPUT_TOOL:
+            done[i], taken = _output(output, call)
+            ending = stronger(ending, taken)
+            continue
+        try:
+            tool, args = prepare(tools, call, mode, terminal_by)
+        except ToolArgumentError as exc:
+            done[i] = f"Error: {exc}", True
+            continue
+        if tool.terminal:
+            terminal_by = tool.name
+        runnable: Invokable = tool
+        if tool.takes_context:
+            contexts[i] = ToolContext(session, call, failures.get(tool.name, 0))
+            runnable = Bound(tool, contexts[i])
+        invocation = Invocation(call, runnable, args)
+        (inline if isinstance(tool, SubroutineTool) else invocations).append(invocation)
+        if tool.requires_approval(args):
+            needing.append(invocation)
+    # A batch needing no approval (the most frequent) is not filtered again: this runs for
+    # every batch, replayed ones too.
+    rejected: dict[str, str] = {}
+    if needing:
+        decisions: list[Approval] = yield Approve(
+            tuple(inv.call for inv in needing),
+            approvers=tuple(inv.tool.approver for inv in needing))
+        rejected = {inv.call.id: decision.rejection
+                    for inv, decision in zip(needing, decisions, strict=True)
+                    if not decision.approved}
+    if rejected:
+        for i, call in enumerate(calls):
+            if call.id in rejected:
+                done[i] = rejected[call.id], False
+        invocations = [inv for inv in invocations if inv.call.id not in rejected]
+        inline = [inv for inv in inline if inv.call.id not in rejected]
+    runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
+    ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
+    for inv in inline:  # a template cannot run inside a tool function: it runs here
+        ran[inv.call.id] = inv, (yield from delegate(session, inv))
+    move: Move | None = None  # the batch's transition: one per batch
+    text: str | None = None
+    for i, call in enumerate(calls):
+        metadata: Mapping[str, Any] | None = None
+        content: str | tuple[Part, ...]
+        message: Message | None = None
+        ran_ns = 0, 0  # when its tool ran, if one did
+        if i in done:
+            content, error = done[i]
+            if rejected and call.id in rejected:
+                metadata = {"rejected": True}
+        else:
+            invocation, run = ran[call.id]
+            content, error, asked, metadata = outcome(invocation, run)
+            if asked is not CONTINUE:
+                if asked.__class__ is MoveState:
+                    if move is None:
+                        move = asked.move
+                    else:
+                        content, error, asked, metadata = _second_move(move), True, CONTINUE, None
+                # (Anything beats going on: the precedence is asked only between two endings.)
+                ending = asked if ending is CONTINUE else stronger(ending, asked)
+            saved = run.saved
+            if saved is not None and saved.content == content \
+                    and error is bool(saved.metadata.get("error")):
+                message = saved  # replayed: the saved message again, its metadata too
+            ran_ns = run.started_ns, run.ended_ns
+        if i in contexts:
+            yield from contexts[i].events
+        text = content if isinstance(content, str) else shown(content)
+        if error or failures:  # (a turn without failures has nothing to count)
+            spent = count(failures, tools.by_name.get(call.name), text, error)
+            if spent is not None:
+                ending = stronger(ending, spent)
+        yield message if message is not None else \
+            tool_message(call, content, error=error, metadata=metadata)
+        yield ToolCallEnded(call, text, error, *ran_ns)
+    return ending, text
+
+
+def prepare(tools: TurnTools, call: ToolCall, mode: str, terminal_by: str | None
+            ) -> tuple[Tool, dict[str, Any]]:
+    """The tool and validated arguments of a call; ToolArgumentError says what is wrong."""
+    tool = tools.by_name.get(call.name) or tools.stand_in(call)
+    if tool is None:
+        raise ToolArgumentError(tools.unknown(call.name))
+    if tool.finish_mode is not None and tool.finish_mode != mode:
+        raise ToolArgumentError(
+            f"{tool.name!r} does not finish a turn in {mode} mode; "
+            f"call {FINISH_TOOL[mode]!r} to finish"
+        )
+    if tool.terminal and terminal_by is not None:
+        raise ToolArgumentError(
+            f"not run: {terminal_by!r} was already called in this batch and ends the "
+            "turn; only one terminal tool call is allowed per batch"
+        )
+    if call.name != tool.name:
+        message = f"the tool name {call.name!r} is deprecated; use {tool.name!r}"
+        logger.warning(message)
+        try:
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+        except DeprecationWarning:
+            pass  # warnings-as-errors must not end a run over the model's choice of name
+    return tool, tool.arguments_of(call)
+
+
+def _output(output: Output, call: ToolCall) -> tuple[tuple[str, bool], Ending]:
+    """A ``final_result`` call: its tool message, and the output it gives."""
+    try:
+        value = output.from_call(call)
+    except ToolArgumentError as exc:
+        return (f"Error: {exc}", True), CONTINUE
+    return ("Final result received.", False), FinalOutput(value)
+
+
+def _second_move(first: Move) -> str:
+    return (f"Error: ignored: {first.by!r} was already called in this batch and moves to "
+            f"state {first.to!r}; only one transition is allowed per batch")
+
+
+def count(failures_by_tool: dict[str, int], tool: Tool | None, content: str,
+          error: bool) -> RetriesSpent | None:
+    """Count failed calls in a row per tool; a tool that used up its retries ends the turn."""
+    if tool is None:
+        return None
+    failures = failures_by_tool[tool.name] = (failures_by_tool.get(tool.name, 0) + 1
+                                              if error else 0)
+    if tool.retries is None or failures <= tool.retries:
+        return None
+    times = "time" if failures == 1 else "times"
+    return RetriesSpent(f"tool {tool.name!r} failed {failures} {times} in a row, more than "
+                        f"its retries={tool.retries} allow; last: {content}")
