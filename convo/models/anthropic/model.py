@@ -235,11 +235,14 @@ class AnthropicModel:
 
     # -- failures ----------------------------------------------------------------------------
 
-    def _where(self) -> str:
+    def _base_url(self) -> str:
+        """Where the requests go (telemetry's ``server.address`` reads it too)."""
         client = self._client or self._async_client
-        base_url = str(getattr(client, "base_url", "") or self.base_url
-                       or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
-        return f"{base_url.rstrip('/')} (model {self.model!r})"
+        return str(getattr(client, "base_url", "") or self.base_url
+                   or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+
+    def _where(self) -> str:
+        return f"{self._base_url().rstrip('/')} (model {self.model!r})"
 
     def _error(self, exc: anthropic.AnthropicError) -> ModelError:
         return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
