@@ -17,6 +17,7 @@ from .version import __version__
 
 # Where each public name lives (the curated API; ``__all__`` below is pinned by a test).
 _LAZY: dict[str, str] = {
+    "AnthropicModel": "convo.models.anthropic",
     "Approval": "convo.approval",
     "ApprovalDecided": "convo.events",
     "ApprovalRequested": "convo.events",
@@ -153,6 +154,7 @@ if TYPE_CHECKING:
     from .limits import Limits
     from .messages import Message, ToolCall
     from .models import EchoModel, FunctionModel, MockModel, Model
+    from .models.anthropic.model import AnthropicModel
     from .models.openai import OpenAIModel
     from .parts import Audio, Document, Image, Text
     from .record.transcript import load_transcript
@@ -200,6 +202,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RESTRICTION_MESSAGE",
+    "AnthropicModel",
     "Approval",
     "ApprovalDecided",
     "ApprovalRequested",

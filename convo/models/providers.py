@@ -121,8 +121,8 @@ def model_class(prefix: str) -> Any:
     """The class of a built-in provider; an ``ImportError`` that says what to install when
     its SDK is missing, or that the provider is not in this version of convo."""
     built = BUILT_IN[prefix]
-    try:
-        module = importlib.import_module(built.module)
+    try:  # the room may load its class (and its SDK) lazily: getattr imports too
+        return getattr(importlib.import_module(built.module), built.cls)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (exc.name == built.module
                                      or built.module.startswith(exc.name + ".")):
@@ -130,6 +130,7 @@ def model_class(prefix: str) -> Any:
                 f"the {prefix}: provider is not in this version of convo yet "
                 f"({built.module}.{built.cls}): use openai: or openai-responses:, or "
                 "register a provider of your own with convo.models.register") from exc
-        raise ImportError(f"the {prefix}: provider needs the {exc.name} package, which "
-                          f"convo's {built.extra!r} extra installs") from exc
-    return getattr(module, built.cls)
+        raise ImportError(f"the {prefix}: provider needs the {exc.name} package: install the "
+                          f'"convo[{built.extra}]" extra: pip install -e ".[{built.extra}]" in '
+                          "convo's checkout (the \"convo\" on the package index is another "
+                          "project)") from exc

@@ -21,7 +21,10 @@ DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56,
                            10.24, 20.48, 40.96, 81.92)
 
 # Model classes whose provider is known (gen_ai.provider.name); test models have none.
-PROVIDERS: Final = {"OpenAIModel": "openai", "OpenAIResponsesModel": "openai"}
+PROVIDERS: Final = {"OpenAIModel": "openai", "OpenAIResponsesModel": "openai",
+                    "AnthropicModel": "anthropic"}
+_DEFAULT_URLS: Final = {"openai": "https://api.openai.com/v1",
+                        "anthropic": "https://api.anthropic.com"}
 
 
 @attrs.frozen
@@ -64,15 +67,15 @@ def model_attributes(model: Any) -> dict[str, Any]:
     name = getattr(model, "model", None)
     if isinstance(name, str) and name:
         attributes["gen_ai.request.model"] = name
-    if provider is not None and "openai" in sys.modules:  # only a real client has a URL
-        attributes.update(_server(model))
+    if provider is not None and provider in sys.modules:  # only a real client has a URL
+        attributes.update(_server(model, _DEFAULT_URLS[provider]))
     return attributes
 
 
-def _server(model: Any) -> dict[str, Any]:
+def _server(model: Any, default: str) -> dict[str, Any]:
     base_url = getattr(model, "_base_url", None)
     url = base_url() if callable(base_url) else ""
-    parts = urlsplit(url or "https://api.openai.com/v1")
+    parts = urlsplit(url or default)
     if not parts.hostname:
         return {}
     port = parts.port or (443 if parts.scheme == "https" else 80)

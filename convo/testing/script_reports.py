@@ -3,7 +3,7 @@ test's report) and which scripted replies a passing test left unused.
 
 A scripted object is one a fixture made: a ``MockModel`` (``mock_model``, and the model of a
 ``simulated_user`` given a script), a ``ScriptedInterface`` (``scripted_user``) or an
-``OpenAIServer`` (``openai_server``).
+``OpenAIServer`` (``openai_server``) and ``AnthropicServer`` (``anthropic_server``).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ Scripted = tuple[Any, str, bool]
 """(object made by a fixture, fixture name, whether its script must be used up)."""
 
 _MODELS = ("mock_model", "simulated_user")  # fixtures whose scripted object is a MockModel
+_SERVERS = ("openai_server", "anthropic_server")  # the fake servers (their .served)
 
 def _used(obj: Any, fixture: str) -> int:
     if fixture in _MODELS:
         return len(obj.calls)
-    if fixture == "openai_server":
+    if fixture in _SERVERS:
         return int(obj.served)
     return len(obj.asked)
 
@@ -29,7 +30,7 @@ def _used(obj: Any, fixture: str) -> int:
 def _times(obj: Any, fixture: str) -> str:
     if fixture in _MODELS:
         return f"called {len(obj.calls)} times"
-    if fixture == "openai_server":
+    if fixture in _SERVERS:
         return f"{obj.received} requests received"
     return f"asked {len(obj.asked)} times"
 
@@ -37,7 +38,7 @@ def _times(obj: Any, fixture: str) -> str:
 def _what_happened(obj: Any, fixture: str) -> str:
     if fixture in _MODELS:
         return f"the model was called {len(obj.calls)} times"
-    if fixture == "openai_server":
+    if fixture in _SERVERS:
         return f"the server received {obj.received} requests"
     return f"the user was asked {len(obj.asked)} times"
 

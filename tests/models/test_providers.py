@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from convo import EchoModel, OpenAIModel
+from convo import AnthropicModel, EchoModel, OpenAIModel
 from convo.models import register, resolve
 from convo.models.providers import _registered
-from convo.testing import OpenAIServer
+from convo.testing import AnthropicServer, OpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 
@@ -66,7 +66,7 @@ def test_a_factory_that_makes_no_model_and_options_for_a_factory_are_refused() -
         resolve("echoes:x", stream=True)
 
 
-@pytest.mark.parametrize("prefix", ["anthropic", "gemini"])
+@pytest.mark.parametrize("prefix", ["gemini"])
 def test_a_provider_not_in_this_version_says_so(prefix: str) -> None:
     with pytest.raises(ImportError, match=f"the {prefix}: provider is not in this version of "
                                           "convo yet"):
@@ -75,23 +75,49 @@ def test_a_provider_not_in_this_version_says_so(prefix: str) -> None:
 
 def _convo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items()
-            if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY")}
+            if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+                         "ANTHROPIC_BASE_URL")}
     return subprocess.run([sys.executable, "-m", "convo", *args], env=base | env, cwd=cwd,
                           capture_output=True, text=True, timeout=30, check=False)
 
 
-def test_cli_anthropic_without_a_key_runs_on_the_mock_and_with_one_says_what_is_missing(
+def test_cli_anthropic_without_a_key_runs_on_the_mock_and_with_one_on_the_messages_api(
         tmp_path: Path) -> None:
     bot = str(FIXTURES / "chat.py")
     offline = _convo("test", bot, "--model", "anthropic:claude-x", "--turns", "1",
                      env={}, cwd=tmp_path)
     assert "no ANTHROPIC_API_KEY or --base-url: running offline on" in offline.stderr
-    keyed = _convo("test", bot, "--model", "anthropic:claude-x", "--turns", "1",
-                   env={"ANTHROPIC_API_KEY": "k"}, cwd=tmp_path)
-    assert keyed.returncode == 2
-    assert keyed.stderr.strip().splitlines()[-1].startswith(
-        "convo: error: --model anthropic:claude-x: the anthropic: provider is not in this "
-        "version of convo yet")
+    with AnthropicServer(["Hi from Claude."]) as server:
+        done = _convo("run", bot, "--model", "anthropic:claude-x", "--demo", "--no-log",
+                      env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.base_url},
+                      cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "model claude-x from the anthropic: provider" in done.stderr
+        assert server.paths == ["/v1/messages"]
+        assert server.requests[0]["model"] == "claude-x"
+
+
+def test_resolve_makes_an_anthropic_model() -> None:
+    model = resolve("anthropic:claude-x", base_url="http://127.0.0.1:9", stream=True)
+    assert isinstance(model, AnthropicModel)
+    assert (model.model, model.base_url, model.stream) == ("claude-x", "http://127.0.0.1:9",
+                                                           True)
+
+
+def test_cli_without_the_anthropic_sdk_says_what_to_install(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['anthropic'] = None; from convo.cli import main; "
+            f"sys.exit(main(['run', {str(FIXTURES / 'chat.py')!r}, "
+            "'--model', 'anthropic:claude-x', '--demo', '--no-log']))")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    done = subprocess.run([sys.executable, "-c", code], env=base | {"ANTHROPIC_API_KEY": "k"},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        'convo: error: --model anthropic:claude-x: the anthropic: provider needs the '
+        'anthropic package: install the "convo[anthropic]" extra: pip install -e '
+        '".[anthropic]" in convo\'s checkout (the "convo" on the package index is another '
+        'project)']
 
 
 def test_cli_openai_responses_prefix_uses_the_responses_api(tmp_path: Path) -> None:

@@ -327,3 +327,12 @@ def test_any_reply_reads_back_the_same_streamed_or_not(
     assert plain.metadata.get("reasoning", []) == thoughts
     finish = "length" if cut else "tool_calls" if calls else "stop"
     assert plain.metadata["finish_reason"] == finish
+
+
+def test_another_providers_reasoning_items_are_left_out() -> None:
+    claude = Message.assistant("Hello.", reasoning=[
+        {"type": "thinking", "thinking": "Greet.", "signature": "sig"},
+        {"type": "redacted_thinking", "data": "x"}, REASONING])
+    assert input_to_wire([Message("user", "Hi"), claude]) == [
+        {"role": "user", "content": "Hi"}, REASONING,
+        {"role": "assistant", "content": "Hello."}]

@@ -130,3 +130,20 @@ def test_the_response_says_its_id_and_model_and_the_reply_is_unchanged(
     # the reply is what it always was: the response's id and model are not in its metadata
     assert session.messages[-1] == Message("assistant", "Sunny.",
                                            metadata={"finish_reason": "stop"})
+
+
+def test_a_run_through_the_anthropic_sdk_names_its_provider_and_server(otel: Telemetry) -> None:
+    from convo import AnthropicModel
+    from convo.testing import AnthropicServer
+
+    with AnthropicServer(["{weather(city='Oslo')}", "Sunny."]) as server, \
+            AnthropicModel("claude-test", base_url=server.base_url, api_key="test") as model:
+        Runner(model, TEMPLATE).run()
+        port = int(server.base_url.rsplit(":", 1)[1])
+    chats = [s for s in otel.spans() if s.name == "chat claude-test"]
+    assert len(chats) == 2
+    attributes = dict(chats[0].attributes or {})
+    assert {k: attributes[k] for k in ("gen_ai.provider.name", "gen_ai.request.model",
+                                       "server.address", "server.port")} == {
+        "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-test",
+        "server.address": "127.0.0.1", "server.port": port}

@@ -58,7 +58,8 @@ def message_items(message: Message) -> list[dict[str, Any]]:
                  "output": _output(message.content)}]
     if message.role != "assistant":
         return [{"role": message.role, "content": _content(message)}]
-    items = [dict(item) for item in reasoning_of(message)]
+    # only OpenAI's own items (another provider's, after a switch, mean nothing here)
+    items = [dict(item) for item in reasoning_of(message) if item.get("type") == "reasoning"]
     if message.content or not message.tool_calls:
         items.append({"role": "assistant", "content": _content(message)})
     items += [{"type": "function_call", "call_id": call.id, "name": call.name,

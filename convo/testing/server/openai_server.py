@@ -79,6 +79,8 @@ class OpenAIServer:
     once; ``close()`` (or leaving the ``with`` block) stops it and drops open connections.
     """
 
+    name = "OpenAIServer"  # how its messages name it
+
     def __init__(self, replies: Iterable[ServerReply] = (), *, handler: Handler | None = None,
                  keep_requests: bool = True, check_complete: bool = True,
                  port: int = 0) -> None:
@@ -112,7 +114,7 @@ class OpenAIServer:
     def add(self, *replies: ServerReply) -> None:
         """Script more replies (string replies are parsed now, so tool-call ids are fixed)."""
         start = len(self._script)
-        prepared = [(r, self._prepare(r, f"OpenAIServer reply {start + i + 1}"))
+        prepared = [(r, self._prepare(r, f"{self.name} reply {start + i + 1}"))
                     for i, r in enumerate(replies)]
         with self._lock:
             self._script.extend(prepared)
@@ -151,7 +153,7 @@ class OpenAIServer:
         left = self.remaining
         if left:
             raise AssertionError(
-                f"OpenAIServer: {left} of {len(self._script)} scripted replies were not used "
+                f"{self.name}: {left} of {len(self._script)} scripted replies were not used "
                 f"({self._received} requests received)"
             )
 
@@ -167,14 +169,14 @@ class OpenAIServer:
             try:
                 reply = self.handler(body)
             except Exception as exc:
-                return server_error(f"OpenAIServer handler raised {type(exc).__name__}: {exc} "
+                return server_error(f"{self.name} handler raised {type(exc).__name__}: {exc} "
                                     f"(request {number})", "handler_error")
             if reply is not None:
-                return self._prepare(reply, f"OpenAIServer handler, request {number}")
+                return self._prepare(reply, f"{self.name} handler, request {number}")
         with self._lock:
             if self._served >= len(self._script):
                 return server_error(
-                    f"OpenAIServer script ran out: {len(self._script)} replies were scripted "
+                    f"{self.name} script ran out: {len(self._script)} replies were scripted "
                     f"and request {number} asked for another", "script_exhausted")
             reply = self._script[self._served][1]
             self._served += 1

@@ -1,0 +1,273 @@
+"""AnthropicModel: the Messages API through the official ``anthropic`` SDK (API.md §23).
+
+The wire format is ``wire.py``'s; this module drives the SDK (sync and async clients, plain
+or streamed) and turns its failures into ``ModelError``\\ s (``errors.py``). Retries are the
+SDK's: ``max_retries`` covers a 429 (waiting its ``retry-after``), a 529 overloaded and other
+5xx alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final
+
+import anthropic
+
+from ...errors import ModelError
+from ...messages import Message
+from ..base import DeltaCallback, ToolSchemas
+from ..deltas import reasoning_callback
+from .errors import sdk_error
+from .wire import StreamAccumulator, WireError, message_from_response, request_body
+
+# A fake or proxy server at a base URL may need no key, but the SDK sends one.
+PLACEHOLDER_API_KEY: Final = "not-needed"
+_STREAMING_REQUIRED: Final = "Streaming is required"
+
+
+class AnthropicModel:
+    """A Claude model behind the Messages API.
+
+    ``api_key`` and ``base_url`` default to ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``,
+    as in the SDK (``base_url`` is the origin, without ``/v1``). ``client`` /
+    ``async_client`` inject SDK clients of your own; otherwise they are made on first use and
+    kept (``close()`` / ``aclose()`` or ``with`` releases them). ``stream=True`` streams:
+    text reaches ``on_delta`` as it arrives, thinking its ``reasoning`` callback (the
+    runner's ``ReasoningDelta``). ``thinking`` (``{"type": "enabled", "budget_tokens": N}``)
+    is sent as is; the reply's thinking blocks are kept in ``metadata["reasoning"]`` and sent
+    back in place. ``cache=True`` marks the last tool, system block and block for prompt
+    caching. ``temperature``, ``max_tokens`` and any ``extra`` keyword arguments go to
+    ``messages.create``; ``timeout`` (seconds) and ``max_retries`` configure the SDK.
+    """
+
+    def __init__(  # Why longer than 40 lines: one parameter and one line per setting.
+        self,
+        model: str = "claude-sonnet-4-5",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        async_client: Any = None,
+        stream: bool = False,
+        temperature: float | None = None,
+        max_tokens: int = 4096,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        thinking: Mapping[str, Any] | None = None,
+        cache: bool = True,
+        **extra: Any,
+    ) -> None:
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url
+        self.stream = stream
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.thinking = thinking
+        self.cache = cache
+        self.extra = extra
+        self._client = client
+        self._async_client = async_client
+        self._owns_client = client is None
+        self._owns_async_client = async_client is None
+        self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._async_keeper: AsyncGenerator[None, None] | None = None
+        self._lock = threading.Lock()
+
+    # -- clients -----------------------------------------------------------------------------
+
+    def _client_options(self) -> dict[str, Any]:
+        api_key = self.api_key or os.environ.get("ANTHROPIC_API_KEY")
+        base_url = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        if not api_key:
+            if base_url is None:
+                raise ModelError("AnthropicModel has no API key: set ANTHROPIC_API_KEY or pass "
+                                 "api_key= (or base_url= for a proxy that needs none)")
+            api_key = PLACEHOLDER_API_KEY
+        options: dict[str, Any] = {"api_key": api_key, "base_url": base_url,
+                                   "max_retries": self.max_retries}
+        if self.timeout is not None:
+            options["timeout"] = self.timeout
+        return options
+
+    @property
+    def client(self) -> Any:
+        """The synchronous SDK client (``anthropic.Anthropic``), made on first use."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = anthropic.Anthropic(**self._client_options())
+        return self._client
+
+    async def _aclient(self) -> Any:
+        """The async client for the running event loop: a pool belongs to one loop, and is
+        closed when that loop shuts down (``_keep``)."""
+        if not self._owns_async_client:
+            return self._async_client
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._async_client is not None and self._async_loop is loop:
+                return self._async_client
+            stale = self._async_keeper, self._async_loop
+            client = anthropic.AsyncAnthropic(**self._client_options())
+            self._async_client, self._async_loop = client, loop
+            keeper = self._async_keeper = _keep(client)
+        _close_elsewhere(*stale)
+        await keeper.__anext__()
+        return client
+
+    def close(self) -> None:
+        """Release the connection pools this model made (not injected clients)."""
+        with self._lock:
+            if self._owns_client and self._client is not None:
+                self._client.close()
+                self._client = None
+            stale = (self._async_keeper, self._async_loop) if self._owns_async_client \
+                else (None, None)
+            if self._owns_async_client:
+                self._async_client = self._async_loop = self._async_keeper = None
+        _close_elsewhere(*stale)
+
+    async def aclose(self) -> None:
+        """Release the connection pools this model made, from async code."""
+        keeper = None
+        with self._lock:
+            if self._owns_async_client and self._async_loop is asyncio.get_running_loop():
+                keeper = self._async_keeper
+                self._async_client = self._async_loop = self._async_keeper = None
+        if keeper is not None:
+            await keeper.aclose()
+        self.close()
+
+    def __enter__(self) -> AnthropicModel:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def request(self, messages: Sequence[Message], tools: ToolSchemas = ()) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create``."""
+        body = request_body(messages, tools, model=self.model, max_tokens=self.max_tokens,
+                            cache=self.cache)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.thinking is not None:
+            body["thinking"] = dict(self.thinking)
+        return body | self.extra
+
+    def complete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+                 on_delta: DeltaCallback | None = None) -> Message:
+        kwargs = self.request(messages, tools)
+        messages_api = self.client.messages
+        try:
+            if not self.stream:
+                try:
+                    return message_from_response(messages_api.create(**kwargs))
+                except ValueError as exc:  # a large max_tokens: the SDK wants a stream
+                    if _STREAMING_REQUIRED not in str(exc):
+                        raise
+                    on_delta = None
+            stream = StreamAccumulator()
+            with messages_api.create(**kwargs, stream=True) as events:
+                for event in events:
+                    self._show(stream.add(event), on_delta)
+        except anthropic.AnthropicError as exc:
+            raise self._error(exc) from exc
+        except WireError as exc:
+            raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+        return self._finished(stream)
+
+    async def acomplete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
+                        on_delta: DeltaCallback | None = None) -> Message:
+        kwargs = self.request(messages, tools)
+        messages_api = (await self._aclient()).messages
+        try:
+            if not self.stream:
+                try:
+                    return message_from_response(await messages_api.create(**kwargs))
+                except ValueError as exc:
+                    if _STREAMING_REQUIRED not in str(exc):
+                        raise
+                    on_delta = None
+            stream = StreamAccumulator()
+            async with await messages_api.create(**kwargs, stream=True) as events:
+                async for event in events:
+                    self._show(stream.add(event), on_delta)
+        except anthropic.AnthropicError as exc:
+            raise self._error(exc) from exc
+        except WireError as exc:
+            raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+        return self._finished(stream)
+
+    @staticmethod
+    def _show(pieces: tuple[str, str], on_delta: DeltaCallback | None) -> None:
+        text, thinking = pieces
+        if text and on_delta is not None:
+            on_delta(text)
+        if thinking:
+            reasoning = reasoning_callback(on_delta)
+            if reasoning is not None:
+                reasoning(thinking)
+
+    def _finished(self, stream: StreamAccumulator) -> Message:
+        if not stream.done:
+            raise ModelError(f"no complete reply: the stream from {self._where()} ended before "
+                             "its message_stop event. Check the server and the network; try "
+                             "again")
+        return stream.message()
+
+    # -- failures ----------------------------------------------------------------------------
+
+    def _base_url(self) -> str:
+        """Where the requests go (telemetry's ``server.address`` reads it too)."""
+        client = self._client or self._async_client
+        return str(getattr(client, "base_url", "") or self.base_url
+                   or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+
+    def _where(self) -> str:
+        return f"{self._base_url().rstrip('/')} (model {self.model!r})"
+
+    def _error(self, exc: anthropic.AnthropicError) -> ModelError:
+        return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
+                         max_retries=self.max_retries)
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"AnthropicModel({self.model!r}{where}, stream={self.stream})"
+
+
+async def _keep(client: Any) -> AsyncGenerator[None, None]:
+    """Holds an async client open until closed, or until its event loop shuts down."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+def _close_elsewhere(keeper: AsyncGenerator[None, None] | None,
+                     loop: asyncio.AbstractEventLoop | None) -> None:
+    """Close a pool that belongs to another event loop, if that loop can still run it."""
+    if keeper is None or loop is None or loop.is_closed():
+        return  # a closed loop closed its pools when it shut down
+    if loop.is_running():
+        asyncio.run_coroutine_threadsafe(keeper.aclose(), loop)
+        return
+    with contextlib.suppress(RuntimeError):  # another loop runs in this thread: leave it
+        loop.run_until_complete(keeper.aclose())
