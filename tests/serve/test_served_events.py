@@ -180,7 +180,7 @@ def test_a_turn_stopped_by_a_cancel_says_so_then_where_it_waits() -> None:
         _, body = await engine.create({}, None)
         seen: list[ServedEvent] = []
         async with engine.turn(body["id"]) as live:
-            live.served.cancel.set()  # asked to stop before its model call
+            engine.turns.running[body["id"]].cancel.set()  # asked to stop before its model call
             await engine.message(live, "Weather in Oslo?", seen.append)
         return seen
 
