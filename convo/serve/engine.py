@@ -268,8 +268,11 @@ class Engine:
     # -- turns ---------------------------------------------------------------------------
 
     async def create(self, state: dict[str, Any], sink: Sink | None, *,
-                     owner: str = DEFAULT_OWNER) -> tuple[int, dict[str, Any]]:
-        conversation_id = secrets.token_urlsafe(16)
+                     owner: str = DEFAULT_OWNER, conversation_id: str | None = None
+                     ) -> tuple[int, dict[str, Any]]:
+        """A new conversation run to its first pause; ``conversation_id``: the id a client
+        chose (an AG-UI thread's), else a new one."""
+        conversation_id = conversation_id or secrets.token_urlsafe(16)
         try:
             json.dumps(state)
         except TypeError as exc:
@@ -304,11 +307,14 @@ class Engine:
                            f"until POST /api/conversations/{live.id}/handback, not {what}")
         raise Conflict(f"the conversation is waiting for a message, not {what}")
 
-    async def message(self, live: Live, content: Content, sink: Sink | None
-                      ) -> tuple[int, dict[str, Any]]:
+    async def message(self, live: Live, content: Content, sink: Sink | None, *,
+                      message_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        """The user's message, stored under ``message_id`` when the client gave one (AG-UI's,
+        the AI SDK's), else under a new id."""
         self.expect(live, AskUser | HandOff, "a message")
         if isinstance(live.pending, HandOff):  # stored, and no model answers it
-            return await self.hand_off(live, Message("user", content), sink)
+            return await self.hand_off(live, Message("user", content, id=message_id), sink)
+        live.user_id = message_id  # the template makes the message: its id is given here
         return await self._advance(live, content, sink)
 
     async def hand_off(self, live: Live, said: Message | None, sink: Sink | None

@@ -82,6 +82,8 @@ class Live:
     children: int = 0  # how many messages the stored subroutine records hold
     running: bool = False  # a turn started that the store does not say runs yet
     unsaid: list[int] = attrs.field(factory=list)  # replies that said nothing, this turn
+    user_id: str | None = None  # the id the client gave the user message the turn adds
+    reply_id: str | None = None  # the id of the reply being streamed, chosen at its first delta
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -89,11 +91,13 @@ class Live:
     def on_event(self, event: Event) -> None:
         self.recorder(event)
         sink = self.sink
-        if sink is not None:
+        if sink is not None and isinstance(event, TextDelta | ReasoningDelta):
+            if self.reply_id is None:  # streamed before it is stored: its id is chosen now
+                self.reply_id = new_message_id()
             if isinstance(event, TextDelta):
-                sink(Text(event.text))
-            elif isinstance(event, ReasoningDelta):
-                sink(Reasoning(event.text))
+                sink(Text(event.text, self.reply_id))
+            else:
+                sink(Reasoning(event.text, self.reply_id))
 
     @property
     def session(self) -> Session:
@@ -125,7 +129,7 @@ class Live:
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
                     if message.id is None:  # stored under a stable id (§24), kept in the
-                        message = attrs.evolve(message, id=new_message_id())  # session too
+                        message = attrs.evolve(message, id=self._id_for(message))  # session
                         self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
@@ -144,6 +148,16 @@ class Live:
             internal=internal, approvals=approvals, status=self.status if final else None,
             waiting_for=self.waiting_for() if final else None,
             outcome=outcome.to_dict() if final and outcome is not None else None), fresh
+
+    def _id_for(self, message: Message) -> str:
+        """A new message's stored id: the client's for its user message, the one its stream
+        showed for a streamed reply, else a new one."""
+        chosen = None
+        if message.role == "user":
+            chosen, self.user_id = self.user_id, None
+        elif message.role == "assistant":
+            chosen, self.reply_id = self.reply_id, None
+        return chosen or new_message_id()
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
