@@ -17,13 +17,14 @@ from typing import Any, Final
 import attrs
 
 from ..events import Event, ReasoningDelta, TextDelta
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
+from ..tools.frontend import FrontendTool
 from .events import ReasoningDelta as Reasoning
 from .events import Sink
 from .events import TextDelta as Text
@@ -60,6 +61,14 @@ def with_unsaid(messages: list[Message], internal: dict[str, Any]
         put = at
     return merged + messages[put:], unsaid
 
+def client_calls(request: Request[Any] | None) -> list[ToolCall]:
+    """The calls of frontend tools (``convo.tools.frontend``) a conversation waits on at
+    ``request``: their results come from the client that offered them."""
+    if not isinstance(request, RunTools):
+        return []
+    return [i.call for i in request.invocations if isinstance(i.tool, FrontendTool)]
+
+
 @attrs.define(slots=True, eq=False)
 class Live:
     """A conversation paused in this worker, and its records not yet in the store.
@@ -84,6 +93,8 @@ class Live:
     unsaid: list[int] = attrs.field(factory=list)  # replies that said nothing, this turn
     user_id: str | None = None  # the id the client gave the user message the turn adds
     reply_id: str | None = None  # the id of the reply being streamed, chosen at its first delta
+    tool_ids: dict[str, str] = attrs.field(factory=dict)  # call id → its result's client id
+    offers_changed: bool = False  # the front end's tools changed (Session.internal): to store
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -116,6 +127,8 @@ class Live:
         self.records.clear()
         fresh: list[tuple[int, Message]] = []
         state = approvals = internal = None
+        if self.offers_changed:
+            internal, self.offers_changed = self.session.internal, False
         for record in records:
             kind = record["type"]
             if kind == "message":
@@ -157,6 +170,8 @@ class Live:
             chosen, self.user_id = self.user_id, None
         elif message.role == "assistant":
             chosen, self.reply_id = self.reply_id, None
+        elif message.role == "tool" and message.tool_call_id is not None:
+            chosen = self.tool_ids.pop(message.tool_call_id, None)
         return chosen or new_message_id()
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
@@ -190,6 +205,10 @@ class Live:
                               for i, c in enumerate(request.calls)]}
         if isinstance(request, HandOff):
             return {"type": "operator", "reason": request.reason}
+        calls = client_calls(request)
+        if calls:
+            return {"type": "client_tool", "calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]}
         if isinstance(request, CallModel | RunTools):
             return {"type": "retry", "error": self.error or "the turn did not finish"}
         return None

@@ -20,16 +20,17 @@ from starlette.routing import BaseRoute, Route
 
 from ...requests import Approve, AskUser, CallModel, HandOff, RunTools
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
-from ..live import Live
-from ..problems import Conflict, Forbidden
+from ..live import Live, client_calls
+from ..problems import Conflict, Forbidden, Refused
 from .agui_events import AGUIEncoder, Opened, snapshot
 from .agui_input import InputMessage, RunInput, run_input
 from .bodies import HTTPProblem, read_object
 from .sse import stream_turn
-from .threads import open_thread, unstored
+from .threads import Keyed, open_thread, unstored
 
 if TYPE_CHECKING:
     from ..engine import Engine
+    from ..stores.base import Stored
     from .auth import Caller
     from .host import Host
 
@@ -40,7 +41,8 @@ def routes(api: Host) -> list[BaseRoute]:
 
 async def agui(api: Host, request: Request) -> Response:
     caller = await api.caller(request)
-    run = run_input(await read_object(request, api.message_body_limit))
+    body = await read_object(request, api.message_body_limit)
+    run = run_input(body)
     for index, message in enumerate(run.messages):
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].content" is over '
@@ -48,6 +50,26 @@ async def agui(api: Host, request: Request) -> Response:
     stored, failed = await open_thread(api, caller, run.thread_id, run.state,
                                        fresh_ok=not run.resume)
     request.state.conversation = run.thread_id
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return await _run(api, request, caller, run, stored, failed)
+    keyed = Keyed(api, run.thread_id, key, {"messages": body["messages"],
+                                            "resume": body.get("resume"),
+                                            "tools": body.get("tools")})
+    repeat = await keyed.claim()
+    if repeat is not None:
+        return repeat
+    try:
+        return await _run(api, request, caller, run, stored, failed, keyed)
+    except (HTTPProblem, Refused) as exc:
+        if not isinstance(exc, HTTPProblem) or exc.status < 500:
+            await keyed.forget()  # refused before anything ran
+        raise
+
+
+async def _run(api: Host, request: Request, caller: Caller, run: RunInput, stored: Stored,
+               failed: dict[str, Any] | None, keyed: Keyed | None = None) -> Response:
+    """The run, streamed (what the thread cannot take is refused first, as JSON)."""
     stack = contextlib.AsyncExitStack()
     live = await stack.enter_async_context(api.engine.turn(run.thread_id, stored))
     try:
@@ -76,7 +98,7 @@ async def agui(api: Host, request: Request) -> Response:
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
     return await stream_turn(go, tasks=api.tasks, cut=lambda exc: api._cut(scope, exc),
-                             encoder=encoder)
+                             encoder=encoder if keyed is None else keyed.keeping(encoder))
 
 
 class _Step:
@@ -116,16 +138,36 @@ def _plan(engine: Engine, live: Live, run: RunInput, new: list[InputMessage], ca
         raise HTTPProblem(400, f"resume answers no open interrupt: thread {run.thread_id!r} "
                                "has none (unknown interrupt ids: "
                                f"{', '.join(a.interrupt_id for a in answers)})")
+    elif client_calls(pending):
+        steps.append(_results(engine, pending, run))
     elif isinstance(pending, CallModel | RunTools):
         if new:
             raise Conflict("the last run failed before it ended: send a run with no new "
                            "message to retry it, then send the message")
         steps.append(_Step(lambda live, sink: engine.retry(live, sink),
                            lambda live: True))
+    offers = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+              for t in run.tools]
+    engine.offer(live, offers)  # (refused runs above change nothing)
     for message in new:
         steps.append(_Step(partial(_say, engine, message),
                            lambda live: isinstance(live.pending, AskUser | HandOff)))
     return steps
+
+
+def _results(engine: Engine, pending: Any, run: RunInput) -> _Step:
+    """The step that answers the frontend tool calls the thread waits on with the input's
+    tool messages (each stored under its client id); 400 naming the calls without one."""
+    calls = [c.id for c in client_calls(pending)]
+    given = {m.tool_call_id: (m.text, m.id) for m in run.messages
+             if m.role == "tool" and m.tool_call_id in calls}
+    missing = [c for c in calls if c not in given]
+    if missing:
+        raise HTTPProblem(400, "the run must carry a tool message with the result of every "
+                               f"pending frontend tool call; missing: {', '.join(missing)}")
+    results = {k: v for k, v in given.items() if k is not None}
+    return _Step(lambda live, sink: engine.tool_results(live, results, sink),
+                 lambda live: True)
 
 
 async def _say(engine: Engine, message: InputMessage, live: Live, sink: Sink
