@@ -194,3 +194,25 @@ def test_a_thread_started_over_agui_continues_over_the_json_api(store_url: str) 
     assert types(events)[1] == "TEXT_MESSAGE_START" and validate(events) == []
     assert [m["id"] for m in stored[:5]] == [m["id"] for m in shown]
     assert [m["content"] for m in stored[5:]] == ["last", "You said 'last'"]
+
+
+def test_an_idempotency_key_replays_the_first_runs_events(store_url: str) -> None:
+    served, counted = app(store=store_url)
+    body = run_input("t", "r1", [user("u1", "hello")])
+    with TestClient(served) as client:
+        first = post_run(client, body, **{"Idempotency-Key": "k1"})
+        repeat = post_run(client, body, **{"Idempotency-Key": "k1"})
+        other = client.post("/agui", json=run_input("t", "r2", [user("u2", "bye")]),
+                            headers={"Idempotency-Key": "k1"})
+        refused = client.post("/agui", json=run_input("t", "r3", [], resume=[{
+            "interruptId": "c", "status": "cancelled"}]), headers={"Idempotency-Key": "k2"})
+        after = post_run(client, run_input("t", "r4", [user("u3", "again")]),
+                         **{"Idempotency-Key": "k2"})
+        stored = client.get("/api/conversations/t").json()["messages"]
+    assert repeat == first and types(first)[-1] == "RUN_FINISHED"
+    assert (other.status_code, other.json()) == (
+        409, {"error": "this Idempotency-Key was used with other content"})
+    assert refused.status_code == 400  # refused before it ran: the key stays unused
+    assert types(after)[-4:-1] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
+    assert counted.calls == 2 and [m["content"] for m in stored[1:]] == [
+        "hello", "You said 'hello'", "again", "You said 'again'"]
