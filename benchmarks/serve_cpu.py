@@ -73,8 +73,10 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
             r = await client.post(f"/api/conversations/{cid}/messages", json={"content": "Hi"},
                                   headers=headers)
             assert r.status_code == 200, r.text
-            if args.face == "sse":
-                assert "event: done" in r.text, r.text
+            if args.face == "sse":  # read as a client does: each event's JSON
+                shown = [json.loads(line[6:]) for line in r.text.splitlines()
+                         if line.startswith("data: ")]
+                assert "added" in shown[-1], r.text
 
     async with served.router.lifespan_context(served):  # type: ignore[attr-defined]
         await turns(100)  # warm up
