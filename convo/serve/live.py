@@ -11,6 +11,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -18,9 +19,11 @@ import attrs
 from ..events import Event, ReasoningDelta, TextDelta
 from ..messages import Message
 from ..record.recorder import Record, Recorder
-from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
+from ..reply import Finish
+from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools, StoreToolRun
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED
+from ..run.stack import kind
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from .events import ReasoningDelta as Reasoning
@@ -30,11 +33,17 @@ from .stores.base import Change, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
 
+WAITS: Final[dict[type[Request[Any]], str]] = {
+    AskUser: "user", Approve: "approval", HandOff: "operator",
+    CallModel: "retry", RunTools: "retry", StoreToolRun: "retry"}
+"""What a conversation paused at each kind of request (``convo.run.stack.kind``) waits for:
+``waiting_for["type"]`` (a failed model call or tool run waits for a retry)."""
+
 
 def said_nothing(message: Message) -> bool:
     """Whether ``message`` is a reply cancelled before it said anything."""
     return message.role == "assistant" and not message.content and not message.tool_calls \
-        and bool(message.metadata.get(CANCELLED))
+        and message.finish is Finish.CANCELLED
 
 
 def with_unsaid(messages: list[Message], internal: dict[str, Any]
@@ -155,21 +164,17 @@ class Live:
         self.children = sum(len(r.messages) for r in done) + (
             0 if run is None else len(run.messages))
 
-    def waiting_for(self) -> dict[str, Any] | None:
+    @property
+    def waits(self) -> str | None:
+        """What the conversation waits for (``WAITS``); ``None`` when it has ended."""
         request = self.pending
-        if isinstance(request, AskUser):
-            return {"type": "user", "prompt": request.instruction}
-        if isinstance(request, Approve):  # "operator" when staff must decide some call
-            return {"type": "approval",
-                    "approver": "operator" if request.needs_operator else "user",
-                    "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
-                               "approver": request.approver(i)}
-                              for i, c in enumerate(request.calls)]}
-        if isinstance(request, HandOff):
-            return {"type": "operator", "reason": request.reason}
-        if isinstance(request, CallModel | RunTools):
-            return {"type": "retry", "error": self.error or "the turn did not finish"}
-        return None
+        return None if request is None else WAITS.get(kind(request.__class__))
+
+    def waiting_for(self) -> dict[str, Any] | None:
+        waits = self.waits
+        if waits is None:
+            return None
+        return {"type": waits, **_DETAILS[waits](self, self.pending)}
 
     @property
     def status(self) -> str:
@@ -186,6 +191,21 @@ class Live:
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
+
+
+def _approval(live: Live, request: Approve) -> dict[str, Any]:
+    # "operator" when staff must decide some call
+    return {"approver": "operator" if request.needs_operator else "user",
+            "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
+                       "approver": request.approver(i)} for i, c in enumerate(request.calls)]}
+
+
+_DETAILS: Final[dict[str, Callable[[Live, Any], dict[str, Any]]]] = {
+    "user": lambda live, request: {"prompt": request.instruction},
+    "approval": _approval,
+    "operator": lambda live, request: {"reason": request.reason},
+    "retry": lambda live, request: {"error": live.error or "the turn did not finish"}}
+"""What ``waiting_for`` says beside its type, for each thing a conversation waits for."""
 
 
 def stored_view(stored: Stored) -> dict[str, Any]:
