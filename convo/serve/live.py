@@ -11,6 +11,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -38,6 +39,11 @@ WAITS: Final[dict[type[Request[Any]], str]] = {
     CallModel: "retry", RunTools: "retry", StoreToolRun: "retry"}
 """What a conversation paused at each kind of request (``convo.run.stack.kind``) waits for:
 ``waiting_for["type"]`` (a failed model call or tool run waits for a retry)."""
+
+
+def new_message_id() -> str:
+    """A stored message's id, when its client gave it none: unique across workers."""
+    return f"msg_{uuid.uuid4().hex}"
 
 
 def said_nothing(message: Message) -> bool:
@@ -127,6 +133,9 @@ class Live:
                     known = internal.get(UNSAID)
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
+                    if message.id is None:  # stored under a stable id (§24), kept in the
+                        message = attrs.evolve(message, id=new_message_id())  # session too
+                        self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
                 state = self.session.state
