@@ -12,7 +12,6 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -81,6 +80,7 @@ class Live:
     run: Run
     replaying: bool = attrs.field(default=False, kw_only=True)  # a rebuild, until it catches up
     pending: Request[Any] | None = None
+    waits: str | None = None  # what ``pending`` waits for (``WAITS``); ``None``: it ended
     error: str | None = None
     committed: int = 0
     sink: Sink | None = None  # where the running turn's served events go, if it streams
@@ -111,6 +111,7 @@ class Live:
     def paused(self, pause: Pause | None) -> None:
         """Where the run now waits (``None``: it ended), and why, for a retry."""
         self.pending = None if pause is None else pause.request
+        self.waits = None if pause is None else WAITS.get(kind(pause.request.__class__))
         if pause is not None and pause.error is not None:
             self.error = pause.error
 
@@ -173,17 +174,22 @@ class Live:
         self.children = sum(len(r.messages) for r in done) + (
             0 if run is None else len(run.messages))
 
-    @property
-    def waits(self) -> str | None:
-        """What the conversation waits for (``WAITS``); ``None`` when it has ended."""
-        request = self.pending
-        return None if request is None else WAITS.get(kind(request.__class__))
-
     def waiting_for(self) -> dict[str, Any] | None:
-        waits = self.waits
-        if waits is None:
-            return None
-        return {"type": waits, **_DETAILS[waits](self, self.pending)}
+        request: Any = self.pending  # (of the kind ``waits`` was read from)
+        match self.waits:
+            case "user":
+                return {"type": "user", "prompt": request.instruction}
+            case "approval":  # "operator" when staff must decide some call
+                return {"type": "approval",
+                        "approver": "operator" if request.needs_operator else "user",
+                        "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
+                                   "approver": request.approver(i)}
+                                  for i, c in enumerate(request.calls)]}
+            case "operator":
+                return {"type": "operator", "reason": request.reason}
+            case "retry":
+                return {"type": "retry", "error": self.error or "the turn did not finish"}
+        return None
 
     @property
     def status(self) -> str:
@@ -200,21 +206,6 @@ class Live:
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
-
-
-def _approval(live: Live, request: Approve) -> dict[str, Any]:
-    # "operator" when staff must decide some call
-    return {"approver": "operator" if request.needs_operator else "user",
-            "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
-                       "approver": request.approver(i)} for i, c in enumerate(request.calls)]}
-
-
-_DETAILS: Final[dict[str, Callable[[Live, Any], dict[str, Any]]]] = {
-    "user": lambda live, request: {"prompt": request.instruction},
-    "approval": _approval,
-    "operator": lambda live, request: {"reason": request.reason},
-    "retry": lambda live, request: {"error": live.error or "the turn did not finish"}}
-"""What ``waiting_for`` says beside its type, for each thing a conversation waits for."""
 
 
 def stored_view(stored: Stored) -> dict[str, Any]:
