@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .._faces import lazy as _lazy
 from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
     from ..limits import Limits
     from ..models.base import Model
     from ..templates.base import Template
-    from .http.auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
+    from .http.auth import JWT as JWT
+    from .http.auth import Auth
+    from .http.auth import SharedToken as SharedToken
+    from .http.auth import TokenTable as TokenTable
+    from .http.auth import TrustedHeader as TrustedHeader
     from .stores.base import TurnStore
 
 
@@ -81,15 +86,10 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                      first_prompt=first_prompt, faces=served))
 
 
-_AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _AUTH:  # the ways of signing in, loaded when named (no Starlette needed)
-        from .http import auth
-
-        return getattr(auth, name)
-    raise AttributeError(f"module 'convo.serve' has no attribute {name!r}")
+# The ways of signing in, loaded when named (no Starlette needed).
+_LAZY = {name: f"{__name__}.http.auth" for name in ("JWT", "SharedToken", "TokenTable",
+                                                    "TrustedHeader")}
+__getattr__, __dir__ = _lazy(__name__, _LAZY)
 
 
 #: Modules that moved into serve's rooms (docs/architecture.md), by their older names: an
@@ -132,4 +132,4 @@ if not any(type(finder).__qualname__ == "_Moved" for finder in sys.meta_path):  
     sys.meta_path.append(_Moved())
 
 
-__all__ = ["JWT", "SharedToken", "TokenTable", "TrustedHeader", "create_app"]
+__all__ = ["create_app", *sorted(_LAZY)]
