@@ -194,12 +194,12 @@ convo.limits
 convo.messages
 convo.models.anthropic convo.models.anthropic.errors convo.models.anthropic.model
 convo.models.anthropic.wire convo.models.base convo.models.deltas convo.models.mock
-convo.models.openai convo.models.openai.errors convo.models.openai.local
-convo.models.openai.model convo.models.openai.reading convo.models.openai.request
-convo.models.openai.text_protocol convo.models.openai.wire convo.models.openai.wire_responses
-convo.models.overflow convo.models.providers convo.models.reading convo.models.recording
-convo.models.responded convo.models.script convo.models.text_protocol convo.models.text_tools
-convo.models.wire convo.models.wire_responses
+convo.models.openai convo.models.openai.errors convo.models.openai.local convo.models.openai.model
+convo.models.openai.reading convo.models.openai.request convo.models.openai.text_protocol
+convo.models.openai.wire convo.models.openai.wire_responses convo.models.overflow
+convo.models.providers convo.models.reading convo.models.recording convo.models.responded
+convo.models.script convo.models.text_protocol convo.models.text_tools convo.models.wire
+convo.models.wire_responses
 convo.otel.content convo.otel.conventions convo.otel.hook convo.otel.serving convo.otel.spans
 convo.otel.state convo.otel.telemetry convo.otel.turns
 convo.parts
@@ -211,39 +211,37 @@ convo.resume
 convo.run convo.run.answerer convo.run.cancel convo.run.driver convo.run.replay convo.run.stack
 convo.run.state
 convo.runner
-convo.serve.engine convo.serve.events convo.serve.http convo.serve.http.app
-convo.serve.http.auth convo.serve.http.bodies convo.serve.http.faces convo.serve.http.host
-convo.serve.http.keys
+convo.serve.engine convo.serve.events convo.serve.http convo.serve.http.agui
+convo.serve.http.agui_events convo.serve.http.agui_input convo.serve.http.app convo.serve.http.auth
+convo.serve.http.bodies convo.serve.http.faces convo.serve.http.host convo.serve.http.keys
 convo.serve.http.logs convo.serve.http.operators convo.serve.http.owners convo.serve.http.pages
-convo.serve.http.sse convo.serve.live convo.serve.problems convo.serve.stores
-convo.serve.stores.base convo.serve.stores.feedback convo.serve.stores.holders
+convo.serve.http.sse convo.serve.http.threads convo.serve.live convo.serve.problems
+convo.serve.stores convo.serve.stores.base convo.serve.stores.feedback convo.serve.stores.holders
 convo.serve.stores.listing convo.serve.stores.memory convo.serve.stores.postgres
 convo.serve.stores.releases convo.serve.stores.rows convo.serve.stores.sqlite convo.serve.turns
 convo.session
 convo.summary
 convo.templates.base convo.templates.batch convo.templates.checks convo.templates.control
 convo.templates.end convo.templates.execute convo.templates.graph convo.templates.guard
-convo.templates.handoff convo.templates.messages convo.templates.states
-convo.templates.subroutine convo.templates.subroutine_tool convo.templates.tooling
-convo.templates.toolsets convo.templates.tree
+convo.templates.handoff convo.templates.messages convo.templates.states convo.templates.subroutine
+convo.templates.subroutine_tool convo.templates.tooling convo.templates.toolsets
+convo.templates.tree
 convo.terminal convo.terminal.async_cancel convo.terminal.cancel convo.terminal.conversation
 convo.terminal.demo convo.terminal.editor convo.terminal.history convo.terminal.input
 convo.terminal.interrupts convo.terminal.markdown convo.terminal.notices convo.terminal.paths
-convo.terminal.printer convo.terminal.runner convo.terminal.slash_commands
-convo.terminal.typeahead
+convo.terminal.printer convo.terminal.runner convo.terminal.slash_commands convo.terminal.typeahead
 convo.testing.assertions convo.testing.evaluation convo.testing.evaluation.cassette
-convo.testing.evaluation.checks convo.testing.evaluation.evaluate
-convo.testing.evaluation.judge convo.testing.evaluation.report convo.testing.evaluation.result
-convo.testing.evaluation.scenario convo.testing.evaluation.scenario_file convo.testing.llama
-convo.testing.mcp_bridge convo.testing.mcp_fake convo.testing.plugin convo.testing.replay
-convo.testing.script_reports convo.testing.server convo.testing.server.anthropic_server
-convo.testing.server.anthropic_wire convo.testing.server.chat_wire
-convo.testing.server.connection convo.testing.server.openai_server convo.testing.server.replies
-convo.testing.server.responses_wire convo.testing.simulated_user convo.testing.smoke
-convo.testing.snapshots convo.testing.spans convo.testing.strategies
+convo.testing.evaluation.checks convo.testing.evaluation.evaluate convo.testing.evaluation.judge
+convo.testing.evaluation.report convo.testing.evaluation.result convo.testing.evaluation.scenario
+convo.testing.evaluation.scenario_file convo.testing.llama convo.testing.mcp_bridge
+convo.testing.mcp_fake convo.testing.plugin convo.testing.replay convo.testing.script_reports
+convo.testing.server convo.testing.server.anthropic_server convo.testing.server.anthropic_wire
+convo.testing.server.chat_wire convo.testing.server.connection convo.testing.server.openai_server
+convo.testing.server.replies convo.testing.server.responses_wire convo.testing.simulated_user
+convo.testing.smoke convo.testing.snapshots convo.testing.spans convo.testing.strategies
 convo.testing.strategies.replies convo.testing.strategies.trees convo.testing.strategies.values
-convo.tools.base convo.tools.calls convo.tools.context convo.tools.decorator
-convo.tools.endings convo.tools.handoff convo.tools.mcp convo.tools.mcp.capped
+convo.tools.base convo.tools.calls convo.tools.context convo.tools.decorator convo.tools.endings
+convo.tools.frontend convo.tools.handoff convo.tools.mcp convo.tools.mcp.capped
 convo.tools.mcp.config convo.tools.mcp.connection convo.tools.mcp.guard convo.tools.mcp.home
 convo.tools.mcp.loop convo.tools.mcp.server convo.tools.mcp.tool convo.tools.output
 convo.tools.registry convo.tools.schema convo.tools.termination convo.tools.toolset
