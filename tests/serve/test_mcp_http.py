@@ -1,0 +1,136 @@
+"""`/mcp` on `convo serve` (API.md §25): the bot as one MCP tool over Streamable HTTP, driven by
+the `mcp` SDK's own HTTP client against a real `convo serve` process on a free port, under
+§19's sign-in (a token per person) and ownership (another user's conversation id is a tool
+error result, HTTP 200); a conversation started over MCP is the native API's too."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from serve_kit import free_port
+
+BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "served_tool_bot.py")
+TOOL = "Refund_desk__test_"
+USERS = {"ann-token": {"user": "ann"}, "bob-token": {"user": "bob"}}
+
+
+class Served:
+    """A `convo serve` process of the bot, its stderr in ``log``."""
+
+    def __init__(self, folder: Path, *options: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        users = folder / "users.json"
+        users.write_text(json.dumps(USERS))
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
+        self.log = folder / "serve.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "convo", "serve", BOT, "--port", str(self.port),
+                 "--store", "memory", "--users", str(users), *options],
+                env=env, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
+            try:
+                if httpx.get(f"{self.url}/api/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.05)  # polling until the server listens
+        raise AssertionError("convo serve did not become healthy")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    server = Served(tmp_path)
+    yield server
+    server.stop()
+
+
+@contextlib.asynccontextmanager
+async def client(served: Served, token: str, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client at /mcp, signed in with ``token``."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with Client(streamable_http_client(f"{served.url}/mcp", http_client=http),
+                          **options) as connected:
+            yield connected
+
+
+def text(result: Any) -> str:
+    assert [c.type for c in result.content] == ["text"]
+    return str(result.content[0].text)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_mcp_over_http_multi_turn_signed_in_and_owned(served: Served, mode: str) -> None:
+    async def main() -> str:
+        async with client(served, "ann-token", mode=mode) as ann:
+            listed = (await ann.list_tools()).tools
+            assert [(t.name, t.description) for t in listed] == [
+                (TOOL, "Refunds orders after the user approves each refund.")]
+            first = await ann.call_tool(TOOL, {"message": "hello"})
+            assert (first.is_error, text(first)) == (False, "Hello!\n\nDone: noted")
+            conversation = str(first.structured_content["conversation_id"])
+            again = await ann.call_tool(TOOL, {"message": "again",
+                                               "conversation_id": conversation})
+            assert text(again) == "You said 'again'"
+            assert again.structured_content == {
+                "conversation_id": conversation, "status": "waiting",
+                "waiting_for": {"type": "user", "prompt": None}}
+        async with client(served, "bob-token", mode=mode) as bob:
+            theirs = await bob.call_tool(TOOL, {"message": "hi",
+                                                "conversation_id": conversation})
+            assert theirs.is_error
+            assert text(theirs) == (f"no conversation {conversation!r}: start one by leaving "
+                                    "conversation_id out")
+            unknown = await bob.call_tool(TOOL, {"message": "hi", "conversation_id": "nope"})
+            assert (unknown.is_error, text(unknown)) == (
+                True, "no conversation 'nope': start one by leaving conversation_id out")
+        return conversation
+
+    conversation = asyncio.run(main())
+    native = httpx.get(f"{served.url}/api/conversations/{conversation}",
+                       headers={"Authorization": "Bearer ann-token"})
+    assert native.status_code == 200
+    assert [m["content"] for m in native.json()["messages"] if m["role"] == "user"] == [
+        "hello", "again"]
+    assert httpx.get(f"{served.url}/api/conversations/{conversation}",
+                     headers={"Authorization": "Bearer bob-token"}).status_code == 404
+
+
+def test_mcp_needs_sign_in(served: Served) -> None:
+    unsigned = httpx.post(f"{served.url}/mcp", json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream"})
+    assert unsigned.status_code == 401
+    assert unsigned.json() == {"error": "this server needs a token: send the header "
+                                        "Authorization: Bearer <token>"}
+    wrong = httpx.post(f"{served.url}/mcp", json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream",
+                 "Authorization": "Bearer wrong-token"})
+    assert wrong.status_code == 401
