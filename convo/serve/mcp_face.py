@@ -107,7 +107,8 @@ class ToolProblem(Exception):
 
 class MCPFace:
     """One bot's MCP tool on ``engine``; ``owner`` says whose conversations a call acts on;
-    ``approve_hint`` says, in a waiting reply, where a user approves a call otherwise."""
+    ``approve_hint`` says, in a waiting reply, where a user approves a call otherwise
+    (``{id}`` in it: the conversation's id)."""
 
     def __init__(self, engine: Engine, tool: BotTool, owner: Owner, *,
                  approve_hint: str = "") -> None:
@@ -250,7 +251,7 @@ class MCPFace:
                 return [f"Conversation {live.id!r} waits for an operator to approve or reject "
                         f"{calls}."]
             return [f"Conversation {live.id!r} waits for your approval of {calls}"
-                    f"{self.approve_hint}."]
+                    f"{self.approve_hint.format(id=live.id)}."]
         if kind == "operator":
             return [f"Conversation {live.id!r} is handed to a person, who answers it."]
         if kind == "retry":

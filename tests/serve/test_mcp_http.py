@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -134,3 +135,30 @@ def test_mcp_needs_sign_in(served: Served) -> None:
         headers={"Accept": "application/json, text/event-stream",
                  "Authorization": "Bearer wrong-token"})
     assert wrong.status_code == 401
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_approvals_are_elicited_over_http(served: Served, mode: str) -> None:
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": len(asked) == 1})
+
+    async def main() -> None:
+        async with client(served, "ann-token", mode=mode, elicitation_callback=answer) as ann:
+            done = await ann.call_tool(TOOL, {"message": "refund A1 B2"})
+            conversation = done.structured_content["conversation_id"]
+            assert text(done) == "Refunding.\n\nDone: refunded A1; Rejected by the user"
+            assert asked == [f'Approve refund({{"order": "{order}"}}) (conversation '
+                             f"{conversation!r})?" for order in ("A1", "B2")]
+        async with client(served, "ann-token", mode=mode) as unasked:
+            waiting = await unasked.call_tool(TOOL, {"message": "refund C3",
+                                                     "conversation_id": conversation})
+            assert text(waiting) == (
+                f'Refunding.\n\nConversation {conversation!r} waits for your approval of '
+                'refund({"order": "C3"}); this MCP client did not declare form elicitation, '
+                "so it cannot be asked here: approve or reject it on the chat page, or with "
+                f"POST /api/conversations/{conversation}/approvals.")
+
+    asyncio.run(main())

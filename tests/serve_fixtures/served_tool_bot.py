@@ -49,7 +49,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
         return "Done: " + "; ".join(results)
     words = last.text.split()
     if words[:1] == ["refund"]:
-        return "".join(f"{{refund(order='{order}')}}" for order in words[1:])
+        return "Refunding. " + "".join(f"{{refund(order='{order}')}}" for order in words[1:])
     if words[:1] == ["staff"]:
         return f"{{wipe(order='{words[1]}')}}"
     if words[:1] == ["bye"]:

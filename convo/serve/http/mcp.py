@@ -27,7 +27,7 @@ CALLER_KEY = "convo.caller"
 
 APPROVE_HINT = ("; this MCP client did not declare form elicitation, so it cannot be asked "
                 "here: approve or reject it on the chat page, or with POST "
-                "/api/conversations/ID/approvals")
+                "/api/conversations/{id}/approvals")
 
 
 def mcp_routes(api: API) -> list[BaseRoute]:
