@@ -5,6 +5,9 @@ turn per call, multi-turn by conversation id, tool error results."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,8 @@ from mcp.client.stdio import StdioServerParameters
 from convo.botfile import bot_identity, load_file
 from convo.serve.mcp_face import tool_name
 
-BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "served_tool_bot.py")
+ROOT = Path(__file__).resolve().parents[2]
+BOT = str(ROOT / "tests" / "serve_fixtures" / "served_tool_bot.py")
 TOOL = "Refund_desk__test_"
 
 
@@ -94,3 +98,40 @@ def test_one_tool_one_turn_per_call_multi_turn_by_conversation_id() -> None:
             assert text(empty) == '"message" must be a non-empty string: what the user says'
 
     asyncio.run(main())
+
+
+def _documented_config() -> dict[str, Any]:
+    """The desktop client config docs/serving.md shows (the JSON block after its marker)."""
+    page = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    block = page.split("<!-- mcp-desktop-config -->\n```json\n", 1)[1].split("```", 1)[0]
+    servers: dict[str, Any] = json.loads(block)["mcpServers"]
+    assert list(servers) == ["refund-desk"]
+    return dict(servers["refund-desk"])
+
+
+def test_the_documented_desktop_config_runs(tmp_path: Path) -> None:
+    """The command and arguments of the documented config, as a desktop client runs them: the
+    `convo` script installed beside this Python, the bot path and the store made absolute (as
+    the page says to), and no key (the bot runs on its mock_model)."""
+    config = _documented_config()
+    assert config["command"] == "convo"
+    convo = shutil.which("convo", path=str(Path(sys.executable).parent))
+    assert convo is not None
+    args = [str(ROOT / a) if a.endswith(".py") else a for a in config["args"]]
+    args = [f"sqlite:///{tmp_path / a[len('sqlite:///'):]}" if a.startswith("sqlite:///")
+            else a for a in args]
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    params = StdioServerParameters(command=convo, args=args, env=env, cwd=str(tmp_path))
+
+    async def main() -> None:
+        async with Client(params) as client:
+            [listed] = (await client.list_tools()).tools
+            assert listed.name == "refund_bot"
+            assert listed.description is not None
+            assert listed.description.startswith("A support bot that asks a person before")
+            reply = await client.call_tool("refund_bot", {"message": "Where is A1?"})
+            assert not reply.is_error
+            assert text(reply) == "Order A1: a kettle, 25.00 EUR, delivered. Anything else?"
+
+    asyncio.run(main())
+    assert (tmp_path / "refunds.db").exists()  # the store the config names
