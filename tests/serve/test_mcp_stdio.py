@@ -75,7 +75,19 @@ def test_one_tool_one_turn_per_call_multi_turn_by_conversation_id() -> None:
             assert again.structured_content["conversation_id"] == conversation
 
             other = await client.call_tool(TOOL, {"message": "other"})
-            assert other.structured_content["conversation_id"] != conversation
+            other_id = other.structured_content["conversation_id"]
+            assert other_id != conversation
+
+            failed = await client.call_tool(TOOL, {"message": "fail",
+                                                    "conversation_id": other_id})
+            assert failed.is_error
+            assert text(failed) == ("the bot's model call failed; the conversation waits for "
+                                    f"a retry (conversation {other_id!r})")  # no cause shown
+            stuck = await client.call_tool(TOOL, {"message": "hi",
+                                                  "conversation_id": other_id})
+            assert (stuck.is_error, text(stuck)) == (True, (
+                f"the turn did not finish: POST /api/conversations/{other_id}/retry before "
+                "a message"))
 
             bye = await client.call_tool(TOOL, {"message": "bye",
                                                 "conversation_id": conversation})

@@ -1,7 +1,7 @@
 """A bot served as an MCP tool (convo mcp, /mcp): it repeats what it is told; "refund X Y"
 refunds orders X and Y in one batch (each call approved by the user), "staff X" makes a call
-only an operator may approve, "hello" greets twice (two assistant texts in one turn), "bye"
-ends the conversation."""
+only an operator may approve, "hello" greets twice (two assistant texts in one turn), "fail"
+fails the model call, "bye" ends the conversation."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +11,7 @@ from convo import (
     FunctionModel,
     LoopTemplate,
     Message,
+    ModelError,
     ToolingTemplate,
     UserTemplate,
     tool,
@@ -52,6 +53,8 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
         return "Refunding. " + "".join(f"{{refund(order='{order}')}}" for order in words[1:])
     if words[:1] == ["staff"]:
         return f"{{wipe(order='{words[1]}')}}"
+    if words[:1] == ["fail"]:
+        raise ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")
     if words[:1] == ["bye"]:
         return "{end_conversation(message='Goodbye.')}"
     if words[:1] == ["hello"]:
