@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
@@ -45,6 +46,8 @@ Owner = Callable[[Any], Awaitable[str]]
 
 #: A conversation waiting for a failed model call's retry, in the words users see.
 MODEL_FAILED: Final = "the bot's model call failed; the conversation waits for a retry"
+
+logger: Final = logging.getLogger("convo.serve")  # where a failure's cause goes
 
 _NOT_A_NAME: Final = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -203,10 +206,13 @@ class MCPFace:
 
     @staticmethod
     def _check(code: int, body: dict[str, Any]) -> None:
+        if code >= 400:  # the cause to the log; the caller is told in plain words
+            logger.warning("MCP tool call: conversation %s: %s", body.get("id"),
+                           body.get("error"), extra={"convo_fields": None})
         if code == 502:
             raise ToolProblem(f"{MODEL_FAILED} (conversation {body['id']!r})")
         if code >= 400:
-            raise ToolProblem(f"the conversation failed: {body.get('error')}")
+            raise ToolProblem(f"the conversation failed (conversation {body.get('id')!r})")
 
     # -- where the turn stopped --------------------------------------------------------------
 
