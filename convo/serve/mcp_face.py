@@ -18,6 +18,9 @@ error results, so a model reading them can say so.
 The transports are the caller's: ``convo mcp`` serves the server over stdio
 (``convo.cli.mcp``), ``convo serve`` at ``/mcp`` over Streamable HTTP
 (``convo.serve.http.mcp``), each saying who the caller is (``Owner``).
+
+(Over 300 lines: the tool's schemas and the words of its replies are here with the calls, as
+one idea — a call's way from arguments to a turn, and from where the turn stopped to a result.)
 """
 
 from __future__ import annotations

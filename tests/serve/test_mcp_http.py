@@ -22,7 +22,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from serve_kit import free_port
+from serve_kit import TEMPLATE, free_port, model
+
+from convo.serve import create_app
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "served_tool_bot.py")
 TOOL = "Refund_desk__test_"
@@ -162,3 +164,26 @@ def test_approvals_are_elicited_over_http(served: Served, mode: str) -> None:
                 f"POST /api/conversations/{conversation}/approvals.")
 
     asyncio.run(main())
+
+
+def _listed(app: Any) -> list[tuple[str, str | None]]:
+    """The tools the app's /mcp lists, through the SDK's client in-process."""
+    [endpoint] = [r.app for r in app.routes if getattr(r, "path", None) == "/mcp"]
+
+    async def main() -> list[tuple[str, str | None]]:
+        async with Client(endpoint.manager.app, mode="legacy") as client:
+            return [(t.name, t.description) for t in (await client.list_tools()).tools]
+
+    return asyncio.run(main())
+
+
+def test_create_app_names_the_tool_after_its_title_or_tool_name() -> None:
+    assert _listed(create_app(TEMPLATE, model())) == [
+        ("Chat", "Talk with Chat: send the user's message, get the bot's reply.")]
+    assert _listed(create_app(TEMPLATE, model(), title="Mugs & Co.")) == [
+        ("Mugs___Co.", "Talk with Mugs & Co.: send the user's message, get the bot's reply.")]
+    assert _listed(create_app(TEMPLATE, model(), tool_name="refund desk",
+                              description="Refunds orders.")) == [
+        ("refund_desk", "Refunds orders.")]
+    assert [r for r in create_app(TEMPLATE, model(), faces=["native"]).routes
+            if getattr(r, "path", None) == "/mcp"] == []
