@@ -41,7 +41,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
                auth: Auth | None = None, title: str = "Chat",
                first_prompt: str | None = None,
-               faces: Iterable[str] | None = None) -> Starlette:
+               faces: Iterable[str] | None = None, tool_name: str | None = None,
+               description: str | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -61,6 +62,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``faces`` chooses the protocols served (§24): an iterable of ``"native"``, ``"agui"``,
     ``"ai-sdk"``, ``"openai"``, ``"mcp"`` (default: all); a face that is off answers JSON 404
     at its routes; ``/api/health`` is always served; the pages need ``"native"``.
+    ``tool_name`` and ``description`` are the bot's MCP tool's at ``/mcp`` (§25; default: the
+    ``title``, characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``, and a sentence naming
+    it).
     """
     try:
         from .http.app import API, build
@@ -83,7 +87,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
-                     first_prompt=first_prompt, faces=served))
+                     first_prompt=first_prompt, faces=served, tool_name=tool_name,
+                     tool_description=description))
 
 
 # The ways of signing in, loaded when named (no Starlette needed).

@@ -27,6 +27,7 @@ FACES: Final = ("native", "agui", "ai-sdk", "openai", "mcp")
 ROUTES: Final[dict[str, str]] = {
     "native": "convo.serve.http.app:native_routes",
     "agui": "convo.serve.http.agui:routes",
+    "mcp": "convo.serve.http.mcp:mcp_routes",
 }
 
 
