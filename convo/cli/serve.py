@@ -81,6 +81,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="the protocols served, among native, agui, ai-sdk, openai, mcp "
                             "(default: all); /api/health is always served, the pages need "
                             "native")
+    serve.add_argument("--model-name", metavar="NAME",
+                       help="the bot's name as a model at /v1 (GET /v1/models; default: the "
+                            "file's title, else its name without .py)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -133,7 +136,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators", "faces")}
+                                          "operators", "faces", "model_name")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -191,7 +194,9 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
-                      faces=spec["faces"])
+                      faces=spec["faces"],
+                      model_name=spec.get("model_name") or shown.get("title")
+                      or os.path.splitext(os.path.basename(path))[0])
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

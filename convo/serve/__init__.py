@@ -36,7 +36,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
                auth: Auth | None = None, title: str = "Chat",
                first_prompt: str | None = None,
-               faces: Iterable[str] | None = None) -> Starlette:
+               faces: Iterable[str] | None = None,
+               model_name: str | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -56,6 +57,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``faces`` chooses the protocols served (§24): an iterable of ``"native"``, ``"agui"``,
     ``"ai-sdk"``, ``"openai"``, ``"mcp"`` (default: all); a face that is off answers JSON 404
     at its routes; ``/api/health`` is always served; the pages need ``"native"``.
+    ``model_name`` is the bot's name as a model at ``/v1`` (§25; default: ``title``).
     """
     try:
         from .http.app import API, build
@@ -78,7 +80,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
-                     first_prompt=first_prompt, faces=served))
+                     first_prompt=first_prompt, faces=served, model_name=model_name))
 
 
 _AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")
