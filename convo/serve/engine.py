@@ -302,9 +302,10 @@ class Engine:
         """Store the whole of a replayed client's history (the replay recorded none of it),
         each message under an id of its own, with where the conversation waits."""
         messages = live.session.messages
+        base = new_message_id()  # one id drawn, each message's its own by its index
         for index, message in enumerate(messages):
             if message.id is None:
-                messages[index] = attrs.evolve(message, id=new_message_id())
+                messages[index] = attrs.evolve(message, id=f"{base}{index:04x}")
         change, _ = live.change(final=True)
         session = live.session
         await self.store.write(live.id, attrs.evolve(

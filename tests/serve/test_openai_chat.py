@@ -89,6 +89,9 @@ def test_a_history_the_bot_cannot_have_produced_is_400_naming_its_index() -> Non
             client(url).chat.completions.create(model="m", messages=[
                 {"role": "user", "content": "hi"}, {"role": "assistant", "content": "one"},
                 {"role": "assistant", "content": "two"}, {"role": "user", "content": "x"}])
+        refused = httpx.post(f"{url}/v1/chat/completions", headers={
+            "Authorization": f"Bearer {ANN}"}, json={"model": "m", "messages": [
+                {"role": "assistant", "content": "one"}, {"role": "user", "content": "x"}]})
         listed = httpx.get(f"{url}/api/conversations",
                            headers={"Authorization": f"Bearer {ANN}"}).json()
     assert caught.value.body == {  # type: ignore[comparison-overlap]
@@ -96,6 +99,7 @@ def test_a_history_the_bot_cannot_have_produced_is_400_naming_its_index() -> Non
                    "message; the conversation cannot have gone this way",
         "type": "invalid_request_error", "param": "messages", "code": None}
     assert counted.calls == 0 and listed["conversations"] == []  # nothing kept
+    assert refused.status_code == 400 and HEADER not in refused.headers
 
 
 def test_a_keyed_conversation_is_created_then_continued_with_the_trailing_messages() -> None:

@@ -136,8 +136,9 @@ class OpenAIFace:
         if conversation is None:  # a new one; a key names it, per caller (§25)
             conversation = f"k{digest([caller.user, key])[:40]}" if key is not None \
                 else secrets.token_urlsafe(16)
-        request.state.conversation = conversation
         stored = await self._owned(caller, conversation)
+        if stored is not None:  # (a new one is named once it is there)
+            request.state.conversation = conversation
         if stored is None and not ask.creates and ask.conversation is not None:
             raise Problem(404, f"no conversation {conversation!r}", "conversation")
         if key is not None and stored is not None:
@@ -147,6 +148,7 @@ class OpenAIFace:
                 return await self.repeat(conversation, known, ask, encoder, shown)
         stack = contextlib.AsyncExitStack()
         live = await stack.enter_async_context(self._live(conversation, stored, ask, caller))
+        request.state.conversation = conversation
         if key is not None:
             assert isinstance(store, Idempotency)
             if not await store.remember(conversation, key, ask.digest, None):
