@@ -105,14 +105,17 @@ class Runner:
         return LiveAnswerer(state)
 
     def start(self, session: Session | None = None, *, saved: Saved | None = None,
-              layers: Sequence[Layer] = (), clock: Callable[[], float] | None = None) -> Run:
+              layers: Sequence[Layer] = (), clock: Callable[[], float] | None = None,
+              replaying: type[Replay] = Replay) -> Run:
         """A run ready to be driven: on ``session`` (default: a new one), or continuing
         ``saved`` (a ``Session`` or a transcript's path).
 
         Its answerers are assembled here, and only here, outermost first: the ``Replay`` of
         ``saved`` (also given to the ``Driver``), ``layers`` (a front end's: a served
         conversation's cancel), then ``answerer(state)``. ``clock``: the run's clock
-        (default ``time.perf_counter``), for a sandbox that must not read the process's."""
+        (default ``time.perf_counter``), for a sandbox that must not read the process's.
+        ``replaying``: the kind of replay of ``saved`` (a served client's history is
+        replayed by ``HistoryReplay``)."""
         template = self.template
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
             saved, template = template.saved, template.template
@@ -123,7 +126,7 @@ class Runner:
                 internal=dict(saved_session.internal))
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
-        replay = None if saved_session is None else Replay(answerer, saved_session, state)
+        replay = None if saved_session is None else replaying(answerer, saved_session, state)
         driver = Driver(state, template.render(session), replay)
         return Run(driver, answerer if replay is None else replay)
 

@@ -42,7 +42,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                auth: Auth | None = None, title: str = "Chat",
                first_prompt: str | None = None,
                faces: Iterable[str] | None = None, tool_name: str | None = None,
-               description: str | None = None) -> Starlette:
+               description: str | None = None, model_name: str | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -65,6 +65,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``tool_name`` and ``description`` are the bot's MCP tool's at ``/mcp`` (§25; default: the
     ``title``, characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``, and a sentence naming
     it).
+    ``model_name`` is the bot's name as a model at ``/v1`` (§25; default: ``title``).
     """
     try:
         from .http.app import API, build
@@ -88,7 +89,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
                      first_prompt=first_prompt, faces=served, tool_name=tool_name,
-                     tool_description=description))
+                     tool_description=description, model_name=model_name))
 
 
 # The ways of signing in, loaded when named (no Starlette needed).

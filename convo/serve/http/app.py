@@ -30,7 +30,7 @@ from ...otel.state import active
 from ..engine import Engine
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from ..live import Live
-from ..problems import Conflict, Forbidden, Invalid, NotFound, Refused
+from ..problems import Conflict, Refused, status_of
 from ..stores.base import Idempotency, Stored, StoreError
 from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
@@ -63,6 +63,10 @@ from .pages import (
 )
 from .sse import stream_turn
 
+#: The bot's name as a model (``GET /v1/models``) when neither its title nor ``model_name``
+#: gives one.
+DEFAULT_MODEL_NAME = "convo"
+
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status)
@@ -76,8 +80,9 @@ class API:
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
                  title: str | None = None, first_prompt: str | None = None,
                  faces: Iterable[str] = FACES, tool_name: str | None = None,
-                 tool_description: str | None = None) -> None:
+                 tool_description: str | None = None, model_name: str | None = None) -> None:
         self.engine = engine
+        self.model_name = model_name or title or DEFAULT_MODEL_NAME  # the bot, as a model (§25)
         self.faces = tuple(faces)  # the faces served (``faces.chosen``)
         # The bot as an MCP tool (the mcp face, ``mcp.py``): its name (default: the title)
         # and description.
@@ -408,17 +413,6 @@ def native_routes(api: API) -> list[BaseRoute]:
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
         *operator_routes(api),
     ]
-
-
-STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
-
-
-def status_of(exc: Exception) -> int:
-    """The HTTP status of a refusal: the engine's kind of ``Refused``, or an ``HTTPProblem``'s."""
-    if isinstance(exc, HTTPProblem):
-        status: int = exc.status
-        return status
-    return next((status for kind, status in STATUS.items() if isinstance(exc, kind)), 500)
 
 
 def build(api: API) -> Starlette:
