@@ -26,7 +26,7 @@ from ..requests import Approve, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import ToolContext
+from ..tools.context import STATE_UNDO, ToolContext, before_tools, state_undo
 from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
 from ..tools.output import OUTPUT_TOOL, Output
 from ..tools.transition import Move
@@ -92,10 +92,14 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 done[i] = rejected[call.id], False
         invocations = [inv for inv in invocations if inv.call.id not in rejected]
         inline = [inv for inv in inline if inv.call.id not in rejected]
+    # What the tools that see the state change in it is kept with the batch's first tool
+    # message of such a tool (a branch before this batch undoes it: ``Runner.branch``).
+    was = before_tools(session.state) if contexts else None
     runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
     ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
     for inv in inline:  # a template cannot run inside a tool function: it runs here
         ran[inv.call.id] = inv, (yield from delegate(session, inv))
+    undo = None if was is None else state_undo(was, session.state)
     move: Move | None = None  # the batch's transition: one per batch
     text: str | None = None
     for i, call in enumerate(calls):
@@ -125,6 +129,8 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             ran_ns = run.started_ns, run.ended_ns
         if i in contexts:
             yield from contexts[i].events
+            if undo is not None and message is None:
+                metadata, undo = {**(metadata or {}), STATE_UNDO: undo}, None
         text = content if isinstance(content, str) else shown(content)
         if error or failures:  # (a turn without failures has nothing to count)
             spent = count(failures, tools.by_name.get(call.name), text, error)
