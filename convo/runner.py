@@ -116,7 +116,8 @@ class Runner:
         (default ``time.perf_counter``), for a sandbox that must not read the process's."""
         template = self.template
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
-            saved, template = template.saved, template.template
+            # (a ``saved`` given here wins: a branch of a resumed conversation replays its own)
+            saved, template = template.saved if saved is None else saved, template.template
         saved_session = None if saved is None else _saved_session(saved)
         if session is None:
             session = Session() if saved_session is None else Session(
@@ -166,18 +167,29 @@ class Runner:
         that model call again, with exactly the messages before it); anything else is a
         ``ValueError`` naming the index and what is there. ``saved`` is not changed; the
         branch's ``parent`` is ``{"id": the path as given, or None, "before": before}``."""
-        source, run = self._branching(saved, before)
-        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+        return self._branch_given(saved, before=before)
 
     async def abranch(self, saved: Saved, *, before: int) -> Session:
         """``branch`` on the running event loop."""
-        source, run = self._branching(saved, before)
+        source, run = self._branching(saved, before, 0)
         pause = await adrive(run.driver, run.answerer)
         return self._branched(source, saved, before, run, pause)
 
-    def _branching(self, saved: Saved, before: int) -> tuple[Session, Run]:
+    def _branch_given(self, saved: Saved, *, before: int, given: int = 0) -> Session:
+        """``branch``, for a conversation whose first ``given`` messages were in the session
+        before its template ran (``convo chat``'s system prompt): they are not replayed.
+        (The terminal's; not public: a template normally yields every message.)"""
+        source, run = self._branching(saved, before, given)
+        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+
+    def _branching(self, saved: Saved, before: int, given: int) -> tuple[Session, Run]:
         source = _saved_session(saved)
-        run = self.start(saved=branching.cut(source, before), layers=(branching.Holding,))
+        cut = branching.cut(source, before)
+        given = min(given, before)
+        session = Session(cut.messages[:given], dict(cut.state), approvals=dict(cut.approvals),
+                          internal=dict(cut.internal))
+        cut.messages[:given] = []
+        run = self.start(session, saved=cut, layers=(branching.Holding,))
         run.answerer.quiet()  # nothing is heard of what a branch rebuilds
         run.state.listen(None)
         return source, run

@@ -95,27 +95,20 @@ def cut(saved: Session, before: int) -> Session:
         call.id for run in subroutines for m in run.messages for call in m.tool_calls}
     return Session(prefix, state, approvals={k: a for k, a in saved.approvals.items()
                                              if k in calls},
-                   subroutines=subroutines, internal=_internal(saved, before, calls))
+                   subroutines=subroutines, internal=_internal(saved, calls))
 
 
-def _internal(saved: Session, before: int, calls: set[str]) -> dict[str, Any]:
+def _internal(saved: Session, calls: set[str]) -> dict[str, Any]:
     """convo's own records that hold for the prefix: the summary (made from messages that may
-    be cut, its calls the original's) and the state machine's position (the replay sets it)
-    are left out; handoffs of calls in the prefix, and the replies that said nothing before
-    ``before`` (a served conversation's), are kept."""
-    internal = {k: v for k, v in saved.internal.items() if k not in (CONTEXT, MACHINE)}
+    be cut, its calls the original's), the state machine's position (the replay sets it) and
+    where a served conversation dropped empty replies (the server keeps its own) are left out;
+    the handoffs of calls in the prefix are kept."""
+    internal = {k: v for k, v in saved.internal.items() if k not in (CONTEXT, MACHINE, UNSAID)}
     handoffs = internal.get(HANDOFFS)
     if isinstance(handoffs, dict):
         internal[HANDOFFS] = {k: v for k, v in handoffs.items() if k in calls}
         if not internal[HANDOFFS]:
             del internal[HANDOFFS]
-    unsaid = internal.get(UNSAID)
-    if isinstance(unsaid, list):
-        # A reply that said nothing, dropped just before a user's message, came before it.
-        upto = before + (saved.messages[before].role == "user")
-        internal[UNSAID] = [at for at in unsaid if isinstance(at, int) and at < upto]
-        if not internal[UNSAID]:
-            del internal[UNSAID]
     return internal
 
 

@@ -26,7 +26,7 @@ from ..requests import Approve, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import STATE_UNDO, ToolContext, before_tools, state_undo
+from ..tools.context import STATE_UNDO, ToolContext
 from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
 from ..tools.output import OUTPUT_TOOL, Output
 from ..tools.transition import Move
@@ -37,6 +37,10 @@ logger = logging.getLogger("convo")
 
 FINISH_TOOL: Final = {"response": "finish_response", "task": "finish_task"}
 """The finish tool of each mode of a ``ToolingTemplate``."""
+
+NOT_RUN: Final = "not_run"
+"""The metadata key of a tool message whose tool was not invoked (bad arguments, an unknown
+tool, a limit reached): what a branch says stays done leaves it out (``not_undone``)."""
 
 Answered = tuple[Ending, str | None]
 """What a batch gives the turn: its ending, and the text of its last tool message."""
@@ -92,14 +96,10 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 done[i] = rejected[call.id], False
         invocations = [inv for inv in invocations if inv.call.id not in rejected]
         inline = [inv for inv in inline if inv.call.id not in rejected]
-    # What the tools that see the state change in it is kept with the batch's first tool
-    # message of such a tool (a branch before this batch undoes it: ``Runner.branch``).
-    was = before_tools(session.state) if contexts else None
     runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
     ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
     for inv in inline:  # a template cannot run inside a tool function: it runs here
         ran[inv.call.id] = inv, (yield from delegate(session, inv))
-    undo = None if was is None else state_undo(was, session.state)
     move: Move | None = None  # the batch's transition: one per batch
     text: str | None = None
     for i, call in enumerate(calls):
@@ -107,13 +107,18 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         content: str | tuple[Part, ...]
         message: Message | None = None
         ran_ns = 0, 0  # when its tool ran, if one did
-        if i in done:
+        if i in done:  # no tool was invoked: its effects are none (``NOT_RUN``)
             content, error = done[i]
-            if rejected and call.id in rejected:
-                metadata = {"rejected": True}
+            metadata = {"rejected": True} if rejected and call.id in rejected else \
+                {NOT_RUN: True}
         else:
             invocation, run = ran[call.id]
             content, error, asked, metadata = outcome(invocation, run)
+            if run.skipped is not None:  # a limit, or an unknown tool: not invoked
+                metadata = {**(metadata or {}), NOT_RUN: True}
+            if run.state_undo is not None:  # what the batch's tools changed in the state,
+                # kept for a branch before it (``Runner.branch``; the answerer took it)
+                metadata = {**(metadata or {}), STATE_UNDO: run.state_undo}
             if asked is not CONTINUE:
                 if asked.__class__ is MoveState:
                     if move is None:
@@ -129,8 +134,6 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             ran_ns = run.started_ns, run.ended_ns
         if i in contexts:
             yield from contexts[i].events
-            if undo is not None and message is None:
-                metadata, undo = {**(metadata or {}), STATE_UNDO: undo}, None
         text = content if isinstance(content, str) else shown(content)
         if error or failures:  # (a turn without failures has nothing to count)
             spent = count(failures, tools.by_name.get(call.name), text, error)
