@@ -23,6 +23,7 @@ from .interfaces.base import UserInterface
 from .limits import Limits
 from .models.base import Model
 from .resume import Resume
+from .run import branch as branching
 from .run.answerer import LiveAnswerer
 from .run.driver import Driver, adrive, drive
 from .run.replay import Replay
@@ -118,12 +119,13 @@ class Runner:
         replayed by ``HistoryReplay``)."""
         template = self.template
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
-            saved, template = template.saved, template.template
+            # (a ``saved`` given here wins: a branch of a resumed conversation replays its own)
+            saved, template = template.saved if saved is None else saved, template.template
         saved_session = None if saved is None else _saved_session(saved)
         if session is None:
             session = Session() if saved_session is None else Session(
                 state=dict(saved_session.state), approvals=dict(saved_session.approvals),
-                internal=dict(saved_session.internal))
+                internal=dict(saved_session.internal), parent=saved_session.parent)
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
         replay = None if saved_session is None else replaying(answerer, saved_session, state)
@@ -159,6 +161,51 @@ class Runner:
         run = self.start(saved=saved)
         await adrive(run.driver, run.answerer)
         return run.session
+
+    def branch(self, saved: Saved, *, before: int) -> Session:
+        """A new session holding the messages of ``saved`` (a ``Session`` or a transcript's
+        path) before index ``before``, rebuilt by replay to the template's state there, with
+        no model, tool or person asked (``convo.run.branch``). ``before`` is the index of a
+        user message (send another in its place) or of a model's reply (``resume`` makes
+        that model call again, with exactly the messages before it); anything else is a
+        ``ValueError`` naming the index and what is there. ``saved`` is not changed; the
+        branch's ``parent`` is ``{"id": the path as given, or None, "before": before}``."""
+        return self._branch_given(saved, before=before)
+
+    async def abranch(self, saved: Saved, *, before: int) -> Session:
+        """``branch`` on the running event loop."""
+        source, run = self._branching(saved, before, 0)
+        pause = await adrive(run.driver, run.answerer)
+        return self._branched(source, saved, before, run, pause)
+
+    def _branch_given(self, saved: Saved, *, before: int, given: int = 0) -> Session:
+        """``branch``, for a conversation whose first ``given`` messages were in the session
+        before its template ran (``convo chat``'s system prompt): they are not replayed.
+        (The terminal's; not public: a template normally yields every message.)"""
+        source, run = self._branching(saved, before, given)
+        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+
+    def _branching(self, saved: Saved, before: int, given: int) -> tuple[Session, Run]:
+        source = _saved_session(saved)
+        cut = branching.cut(source, before)
+        given = min(given, before)
+        session = Session(cut.messages[:given], dict(cut.state), approvals=dict(cut.approvals),
+                          internal=dict(cut.internal))
+        cut.messages[:given] = []
+        run = self.start(session, saved=cut, layers=(branching.Holding,))
+        run.answerer.quiet()  # nothing is heard of what a branch rebuilds
+        run.state.listen(None)
+        return source, run
+
+    def _branched(self, source: Session, saved: Saved, before: int, run: Run,
+                  pause: Any) -> Session:
+        try:
+            branching.reached(run.session, source, before, pause)
+            parent = {"id": None if isinstance(saved, Session) else os.fspath(saved),
+                      "before": before}
+            return branching.made(run.session, parent)
+        finally:
+            run.driver.close()
 
     def close(self) -> None:
         """Close the toolsets of the template tree that have ``close()`` (an ``MCPServer``:

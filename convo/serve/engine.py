@@ -252,9 +252,10 @@ class Engine:
         messages, unsaid = with_unsaid(stored.messages, stored.internal)
         saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
-                        subroutines=stored.subroutines, internal=stored.internal)
+                        subroutines=stored.subroutines, internal=stored.internal,
+                        parent=stored.parent)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
-                          internal=dict(saved.internal))
+                          internal=dict(saved.internal), parent=stored.parent)
         live = self._start(conversation_id, session, saved=saved, replaying=replaying)
         pause = await adrive(live.run.driver,  # replays to the first pause
                              Served(live.run.answerer, rebuilding=True))
@@ -475,6 +476,21 @@ class Engine:
             if message_id is not None:
                 live.tool_ids[call_id] = message_id
         return await self._advance(live, runs, sink)
+
+    async def branch(self, conversation_id: str, before: int, sink: Sink | None
+                     ) -> tuple[int, dict[str, Any]]:
+        """A new conversation holding ``conversation_id``'s messages before ``before``
+        (API.md §28; ``convo.serve.branches``): 201 and it (``parent``, ``not_undone``,
+        ``added``: the reply made again when ``before`` is a model's reply), or 502 when
+        that model call failed (the branch waits for ``retry``). ``Invalid`` for a bad
+        ``before``, ``Conflict`` while the original's turn runs."""
+        from .branches import branch
+
+        return await branch(self, conversation_id, before, sink)
+
+    async def settle(self, live: Live) -> None:
+        """Write where a conversation just rebuilt waits (no turn ran)."""
+        await self._commit(live, final=True)
 
     async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:

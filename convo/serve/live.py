@@ -237,7 +237,7 @@ class Live:
             "id": self.id, "status": self.status, "messages": messages,
             "state": self.session.state,
             "outcome": outcome.to_dict() if outcome is not None else None,
-            "waiting_for": self.waiting_for()}
+            "waiting_for": self.waiting_for(), "parent": self.session.parent}
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
@@ -246,4 +246,5 @@ class Live:
 def stored_view(stored: Stored) -> dict[str, Any]:
     return {"id": stored.id, "status": stored.status,
             "messages": [m.to_dict() for m in stored.messages], "state": stored.state,
-            "outcome": stored.outcome, "waiting_for": stored.waiting_for}
+            "outcome": stored.outcome, "waiting_for": stored.waiting_for,
+            "parent": stored.parent}

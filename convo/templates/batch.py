@@ -27,7 +27,7 @@ from ..requests import Approve, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import ToolContext
+from ..tools.context import STATE_UNDO, ToolContext
 from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
 from ..tools.output import OUTPUT_TOOL, Output
 from ..tools.transition import Move
@@ -38,6 +38,10 @@ logger = logging.getLogger("convo")
 
 FINISH_TOOL: Final = {"response": "finish_response", "task": "finish_task"}
 """The finish tool of each mode of a ``ToolingTemplate``."""
+
+NOT_RUN: Final = "not_run"
+"""The metadata key of a tool message whose tool was not invoked (bad arguments, an unknown
+tool, a limit reached): what a branch says stays done leaves it out (``not_undone``)."""
 
 Answered = tuple[Ending, str | None]
 """What a batch gives the turn: its ending, and the text of its last tool message."""
@@ -104,13 +108,18 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         content: str | tuple[Part, ...]
         message: Message | None = None
         ran_ns = 0, 0  # when its tool ran, if one did
-        if i in done:
+        if i in done:  # no tool was invoked: its effects are none (``NOT_RUN``)
             content, error = done[i]
-            if rejected and call.id in rejected:
-                metadata = {REJECTED_KEY: True}
+            metadata = {REJECTED_KEY: True} if rejected and call.id in rejected else \
+                {NOT_RUN: True}
         else:
             invocation, run = ran[call.id]
             content, error, asked, metadata = outcome(invocation, run)
+            if run.skipped is not None:  # a limit, or an unknown tool: not invoked
+                metadata = {**(metadata or {}), NOT_RUN: True}
+            if run.state_undo is not None:  # what the batch's tools changed in the state,
+                # kept for a branch before it (``Runner.branch``; the answerer took it)
+                metadata = {**(metadata or {}), STATE_UNDO: run.state_undo}
             if asked is not CONTINUE:
                 if asked.__class__ is MoveState:
                     if move is None:

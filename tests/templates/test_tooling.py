@@ -51,9 +51,11 @@ from convo.requests import CallModel, RunTools, ToolRun
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 
 
-def _tool(call_id: str, name: str, content: str, *, error: bool = False) -> Message:
-    return Message("tool", content, tool_call_id=call_id, name=name,
-                   metadata={"error": True} if error else None)
+def _tool(call_id: str, name: str, content: str, *, error: bool = False,
+          not_run: bool = False) -> Message:
+    """A tool message (``not_run``: its tool was never invoked, bad arguments or no tool)."""
+    metadata = ({"error": True} if error else {}) | ({"not_run": True} if not_run else {})
+    return Message("tool", content, tool_call_id=call_id, name=name, metadata=metadata or None)
 
 
 def _turn(tools: Sequence[Any], replies: Sequence[str | Message], *,
@@ -230,7 +232,8 @@ def test_a_bad_call_becomes_an_error_tool_message_and_the_loop_goes_on(
                            events=events)
 
     name = script[1:script.index("(")]
-    assert session.messages[2] == _tool("call_1", name, message, error=True)
+    assert session.messages[2] == _tool("call_1", name, message, error=True,
+                                        not_run=name != "explode")  # explode ran, and raised
     assert session.messages[3:] == [
         Message("assistant", "", tool_calls=(ToolCall("call_2", "add", {"a": 2}),)),
         _tool("call_2", "add", "3"),
@@ -604,7 +607,7 @@ def test_async_and_sync_tools_mix_under_both_runners() -> None:
         _tool("call_1", "double", "4"),
         _tool("call_2", "add", "3"),
         _tool("call_3", "double", "Error: tool 'double' argument 'x' must be integer, got "
-              "string 'no'", error=True),
+              "string 'no'", error=True, not_run=True),
     ]
     assert sync.messages[2:5] == expected
     assert asynchronous.messages == sync.messages

@@ -229,6 +229,36 @@ class API:
         return await self._turn(request, lambda live, sink: self.engine.retry(live, sink),
                                 stored)
 
+    async def branch(self, request: Request) -> Response:
+        """A new conversation from this one's messages before ``before`` (API.md §28); a
+        branch that makes a model call streams it when asked."""
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=False, messages=True)
+        before = (await read_object(request, self.body_limit)).get("before")
+        if isinstance(before, bool) or not isinstance(before, int):
+            raise HTTPProblem(400, f'"before" must be the index of a message (an integer from '
+                                   f'0), got {before!r}')
+
+        async def run(sink: Sink | None) -> tuple[int, dict[str, Any]]:
+            code, body = await self.engine.branch(stored.id, before, sink)
+            request.state.conversation = body.get("id")
+            return code, body
+
+        calls_model = 0 <= before < len(stored.messages) \
+            and stored.messages[before].role == "assistant"
+        if not calls_model or "text/event-stream" not in request.headers.get("accept", ""):
+            code, result = await run(None)
+            return self._answer(request, code, result)
+
+        async def streamed(sink: Sink) -> ServedEvent:
+            code, result = await run(self.plain_events(sink))
+            body = self.present(request.scope, code, result)
+            return TurnEnded(body) if code < 400 else TurnFailed(body, code)
+
+        return await stream_turn(streamed, tasks=self.tasks,
+                                 cut=lambda exc: self._cut(request.scope, exc))
+
     async def cancel(self, request: Request) -> Response:
         caller = await self.caller(request)
         stored = await self.conversation_for(caller, request.path_params["id"],
@@ -411,6 +441,7 @@ def native_routes(api: API) -> list[BaseRoute]:
         Route("/api/conversations/{id}/approvals", api.approvals, methods=["POST"]),
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
+        Route("/api/conversations/{id}/branch", api.branch, methods=["POST"]),
         *operator_routes(api),
     ]
 

@@ -15,7 +15,8 @@ from typing import Any, Final
 
 from ...messages import Message
 
-_ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "added")
+_ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "parent",
+                  "added")
 
 
 def reference(code: int, body: dict[str, Any]) -> dict[str, Any]:
