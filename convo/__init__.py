@@ -45,6 +45,8 @@ _LAZY: dict[str, str] = {
     "FunctionModel": "convo.models",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
+    "Guard": "convo.guards",
+    "GuardTripped": "convo.events",
     "HandoffTool": "convo.tools.handoff",
     "IfTemplate": "convo.templates",
     "Image": "convo.parts",
@@ -59,6 +61,7 @@ _LAZY: dict[str, str] = {
     "MessageTemplate": "convo.templates",
     "MockModel": "convo.models",
     "Model": "convo.models",
+    "ModelGuard": "convo.guards",
     "ModelError": "convo.errors",
     "OpenAIModel": "convo.models.openai",
     "Outcome": "convo.session",
@@ -144,12 +147,14 @@ if TYPE_CHECKING:
         ApprovalRequested,
         ContextTrimmed,
         Event,
+        GuardTripped,
         MessageAdded,
         ReasoningDelta,
         ReplyTruncated,
         StateEntered,
         TextDelta,
     )
+    from .guards import Guard, ModelGuard
     from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
     from .limits import Limits
     from .messages import Message, ToolCall
@@ -229,6 +234,8 @@ __all__ = [
     "FunctionModel",
     "GenerateTemplate",
     "GotoTemplate",
+    "Guard",
+    "GuardTripped",
     "HandoffTool",
     "IfTemplate",
     "Image",
@@ -244,6 +251,7 @@ __all__ = [
     "MockModel",
     "Model",
     "ModelError",
+    "ModelGuard",
     "OpenAIModel",
     "Outcome",
     "ReachedEndTemplateException",

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from starlette.applications import Starlette
 
     from ..context import ContextWindow
@@ -33,7 +35,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                debug_errors: bool = False,
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
                auth: Auth | None = None, title: str = "Chat",
-               first_prompt: str | None = None) -> Starlette:
+               first_prompt: str | None = None, guards: Sequence[Any] = ()) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -49,7 +51,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     while the turn runs); a worker that dies lets go of its turns once their leases lapse.
     ``title`` names the bot on its pages (header and browser tab); ``first_prompt`` is shown
     on the chat page while a conversation has no assistant message yet (default "Ask me
-    anything.").
+    anything."). ``guards`` (``convo.guards``) check every conversation's messages, replies and
+    tool calls as a ``Runner``'s do (API.md §27).
     """
     try:
         from .http.app import API, build
@@ -64,7 +67,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     if not lease > 0:
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
-                    max_messages=max_messages)
+                    max_messages=max_messages, guards=guards)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size, lease=lease)
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,

@@ -15,7 +15,8 @@ from typing import Any, Final
 
 import attrs
 
-from ..events import Event, ReasoningDelta, TextDelta
+from ..events import Event, ReasoningDelta, ReplyRetracted, TextDelta
+from ..guards.marks import public
 from ..messages import Message
 from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
@@ -24,7 +25,7 @@ from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from .events import ReasoningDelta as Reasoning
-from .events import Sink
+from .events import Retract, Sink
 from .events import TextDelta as Text
 from .stores.base import Change, Stored
 
@@ -88,6 +89,8 @@ class Live:
                 sink(Text(event.text))
             elif isinstance(event, ReasoningDelta):
                 sink(Reasoning(event.text))
+            elif isinstance(event, ReplyRetracted):  # its index in the store
+                sink(Retract(event.index - sum(1 for u in self.unsaid if u < event.index)))
 
     @property
     def session(self) -> Session:
@@ -177,7 +180,7 @@ class Live:
 
     def view(self, added_from: int | None = None) -> dict[str, Any]:
         outcome = self.session.outcome
-        messages = [m.to_dict() for m in self.session.messages]
+        messages = [public(m) for m in self.session.messages]
         body: dict[str, Any] = {
             "id": self.id, "status": self.status, "messages": messages,
             "state": self.session.state,
@@ -190,5 +193,5 @@ class Live:
 
 def stored_view(stored: Stored) -> dict[str, Any]:
     return {"id": stored.id, "status": stored.status,
-            "messages": [m.to_dict() for m in stored.messages], "state": stored.state,
+            "messages": [public(m) for m in stored.messages], "state": stored.state,
             "outcome": stored.outcome, "waiting_for": stored.waiting_for}
