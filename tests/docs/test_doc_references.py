@@ -17,7 +17,7 @@ NOT_NAMES = {"convo.db", "convo.transcript.jsonl", "convo.serve.log", "convo.con
              "convo.state", "convo.internal"}
 # The span attributes of docs/telemetry.md (convo.outcome.status, ...).
 ATTRIBUTES = ("convo.outcome.", "convo.approval.", "convo.state.", "convo.context.",
-              "convo.limit.")
+              "convo.limit.", "convo.guard.")
 
 
 def _resolves(dotted: str) -> bool:
