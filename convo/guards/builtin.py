@@ -83,7 +83,7 @@ def json_schema(schema: Mapping[str, Any], *, on: str = "output", **options: Any
     """Trips unless the value parses as JSON and validates against ``schema`` (a JSON Schema;
     the ``jsonschema`` package checks it)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped,unused-ignore]
     except ImportError as exc:
         raise ImportError("json_schema needs the jsonschema package: pip install jsonschema"
                           ) from exc

@@ -42,7 +42,7 @@ from ..run.stack import Forwarding
 from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
-from .events import Paused, Sink, WaitingFor, committed
+from .events import Paused, Retract, Sink, WaitingFor, committed
 from .live import Live, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
@@ -128,6 +128,14 @@ class Served(Forwarding):
 
 
 INTERRUPTED = "the turn was cut off before it ended: retry to go on"
+
+
+def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
+    """Give the replayed messages the ids they were stored under (a template makes its own
+    messages anew when it is replayed; they are equal to the stored ones but for the id)."""
+    for index, (again, was) in enumerate(zip(replayed, stored, strict=False)):
+        if again.id != was.id and again == was:
+            replayed[index] = attrs.evolve(again, id=was.id)
 
 
 def _kind(waiting_for: dict[str, Any] | None) -> Any:
@@ -226,6 +234,7 @@ class Engine:
         if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
             live.session.messages[:] = [m for m in live.session.messages
                                         if not any(m is u for u in unsaid)]
+        _keep_ids(live.session.messages, stored.messages)
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()
@@ -401,6 +410,9 @@ class Engine:
         sink = live.sink
         if sink is not None:
             for index, message in fresh:
+                if live.retracted and message.role == "assistant":  # a guard's replacement
+                    live.retracted = False
+                    sink(Retract(message.id))
                 for event in committed(index, message):
                     sink(event)
 

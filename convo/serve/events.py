@@ -61,10 +61,10 @@ class TextDelta(ServedEvent):
 class Retract(ServedEvent):
     """Every ``TextDelta`` since the last ``MessageCommitted`` is taken back (an output guard
     that shows the reply live tripped on it, API.md §27); the message that replaces it is the
-    next committed one, at ``index`` of the conversation's messages."""
+    next committed one, whose id is ``message_id``."""
 
     handler: ClassVar[str] = "retract"
-    index: int
+    message_id: str | None
 
 
 @attrs.frozen(slots=True)

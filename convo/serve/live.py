@@ -11,6 +11,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Final
 
 import attrs
@@ -25,11 +26,16 @@ from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from .events import ReasoningDelta as Reasoning
-from .events import Retract, Sink
+from .events import Sink
 from .events import TextDelta as Text
 from .stores.base import Change, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
+
+
+def new_message_id() -> str:
+    """A stored message's id, when its client gave it none: unique across workers."""
+    return f"msg_{uuid.uuid4().hex}"
 
 
 def said_nothing(message: Message) -> bool:
@@ -77,6 +83,7 @@ class Live:
     children: int = 0  # how many messages the stored subroutine records hold
     running: bool = False  # a turn started that the store does not say runs yet
     unsaid: list[int] = attrs.field(factory=list)  # replies that said nothing, this turn
+    retracted: bool = False  # the streamed reply was taken back: said before its replacement
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -89,8 +96,8 @@ class Live:
                 sink(Text(event.text))
             elif isinstance(event, ReasoningDelta):
                 sink(Reasoning(event.text))
-            elif isinstance(event, ReplyRetracted):  # its index in the store
-                sink(Retract(event.index - sum(1 for u in self.unsaid if u < event.index)))
+            elif isinstance(event, ReplyRetracted):  # said with its replacement's id (commit)
+                self.retracted = True
 
     @property
     def session(self) -> Session:
@@ -121,6 +128,9 @@ class Live:
                     known = internal.get(UNSAID)
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
+                    if message.id is None:  # stored under a stable id (§24), kept in the
+                        message = attrs.evolve(message, id=new_message_id())  # session too
+                        self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
                 state = self.session.state

@@ -46,7 +46,7 @@ class SSEEncoder(Encoder):
         return _frame("message", public(event.message))
 
     def retract(self, event: Retract) -> str:
-        return _frame("retract", {"message_id": event.index})
+        return _frame("retract", {"message_id": event.message_id})
 
     def text_delta(self, event: TextDelta) -> str:
         return _frame("delta", {"text": event.text})
