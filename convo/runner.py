@@ -97,10 +97,10 @@ class Runner:
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
-    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards)
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
+                                               validator=lambda _, __, v: check_names(v, "Runner"))
 
     def __attrs_post_init__(self) -> None:
-        self.guards = check_names(self.guards, "Runner")
         validate_tree(self.template)
 
     def answerer(self, state: RunState) -> Any:

@@ -251,11 +251,9 @@ class LiveAnswerer(Answerer):
 
     def _guards(self, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
         on = request.on
-        guards = [g for g in request.guards if g.on == on]
+        guards = [g for g in request.guards if g.on == on] if request.guards else []
         if not request.own_only:
-            guards = [g for g in self.state.guards if g.on == on] + guards
-        if guards:
-            self.state.guarded = True
+            guards = [*self.state.guards_on.get(on, ()), *guards]
         value = request.message.text if request.message is not None else request.value
         session = self.state.session
         return guards, value, GuardContext(session, session.state, request.scope, request.call)
@@ -272,6 +270,8 @@ class LiveAnswerer(Answerer):
         """Say what tripped; show (or take back) the streamed reply; the message to keep."""
         state = self.state
         if checked is not None:
+            if checked.blocked:
+                state.guarded = True  # from now on what it blocked is kept from the model
             for trip in checked.trips:
                 state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
         if request.on == "output":

@@ -75,8 +75,8 @@ class Driver:
                         self.replay = None  # it went live
                     state.add(step)
                 elif isinstance(step, Request):
-                    if step.__class__ is CheckGuards and not state.guards \
-                            and not step.guards:
+                    if step.__class__ is CheckGuards and not step.guards \
+                            and step.on not in state.guards_on:
                         continue  # no guard to run: unchanged (answered inside the pump)
                     if self.replay is not None:
                         answer = self.replay.ready(step)

@@ -263,12 +263,13 @@ class Replay(Forwarding):
         frame = self.frames[-1]
         if frame.live:
             return self.missed()
-        self.state.guarded = True
         if request.on == "output":
             return None  # the reply replayed is the stored one, marks and all
-        if request.on == "input":
-            return recorded_input(frame.messages, frame.at, request, self.state.guards)
-        return recorded_call(frame.messages, frame.at, request)
+        recorded = recorded_input(frame.messages, frame.at, request, self.state.guards) \
+            if request.on == "input" else recorded_call(frame.messages, frame.at, request)
+        if recorded is not None and recorded.blocked:
+            self.state.guarded = True  # kept from the model, as when it was blocked
+        return recorded
 
     def saved_list_tools(self, request: ListTools) -> Any:
         return NOTHING  # not a step of the conversation: the answerers list them (below)

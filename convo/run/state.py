@@ -87,7 +87,7 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "clock", "guarded", "guards", "held", "held_messages",
+    __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
                  "limit_reached", "listeners",
                  "model_calls", "on_event", "on_message", "quiet", "session", "settings",
                  "started", "tool_calls", "turn", "usage")
@@ -117,8 +117,12 @@ class RunState:
         self.limit_reached: str | None = None
         self.started = self.clock()
         self.guards: tuple[Any, ...] = tuple(getattr(settings, "guards", None) or ())
+        # The run's guards by where they look (a kind without any is not asked at all).
+        self.guards_on: dict[str, tuple[Any, ...]] = {}
+        for guard in self.guards:
+            self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
         # Whether a message a guard blocked may be in the session (kept from the model then).
-        self.guarded = bool(self.guards)
+        self.guarded = False
 
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
