@@ -47,6 +47,8 @@ _LAZY: dict[str, str] = {
     "FunctionModel": "convo.models",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
+    "Guard": "convo.guards",
+    "GuardTripped": "convo.events",
     "HandoffTool": "convo.tools.handoff",
     "IfTemplate": "convo.templates",
     "Image": "convo.parts",
@@ -61,6 +63,7 @@ _LAZY: dict[str, str] = {
     "MessageTemplate": "convo.templates",
     "MockModel": "convo.models",
     "Model": "convo.models",
+    "ModelGuard": "convo.guards",
     "ModelError": "convo.errors",
     "OpenAIModel": "convo.models.openai",
     "Outcome": "convo.session",
@@ -170,6 +173,9 @@ if TYPE_CHECKING:
         Event as Event,
     )
     from .events import (
+        GuardTripped as GuardTripped,
+    )
+    from .events import (
         MessageAdded as MessageAdded,
     )
     from .events import (
@@ -184,6 +190,8 @@ if TYPE_CHECKING:
     from .events import (
         TextDelta as TextDelta,
     )
+    from .guards import Guard as Guard
+    from .guards import ModelGuard as ModelGuard
     from .interfaces import EchoMockInterface as EchoMockInterface
     from .interfaces import ScriptedInterface as ScriptedInterface
     from .interfaces import UserInterface as UserInterface

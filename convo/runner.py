@@ -19,6 +19,7 @@ import attrs
 from .context import ContextWindow, check_window
 from .errors import DefinitionError
 from .events import Event
+from .guards.base import AnyGuard, as_guards, check_names
 from .interfaces.base import UserInterface
 from .limits import Limits
 from .models.base import Model
@@ -83,7 +84,8 @@ class Runner:
     also sent what is left). ``context`` (a ``ContextWindow``) bounds what every model call
     is sent; a template's own ``context=`` takes precedence. A reply cut off at the model's
     token limit is kept (a ``ReplyTruncated`` event says so) unless
-    ``truncated_is_error=True``.
+    ``truncated_is_error=True``. ``guards`` (``convo.guards``: ``Guard``, ``ModelGuard``)
+    check every user message, reply, tool call and tool result of every turn (API.md §27).
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -96,6 +98,8 @@ class Runner:
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
+                                               validator=lambda _, __, v: check_names(v, "Runner"))
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)

@@ -42,6 +42,7 @@ class RunStatus(enum.StrEnum):
     IMPLICIT_COMPLETION = "implicit_completion"
     MAX_MESSAGES = "max_messages"
     USAGE_LIMIT = "usage_limit"
+    GUARDED = "guarded"
 
     def __str__(self) -> str:
         return self.value
@@ -122,6 +123,8 @@ class Outcome:
 
     def _turn_ending(self, turn: TurnResult) -> str | None:
         """Why the last agent turn ended, when that ended the run: in plain words."""
+        if turn.terminated_by == "guard":
+            return f"a guard ended it ({turn.note})" if turn.note else "a guard ended it"
         if turn.terminated_by:
             return f"the model called {turn.terminated_by!r}"
         if turn.note and turn.note.startswith("loop guard: "):

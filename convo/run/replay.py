@@ -43,6 +43,7 @@ from ..requests import (
     Approve,
     AskUser,
     CallModel,
+    CheckGuards,
     ChildMessage,
     HandOff,
     ListTools,
@@ -56,6 +57,7 @@ from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
 from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
+from .recorded import recorded_call, recorded_input
 from .stack import NOTHING, Forwarding, kind, named
 from .state import RunState
 
@@ -261,6 +263,20 @@ class Replay(Forwarding):
     def saved_hand_off(self, request: HandOff) -> Any:
         frame = self.frames[-1]
         return self.missed() if frame.live else self._handed(frame, request)
+
+    def saved_check_guards(self, request: CheckGuards) -> Any:
+        # The stored value is what its guards made of it: no guard runs again (a ModelGuard's
+        # model is not asked again); the marks stored with it stand.
+        frame = self.frames[-1]
+        if frame.live:
+            return self.missed()
+        if request.on == "output":
+            return None  # the reply replayed is the stored one, marks and all
+        recorded = recorded_input(frame.messages, frame.at, request, self.state.guards) \
+            if request.on == "input" else recorded_call(frame.messages, frame.at, request)
+        if recorded is not None and recorded.blocked:
+            self.state.guarded = True  # kept from the model, as when it was blocked
+        return recorded
 
     def saved_list_tools(self, request: ListTools) -> Any:
         return NOTHING  # not a step of the conversation: the answerers list them (below)

@@ -44,7 +44,7 @@ from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
 from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
-from .events import Paused, Sink, WaitingFor, committed
+from .events import Paused, Retract, Sink, WaitingFor, committed
 from .live import Live, client_calls, new_message_id, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
 from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
@@ -551,6 +551,9 @@ class Engine:
         sink = live.sink
         if sink is not None:
             for index, message in fresh:
+                if live.retracted and message.role == "assistant":  # a guard's replacement
+                    live.retracted = False
+                    sink(Retract(message.id))
                 for event in committed(index, message):
                     sink(event)
 

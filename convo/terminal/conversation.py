@@ -41,6 +41,7 @@ class Talk:
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
+    guards: Any = ()  # the bot file's guards
     saved: Session | None = None  # the conversation this one continues (replayed first)
     tools: Any = ()  # the chat's tools, for /tools
     attached: list[Any] = attrs.Factory(list)  # files (parts) for the first message (-a)
@@ -151,7 +152,7 @@ def _runner(args: argparse.Namespace, talk: Talk, printer: Any, handlers: list[A
                                printer=printer, max_messages=args.max_messages,
                                raise_errors=args.debug, interrupts=interrupts,
                                exit_on_error=False, limits=talk.limits,
-                               context=talk.context)
+                               context=talk.context, guards=talk.guards)
     if talk.user is not None:
         return runner, None
     commands.changed = lambda: _sync(handlers)

@@ -188,6 +188,7 @@ convo.cli.models convo.cli.options convo.cli.otel convo.cli.replay convo.cli.run
 convo.cli.test
 convo.context
 convo.errors
+convo.guards.base convo.guards.builtin convo.guards.marks convo.guards.pii
 convo.interfaces convo.interfaces.base convo.interfaces.scripted
 convo.internal
 convo.jsonvalues
@@ -209,8 +210,8 @@ convo.rendering
 convo.reply
 convo.requests
 convo.resume
-convo.run convo.run.answerer convo.run.branch convo.run.cancel convo.run.driver convo.run.replay
-convo.run.stack convo.run.state
+convo.run convo.run.answerer convo.run.branch convo.run.cancel convo.run.driver convo.run.recorded
+convo.run.replay convo.run.stack convo.run.state
 convo.runner
 convo.serve.branches convo.serve.engine convo.serve.events convo.serve.http convo.serve.http.agui
 convo.serve.http.agui_events convo.serve.http.agui_input convo.serve.http.app convo.serve.http.auth
@@ -226,9 +227,9 @@ convo.session
 convo.summary
 convo.templates.base convo.templates.batch convo.templates.checks convo.templates.control
 convo.templates.end convo.templates.execute convo.templates.graph convo.templates.guard
-convo.templates.handoff convo.templates.messages convo.templates.states convo.templates.subroutine
-convo.templates.subroutine_tool convo.templates.tooling convo.templates.toolsets
-convo.templates.tree
+convo.templates.guarding convo.templates.handoff convo.templates.messages convo.templates.states
+convo.templates.subroutine convo.templates.subroutine_tool convo.templates.tooling
+convo.templates.toolsets convo.templates.tree
 convo.terminal convo.terminal.async_cancel convo.terminal.cancel convo.terminal.conversation
 convo.terminal.demo convo.terminal.editor convo.terminal.history convo.terminal.input
 convo.terminal.interrupts convo.terminal.markdown convo.terminal.notices convo.terminal.paths

@@ -45,6 +45,8 @@ API_NAMES += "Text Image Audio Document".split()
 API_NAMES += ["AnthropicModel"]
 # API.md §19 (serving people: human handoff).
 API_NAMES += ["HandoffTool"]
+# API.md §27 (guardrails).
+API_NAMES += "Guard ModelGuard GuardTripped".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
@@ -68,7 +70,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
-        "usage_limit",
+        "usage_limit", "guarded",
     ]
     assert RunStatus("ended") == "ended"
 

@@ -46,7 +46,7 @@ from convo.events import (
     ToolCallStarted,
     TurnEnded,
 )
-from convo.requests import CallModel, RunTools, ToolRun
+from convo.requests import CallModel, CheckGuards, RunTools, ToolRun
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 
@@ -120,15 +120,19 @@ def test_step1_a_template_model_overrides_the_runners() -> None:
 def test_render_yields_requests_without_any_runner() -> None:
     template = ToolingTemplate([add])
     flow = template.render(Session())
-    assert next(flow) == CallModel(None, (add.schema(),))
+    assert next(flow) == CallModel(None, (add.schema(),), guards=())
     reply = Message("assistant", "", tool_calls=(ToolCall("c1", "add", {"a": 2}),))
-    assert flow.send(reply) == reply
-    assert flow.send(None) == ToolCallStarted(ToolCall("c1", "add", {"a": 2}))
+    assert flow.send(reply) == reply  # no text: no output guard to ask
+    call = ToolCall("c1", "add", {"a": 2})
+    assert flow.send(None) == ToolCallStarted(call)
+    # Each call and each result is put to the guards (None: nothing changed).
+    assert flow.send(None) == CheckGuards("tool_call", None, {"a": 2, "b": 1}, call=call)
     request = flow.send(None)
     assert isinstance(request, RunTools)
     # The function's defaults are filled in: the function never sees a missing argument.
     assert [(i.call.id, i.args) for i in request.invocations] == [("c1", {"a": 2, "b": 1})]
-    assert flow.send([ToolRun(3)]) == _tool("c1", "add", "3")
+    assert flow.send([ToolRun(3)]) == CheckGuards("tool_result", None, "3", call=call)
+    assert flow.send(None) == _tool("c1", "add", "3")
 
 
 # -- step 2: tool calls run in order, one tool message each, then back to the model -------------
