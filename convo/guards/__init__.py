@@ -4,8 +4,11 @@
 
 from __future__ import annotations
 
+from .._faces import home as _home
 from .base import Guard, GuardContext, GuardEnded, ModelGuard
 from .builtin import json_schema, matches, max_length, pii
 
 __all__ = ["Guard", "GuardContext", "GuardEnded", "ModelGuard", "json_schema", "matches",
            "max_length", "pii"]
+
+_home(__name__, __all__, globals())
