@@ -4,7 +4,7 @@ Composable templates describe a conversation; a Runner drives it against a model
 interface; every run ends with an Outcome that says why.
 
 Every name here is loaded when it is first used (``from convo import Runner`` loads the
-runner, the templates and the values it needs; the terminal, the openai SDK, Starlette and
+runner, the templates and the values it needs; the terminal, the model SDKs, Starlette and
 the MCP SDK load only with what uses them), so ``import convo`` costs next to nothing and a
 program pays only for what it uses.
 """
@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "FinishTaskTool": "convo.tools",
     "FinishTool": "convo.tools",
     "FunctionModel": "convo.models",
+    "GeminiModel": "convo.models.gemini",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
     "HandoffTool": "convo.tools.handoff",
@@ -155,6 +156,7 @@ if TYPE_CHECKING:
     from .messages import Message, ToolCall
     from .models import EchoModel, FunctionModel, MockModel, Model
     from .models.anthropic.model import AnthropicModel
+    from .models.gemini.model import GeminiModel
     from .models.openai import OpenAIModel
     from .parts import Audio, Document, Image, Text
     from .record.transcript import load_transcript
@@ -227,6 +229,7 @@ __all__ = [
     "FinishTaskTool",
     "FinishTool",
     "FunctionModel",
+    "GeminiModel",
     "GenerateTemplate",
     "GotoTemplate",
     "HandoffTool",
