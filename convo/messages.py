@@ -90,6 +90,7 @@ class Message:
     may carry ``tool_calls``; a tool message answers one call and carries its ``tool_call_id``.
     ``content`` is a ``str``, or a tuple of parts (``Text``, ``Image``, ``Audio``,
     ``Document``) when it carries more than text; ``text`` is its text either way.
+    ``id`` is its stable id once a served conversation stored it (``None`` before).
     """
 
     role: Role = attrs.field(validator=_check_role)
@@ -100,6 +101,9 @@ class Message:
     metadata: Mapping[str, Any] = attrs.field(
         default=_NO_METADATA, kw_only=True, converter=_to_metadata, hash=False
     )
+    #: Its stable id once stored by a served conversation (the client's own id when it came
+    #: from AG-UI or the AI SDK, else one the server gave it); no part of equality or hashing.
+    id: str | None = attrs.field(default=None, kw_only=True, eq=False)
 
     @property
     def text(self) -> str:
@@ -186,6 +190,8 @@ class Message:
             d["name"] = self.name
         if self.metadata:
             d["metadata"] = dict(self.metadata)
+        if self.id is not None:
+            d["id"] = self.id
         return d
 
     @classmethod
@@ -197,4 +203,5 @@ class Message:
             tool_call_id=d.get("tool_call_id"),
             name=d.get("name"),
             metadata=d.get("metadata"),
+            id=d.get("id"),
         )

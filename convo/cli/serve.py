@@ -77,6 +77,10 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="how long a turn's lock lasts unless renewed; renewed every third "
                             "of it while the turn runs, it lets a dead worker's turns go "
                             "(default: 30)")
+    serve.add_argument("--faces", type=_faces, default=None, metavar="A,B",
+                       help="the protocols served, among native, agui, ai-sdk, openai, mcp "
+                            "(default: all); /api/health is always served, the pages need "
+                            "native")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -100,6 +104,15 @@ def _port(text: str) -> int:
     return value
 
 
+def _faces(text: str) -> list[str]:
+    from ..serve.http.faces import chosen
+
+    try:
+        return list(chosen(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -120,7 +133,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators")}
+                                          "operators", "faces")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -177,7 +190,8 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_message_bytes=spec["max_message_bytes"],
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
-                      debug_errors=spec["debug_errors"], lease=spec["lease"])
+                      debug_errors=spec["debug_errors"], lease=spec["lease"],
+                      faces=spec["faces"])
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

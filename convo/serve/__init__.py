@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from starlette.applications import Starlette
 
     from ..context import ContextWindow
@@ -33,7 +35,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                debug_errors: bool = False,
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
                auth: Auth | None = None, title: str = "Chat",
-               first_prompt: str | None = None) -> Starlette:
+               first_prompt: str | None = None,
+               faces: Iterable[str] | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -50,6 +53,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``title`` names the bot on its pages (header and browser tab); ``first_prompt`` is shown
     on the chat page while a conversation has no assistant message yet (default "Ask me
     anything.").
+    ``faces`` chooses the protocols served (§24): an iterable of ``"native"``, ``"agui"``,
+    ``"ai-sdk"``, ``"openai"``, ``"mcp"`` (default: all); a face that is off answers JSON 404
+    at its routes; ``/api/health`` is always served; the pages need ``"native"``.
     """
     try:
         from .http.app import API, build
@@ -59,8 +65,10 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     from ..templates.tree import termination_tools
     from .engine import Engine
     from .http.auth import from_options
+    from .http.faces import chosen
     from .stores import open_store
 
+    served = chosen(faces)  # before anything opens: an unknown face is a ValueError
     if not lease > 0:
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
@@ -70,7 +78,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
-                     first_prompt=first_prompt))
+                     first_prompt=first_prompt, faces=served))
 
 
 _AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")

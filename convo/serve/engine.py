@@ -130,6 +130,14 @@ class Served(Forwarding):
 INTERRUPTED = "the turn was cut off before it ended: retry to go on"
 
 
+def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
+    """Give the replayed messages the ids they were stored under (a template makes its own
+    messages anew when it is replayed; they are equal to the stored ones but for the id)."""
+    for index, (again, was) in enumerate(zip(replayed, stored, strict=False)):
+        if again.id != was.id and again == was:
+            replayed[index] = attrs.evolve(again, id=was.id)
+
+
 def _kind(waiting_for: dict[str, Any] | None) -> Any:
     return None if waiting_for is None else waiting_for.get("type")
 
@@ -226,6 +234,7 @@ class Engine:
         if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
             live.session.messages[:] = [m for m in live.session.messages
                                         if not any(m is u for u in unsaid)]
+        _keep_ids(live.session.messages, stored.messages)
         live.paused(pause)
         live.committed = len(stored.messages)
         live.stored()

@@ -11,6 +11,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Final
 
 import attrs
@@ -29,6 +30,11 @@ from .events import TextDelta as Text
 from .stores.base import Change, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
+
+
+def new_message_id() -> str:
+    """A stored message's id, when its client gave it none: unique across workers."""
+    return f"msg_{uuid.uuid4().hex}"
 
 
 def said_nothing(message: Message) -> bool:
@@ -118,6 +124,9 @@ class Live:
                     known = internal.get(UNSAID)
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
+                    if message.id is None:  # stored under a stable id (§24), kept in the
+                        message = attrs.evolve(message, id=new_message_id())  # session too
+                        self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
                 state = self.session.state

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...internal import reserved_keys
@@ -41,6 +41,7 @@ from .bodies import (
     content_of,
     read_object,
 )
+from .faces import FACES, face_routes
 from .host import Turn
 from .keys import answer, needs_messages, reference
 from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
@@ -73,8 +74,10 @@ class API:
     def __init__(self, engine: Engine, *, auth: Auth, max_message_bytes: int,
                  debug_errors: bool = False, hidden_tools: Iterable[str] = (),
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
-                 title: str | None = None, first_prompt: str | None = None) -> None:
+                 title: str | None = None, first_prompt: str | None = None,
+                 faces: Iterable[str] = FACES) -> None:
         self.engine = engine
+        self.faces = tuple(faces)  # the faces served (``faces.chosen``)
         self.auth = auth
         self.max_message_bytes = max_message_bytes
         self.max_attachment_bytes = max_attachment_bytes
@@ -374,11 +377,17 @@ POST /api/conversations/{id}/messages        {"content": "Hello"}
 GET  /api/conversations/{id}</pre><p>See docs/serving.md.</p></body></html>"""
 
 
-def routes(api: API) -> list[Route]:
+def routes(api: API) -> list[BaseRoute]:
+    """``/api/health``, always, then the routes of the faces the app serves (``faces.py``)."""
+    return [Route("/api/health", api.health, methods=["GET"]),
+            *face_routes(api, api.faces)]
+
+
+def native_routes(api: API) -> list[BaseRoute]:
+    """The native face: the JSON API with convo's SSE, the chat page, the operators' page."""
     return [
         Route("/", api.page, methods=["GET"]),
         Route("/operator", api.operator, methods=["GET"]),
-        Route("/api/health", api.health, methods=["GET"]),
         Route("/api/conversations", api.create, methods=["POST"]),
         Route("/api/conversations", partial(list_conversations, api), methods=["GET"]),
         Route("/api/feedback", partial(read_feedback, api), methods=["GET"]),
