@@ -375,3 +375,26 @@ def test_an_injected_client_serves_sync_and_async(gemini_server: GeminiServer) -
     assert not client._api_client._httpx_client.is_closed
     assert gemini_server.keys == ["mine", "mine"]
     client.close()
+
+
+def test_extra_settings_go_into_the_config_and_unknown_ones_are_refused(
+        gemini_server: GeminiServer) -> None:
+    gemini_server.add("Hi.")
+    with gemini(gemini_server, top_k=3, stop_sequences=["END"]) as model:
+        model.complete([Message("user", "Hi")])
+    assert gemini_server.requests[0]["generationConfig"] == {"topK": 3.0,
+                                                            "stopSequences": ["END"]}
+    with pytest.raises(TypeError, match="GeminiModel: top_q is not a setting of the request's "
+                                        "config"):
+        GeminiModel(top_q=3)
+
+
+def test_geminis_kept_parts_are_left_out_by_the_other_providers() -> None:
+    from convo.models.anthropic.wire import messages_to_wire
+    from convo.models.openai.wire_responses import input_to_wire
+
+    history = [Message("user", "Oslo and Rome?"), both_cities()]
+    _, turns = messages_to_wire(history)
+    assert turns[1]["content"][0] == {"type": "text", "text": "Checking."}
+    assert [item.get("type") for item in input_to_wire(history)] == [
+        None, None, "function_call", "function_call"]

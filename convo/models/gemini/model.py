@@ -74,6 +74,11 @@ class GeminiModel(SDKModel):
                          temperature=temperature, max_tokens=max_tokens, timeout=timeout,
                          max_retries=max_retries, extra=extra)
         self.thinking = thinking
+        unknown = sorted(set(extra) - set(types.GenerateContentConfig.model_fields))
+        if unknown:
+            raise TypeError(f"GeminiModel: {', '.join(unknown)} is not a setting of the "
+                            "request's config (google.genai.types.GenerateContentConfig): "
+                            "pass its fields, such as top_k= or stop_sequences=")
 
     # -- clients -----------------------------------------------------------------------------
 
