@@ -33,7 +33,7 @@ from convo import (
 from convo.models.deltas import Deltas
 from convo.parts import Text
 from convo.reply import Finish, Usage
-from convo.testing import ErrorReply, GeminiServer, RecordingModel, ReplayModel
+from convo.testing import CutReply, ErrorReply, GeminiServer, RecordingModel, ReplayModel
 
 SIGNATURE = b"\xfb\xef\xbe-signature-A"  # its standard base64 has '+' and '/'
 SIG = base64.b64encode(SIGNATURE).decode()
@@ -324,6 +324,21 @@ def test_http_errors_are_model_errors(gemini_server: GeminiServer, reply: ErrorR
     assert said in str(info.value)
     assert f"from {gemini_server.base_url} (model 'gemini-x')" in str(info.value)
     assert gemini_server.received == 1  # retries off: tried once
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_cut_off_or_not_json_is_a_model_error(gemini_server: GeminiServer,
+                                                      stream: bool) -> None:
+    gemini_server.add(CutReply("It is sunny in Oslo today, and warm.", 2),
+                      ErrorReply(200, body="{not json"))
+    with gemini(gemini_server, stream=stream) as model:
+        with pytest.raises(ModelError, match=r"no complete reply: the connection to "
+                                             rf"{gemini_server.base_url} \(model 'gemini-x'\) "
+                                             r"broke before the reply was complete"):
+            model.complete([Message("user", "Hi")])
+        with pytest.raises(ModelError, match=rf"malformed reply from {gemini_server.base_url} "
+                                             r"\(model 'gemini-x'\): "):
+            model.complete([Message("user", "Hi")])
 
 
 def test_a_server_that_is_not_there_is_a_model_error() -> None:

@@ -10,6 +10,7 @@ timeout or a connection that failed.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from google.genai import errors
@@ -27,22 +28,28 @@ _CONTEXT_HINT: Final = ("The conversation is longer than the model's context win
 _GEMINI_TOO_LONG: Final = ("input token count", "exceeds the maximum number of tokens")
 
 
-def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """``(timeouts, other transport failures)`` of whichever HTTP libraries are installed."""
-    timeouts: list[type[BaseException]] = []
-    transport: list[type[BaseException]] = []
+Errors = tuple[type[BaseException], ...]
+
+
+def _transport_errors() -> tuple[Errors, Errors, Errors]:
+    """``(timeouts, connections broken mid-reply, all transport failures)`` of whichever HTTP
+    libraries are installed."""
+    found: tuple[list[type[BaseException]], ...] = ([], [], [])
     for name in ("httpx", "httpx2"):
         try:
             module: Any = __import__(name)
         except ImportError:
             continue
-        timeouts.append(module.TimeoutException)
-        transport.append(module.TransportError)
-    return tuple(timeouts), tuple(transport)
+        found[0].append(module.TimeoutException)
+        found[1].extend((module.RemoteProtocolError, module.ReadError))
+        found[2].append(module.TransportError)
+    return tuple(found[0]), tuple(found[1]), tuple(found[2])
 
 
-TIMEOUTS, TRANSPORT = _transport_errors()
-FAILURES: Final[tuple[type[BaseException], ...]] = (errors.APIError, *TRANSPORT)
+TIMEOUTS, BROKEN, TRANSPORT = _transport_errors()
+MALFORMED: Final[Errors] = (errors.UnknownApiResponseError, json.JSONDecodeError)
+"""A reply whose body is not JSON, as the SDK reads it."""
+FAILURES: Final[Errors] = (errors.APIError, *TRANSPORT, *MALFORMED)
 """What a call through the SDK may raise that ``sdk_error`` turns into a ``ModelError``."""
 
 
@@ -74,6 +81,13 @@ def sdk_error(exc: BaseException, where: str, *, model: str, timeout: float | No
         return ModelError(f"no HTTP status: {where} did not answer within {limit} "
                           f"({retries}). Check the base URL and that the server is up, or "
                           "raise timeout=")
+    if isinstance(exc, MALFORMED):
+        return ModelError(f"malformed reply from {where}: {exc}. Check that the base URL "
+                          "points at the Gemini API")
+    if isinstance(exc, BROKEN):
+        return ModelError(f"no complete reply: the connection to {where} broke before the "
+                          f"reply was complete ({exc}), {retries}. Check the server and the "
+                          "network; try again")
     if isinstance(exc, TRANSPORT):
         return ModelError(f"no HTTP status: could not reach {where} ({exc}), {retries}. "
                           "Check the base URL (base_url=) and the network")
