@@ -3,12 +3,16 @@
 ``serve_bot.py`` (a model call, the tool, a model call), five turns per conversation.
 
     python benchmarks/serve_cpu.py [--turns 3000] [--store sqlite|memory] [--inline]
-                                   [--openai] [--rounds 5]
+                                   [--openai] [--rounds 5] [--face json|sse|agui]
 
 The model is a ``FunctionModel`` (convo's own cost, the HTTP client's included), or with
 ``--openai`` the real ``OpenAIModel`` against the fake model server in a process of its own
 (``model_server.py``). CPU time is this process's (``time.process_time``): the figure other
 processes on a shared machine disturb least. Prints each round's ms per turn and the median.
+
+``--face``: how each turn is sent and read — ``json`` (the native JSON answer, the default),
+``sse`` (the native API streamed: convo's SSE) or ``agui`` (``POST /agui`` with the whole
+history, as an AG-UI client sends it, and its events read back); the same bot, model and turns.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import json
+import uuid
 
 import httpx
 
@@ -49,11 +56,27 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t")
 
     async def turns(n: int) -> None:
+        history: list[dict[str, object]] = []
         for i in range(n):
+            if args.face == "agui":
+                if i % 5 == 0:
+                    cid, history = uuid.uuid4().hex, []
+                history.append({"id": uuid.uuid4().hex, "role": "user", "content": "Hi"})
+                r = await client.post("/agui", json={"threadId": cid, "runId": str(i),
+                                                     "messages": history, "tools": []})
+                assert r.status_code == 200, r.text
+                history += _agui_messages(r.text)
+                continue
             if i % 5 == 0:
                 cid = (await client.post("/api/conversations", json={})).json()["id"]
-            r = await client.post(f"/api/conversations/{cid}/messages", json={"content": "Hi"})
+            headers = {"Accept": "text/event-stream"} if args.face == "sse" else {}
+            r = await client.post(f"/api/conversations/{cid}/messages", json={"content": "Hi"},
+                                  headers=headers)
             assert r.status_code == 200, r.text
+            if args.face == "sse":  # read as a client does: each event's JSON
+                shown = [json.loads(line[6:]) for line in r.text.splitlines()
+                         if line.startswith("data: ")]
+                assert "added" in shown[-1], r.text
 
     async with served.router.lifespan_context(served):  # type: ignore[attr-defined]
         await turns(100)  # warm up
@@ -66,6 +89,33 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
     return out
 
 
+def _agui_messages(text: str) -> list[dict[str, object]]:
+    """The messages an AG-UI client keeps from a run's events (its next run sends them)."""
+    kept: dict[str, dict[str, object]] = {}
+    for line in text.splitlines():
+        if not line.startswith("data: "):
+            continue
+        event = json.loads(line[6:])
+        kind = event["type"]
+        if kind == "TEXT_MESSAGE_CONTENT":
+            said = kept.setdefault(event["messageId"], {"id": event["messageId"],
+                                                        "role": "assistant", "content": ""})
+            said["content"] = f"{said['content']}{event['delta']}"
+        elif kind == "TOOL_CALL_START":
+            asked = kept.setdefault(event["parentMessageId"], {
+                "id": event["parentMessageId"], "role": "assistant"})
+            asked.setdefault("toolCalls", []).append(  # type: ignore[union-attr]
+                {"id": event["toolCallId"], "type": "function",
+                 "function": {"name": event["toolCallName"], "arguments": "{}"}})
+        elif kind == "TOOL_CALL_RESULT":
+            kept[event["messageId"]] = {"id": event["messageId"], "role": "tool",
+                                        "toolCallId": event["toolCallId"],
+                                        "content": event["content"]}
+        elif kind == "RUN_ERROR":
+            raise AssertionError(event)
+    return list(kept.values())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=3000)
@@ -73,6 +123,8 @@ def main() -> None:
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--inline", action="store_true", help="the tool marked inline=True")
     parser.add_argument("--openai", action="store_true", help="OpenAIModel, fake server")
+    parser.add_argument("--face", choices=("json", "sse", "agui"), default="json",
+                        help="the native JSON answer, convo's SSE, or AG-UI")
     args = parser.parse_args()
     fake = None
     if args.openai:

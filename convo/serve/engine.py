@@ -25,7 +25,7 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -42,8 +42,9 @@ from ..run.stack import Forwarding
 from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
+from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
 from .events import Paused, Sink, WaitingFor, committed
-from .live import Live, stored_view, with_unsaid
+from .live import Live, client_calls, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFound
 from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import TOOL_STOPPED, Cancel, Turns
@@ -93,6 +94,8 @@ class Served(Forwarding):
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         await self._step(request)
+        if client_calls(request):  # a frontend tool's: its client runs it (``tool_results``)
+            raise Pause(request)
         if self.stopping:
             return [stopped(TOOL_STOPPED, "the turn was cancelled") for _ in request.invocations]
         return await self._live(request)  # type: ignore[no-any-return]
@@ -268,8 +271,11 @@ class Engine:
     # -- turns ---------------------------------------------------------------------------
 
     async def create(self, state: dict[str, Any], sink: Sink | None, *,
-                     owner: str = DEFAULT_OWNER) -> tuple[int, dict[str, Any]]:
-        conversation_id = secrets.token_urlsafe(16)
+                     owner: str = DEFAULT_OWNER, conversation_id: str | None = None
+                     ) -> tuple[int, dict[str, Any]]:
+        """A new conversation run to its first pause; ``conversation_id``: the id a client
+        chose (an AG-UI thread's), else a new one."""
+        conversation_id = conversation_id or secrets.token_urlsafe(16)
         try:
             json.dumps(state)
         except TypeError as exc:
@@ -290,12 +296,18 @@ class Engine:
                                        "end, then send again")
             yield await self.live(conversation_id, stored)
 
-    def expect(self, live: Live, kind: Any, what: str) -> None:
-        if isinstance(live.pending, kind):
+    def expect(self, live: Live, kind: Any, what: str, *, client: bool = True) -> None:
+        """Refuse (409, saying what the conversation waits for) unless it waits at a request
+        of ``kind``; ``client=False``: nor while it waits for a frontend tool's result."""
+        if isinstance(live.pending, kind) and (client or not client_calls(live.pending)):
             return
         if isinstance(live.pending, Approve):
             raise Conflict("an approval is pending: answer it with POST "
                                    f"/api/conversations/{live.id}/approvals before {what}")
+        if client_calls(live.pending):
+            raise Conflict("the conversation waits for the results of frontend tool calls "
+                           f"({', '.join(c.id for c in client_calls(live.pending))}): the "
+                           f"client that offered the tools sends them, not {what}")
         if isinstance(live.pending, CallModel | RunTools):
             raise Conflict("the turn did not finish: POST "
                                    f"/api/conversations/{live.id}/retry before {what}")
@@ -304,11 +316,14 @@ class Engine:
                            f"until POST /api/conversations/{live.id}/handback, not {what}")
         raise Conflict(f"the conversation is waiting for a message, not {what}")
 
-    async def message(self, live: Live, content: Content, sink: Sink | None
-                      ) -> tuple[int, dict[str, Any]]:
+    async def message(self, live: Live, content: Content, sink: Sink | None, *,
+                      message_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        """The user's message, stored under ``message_id`` when the client gave one (AG-UI's,
+        the AI SDK's), else under a new id."""
         self.expect(live, AskUser | HandOff, "a message")
         if isinstance(live.pending, HandOff):  # stored, and no model answers it
-            return await self.hand_off(live, Message("user", content), sink)
+            return await self.hand_off(live, Message("user", content, id=message_id), sink)
+        live.user_id = message_id  # the template makes the message: its id is given here
         return await self._advance(live, content, sink)
 
     async def hand_off(self, live: Live, said: Message | None, sink: Sink | None
@@ -348,8 +363,45 @@ class Engine:
         return await self._advance(live, answers, sink)
 
     async def retry(self, live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
-        self.expect(live, CallModel | RunTools, "a retry")
+        self.expect(live, CallModel | RunTools, "a retry", client=False)
         return await self._advance(live, None, sink, retry=True)
+
+    def offer(self, live: Live, tools: list[dict[str, Any]]) -> None:
+        """The tools the conversation's front end offers from now on (``[]``: none), kept with
+        it (``convo.tools.frontend``) and written with the turn's next write."""
+        internal = live.session.internal
+        if internal.get(FRONTEND_TOOLS, []) == tools:
+            return
+        if tools:
+            internal[FRONTEND_TOOLS] = tools
+        else:
+            internal.pop(FRONTEND_TOOLS, None)
+        live.offers_changed = True
+
+    async def tool_results(self, live: Live, results: Mapping[str, tuple[str, str | None]],
+                           sink: Sink | None) -> tuple[int, dict[str, Any]]:
+        """The client's results of the frontend tool calls the conversation waits on (by call
+        id: the text and the id its tool message is stored under); the batch's other calls
+        run now, and the turn goes on."""
+        self.expect(live, RunTools, "tool results")
+        calls = client_calls(live.pending)
+        if not calls:
+            raise Conflict("the conversation waits for no frontend tool result: POST "
+                           f"/api/conversations/{live.id}/retry to finish its turn")
+        missing = [c.id for c in calls if c.id not in results]
+        if missing:
+            raise Invalid(f"send the result of every pending frontend tool call; missing: "
+                          f"{', '.join(missing)}")
+        pending = live.pending
+        assert isinstance(pending, RunTools)
+        others = [i for i in pending.invocations if not isinstance(i.tool, FrontendTool)]
+        ran = iter(await live.run.answerer.aanswer(RunTools(tuple(others))) if others else [])
+        runs = [ToolRun(results[i.call.id][0]) if isinstance(i.tool, FrontendTool)
+                else next(ran) for i in pending.invocations]
+        for call_id, (_, message_id) in results.items():
+            if message_id is not None:
+                live.tool_ids[call_id] = message_id
+        return await self._advance(live, runs, sink)
 
     async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:

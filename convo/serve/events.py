@@ -49,18 +49,22 @@ class MessageCommitted(ServedEvent):
 
 @attrs.frozen(slots=True)
 class TextDelta(ServedEvent):
-    """A piece of the reply's text, streamed by the model as it arrives (not yet stored)."""
+    """A piece of the reply's text, streamed by the model as it arrives (not yet stored);
+    ``message_id``: the id the reply will be stored under."""
 
     handler: ClassVar[str] = "text_delta"
     text: str
+    message_id: str | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(slots=True)
 class ReasoningDelta(ServedEvent):
-    """A piece of a reasoning model's summary of its reasoning, as it arrives."""
+    """A piece of a reasoning model's summary of its reasoning, as it arrives;
+    ``message_id``: the id its reply will be stored under."""
 
     handler: ClassVar[str] = "reasoning_delta"
     text: str
+    message_id: str | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(slots=True)

@@ -17,13 +17,14 @@ from typing import Any, Final
 import attrs
 
 from ..events import Event, ReasoningDelta, TextDelta
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ..record.recorder import Record, Recorder
 from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED
 from ..runner import Run
 from ..session import Session, SubroutineRun
+from ..tools.frontend import FrontendTool
 from .events import ReasoningDelta as Reasoning
 from .events import Sink
 from .events import TextDelta as Text
@@ -60,6 +61,14 @@ def with_unsaid(messages: list[Message], internal: dict[str, Any]
         put = at
     return merged + messages[put:], unsaid
 
+def client_calls(request: Request[Any] | None) -> list[ToolCall]:
+    """The calls of frontend tools (``convo.tools.frontend``) a conversation waits on at
+    ``request``: their results come from the client that offered them."""
+    if not isinstance(request, RunTools):
+        return []
+    return [i.call for i in request.invocations if isinstance(i.tool, FrontendTool)]
+
+
 @attrs.define(slots=True, eq=False)
 class Live:
     """A conversation paused in this worker, and its records not yet in the store.
@@ -82,6 +91,10 @@ class Live:
     children: int = 0  # how many messages the stored subroutine records hold
     running: bool = False  # a turn started that the store does not say runs yet
     unsaid: list[int] = attrs.field(factory=list)  # replies that said nothing, this turn
+    user_id: str | None = None  # the id the client gave the user message the turn adds
+    reply_id: str | None = None  # the id of the reply being streamed, chosen at its first delta
+    tool_ids: dict[str, str] = attrs.field(factory=dict)  # call id → its result's client id
+    offers_changed: bool = False  # the front end's tools changed (Session.internal): to store
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -89,11 +102,13 @@ class Live:
     def on_event(self, event: Event) -> None:
         self.recorder(event)
         sink = self.sink
-        if sink is not None:
+        if sink is not None and isinstance(event, TextDelta | ReasoningDelta):
+            if self.reply_id is None:  # streamed before it is stored: its id is chosen now
+                self.reply_id = new_message_id()
             if isinstance(event, TextDelta):
-                sink(Text(event.text))
-            elif isinstance(event, ReasoningDelta):
-                sink(Reasoning(event.text))
+                sink(Text(event.text, self.reply_id))
+            else:
+                sink(Reasoning(event.text, self.reply_id))
 
     @property
     def session(self) -> Session:
@@ -112,6 +127,8 @@ class Live:
         self.records.clear()
         fresh: list[tuple[int, Message]] = []
         state = approvals = internal = None
+        if self.offers_changed:
+            internal, self.offers_changed = self.session.internal, False
         for record in records:
             kind = record["type"]
             if kind == "message":
@@ -125,7 +142,7 @@ class Live:
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
                     if message.id is None:  # stored under a stable id (§24), kept in the
-                        message = attrs.evolve(message, id=new_message_id())  # session too
+                        message = attrs.evolve(message, id=self._id_for(message))  # session
                         self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
@@ -144,6 +161,18 @@ class Live:
             internal=internal, approvals=approvals, status=self.status if final else None,
             waiting_for=self.waiting_for() if final else None,
             outcome=outcome.to_dict() if final and outcome is not None else None), fresh
+
+    def _id_for(self, message: Message) -> str:
+        """A new message's stored id: the client's for its user message, the one its stream
+        showed for a streamed reply, else a new one."""
+        chosen = None
+        if message.role == "user":
+            chosen, self.user_id = self.user_id, None
+        elif message.role == "assistant":
+            chosen, self.reply_id = self.reply_id, None
+        elif message.role == "tool" and message.tool_call_id is not None:
+            chosen = self.tool_ids.pop(message.tool_call_id, None)
+        return chosen or new_message_id()
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
@@ -176,6 +205,10 @@ class Live:
                               for i, c in enumerate(request.calls)]}
         if isinstance(request, HandOff):
             return {"type": "operator", "reason": request.reason}
+        calls = client_calls(request)
+        if calls:
+            return {"type": "client_tool", "calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]}
         if isinstance(request, CallModel | RunTools):
             return {"type": "retry", "error": self.error or "the turn did not finish"}
         return None

@@ -36,6 +36,7 @@ from ..tools.endings import (
     TerminalReply,
     Terminate,
 )
+from ..tools.frontend import offered
 from ..tools.output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools.toolset import Toolset
 from ..tools.transition import Moving
@@ -45,7 +46,7 @@ from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
 from .handoff import handed_off
 from .subroutine_tool import SubroutineTool
-from .toolsets import TurnTools, fixed, toolsets_of, turn_tools
+from .toolsets import TurnTools, fixed, toolsets_of, turn_tools, with_frontend
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -129,6 +130,8 @@ class ToolingTemplate(Template):
         # Why longer than 40 lines: the loop of §4, step by step, reads best in one place.
         tools = self._own if not self._toolsets else (yield from turn_tools(
             self.label(), self.tools, self._own, self._toolsets, self._output is not None))
+        if session.internal:  # a served front end's own tools (AG-UI's frontend tools)
+            tools = with_frontend(tools, offered(session.internal))
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context)

@@ -24,6 +24,7 @@ from ..errors import DefinitionError, ToolDefinitionError
 from ..messages import ToolCall
 from ..requests import Flow, ListTools
 from ..tools.base import Tool
+from ..tools.frontend import FrontendTool
 from ..tools.output import OUTPUT_TOOL
 from ..tools.toolset import Listed, Toolset, Unlisted, is_toolset
 
@@ -48,6 +49,17 @@ class TurnTools:
 
     def stand_in(self, call: ToolCall) -> Unlisted | None:
         return Unlisted(call.name, self.unknown(call.name)) if self.listed else None
+
+
+def with_frontend(tools: TurnTools, frontend: Sequence[FrontendTool]) -> TurnTools:
+    """``tools`` and the tools a front end offers (``convo.tools.frontend``); a name the turn
+    has already is the bot's, and the front end's tool of that name is left out."""
+    fresh = [t for t in frontend if t.name not in tools.by_name]
+    if not fresh:
+        return tools
+    return attrs.evolve(tools, by_name={**tools.by_name, **{t.name: t for t in fresh}},
+                        schemas=(*tools.schemas, *(t.schema() for t in fresh)),
+                        names=(*tools.names, *(t.name for t in fresh)))
 
 
 def toolsets_of(items: Sequence[Any]) -> tuple[Toolset, ...]:

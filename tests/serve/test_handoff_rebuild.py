@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from message_json import unnumbered
 from serve_kit import ROOT, Served
 
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
@@ -72,7 +73,7 @@ def test_a_handoff_is_rebuilt_after_sigkill_mid_handoff_and_after_handback(
         assert (shown["status"], shown["waiting_for"]) == (
             "waiting", {"type": "operator", "reason": "the customer asked for a person"})
         said = two.client.post(f"{url}/messages", json={"content": "thank you"}, headers=ANN)
-        assert said.json()["added"] == [{"role": "user", "content": "thank you"}]
+        assert unnumbered(said.json()["added"]) == [{"role": "user", "content": "thank you"}]
         back = two.client.post(f"{url}/handback", json={}, headers=OLGA)
         assert (back.status_code, back.json()["added"]) == (200, [])
         assert back.json()["waiting_for"] == {"type": "user", "prompt": None}

@@ -7,6 +7,7 @@ import base64
 from collections.abc import Iterator
 
 import pytest
+from message_json import unnumbered
 from parts_files import png
 from starlette.testclient import TestClient
 
@@ -62,7 +63,7 @@ def test_an_image_sent_over_http_reaches_the_model_and_is_kept(
     answer = client.post(f"/api/conversations/{cid}/messages",
                          json={"content": IMAGE_MESSAGE})
     assert answer.status_code == 200, answer.text
-    added = answer.json()["added"]
+    added = unnumbered(answer.json()["added"])
     assert added == [{"role": "user", "content": IMAGE_MESSAGE},
                      {"role": "assistant", "content": "A tiny square.",
                       "metadata": added[1]["metadata"]}]
@@ -72,7 +73,7 @@ def test_an_image_sent_over_http_reaches_the_model_and_is_kept(
             {"type": "text", "text": "What is this?"},
             {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{B64}"}}]}]
     # The GET returns the parts, data inline (docs/parts.md).
-    kept = client.get(f"/api/conversations/{cid}").json()["messages"]
+    kept = unnumbered(client.get(f"/api/conversations/{cid}").json()["messages"])
     assert kept[1] == {"role": "user", "content": IMAGE_MESSAGE}
 
 

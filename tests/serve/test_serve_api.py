@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from message_json import unnumbered
+from provider_fakes import FakeProvider
 from starlette.testclient import TestClient
 
 from convo import (
@@ -86,7 +88,7 @@ def test_create_runs_until_the_template_waits(client: TestClient) -> None:
     assert len(body["id"]) == 22  # 128 random bits, URL-safe
     assert (body["status"], body["waiting_for"], body["outcome"]) == (
         "waiting", {"type": "user", "prompt": None}, None)
-    assert body["messages"] == [{"role": "system", "content": "Be brief."}]
+    assert unnumbered(body["messages"]) == [{"role": "system", "content": "Be brief."}]
     assert body["state"] == {"name": "Ada"}
 
 
@@ -94,7 +96,7 @@ def test_a_message_answers_with_what_it_added(client: TestClient) -> None:
     cid = _new(client)
     response = client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
     assert response.status_code == 200
-    assert response.json()["added"] == [{"role": "user", "content": "hi"},
+    assert unnumbered(response.json()["added"]) == [{"role": "user", "content": "hi"},
                                         {"role": "assistant", "content": "You said 'hi'"}]
     shown = client.get(f"/api/conversations/{cid}").json()
     assert [m["content"] for m in shown["messages"]] == ["Be brief.", "hi", "You said 'hi'"]
@@ -189,11 +191,12 @@ def test_a_failed_model_call_keeps_the_message_and_waits_for_retry(client: TestC
     plain = "The assistant could not answer. Please try again."  # the cause is in the log
     assert failed.json()["error"] == plain
     assert failed.json()["waiting_for"] == {"type": "retry", "error": plain}
-    assert failed.json()["added"] == [{"role": "user", "content": "hi"}]
+    assert unnumbered(failed.json()["added"]) == [{"role": "user", "content": "hi"}]
     assert client.post(f"{url}/messages", json={"content": "again"}).status_code == 409
     retried = client.post(f"{url}/retry", json={})
     assert retried.status_code == 200
-    assert retried.json()["added"] == [{"role": "assistant", "content": "You said 'hi'"}]
+    assert unnumbered(retried.json()["added"]) == (
+        [{"role": "assistant", "content": "You said 'hi'"}])
 
 
 def test_a_bug_ends_the_conversation_with_500(client: TestClient) -> None:
@@ -258,20 +261,16 @@ def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
     assert asyncio.run(main()) == [200, 409]
 
 
-def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> None:
-    from convo import OpenAIModel, UserTemplate
-    from convo.testing import OpenAIServer
-
+def test_streamed_model_text_arrives_as_delta_events_before_the_message(
+        provider_model: FakeProvider) -> None:
     template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
-    with OpenAIServer(["Hello there, how can I help?"]) as server:
-        model = OpenAIModel("m", base_url=server.base_url, stream=True, max_retries=0)
-        with TestClient(create_app(template, model)) as client:
-            cid = client.post("/api/conversations", json={}).json()["id"]
-            with client.stream("POST", f"/api/conversations/{cid}/messages",
-                               json={"content": "hi"},
-                               headers={"Accept": "text/event-stream"}) as stream:
-                text = "".join(stream.iter_text())
-        model.close()
+    model = provider_model(["Hello there, how can I help?"], stream=True)
+    with TestClient(create_app(template, model)) as client:
+        cid = client.post("/api/conversations", json={}).json()["id"]
+        with client.stream("POST", f"/api/conversations/{cid}/messages",
+                           json={"content": "hi"},
+                           headers={"Accept": "text/event-stream"}) as stream:
+            text = "".join(stream.iter_text())
     events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
               for block in text.strip().split("\n\n")]
     names = [e for e, _ in events]
@@ -282,11 +281,15 @@ def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> Non
     assert events[-2][1]["content"] == "Hello there, how can I help?"
 
 
-def test_a_conversation_waiting_for_approval_is_rebuilt_on_another_worker(tmp_path: Any) -> None:
+def test_a_conversation_waiting_for_approval_is_rebuilt_on_another_worker(
+        tmp_path: Any, provider_model: FakeProvider) -> None:
     ran.clear()
     store = f"sqlite:///{tmp_path / 'shared.db'}"
-    first = create_app(TEMPLATE, FunctionModel(reply), store=store)
-    second = create_app(TEMPLATE, FunctionModel(reply), store=store)
+    # what reply() answers, in the order the two workers ask
+    provider_model.server.add("{refund(order='A1')}", "Done: refunded A1 {finish()}",
+                              "You said 'thanks'")
+    first = create_app(TEMPLATE, provider_model(), store=store)
+    second = create_app(TEMPLATE, provider_model(), store=store)
     with TestClient(first) as one, TestClient(second) as two:
         cid = one.post("/api/conversations", json={}).json()["id"]
         asked = one.post(f"/api/conversations/{cid}/messages",
@@ -323,7 +326,7 @@ def test_limits_count_over_the_whole_served_conversation_across_workers(tmp_path
     assert last["status"] == "ended"
     assert (last["outcome"]["status"], last["outcome"]["limit"],
             last["outcome"]["model_calls"]) == ("usage_limit", "model_calls", 2)
-    assert last["added"] == [{"role": "user", "content": "c"}]
+    assert unnumbered(last["added"]) == [{"role": "user", "content": "c"}]
 
 
 def test_mounted_in_another_app_the_store_opens_on_first_use(tmp_path: Any) -> None:
@@ -337,7 +340,8 @@ def test_mounted_in_another_app_the_store_opens_on_first_use(tmp_path: Any) -> N
         assert created.status_code == 201, created.text
         cid = created.json()["id"]
         said = client.post(f"/bot/api/conversations/{cid}/messages", json={"content": "hi"})
-        assert said.json()["added"][-1] == {"role": "assistant", "content": "You said 'hi'"}
+        assert unnumbered(said.json()["added"])[-1] == (
+            {"role": "assistant", "content": "You said 'hi'"})
         assert client.get("/bot/api/health").json() == {"status": "ok"}
 
 
@@ -427,13 +431,14 @@ def check_subroutines_on_two_workers(clients: Sequence[TestClient], folder: Path
     # The child's record is stored as it stands: the other worker goes on inside the child.
     second = clients[2].post(url, json={"content": "jot B"})
     assert second.status_code == 200, second.text
-    assert second.json()["added"] == [{"role": "assistant", "content": "Done: jotted B"}]
+    assert unnumbered(second.json()["added"]) == (
+        [{"role": "assistant", "content": "Done: jotted B"}])
     assert _lines(calls) == ["2 jot A", "4 jotted A", "6 jot B", "8 jotted B"]
     assert _lines(jotted) == ["A", "B"]
     # Past the subroutine: its record is replayed, neither its model nor its tool runs again.
     third = clients[3].post(url, json={"content": "hi"})
     assert third.status_code == 200, third.text
-    assert third.json()["added"] == [{"role": "user", "content": "hi"},
+    assert unnumbered(third.json()["added"]) == [{"role": "user", "content": "hi"},
                                      {"role": "assistant", "content": "You said 'hi'"}]
     fourth = clients[4].post(url, json={"content": "jot C"})
     assert fourth.status_code == 200, fourth.text
@@ -503,7 +508,8 @@ def test_a_failed_model_call_inside_a_subroutine_is_retried_on_another_worker(
         assert retried.status_code == 200, retried.text
         assert retried.json()["waiting_for"] == {"type": "user", "prompt": "Confirm?"}
         done = two.post(f"/api/conversations/{cid}/messages", json={"content": "yes"})
-        assert done.json()["added"] == [{"role": "assistant", "content": "You said 'yes'"}]
+        assert unnumbered(done.json()["added"]) == (
+            [{"role": "assistant", "content": "You said 'yes'"}])
     assert _lines(tmp_path / "model_calls.txt") == ["2 flaky", "2 flaky", "4 yes"]
 
 

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from message_json import SERVER_ID, unnumbered_text
 from starlette.testclient import TestClient
 
 from convo import (
@@ -91,7 +92,9 @@ def test_the_sse_stream_of_a_turn_is_unchanged_byte_for_byte() -> None:
                            headers={"Accept": "text/event-stream"}) as stream:
             raw = b"".join(stream.iter_bytes())
             headers = dict(stream.headers)
-    assert raw.decode("utf-8") == SSE.format(cid=cid)
+    text = raw.decode("utf-8")  # the same but for the stored messages' ids (API.md §24)
+    assert len(SERVER_ID.findall(text)) == 4 + 5 + 4  # the events, messages and added
+    assert unnumbered_text(text) == SSE.format(cid=cid)
     assert (headers["content-type"], headers["cache-control"]) == (
         "text/event-stream; charset=utf-8", "no-store")
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from message_json import unnumbered
 from starlette.testclient import TestClient
 
 from convo import (
@@ -87,7 +88,7 @@ def test_a_served_subroutine_tool_is_rebuilt_on_another_app_without_running_agai
         # calls and its tool are not made again) and the child ends, then the parent's turn
         done = two.post(f"{url}/messages", json={"content": "yes"})
         assert done.status_code == 200, done.text
-        assert done.json()["added"] == [
+        assert unnumbered(done.json()["added"]) == [
             {"role": "tool", "content": "Confirmed: yes", "tool_call_id": call["id"],
              "name": "delegate"},
             {"role": "assistant", "content": "Done: Confirmed: yes"}]
@@ -97,7 +98,8 @@ def test_a_served_subroutine_tool_is_rebuilt_on_another_app_without_running_agai
         # past the child, a rebuild on the first app replays its record
         later = one.post(f"{url}/messages", json={"content": "hi"})
         assert later.status_code == 200, later.text
-        assert later.json()["added"][-1] == {"role": "assistant", "content": "You said 'hi'"}
+        assert unnumbered(later.json()["added"])[-1] == (
+            {"role": "assistant", "content": "You said 'hi'"})
         assert jotted == ["A"]
         assert model_calls[5:] == ["delegate: hi"]
         shown = one.get(url).json()
@@ -168,7 +170,7 @@ def test_a_failed_model_call_inside_the_child_waits_for_a_retry_on_any_app(
         retried = two.post(f"{url}/retry", json={})
         assert retried.status_code == 200, retried.text
         assert jotted == ["A"]  # the child's tool is not run again
-        assert retried.json()["added"][-2:] == [
+        assert unnumbered(retried.json()["added"])[-2:] == [
             {"role": "tool", "content": "jotted A\n\nNoted: jotted A\n\n(noted)",
              "tool_call_id": retried.json()["added"][-2]["tool_call_id"], "name": "delegate"},
             {"role": "assistant", "content": "Done: jotted A\n\nNoted: jotted A\n\n(noted)"}]

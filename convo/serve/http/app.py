@@ -313,14 +313,14 @@ class API:
         """The turn as a stream of served events, encoded as convo's SSE (``sse.py``)."""
         async def run(sink: Sink) -> ServedEvent:
             async with stack:
-                code, result = await turn(live, self._plain_events(sink))
+                code, result = await turn(live, self.plain_events(sink))
             body = self.present(request.scope, code, result)
             return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
         return await stream_turn(run, tasks=self.tasks,
                                  cut=lambda exc: self._cut(request.scope, exc))
 
-    def _plain_events(self, sink: Sink) -> Sink:
+    def plain_events(self, sink: Sink) -> Sink:
         """``sink``, shown where a conversation waits in the words users see (``plain``)."""
         def shown(event: ServedEvent) -> None:
             if isinstance(event, WaitingFor):

@@ -26,6 +26,7 @@ FACES: Final = ("native", "agui", "ai-sdk", "openai", "mcp")
 #: not named here yet is accepted and mounts nothing.
 ROUTES: Final[dict[str, str]] = {
     "native": "convo.serve.http.app:native_routes",
+    "agui": "convo.serve.http.agui:routes",
 }
 
 

@@ -3,15 +3,17 @@ object, as a Protocol: they take it without importing ``app.py``, which imports 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
+    from starlette.types import Scope
 
     from ..engine import Engine
-    from ..events import Sink
+    from ..events import ServedEvent, Sink
     from ..live import Live
     from ..stores.base import Stored
     from .auth import Caller
@@ -26,9 +28,17 @@ class Host(Protocol):
 
     engine: Engine
     body_limit: int
+    message_body_limit: int
     max_message_bytes: int
+    tasks: set[asyncio.Task[Any]]
 
     async def caller(self, request: Request) -> Caller: ...
+
+    def present(self, scope: Scope, code: int, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    def plain_events(self, sink: Sink) -> Sink: ...
+
+    def _cut(self, scope: Scope, exc: Exception) -> ServedEvent: ...
 
     async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
                     ) -> Response: ...
