@@ -4,7 +4,7 @@ Composable templates describe a conversation; a Runner drives it against a model
 interface; every run ends with an Outcome that says why.
 
 Every name here is loaded when it is first used (``from convo import Runner`` loads the
-runner, the templates and the values it needs; the terminal, the openai SDK, Starlette and
+runner, the templates and the values it needs; the terminal, the model SDKs, Starlette and
 the MCP SDK load only with what uses them), so ``import convo`` costs next to nothing and a
 program pays only for what it uses.
 """
@@ -45,6 +45,7 @@ _LAZY: dict[str, str] = {
     "FinishTaskTool": "convo.tools",
     "FinishTool": "convo.tools",
     "FunctionModel": "convo.models",
+    "GeminiModel": "convo.models",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
     "Guard": "convo.guards",
@@ -203,6 +204,7 @@ if TYPE_CHECKING:
     from .models import MockModel as MockModel
     from .models import Model as Model
     from .models.anthropic.model import AnthropicModel as AnthropicModel
+    from .models.gemini.model import GeminiModel as GeminiModel
     from .models.openai import OpenAIModel as OpenAIModel
     from .parts import Audio as Audio
     from .parts import Document as Document

@@ -195,13 +195,14 @@ convo.jsonvalues
 convo.limits
 convo.messages
 convo.models.anthropic convo.models.anthropic.errors convo.models.anthropic.model
-convo.models.anthropic.wire convo.models.base convo.models.deltas convo.models.mock
+convo.models.anthropic.wire convo.models.base convo.models.deltas convo.models.gemini
+convo.models.gemini.errors convo.models.gemini.model convo.models.gemini.wire convo.models.mock
 convo.models.openai convo.models.openai.errors convo.models.openai.local convo.models.openai.model
 convo.models.openai.reading convo.models.openai.request convo.models.openai.text_protocol
 convo.models.openai.wire convo.models.openai.wire_responses convo.models.overflow
 convo.models.providers convo.models.reading convo.models.recording convo.models.responded
-convo.models.script convo.models.text_protocol convo.models.text_tools convo.models.wire
-convo.models.wire_responses
+convo.models.script convo.models.sdk_clients convo.models.text_protocol convo.models.text_tools
+convo.models.wire convo.models.wire_responses
 convo.otel.content convo.otel.conventions convo.otel.hook convo.otel.serving convo.otel.spans
 convo.otel.state convo.otel.telemetry convo.otel.turns
 convo.parts
@@ -240,9 +241,10 @@ convo.testing.evaluation.report convo.testing.evaluation.result convo.testing.ev
 convo.testing.evaluation.scenario_file convo.testing.llama convo.testing.mcp_bridge
 convo.testing.mcp_fake convo.testing.plugin convo.testing.replay convo.testing.script_reports
 convo.testing.server convo.testing.server.anthropic_server convo.testing.server.anthropic_wire
-convo.testing.server.chat_wire convo.testing.server.connection convo.testing.server.openai_server
-convo.testing.server.replies convo.testing.server.responses_wire convo.testing.simulated_user
-convo.testing.smoke convo.testing.snapshots convo.testing.spans convo.testing.strategies
+convo.testing.server.chat_wire convo.testing.server.connection convo.testing.server.gemini_server
+convo.testing.server.gemini_wire convo.testing.server.openai_server convo.testing.server.replies
+convo.testing.server.responses_wire convo.testing.simulated_user convo.testing.smoke
+convo.testing.snapshots convo.testing.spans convo.testing.strategies
 convo.testing.strategies.replies convo.testing.strategies.trees convo.testing.strategies.values
 convo.tools.base convo.tools.calls convo.tools.context convo.tools.decorator convo.tools.endings
 convo.tools.frontend convo.tools.handoff convo.tools.mcp convo.tools.mcp.capped
