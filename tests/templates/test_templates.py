@@ -34,6 +34,9 @@ from convo.errors import RunError
 from convo.models.base import Model, ToolSchemas
 from convo.requests import AskUser, CallModel, CheckGuards, Flow
 
+NO_CONTENTS = ("Gemini refuses a request with no contents (its SDK checks it before "
+               "sending): a first model call with no message cannot run on Gemini")
+
 
 def _run(template: Template, model: Model | None = None,
          replies: Sequence[str] = (), **kw: object) -> Session:
@@ -144,6 +147,7 @@ def test_a_template_model_overrides_the_runners() -> None:
 
 def test_generate_template_appends_the_reply_with_its_role(provider_model: FakeProvider
                                                           ) -> None:
+    provider_model.cannot("gemini", why=NO_CONTENTS)
     model = provider_model(["a reply", "a question", "a note"])
     session = _run(LinearTemplate([GenerateTemplate(), GenerateTemplate("user"),
                                    GenerateTemplate(role="system")]), model)
