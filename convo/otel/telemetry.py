@@ -64,7 +64,8 @@ def model_attributes(model: Any) -> dict[str, Any]:
     if model is None:
         return attributes
     provider = PROVIDERS.get(type(model).__name__)
-    if provider is not None and type(model).__module__.startswith("convo."):
+    module = type(model).__module__  # convo's own (its face, "convo", or a room of convo)
+    if provider is not None and (module == "convo" or module.startswith("convo.")):
         attributes["gen_ai.provider.name"] = provider
     name = getattr(model, "model", None)
     if isinstance(name, str) and name:

@@ -3,6 +3,9 @@ index, built by ``Runner.abranch`` (the one replay: nothing called), stored, the
 paused where it waits as any stored conversation is; before a model's reply, that model call
 is made at once (a ``retry`` of the new conversation: on failure it waits for another).
 
+Every face that branches calls ``branch`` (the native route, the AI SDK's regenerate); it sits
+beside the engine, not in it, so that the engine's imports stay one floor lower.
+
 The original is read under its turn's lease (a branch while its turn runs is refused) and
 never written. ``not_undone`` lists the tool calls of the original at or after ``before``
 that ran (their effects stay): every tool message's call but those whose tool was not
@@ -36,7 +39,7 @@ def not_undone(messages: list[Message], before: int) -> list[dict[str, Any]]:
     calls = {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
     listed: list[dict[str, Any]] = []
     for message in messages[before:]:
-        if message.role != "tool" or message.metadata.get("rejected") \
+        if message.role != "tool" or message.rejected \
                 or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
             continue
         call = calls.get(message.tool_call_id or "")

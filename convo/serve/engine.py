@@ -477,17 +477,6 @@ class Engine:
                 live.tool_ids[call_id] = message_id
         return await self._advance(live, runs, sink)
 
-    async def branch(self, conversation_id: str, before: int, sink: Sink | None
-                     ) -> tuple[int, dict[str, Any]]:
-        """A new conversation holding ``conversation_id``'s messages before ``before``
-        (API.md §28; ``convo.serve.branches``): 201 and it (``parent``, ``not_undone``,
-        ``added``: the reply made again when ``before`` is a model's reply), or 502 when
-        that model call failed (the branch waits for ``retry``). ``Invalid`` for a bad
-        ``before``, ``Conflict`` while the original's turn runs."""
-        from .branches import branch
-
-        return await branch(self, conversation_id, before, sink)
-
     async def settle(self, live: Live) -> None:
         """Write where a conversation just rebuilt waits (no turn ran)."""
         await self._commit(live, final=True)

@@ -61,9 +61,11 @@ def _asks(content: str, *calls: tuple[str, dict[str, Any]] | ToolCall, first: in
     return Message("assistant", content, tool_calls=_calls(*calls, first=first))
 
 
-def _tool(call_id: str, name: str, content: str, *, error: bool = False) -> Message:
-    return Message("tool", content, tool_call_id=call_id, name=name,
-                   metadata={"error": True} if error else None)
+def _tool(call_id: str, name: str, content: str, *, error: bool = False,
+          not_run: bool = False) -> Message:
+    """A tool message; ``not_run``: its tool was not invoked (its effects are none)."""
+    metadata = {**({"error": True} if error else {}), **({"not_run": True} if not_run else {})}
+    return Message("tool", content, tool_call_id=call_id, name=name, metadata=metadata)
 
 
 def _turn(tools: Sequence[Tool], replies: Sequence[str], *, events: list[Event] | None = None,
@@ -425,7 +427,7 @@ def test_a_second_terminal_call_in_a_batch_gets_an_error_and_does_not_run() -> N
         _tool("call_1", "reply", "first"),
         _tool("call_2", "reply",
               "Error: not run: 'reply' was already called in this batch and ends the turn; "
-              "only one terminal tool call is allowed per batch", error=True),
+              "only one terminal tool call is allowed per batch", error=True, not_run=True),
         _tool("call_3", "lookup", "result for q"),
         Message("assistant", "first"),
     ]
@@ -463,7 +465,7 @@ def test_a_terminal_call_with_bad_arguments_is_an_error_and_the_loop_goes_on() -
     assert session.messages[2] == _tool(
         "call_1", "formatResult",
         "Error: tool 'formatResult' argument 'items' must be array of string, got string "
-        "'Apple'", error=True)
+        "'Apple'", error=True, not_run=True)
     assert session.messages[-1] == Message("assistant", "1. Apple")
     assert len(model.calls) == 2
 
@@ -498,7 +500,7 @@ def test_finish_response_in_task_mode_is_an_error_naming_finish_task() -> None:
     assert session.messages[2] == _tool(
         "call_1", "finish_response",
         "Error: 'finish_response' does not finish a turn in task mode; call 'finish_task' "
-        "to finish", error=True)
+        "to finish", error=True, not_run=True)
     assert session.turns[-1].status is RunStatus.PENDING_REVIEW
     assert len(model.calls) == 2
 
@@ -593,7 +595,7 @@ def test_finish_task_in_response_mode_is_an_error_naming_finish_response() -> No
     assert session.messages[2] == _tool(
         "call_1", "finish_task",
         "Error: 'finish_task' does not finish a turn in response mode; call "
-        "'finish_response' to finish", error=True)
+        "'finish_response' to finish", error=True, not_run=True)
     assert session.turns[-1].status is RunStatus.COMPLETED
     assert session.turns[-1].terminated_by == "finish_response"
     assert len(model.calls) == 2

@@ -80,8 +80,9 @@ def test_the_turn_ends_with_the_validated_object() -> None:
     assert turn == TurnResult(status=RunStatus.COMPLETED, response='{"city":"Oslo","degrees":21,'
                               '"sunny":true}', terminated_by="final_result", iterations=2,
                               done=True, output=Forecast(city="Oslo", degrees=21))
-    assert session.messages[-1] == Message("tool", "Final result received.",
-                                           tool_call_id="call_2", name="final_result")
+    assert session.messages[-1] == Message("tool", "Final result received.",  # no tool ran
+                                           tool_call_id="call_2", name="final_result",
+                                           metadata={"not_run": True})
     assert session.outcome is not None and session.outcome.turn is turn
 
 

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...internal import reserved_keys
 from ...otel.state import active
+from ..branches import branch
 from ..engine import Engine
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from ..live import Live
@@ -241,7 +242,7 @@ class API:
                                    f'0), got {before!r}')
 
         async def run(sink: Sink | None) -> tuple[int, dict[str, Any]]:
-            code, body = await self.engine.branch(stored.id, before, sink)
+            code, body = await branch(self.engine, stored.id, before, sink)
             request.state.conversation = body.get("id")
             return code, body
 
