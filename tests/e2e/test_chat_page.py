@@ -491,14 +491,16 @@ def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
     expect(page.locator("#log .msg.assistant .body").last).to_have_text(
         "The tool said: Sunny in Paris, 21 °C")
     expect(box).to_be_focused()
-    page.keyboard.press("Shift+Tab")  # back from the box: the last reply's thumbs
+    page.keyboard.press("Shift+Tab")  # back from the box: the last reply's Regenerate (§28)
+    expect(page.get_by_role("button", name="Regenerate")).to_be_focused()
+    page.keyboard.press("Shift+Tab")  # then its thumbs
     expect(page.get_by_role("button", name="Bad reply").last).to_be_focused()
     for _ in range(4):  # its Good reply, the thumbs of "Let me look.", the tool call's summary
         page.keyboard.press("Shift+Tab")
     expect(page.locator("details.tool summary")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("details.tool .result pre")).to_be_visible()
-    for _ in range(5):
+    for _ in range(6):  # forward again, over the Regenerate of the last reply
         page.keyboard.press("Tab")
     expect(box).to_be_focused()
 
@@ -554,7 +556,9 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
 
 def test_the_page_is_self_contained_and_small() -> None:
     html = (ROOT / "convo" / "serve" / "page.html").read_text()
-    assert len(html.encode()) < 40_000  # 27 kB until the conversation list and thumbs (§19)
+    # 27 kB until the conversation list and thumbs (§19), 44 kB with branches' Edit and
+    # Regenerate (§28) and the guards' retracted replies (§27)
+    assert len(html.encode()) < 48_000
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
     # Model text reaches HTML only through the Markdown renderer, which escapes first.
