@@ -1,6 +1,8 @@
-"""The hops of one approved tool call (issue "Open seams", "One batch, one ending"):
+"""The hops of one approved tool call (issue "Open seams", "One batch, one ending"), and of a
+user's message over HTTP ("Serve in rooms"):
 
     python benchmarks/hops.py            # this checkout (PYTHONPATH=... for another)
+    python benchmarks/hops.py --http     # a user's message over HTTP
 
 From the model's reply carrying the call (sent into the template), through its approval, to
 its tool message and the turn's ending (``TurnEnded``): every call from a function defined in
@@ -9,6 +11,11 @@ it is written in; what attrs-generated code calls, a value's converters and vali
 the value's own). Prints each caller -> callee once with how often it was taken, then the
 number of distinct hops, functions and files. The call: a tool that needs approval, approved
 by a ``ScriptedInterface``, whose ``TerminateResponse`` ends the turn.
+
+``--http``: from the ASGI app's call to its response, a served conversation's second message
+(``POST /api/conversations/{id}/messages``; the first one warmed it up), a chat bot whose
+model answers in plain text, the memory store, through ``httpx.ASGITransport``; counted
+the same way.
 """
 
 from __future__ import annotations
@@ -87,8 +94,54 @@ def hops() -> collections.Counter[tuple[str, str]]:
     return edges
 
 
+def http_hops() -> collections.Counter[tuple[str, str]]:
+    import asyncio
+    import threading
+
+    import httpx
+
+    from convo import FunctionModel, GenerateTemplate, LoopTemplate
+    from convo.serve import create_app
+
+    edges: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event != "call" or not code.co_filename.startswith(ROOT) \
+                or code.co_name in COMPREHENSIONS:
+            return
+        back = frame.f_back
+        while back is not None and back.f_code.co_name in COMPREHENSIONS:
+            back = back.f_back
+        if back is not None and back.f_code.co_filename.startswith(ROOT):
+            edges[(_name(back), _name(frame))] += 1
+
+    template = LoopTemplate([UserTemplate(), GenerateTemplate()])
+    app: Any = create_app(template, FunctionModel(lambda messages, tools: "Hello."))
+
+    async def run() -> None:
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+        async with app.router.lifespan_context(app):
+            cid = (await client.post("/api/conversations", json={})).json()["id"]
+            said = f"/api/conversations/{cid}/messages"
+            assert (await client.post(said, json={"content": "Hi"})).status_code == 200
+            threading.setprofile(profile)
+            sys.setprofile(profile)
+            try:
+                answered = await client.post(said, json={"content": "Hi again"})
+            finally:
+                sys.setprofile(None)
+                threading.setprofile(None)  # type: ignore[arg-type]
+            assert answered.status_code == 200, answered.text
+            assert answered.json()["messages"][-1]["content"] == "Hello."
+        await client.aclose()
+
+    asyncio.run(run())
+    return edges
+
+
 def main() -> None:
-    edges = hops()
+    edges = http_hops() if "--http" in sys.argv[1:] else hops()
     for (caller, callee), times in sorted(edges.items(), key=lambda kv: kv[0][::-1]):
         print(f"{times:3}  {caller}  ->  {callee}")
     functions = {callee for _, callee in edges} | {caller for caller, _ in edges}

@@ -11,13 +11,15 @@ program pays only for what it uses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._faces import lazy
 from .version import __version__
 
-# Where each public name lives (the curated API; ``__all__`` below is pinned by a test).
+# Where each public name lives: the curated API, written once (``__all__`` is its names;
+# tests/docs/test_public_api.py pins them, tests/docs/test_exports.py how they are exported).
 _LAZY: dict[str, str] = {
-    "AnthropicModel": "convo.models.anthropic",
+    "AnthropicModel": "convo.models",
     "Approval": "convo.approval",
     "ApprovalDecided": "convo.events",
     "ApprovalRequested": "convo.events",
@@ -103,186 +105,203 @@ _LAZY: dict[str, str] = {
     "tool": "convo.tools",
 }
 
+__getattr__, __dir__ = lazy(__name__, _LAZY)
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'convo' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
+# What mypy reads (it cannot follow the map): the same names, pinned to the map by
+# tests/docs/test_exports.py.
 if TYPE_CHECKING:
-    from .approval import Approval
-    from .context import ContextWindow
+    from .approval import Approval as Approval
+    from .context import ContextWindow as ContextWindow
     from .errors import (
-        ContextLengthError,
-        ConvoError,
-        DefinitionError,
-        InterfaceError,
-        ModelError,
-        ReachedEndTemplateException,
-        RenderError,
-        RunError,
-        ScriptError,
-        TemplateSyntaxError,
-        ToolArgumentError,
-        ToolCallParseError,
-        ToolDefinitionError,
-        ToolRetry,
-        TranscriptError,
+        ContextLengthError as ContextLengthError,
+    )
+    from .errors import (
+        ConvoError as ConvoError,
+    )
+    from .errors import (
+        DefinitionError as DefinitionError,
+    )
+    from .errors import (
+        InterfaceError as InterfaceError,
+    )
+    from .errors import (
+        ModelError as ModelError,
+    )
+    from .errors import (
+        ReachedEndTemplateException as ReachedEndTemplateException,
+    )
+    from .errors import (
+        RenderError as RenderError,
+    )
+    from .errors import (
+        RunError as RunError,
+    )
+    from .errors import (
+        ScriptError as ScriptError,
+    )
+    from .errors import (
+        TemplateSyntaxError as TemplateSyntaxError,
+    )
+    from .errors import (
+        ToolArgumentError as ToolArgumentError,
+    )
+    from .errors import (
+        ToolCallParseError as ToolCallParseError,
+    )
+    from .errors import (
+        ToolDefinitionError as ToolDefinitionError,
+    )
+    from .errors import (
+        ToolRetry as ToolRetry,
+    )
+    from .errors import (
+        TranscriptError as TranscriptError,
     )
     from .events import (
-        ApprovalDecided,
-        ApprovalRequested,
-        ContextTrimmed,
-        Event,
-        MessageAdded,
-        ReasoningDelta,
-        ReplyTruncated,
-        StateEntered,
-        TextDelta,
+        ApprovalDecided as ApprovalDecided,
     )
-    from .interfaces import EchoMockInterface, ScriptedInterface, UserInterface
-    from .limits import Limits
-    from .messages import Message, ToolCall
-    from .models import EchoModel, FunctionModel, MockModel, Model
-    from .models.anthropic.model import AnthropicModel
-    from .models.openai import OpenAIModel
-    from .parts import Audio, Document, Image, Text
-    from .record.transcript import load_transcript
-    from .runner import Runner
-    from .session import Outcome, RunStatus, Session, TurnResult, Usage
+    from .events import (
+        ApprovalRequested as ApprovalRequested,
+    )
+    from .events import (
+        ContextTrimmed as ContextTrimmed,
+    )
+    from .events import (
+        Event as Event,
+    )
+    from .events import (
+        MessageAdded as MessageAdded,
+    )
+    from .events import (
+        ReasoningDelta as ReasoningDelta,
+    )
+    from .events import (
+        ReplyTruncated as ReplyTruncated,
+    )
+    from .events import (
+        StateEntered as StateEntered,
+    )
+    from .events import (
+        TextDelta as TextDelta,
+    )
+    from .interfaces import EchoMockInterface as EchoMockInterface
+    from .interfaces import ScriptedInterface as ScriptedInterface
+    from .interfaces import UserInterface as UserInterface
+    from .limits import Limits as Limits
+    from .messages import Message as Message
+    from .messages import ToolCall as ToolCall
+    from .models import EchoModel as EchoModel
+    from .models import FunctionModel as FunctionModel
+    from .models import MockModel as MockModel
+    from .models import Model as Model
+    from .models.anthropic.model import AnthropicModel as AnthropicModel
+    from .models.openai import OpenAIModel as OpenAIModel
+    from .parts import Audio as Audio
+    from .parts import Document as Document
+    from .parts import Image as Image
+    from .parts import Text as Text
+    from .record.transcript import load_transcript as load_transcript
+    from .runner import Runner as Runner
+    from .session import Outcome as Outcome
+    from .session import RunStatus as RunStatus
+    from .session import Session as Session
+    from .session import TurnResult as TurnResult
+    from .session import Usage as Usage
     from .templates import (
-        DEFAULT_RESTRICTION_MESSAGE,
-        AssistantTemplate,
-        BreakTemplate,
-        EndTemplate,
-        ExecuteToolTemplate,
-        GenerateTemplate,
-        GotoTemplate,
-        IfTemplate,
-        LinearTemplate,
-        LoopGuard,
-        LoopTemplate,
-        MessageTemplate,
-        StateMachineTemplate,
-        SubroutineTemplate,
-        SubroutineTool,
-        SystemTemplate,
-        Template,
-        ToolingTemplate,
-        UserTemplate,
+        DEFAULT_RESTRICTION_MESSAGE as DEFAULT_RESTRICTION_MESSAGE,
     )
-    from .terminal.input import CLIInterface
-    from .terminal.runner import CommandLineRunner
+    from .templates import (
+        AssistantTemplate as AssistantTemplate,
+    )
+    from .templates import (
+        BreakTemplate as BreakTemplate,
+    )
+    from .templates import (
+        EndTemplate as EndTemplate,
+    )
+    from .templates import (
+        ExecuteToolTemplate as ExecuteToolTemplate,
+    )
+    from .templates import (
+        GenerateTemplate as GenerateTemplate,
+    )
+    from .templates import (
+        GotoTemplate as GotoTemplate,
+    )
+    from .templates import (
+        IfTemplate as IfTemplate,
+    )
+    from .templates import (
+        LinearTemplate as LinearTemplate,
+    )
+    from .templates import (
+        LoopGuard as LoopGuard,
+    )
+    from .templates import (
+        LoopTemplate as LoopTemplate,
+    )
+    from .templates import (
+        MessageTemplate as MessageTemplate,
+    )
+    from .templates import (
+        StateMachineTemplate as StateMachineTemplate,
+    )
+    from .templates import (
+        SubroutineTemplate as SubroutineTemplate,
+    )
+    from .templates import (
+        SubroutineTool as SubroutineTool,
+    )
+    from .templates import (
+        SystemTemplate as SystemTemplate,
+    )
+    from .templates import (
+        Template as Template,
+    )
+    from .templates import (
+        ToolingTemplate as ToolingTemplate,
+    )
+    from .templates import (
+        UserTemplate as UserTemplate,
+    )
+    from .terminal.input import CLIInterface as CLIInterface
+    from .terminal.runner import CommandLineRunner as CommandLineRunner
     from .tools import (
-        EndConversationTool,
-        FinishResponseTool,
-        FinishTaskTool,
-        FinishTool,
-        TerminateResponse,
-        Tool,
-        ToolArgument,
-        ToolContext,
-        ToolResult,
-        Transition,
-        tool,
+        EndConversationTool as EndConversationTool,
     )
-    from .tools.handoff import HandoffTool
-    from .tools.mcp import MCPServer
-    from .version import __version__
+    from .tools import (
+        FinishResponseTool as FinishResponseTool,
+    )
+    from .tools import (
+        FinishTaskTool as FinishTaskTool,
+    )
+    from .tools import (
+        FinishTool as FinishTool,
+    )
+    from .tools import (
+        TerminateResponse as TerminateResponse,
+    )
+    from .tools import (
+        Tool as Tool,
+    )
+    from .tools import (
+        ToolArgument as ToolArgument,
+    )
+    from .tools import (
+        ToolContext as ToolContext,
+    )
+    from .tools import (
+        ToolResult as ToolResult,
+    )
+    from .tools import (
+        Transition as Transition,
+    )
+    from .tools import (
+        tool as tool,
+    )
+    from .tools.handoff import HandoffTool as HandoffTool
+    from .tools.mcp import MCPServer as MCPServer
+    from .version import __version__ as __version__
 
-__all__ = [
-    "DEFAULT_RESTRICTION_MESSAGE",
-    "AnthropicModel",
-    "Approval",
-    "ApprovalDecided",
-    "ApprovalRequested",
-    "AssistantTemplate",
-    "Audio",
-    "BreakTemplate",
-    "CLIInterface",
-    "CommandLineRunner",
-    "ContextLengthError",
-    "ContextTrimmed",
-    "ContextWindow",
-    "ConvoError",
-    "DefinitionError",
-    "Document",
-    "EchoMockInterface",
-    "EchoModel",
-    "EndConversationTool",
-    "EndTemplate",
-    "Event",
-    "ExecuteToolTemplate",
-    "FinishResponseTool",
-    "FinishTaskTool",
-    "FinishTool",
-    "FunctionModel",
-    "GenerateTemplate",
-    "GotoTemplate",
-    "HandoffTool",
-    "IfTemplate",
-    "Image",
-    "InterfaceError",
-    "Limits",
-    "LinearTemplate",
-    "LoopGuard",
-    "LoopTemplate",
-    "MCPServer",
-    "Message",
-    "MessageAdded",
-    "MessageTemplate",
-    "MockModel",
-    "Model",
-    "ModelError",
-    "OpenAIModel",
-    "Outcome",
-    "ReachedEndTemplateException",
-    "ReasoningDelta",
-    "RenderError",
-    "ReplyTruncated",
-    "RunError",
-    "RunStatus",
-    "Runner",
-    "ScriptError",
-    "ScriptedInterface",
-    "Session",
-    "StateEntered",
-    "StateMachineTemplate",
-    "SubroutineTemplate",
-    "SubroutineTool",
-    "SystemTemplate",
-    "Template",
-    "TemplateSyntaxError",
-    "TerminateResponse",
-    "Text",
-    "TextDelta",
-    "Tool",
-    "ToolArgument",
-    "ToolArgumentError",
-    "ToolCall",
-    "ToolCallParseError",
-    "ToolContext",
-    "ToolDefinitionError",
-    "ToolResult",
-    "ToolRetry",
-    "ToolingTemplate",
-    "TranscriptError",
-    "Transition",
-    "TurnResult",
-    "Usage",
-    "UserInterface",
-    "UserTemplate",
-    "__version__",
-    "load_transcript",
-    "tool",
-]
+
+__all__ = sorted(_LAZY)

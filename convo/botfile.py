@@ -3,8 +3,9 @@
 It defines ``template`` (or another template named on the command line), and may define
 ``mock_model`` (the model offline), ``state`` (the session's starting state), ``limits`` (a
 ``Limits`` or a dict), ``context`` (a ``ContextWindow`` bounding what every model call is sent)
-and ``demo_input`` (scripted user input for ``--demo``). Loading one and choosing its model is
-shared by ``convo run``, ``convo serve`` and the other commands.
+and ``demo_input`` (scripted user input for ``--demo``); ``title`` and ``description`` name it
+and say what it does, for its pages and for the programs that call it (``convo mcp``). Loading
+one and choosing its model is shared by ``convo run``, ``convo serve`` and the other commands.
 """
 
 from __future__ import annotations
@@ -263,6 +264,21 @@ def bot_bounds(module: ModuleType, path: str) -> dict[str, Any]:
     """The file's ``limits`` and ``context``, as the keyword arguments of a ``Runner`` (and of
     ``create_app``)."""
     return {"limits": bot_limits(module, path), "context": bot_context(module, path)}
+
+
+def bot_identity(module: ModuleType, path: str) -> tuple[str, str | None]:
+    """The bot's name (the file's ``title``, else the file's stem) and what it says of itself
+    (the file's ``description``, else its docstring; ``None`` when it says nothing): how the
+    programs that call it see it (API.md §25)."""
+    found = bot_page(module, path)
+    name = found.get("title") or Path(path).stem
+    description = getattr(module, "description", None)
+    if description is not None and (not isinstance(description, str)
+                                    or not description.strip()):
+        raise UsageProblem(f"{path}: description must be a non-empty string (description = "
+                           f'"..."), got {description!r}')
+    said = description or module.__doc__ or ""
+    return name, said.strip() or None
 
 
 def bot_page(module: ModuleType, path: str) -> dict[str, Any]:

@@ -238,3 +238,8 @@ def describe(event: Event) -> dict[str, Any]:
         to_dict = getattr(value, "to_dict", None)
         d[f.name] = to_dict() if to_dict else value
     return d
+
+
+# The face: every event, and ``describe`` (nothing it imports to write them).
+__all__ = sorted(["describe", *(name for name, value in globals().items()
+                               if isinstance(value, type) and issubclass(value, Event))])

@@ -7,6 +7,7 @@ transcripts.
     convo run FILE[:NAME] [--model M] [--base-url URL] [--mock] [--save PATH] [--resume PATH]
                           [--demo]
     convo serve FILE[:NAME] [--host H] [--port P] [--store URL] [--workers N] [--token T]
+    convo mcp FILE[:NAME] [--tool-name NAME] [--store URL]
     convo test FILE[:NAME] [--user "PERSONA|GOAL"] [--turns N]
     convo eval FILE[:NAME] SCENARIOS.yaml [--repeat N] [--junit PATH] [--cassette PATH] ...
     convo replay PATH
@@ -43,9 +44,9 @@ from .otel import setup as setup_otel
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: The modules of the commands, in the order ``convo --help`` lists them.
-COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.test",
-                   "convo.cli.eval", "convo.cli.replay", "convo.cli.graph", "convo.cli.models",
-                   "convo.cli.feedback")
+COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.mcp",
+                   "convo.cli.test", "convo.cli.eval", "convo.cli.replay", "convo.cli.graph",
+                   "convo.cli.models", "convo.cli.feedback")
 
 
 EPILOG: Final = """\
@@ -62,6 +63,7 @@ examples:
   convo run bot.py --save chat.jsonl    ... and write its transcript as it goes
   convo replay chat.jsonl               show a transcript again
   convo serve bot.py                    serve bot.py at http://127.0.0.1:8000 (serve extra)
+  convo mcp bot.py                      serve bot.py as an MCP tool over stdio
   convo test bot.py                     try bot.py against a simulated user
   convo eval bot.py scenarios.yaml      pass rates of bot.py's scenarios (eval extra)
   convo graph bot.py                    print bot.py's state machines as Mermaid

@@ -13,6 +13,7 @@ from ..botfile import (
     UsageProblem,
     add_model_options,
     bot_bounds,
+    bot_identity,
     bot_page,
     choose_model,
     find_template,
@@ -81,6 +82,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="the protocols served, among native, agui, ai-sdk, openai, mcp "
                             "(default: all); /api/health is always served, the pages need "
                             "native")
+    serve.add_argument("--tool-name", metavar="NAME",
+                       help="the name of the bot's MCP tool at /mcp (default: the file's "
+                            "title, else its stem)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -133,7 +137,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators", "faces")}
+                                          "operators", "faces", "tool_name")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -175,6 +179,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
     template = find_template(module, path, name)
     bounds = bot_bounds(module, path)
     shown = bot_page(module, path)
+    bot, description = bot_identity(module, path)
     args = argparse.Namespace(**spec)
     model, model_name = choose_model(args, module, path) if not quiet else \
         _quietly(choose_model, args, module, path)
@@ -191,7 +196,8 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
-                      faces=spec["faces"])
+                      faces=spec["faces"], tool_name=spec.get("tool_name") or bot,
+                      description=description)
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

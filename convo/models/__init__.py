@@ -5,19 +5,21 @@ Each provider is a room of its own (``convo.models.openai``, ``convo.models.anth
 here is loaded when first used.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from .._faces import home as _home
+from .._faces import lazy as _lazy
 from .base import Model, SyncModel
 from .mock import EchoModel, FunctionModel, MockModel, ModelCall
 from .providers import register, resolve
 
+if TYPE_CHECKING:
+    from .anthropic import AnthropicModel
+
+_LAZY = {"AnthropicModel": "convo.models.anthropic"}  # loaded when used: its SDK is an extra
+
 __all__ = ["AnthropicModel", "EchoModel", "FunctionModel", "MockModel", "Model", "ModelCall",
            "SyncModel", "register", "resolve"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "AnthropicModel":  # loaded when used: its SDK is an extra
-        from .anthropic import AnthropicModel
-
-        return AnthropicModel
-    raise AttributeError(f"module 'convo.models' has no attribute {name!r}")
+__getattr__, __dir__ = _lazy(__name__, _LAZY)
+_home(__name__, [name for name in __all__ if name not in _LAZY], globals())

@@ -130,7 +130,9 @@ def model_class(prefix: str) -> Any:
                 f"the {prefix}: provider is not in this version of convo yet "
                 f"({built.module}.{built.cls}): use openai: or openai-responses:, or "
                 "register a provider of your own with convo.models.register") from exc
-        raise ImportError(f"the {prefix}: provider needs the {exc.name} package: install the "
-                          f'"convo[{built.extra}]" extra: pip install -e ".[{built.extra}]" in '
-                          "convo's checkout (the \"convo\" on the package index is another "
-                          "project)") from exc
+        # Both wordings: API.md §23's by-name install, qualified, and the checkout's.
+        raise ImportError(
+            f"the {prefix}: provider needs the {exc.name} package, in the {built.extra} extra: "
+            f'pip install -e ".[{built.extra}]" in convo\'s checkout, or '
+            f'pip install "convo[{built.extra}]" from an index that serves this convo '
+            '(the "convo" on the public package index is another project)') from exc

@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .._faces import lazy as _lazy
 from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
     from ..limits import Limits
     from ..models.base import Model
     from ..templates.base import Template
-    from .http.auth import JWT, Auth, SharedToken, TokenTable, TrustedHeader
+    from .http.auth import JWT as JWT
+    from .http.auth import Auth
+    from .http.auth import SharedToken as SharedToken
+    from .http.auth import TokenTable as TokenTable
+    from .http.auth import TrustedHeader as TrustedHeader
     from .stores.base import TurnStore
 
 
@@ -36,7 +41,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                max_attachment_bytes: int = 10 * 1024 * 1024, lease: float = 30.0,
                auth: Auth | None = None, title: str = "Chat",
                first_prompt: str | None = None,
-               faces: Iterable[str] | None = None) -> Starlette:
+               faces: Iterable[str] | None = None, tool_name: str | None = None,
+               description: str | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -56,6 +62,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``faces`` chooses the protocols served (§24): an iterable of ``"native"``, ``"agui"``,
     ``"ai-sdk"``, ``"openai"``, ``"mcp"`` (default: all); a face that is off answers JSON 404
     at its routes; ``/api/health`` is always served; the pages need ``"native"``.
+    ``tool_name`` and ``description`` are the bot's MCP tool's at ``/mcp`` (§25; default: the
+    ``title``, characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``, and a sentence naming
+    it).
     """
     try:
         from .http.app import API, build
@@ -78,18 +87,14 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
-                     first_prompt=first_prompt, faces=served))
+                     first_prompt=first_prompt, faces=served, tool_name=tool_name,
+                     tool_description=description))
 
 
-_AUTH = ("JWT", "SharedToken", "TokenTable", "TrustedHeader")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _AUTH:  # the ways of signing in, loaded when named (no Starlette needed)
-        from .http import auth
-
-        return getattr(auth, name)
-    raise AttributeError(f"module 'convo.serve' has no attribute {name!r}")
+# The ways of signing in, loaded when named (no Starlette needed).
+_LAZY = {name: f"{__name__}.http.auth" for name in ("JWT", "SharedToken", "TokenTable",
+                                                    "TrustedHeader")}
+__getattr__, __dir__ = _lazy(__name__, _LAZY)
 
 
 #: Modules that moved into serve's rooms (docs/architecture.md), by their older names: an
@@ -132,4 +137,4 @@ if not any(type(finder).__qualname__ == "_Moved" for finder in sys.meta_path):  
     sys.meta_path.append(_Moved())
 
 
-__all__ = ["JWT", "SharedToken", "TokenTable", "TrustedHeader", "create_app"]
+__all__ = ["create_app", *sorted(_LAZY)]

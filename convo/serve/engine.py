@@ -25,8 +25,8 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any, Final
 
 import attrs
 
@@ -133,6 +133,15 @@ class Served(Forwarding):
 INTERRUPTED = "the turn was cut off before it ended: retry to go on"
 
 
+_CONFLICTS: Final = {
+    "approval": "an approval is pending: answer it with POST /api/conversations/{id}/approvals "
+                "before {what}",
+    "retry": "the turn did not finish: POST /api/conversations/{id}/retry before {what}",
+    "operator": "the conversation is handed to a person: an operator answers it until POST "
+                "/api/conversations/{id}/handback, not {what}"}
+"""Why a request cannot be answered yet, by what the conversation waits for instead."""
+
+
 def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
     """Give the replayed messages the ids they were stored under (a template makes its own
     messages anew when it is replayed; they are equal to the stored ones but for the id)."""
@@ -149,7 +158,7 @@ def _current(cached: Live, stored: Stored) -> bool:
     """Whether the paused conversation in the cache is the one ``stored`` describes (a
     hand-back in another worker adds no message, only changes where it waits)."""
     return cached.committed == stored.length and cached.children == stored.child_length \
-        and cached.pending is not None and _kind(cached.waiting_for()) == _kind(stored.waiting_for)
+        and cached.pending is not None and cached.waits == _kind(stored.waiting_for)
 
 
 class Engine:
@@ -296,32 +305,26 @@ class Engine:
                                        "end, then send again")
             yield await self.live(conversation_id, stored)
 
-    def expect(self, live: Live, kind: Any, what: str, *, client: bool = True) -> None:
-        """Refuse (409, saying what the conversation waits for) unless it waits at a request
-        of ``kind``; ``client=False``: nor while it waits for a frontend tool's result."""
-        if isinstance(live.pending, kind) and (client or not client_calls(live.pending)):
+    def expect(self, live: Live, waits: Collection[str], what: str) -> None:
+        """A ``Conflict`` (409) saying what to do first unless ``live`` waits for one of
+        ``waits`` (``Live.waits``)."""
+        if live.waits in waits:
             return
-        if isinstance(live.pending, Approve):
-            raise Conflict("an approval is pending: answer it with POST "
-                                   f"/api/conversations/{live.id}/approvals before {what}")
-        if client_calls(live.pending):
+        if live.waits == "client_tool":
+            calls = client_calls(live.pending)
             raise Conflict("the conversation waits for the results of frontend tool calls "
-                           f"({', '.join(c.id for c in client_calls(live.pending))}): the "
-                           f"client that offered the tools sends them, not {what}")
-        if isinstance(live.pending, CallModel | RunTools):
-            raise Conflict("the turn did not finish: POST "
-                                   f"/api/conversations/{live.id}/retry before {what}")
-        if isinstance(live.pending, HandOff):
-            raise Conflict("the conversation is handed to a person: an operator answers it "
-                           f"until POST /api/conversations/{live.id}/handback, not {what}")
-        raise Conflict(f"the conversation is waiting for a message, not {what}")
+                           f"({', '.join(c.id for c in calls)}): the client that offered the "
+                           f"tools sends them, not {what}")
+        said = _CONFLICTS.get(live.waits or "", "the conversation is waiting for a message, "
+                                                "not {what}")
+        raise Conflict(said.format(id=live.id, what=what))
 
     async def message(self, live: Live, content: Content, sink: Sink | None, *,
                       message_id: str | None = None) -> tuple[int, dict[str, Any]]:
         """The user's message, stored under ``message_id`` when the client gave one (AG-UI's,
         the AI SDK's), else under a new id."""
-        self.expect(live, AskUser | HandOff, "a message")
-        if isinstance(live.pending, HandOff):  # stored, and no model answers it
+        self.expect(live, ("user", "operator"), "a message")
+        if live.waits == "operator":  # stored, and no model answers it
             return await self.hand_off(live, Message("user", content, id=message_id), sink)
         live.user_id = message_id  # the template makes the message: its id is given here
         return await self._advance(live, content, sink)
@@ -330,7 +333,7 @@ class Engine:
                        ) -> tuple[int, dict[str, Any]]:
         """Answer the pending handoff (``convo.serve.http.operators``): a message said during it,
         or ``None`` to hand the conversation back to the bot."""
-        assert isinstance(live.pending, HandOff)
+        assert live.waits == "operator"
         return await self._advance(live, said, sink)
 
     async def approve(self, live: Live, decisions: list[dict[str, Any]], sink: Sink | None,
@@ -341,13 +344,14 @@ class Engine:
         an operator deciding another user's calls; a staff decision (that, or an operator
         deciding a call only operators may) is ``Approval(by="staff")``, and a rejection
         then reads "Rejected by staff", to the model and to the user."""
-        self.expect(live, Approve, "approvals")
-        assert isinstance(live.pending, Approve)
-        if not operator and live.pending.needs_operator:
+        self.expect(live, ("approval",), "approvals")
+        pending = live.pending
+        assert isinstance(pending, Approve)  # (what a conversation waiting for "approval" is at)
+        if not operator and pending.needs_operator:
             raise Forbidden("this approval waits for an operator: an operator must decide it "
                             "(the tool's approver is 'operator'), not the user")
         by_id = {d["call_id"]: d for d in decisions}
-        calls = live.pending.calls
+        calls = pending.calls
         unknown = sorted(set(by_id) - {c.id for c in calls})
         missing = [c.id for c in calls if c.id not in by_id]
         if unknown or missing:
@@ -355,7 +359,6 @@ class Engine:
                      if missing else []) + ([f"unknown call ids: {', '.join(unknown)}"]
                                            if unknown else [])
             raise Invalid("; ".join(parts))
-        pending = live.pending
         answers = [live.run.state.decided(c, Approval(
             bool(by_id[c.id]["approve"]), by_id[c.id].get("reason"),
             by="staff" if staff or (operator and pending.approver(i) == "operator")
@@ -363,7 +366,7 @@ class Engine:
         return await self._advance(live, answers, sink)
 
     async def retry(self, live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
-        self.expect(live, CallModel | RunTools, "a retry", client=False)
+        self.expect(live, ("retry",), "a retry")
         return await self._advance(live, None, sink, retry=True)
 
     def offer(self, live: Live, tools: list[dict[str, Any]]) -> None:
@@ -383,7 +386,7 @@ class Engine:
         """The client's results of the frontend tool calls the conversation waits on (by call
         id: the text and the id its tool message is stored under); the batch's other calls
         run now, and the turn goes on."""
-        self.expect(live, RunTools, "tool results")
+        self.expect(live, ("client_tool",), "tool results")
         calls = client_calls(live.pending)
         if not calls:
             raise Conflict("the conversation waits for no frontend tool result: POST "

@@ -19,9 +19,11 @@ import attrs
 from ..events import Event, ReasoningDelta, TextDelta
 from ..messages import Message, ToolCall
 from ..record.recorder import Record, Recorder
-from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
+from ..reply import Finish
+from ..requests import Approve, AskUser, CallModel, HandOff, Request, RunTools, StoreToolRun
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED
+from ..run.stack import kind
 from ..runner import Run
 from ..session import Session, SubroutineRun
 from ..tools.frontend import FrontendTool
@@ -32,6 +34,12 @@ from .stores.base import Change, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
 
+WAITS: Final[dict[type[Request[Any]], str]] = {
+    AskUser: "user", Approve: "approval", HandOff: "operator",
+    CallModel: "retry", RunTools: "retry", StoreToolRun: "retry"}
+"""What a conversation paused at each kind of request (``convo.run.stack.kind``) waits for:
+``waiting_for["type"]`` (a failed model call or tool run waits for a retry)."""
+
 
 def new_message_id() -> str:
     """A stored message's id, when its client gave it none: unique across workers."""
@@ -41,7 +49,7 @@ def new_message_id() -> str:
 def said_nothing(message: Message) -> bool:
     """Whether ``message`` is a reply cancelled before it said anything."""
     return message.role == "assistant" and not message.content and not message.tool_calls \
-        and bool(message.metadata.get(CANCELLED))
+        and message.finish is Finish.CANCELLED
 
 
 def with_unsaid(messages: list[Message], internal: dict[str, Any]
@@ -81,6 +89,7 @@ class Live:
     run: Run
     replaying: bool = attrs.field(default=False, kw_only=True)  # a rebuild, until it catches up
     pending: Request[Any] | None = None
+    waits: str | None = None  # what ``pending`` waits for (``WAITS``); ``None``: it ended
     error: str | None = None
     committed: int = 0
     sink: Sink | None = None  # where the running turn's served events go, if it streams
@@ -117,6 +126,9 @@ class Live:
     def paused(self, pause: Pause | None) -> None:
         """Where the run now waits (``None``: it ended), and why, for a retry."""
         self.pending = None if pause is None else pause.request
+        self.waits = None if pause is None else WAITS.get(kind(pause.request.__class__))
+        if self.waits == "retry" and client_calls(self.pending):  # the client runs them
+            self.waits = "client_tool"
         if pause is not None and pause.error is not None:
             self.error = pause.error
 
@@ -194,23 +206,24 @@ class Live:
             0 if run is None else len(run.messages))
 
     def waiting_for(self) -> dict[str, Any] | None:
-        request = self.pending
-        if isinstance(request, AskUser):
-            return {"type": "user", "prompt": request.instruction}
-        if isinstance(request, Approve):  # "operator" when staff must decide some call
-            return {"type": "approval",
-                    "approver": "operator" if request.needs_operator else "user",
-                    "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
-                               "approver": request.approver(i)}
-                              for i, c in enumerate(request.calls)]}
-        if isinstance(request, HandOff):
-            return {"type": "operator", "reason": request.reason}
-        calls = client_calls(request)
-        if calls:
-            return {"type": "client_tool", "calls": [
-                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]}
-        if isinstance(request, CallModel | RunTools):
-            return {"type": "retry", "error": self.error or "the turn did not finish"}
+        request: Any = self.pending  # (of the kind ``waits`` was read from)
+        match self.waits:
+            case "user":
+                return {"type": "user", "prompt": request.instruction}
+            case "approval":  # "operator" when staff must decide some call
+                return {"type": "approval",
+                        "approver": "operator" if request.needs_operator else "user",
+                        "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments,
+                                   "approver": request.approver(i)}
+                                  for i, c in enumerate(request.calls)]}
+            case "operator":
+                return {"type": "operator", "reason": request.reason}
+            case "client_tool":
+                return {"type": "client_tool", "calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments}
+                    for c in client_calls(request)]}
+            case "retry":
+                return {"type": "retry", "error": self.error or "the turn did not finish"}
         return None
 
     @property

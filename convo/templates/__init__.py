@@ -1,5 +1,6 @@
 """Templates: the building blocks of a conversation."""
 
+from .._faces import home as _home
 from .base import Template
 from .control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
 from .end import EndTemplate
@@ -38,3 +39,5 @@ __all__ = [
     "ToolingTemplate",
     "UserTemplate",
 ]
+
+_home(__name__, __all__, globals())

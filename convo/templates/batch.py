@@ -22,6 +22,7 @@ from ..errors import ToolArgumentError
 from ..events import ToolCallEnded, ToolCallStarted
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
+from ..reply import REJECTED_KEY
 from ..requests import Approve, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
@@ -106,7 +107,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         if i in done:
             content, error = done[i]
             if rejected and call.id in rejected:
-                metadata = {"rejected": True}
+                metadata = {REJECTED_KEY: True}
         else:
             invocation, run = ran[call.id]
             content, error, asked, metadata = outcome(invocation, run)
@@ -120,7 +121,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
             saved = run.saved
             if saved is not None and saved.content == content \
-                    and error is bool(saved.metadata.get("error")):
+                    and error is saved.error:
                 message = saved  # replayed: the saved message again, its metadata too
             ran_ns = run.started_ns, run.ended_ns
         if i in contexts:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..messages import Message
+from ..reply import Finish
 from ..requests import AskUser, CallModel, RunTools
 from ..run.answerer import LiveAnswerer, merged
 from ..run.cancel import CANCELLED, Cancellable, stopped
@@ -155,7 +156,7 @@ def drop_empty_cancelled(session: Session) -> bool:
     did not answer. Returns whether anything was dropped."""
     messages = session.messages
     if len(messages) >= 2 and messages[-1].role == "assistant" and not messages[-1].content \
-            and not messages[-1].tool_calls and messages[-1].metadata.get(CANCELLED) \
+            and not messages[-1].tool_calls and messages[-1].finish is Finish.CANCELLED \
             and messages[-2].role == "user":
         del messages[-2:]
         return True

@@ -9,7 +9,7 @@ Names are imported lazily so that ``import convo.testing`` stays cheap.
 
 from __future__ import annotations
 
-from typing import Any
+from .._faces import lazy
 
 _LAZY = {
     "OpenAIServer": "convo.testing.server",
@@ -42,14 +42,5 @@ _LAZY = {
     "captured_spans": "convo.testing.spans",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'convo.testing' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
+__getattr__, __dir__ = lazy(__name__, _LAZY)
 __all__ = sorted(_LAZY)

@@ -5,6 +5,7 @@ first tool is built; ``context.py`` is what a tool sees of the conversation; ``o
 final-output tool of typed turns.
 """
 
+from .._faces import home as _home
 from .base import Tool, ToolArgument, ToolResult
 from .context import ToolContext
 from .decorator import FunctionTool, tool
@@ -34,3 +35,5 @@ __all__ = [
     "registry",
     "tool",
 ]
+
+_home(__name__, __all__, globals())

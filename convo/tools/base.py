@@ -183,17 +183,16 @@ class Tool:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self._execute)
 
-    def _call(self, args: dict[str, Any], context: ToolContext | None) -> Any:
+    def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
+        """Run with already validated arguments (``convo.tools.calls`` applies ``timeout``).
+        ``ainvoke`` and ``execute`` call this one, ``Tool.invoke``, even where a subclass
+        runs a blocking call its own way (``MCPTool.invoke``)."""
         if self.takes_context:
             return self._execute(args, context)  # type: ignore[call-arg]
         return self._execute(args)
 
-    def invoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
-        """Run with already validated arguments (``convo.tools.calls`` applies ``timeout``)."""
-        return self._call(args, context)
-
     async def ainvoke(self, args: dict[str, Any], context: ToolContext | None = None) -> Any:
-        result = self._call(args, context)
+        result = Tool.invoke(self, args, context)
         if inspect.isawaitable(result):
             return await result
         return result
@@ -203,7 +202,7 @@ class Tool:
 
         A tool that takes a ``ToolContext`` gets ``context`` (None when not given).
         """
-        return self._call(self.validate(kwargs), context)
+        return Tool.invoke(self, self.validate(kwargs), context)
 
     # -- schema and validation ---------------------------------------------------------------
 

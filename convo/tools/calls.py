@@ -34,6 +34,7 @@ import attrs
 from ..errors import ReachedEndTemplateException, ToolRetry
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
+from ..reply import ERROR_KEY, TERMINATED_KEY
 from .base import Bound, SavedToolError, Tool, ToolResult, to_content
 from .endings import (
     CONTINUE,
@@ -45,7 +46,7 @@ from .endings import (
     Terminate,
 )
 from .handoff import HandingOff
-from .termination import TERMINATED, TerminateResponse
+from .termination import TerminateResponse
 from .toolset import Unlisted
 from .transition import Move
 
@@ -255,11 +256,11 @@ def rerun(invocation: Invocation) -> ToolRun:
 def saved_run(message: Message) -> ToolRun:
     """A call's run as its saved tool message tells it (a resumed or rebuilt conversation)."""
     # A saved failure stays a failure (it counts against the tool's retries again).
-    if message.metadata.get("error"):
+    if message.error:
         return ToolRun(error=SavedToolError(message.content), saved=message)
     # A tool that ended the turn (a Ctrl-C cancelled it, say) ends it again, with its status.
-    terminated = message.metadata.get(TERMINATED)
-    if isinstance(terminated, dict):
+    terminated = message.terminated
+    if terminated is not None:
         return ToolRun(TerminateResponse.from_saved(message.text, terminated), saved=message)
     return ToolRun(message.content, saved=message)
 
@@ -268,7 +269,7 @@ def saved_run(message: Message) -> ToolRun:
 
 def tool_message(call: ToolCall, content: str | tuple[Part, ...], *, error: bool = False,
                  metadata: Mapping[str, Any] | None = None) -> Message:
-    meta = {**(metadata or {}), "error": True} if error else metadata
+    meta = {**(metadata or {}), ERROR_KEY: True} if error else metadata
     return Message("tool", content, tool_call_id=call.id, name=call.name, metadata=meta)
 
 
@@ -315,7 +316,7 @@ def outcome(invocation: Invocation, run: ToolRun) -> Read:
     metadata = value.metadata if isinstance(value, ToolResult) else None
     if isinstance(value, TerminateResponse):
         if not runnable.rerun_on_resume:
-            metadata = {TERMINATED: value.saved()}
+            metadata = {TERMINATED_KEY: value.saved()}
         if not tool.terminal:
             return content, False, Terminate(value, tool.name), metadata
     if tool.terminal:

@@ -6,11 +6,13 @@ See docs/termination.md for which tool or setting ends what, with which status.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import attrs
 
 from ..errors import ReachedEndTemplateException
+from ..reply import TERMINATED_KEY
 from ..session import RunStatus
 from .base import Tool, ToolArgument
 from .context import ToolContext
@@ -50,14 +52,15 @@ class TerminateResponse:
         return {"status": self.status.value} | {k: v for k, v in fields.items() if v is not None}
 
     @classmethod
-    def from_saved(cls, text: str, saved: dict[str, Any]) -> TerminateResponse:
+    def from_saved(cls, text: str, saved: Mapping[str, Any]) -> TerminateResponse:
         """The response a saved tool message (its text and ``saved()``) stood for."""
         return cls(text, status=saved["status"], note=saved.get("note"),
                    summary=saved.get("summary"), finish_status=saved.get("finish_status"))
 
 
-TERMINATED: Final = "terminated"
-"""The metadata key of a tool message whose tool ended the turn (``TerminateResponse.saved``)."""
+TERMINATED: Final = TERMINATED_KEY
+"""The metadata key of a tool message whose tool ended the turn (``TerminateResponse.saved``;
+``Message.terminated`` reads it)."""
 
 
 class FinishTool(Tool):

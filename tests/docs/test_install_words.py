@@ -31,12 +31,31 @@ def test_the_pattern_finds_installs_by_name_only() -> None:
     assert found == [True, True, True, False, False, False, False]
 
 
+# API.md §23 words a missing provider extra as `pip install "convo[anthropic]"`: true only of an
+# index that serves this convo, so said only with that qualification on the same line.
+QUALIFIED = "from an index that serves this convo"
+
+
 @pytest.mark.parametrize("path", WRITTEN, ids=lambda p: str(p.relative_to(ROOT)))
 def test_nothing_says_to_install_convo_by_name(path: Path) -> None:
     lines = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if BY_NAME.search(line)]
+             if BY_NAME.search(line) and QUALIFIED not in line]
     assert lines == []
+
+
+def test_a_missing_provider_extra_says_both_ways_to_install_it() -> None:
+    code = ("import sys; sys.modules['anthropic'] = None\n"  # as if the extra were missing
+            "from convo.models.providers import model_class\n"
+            "try:\n    model_class('anthropic')\n"
+            "except ImportError as exc:\n    print(exc)\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.stdout == (
+        'the anthropic: provider needs the anthropic package, in the anthropic extra: '
+        'pip install -e ".[anthropic]" in convo\'s checkout, or pip install "convo[anthropic]" '
+        'from an index that serves this convo (the "convo" on the public package index is '
+        'another project)\n')
 
 
 def test_a_missing_serve_extra_says_how_to_install_it() -> None:

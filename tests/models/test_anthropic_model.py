@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from rawserver import Raw, RawServer
 
 from convo import (
     AnthropicModel,
@@ -266,3 +267,24 @@ def test_twenty_turns_read_most_of_their_input_from_the_cache(anthropic_server: 
     read = sum(u.cache_read_tokens for u in later)
     total = sum(u.prompt_tokens for u in later)
     assert read >= 0.8 * total, (read, total)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize(("body", "said"), [
+    (b"<html>a proxy's page</html>", "the reply is not JSON (JSONDecodeError): b\"<html>a "),
+    (b'{"type": "message", "content": "Hi"}', "expected a Messages API response with a "
+                                              "'content' list"),
+])
+def test_a_reply_that_is_no_message_is_a_model_error(body: bytes, said: str,
+                                                      asynchronous: bool) -> None:
+    with RawServer(Raw([body])) as server:
+        model = AnthropicModel("claude-x", base_url=f"http://127.0.0.1:{server.port}",
+                               api_key="k", max_retries=0)
+        call = model.acomplete if asynchronous else model.complete
+        with pytest.raises(ModelError) as caught:
+            result = call([Message("user", "Hi")])
+            if asynchronous:
+                asyncio.run(result)  # type: ignore[arg-type]
+        model.close()
+    assert str(caught.value).startswith(f"malformed reply from http://127.0.0.1:{server.port} "
+                                        f"(model 'claude-x'): {said}")

@@ -115,9 +115,9 @@ def test_cli_without_the_anthropic_sdk_says_what_to_install(tmp_path: Path) -> N
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         'convo: error: --model anthropic:claude-x: the anthropic: provider needs the '
-        'anthropic package: install the "convo[anthropic]" extra: pip install -e '
-        '".[anthropic]" in convo\'s checkout (the "convo" on the package index is another '
-        'project)']
+        'anthropic package, in the anthropic extra: pip install -e ".[anthropic]" in '
+        'convo\'s checkout, or pip install "convo[anthropic]" from an index that serves this '
+        'convo (the "convo" on the public package index is another project)']
 
 
 def test_cli_openai_responses_prefix_uses_the_responses_api(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from provider_fakes import FakeProvider
 
 from convo import (
     AssistantTemplate,
@@ -63,6 +64,25 @@ class Chat(SyncModel):
         if on_delta is not None:
             on_delta(text)
         return Message("assistant", text)
+
+
+class WireChat:
+    """``Chat`` as a fake server's handler: the same replies, read from a request body of any
+    provider's wire (a summary request is the one whose system prompt asks for a summary)."""
+
+    def __init__(self) -> None:
+        self.summaries = 0
+        self.replies = 0
+        self.said: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        if "You summarise" in json.dumps(body):
+            self.summaries += 1
+            return f"summary {self.summaries}"
+        self.replies += 1
+        # in words: a fake server's usage counts words (OpenAI) or characters (Anthropic)
+        self.said.append(f"reply {self.replies}: " + "xxx " * 100)
+        return self.said[-1]
 
 
 def chat(turns: int) -> LinearTemplate:
@@ -140,23 +160,28 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
     assert again.seen[0][1] == last_sent[1]
 
 
-def test_summaries_under_arun_too() -> None:
-    model = Chat()
-    session = asyncio.run(Runner(model, chat(20), ScriptedInterface(said(20)),
+def test_summaries_under_arun_too(provider_model: FakeProvider) -> None:
+    model = WireChat()
+    session = asyncio.run(Runner(provider_model(handler=model), chat(20),
+                                 ScriptedInterface(said(20)),
                                  context=ContextWindow(1200, summarize=True)).arun())
     assert model.summaries >= 1
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     assert session.outcome.model_calls == model.summaries + 20
 
 
-def test_a_summary_is_not_streamed_to_the_user() -> None:
+def test_a_summary_is_not_streamed_to_the_user(provider_model: FakeProvider) -> None:
     events: list[Event] = []
-    model = Chat()
-    Runner(model, chat(20), ScriptedInterface(said(20)),
-           context=ContextWindow(1200, summarize=True), on_event=events.append).run()
+    model = WireChat()
+    session = Runner(provider_model(handler=model, stream=True), chat(20),
+                     ScriptedInterface(said(20)), context=ContextWindow(1200, summarize=True),
+                     on_event=events.append).run()
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
-    assert model.summaries >= 1 and len(deltas) == 20
+    # a provider streams a reply in pieces: together they are the 20 replies, nothing else
+    assert model.summaries >= 1 and model.replies == 20
+    assert "".join(deltas) == "".join(model.said)
     assert not any(d.startswith("summary") for d in deltas)
+    assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
 
 
 def test_a_summary_model_of_its_own() -> None:

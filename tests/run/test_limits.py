@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from provider_fakes import FakeProvider
 
 from convo import (
     DefinitionError,
@@ -52,8 +53,8 @@ def _usage(prompt: int, completion: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["run", "arun"])
-def test_model_calls_limit_is_never_exceeded(mode: str) -> None:
-    model = MockModel(["one", "two", "three"])
+def test_model_calls_limit_is_never_exceeded(mode: str, provider_model: FakeProvider) -> None:
+    model = provider_model(["one", "two", "three"], check_complete=False)
     runner = Runner(model, _chat(), ScriptedInterface(["a", "b", "c"]),
                     limits=Limits(model_calls=2))
     session = runner.run() if mode == "run" else asyncio.run(runner.arun())
@@ -61,14 +62,15 @@ def test_model_calls_limit_is_never_exceeded(mode: str) -> None:
     assert outcome is not None
     assert (outcome.status, outcome.limit, outcome.model_calls) == ("usage_limit",
                                                                     "model_calls", 2)
-    assert len(model.calls) == 2
+    assert provider_model.calls == 2
     assert [m.content for m in session.messages] == ["a", "one", "b", "two", "c"]
     assert outcome.describe() == ("usage_limit: the model_calls limit was reached "
                                   "(5 messages, 2 model calls)")
 
 
-def test_tool_calls_past_the_limit_are_not_run_and_say_so() -> None:
-    model = MockModel(["{step(n=1)} {step(n=2)} {step(n=3)}", "never"])
+def test_tool_calls_past_the_limit_are_not_run_and_say_so(provider_model: FakeProvider) -> None:
+    model = provider_model(["{step(n=1)} {step(n=2)} {step(n=3)}", "never"],
+                           check_complete=False)
     session = Runner(model, _chat(), ScriptedInterface(["go"]),
                      limits={"tool_calls": 2}).run()
     assert calls == [1, 2]
@@ -76,7 +78,7 @@ def test_tool_calls_past_the_limit_are_not_run_and_say_so() -> None:
         "step 1 done", "step 2 done", "Not run: the tool_calls limit was reached"]
     assert session.outcome is not None
     assert (session.outcome.status, session.outcome.limit) == ("usage_limit", "tool_calls")
-    assert len(model.calls) == 1
+    assert provider_model.calls == 1
 
 
 def test_finish_tools_are_not_counted_and_never_blocked() -> None:

@@ -156,3 +156,40 @@ def test_a_resumed_run_reads_its_clock_too(monkeypatch: pytest.MonkeyPatch) -> N
     assert run.session.outcome is not None
     assert run.session.outcome.elapsed_s == 2.0  # read at the start, the live call, the end
     assert run.session.outcome.model_calls == 2
+
+
+def _isinstance_of_requests() -> list[str]:
+    """Every ``isinstance`` test of a value against a request class in convo's code, as
+    ``module:line-free function:class``."""
+    import ast
+    from pathlib import Path
+
+    import convo.requests as requests
+
+    kinds = {name for name, value in vars(requests).items()
+             if isinstance(value, type) and issubclass(value, Request) and value is not Request}
+    package = Path(requests.__file__).resolve().parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                    names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                    found += [f"{path.relative_to(package).as_posix()}:{function.name}:{name}"
+                              for name in sorted(names & kinds)]
+    return sorted(set(found))
+
+
+def test_one_dispatch_on_request_types_remains() -> None:
+    # The stack's (Answerer.answer, kind) is the one dispatch; what a served conversation
+    # waits for is read from it (serve/live.py WAITS). What is left tests one class for
+    # another reason: a greeting stops at asking the user, the approval route's pending
+    # request for mypy, a subroutine's model calls send the child's messages.
+    assert _isinstance_of_requests() == [
+        "serve/engine.py:approve:Approve",
+        "serve/engine.py:greets:AskUser",
+        "templates/subroutine.py:_drive:CallModel",
+    ]

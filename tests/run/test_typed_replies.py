@@ -49,3 +49,37 @@ def test_a_resumed_run_counts_the_saved_cache_tokens_too() -> None:
     assert session.outcome.model_calls == 2
     assert session.outcome.usage == Usage(200, 20, 220, cache_read_tokens=150,
                                           cache_write_tokens=10, reasoning_tokens=4)
+
+
+def test_the_core_reads_a_messages_typed_facts_not_its_metadata_keys() -> None:
+    # Where convo reads a key of Message.metadata that has a typed fact (Message.finish,
+    # .usage, .reasoning, .refusal, .error, .rejected, .terminated): only reply.py (which
+    # the properties call), the OpenAI room (its own words) and the test kit's servers.
+    import ast
+    from pathlib import Path
+
+    import convo
+
+    facts = {"finish_reason", "usage", "refusal", "reasoning", "cancelled", "error",
+             "rejected", "terminated", "CANCELLED", "TERMINATED", "ERROR_KEY",
+             "TERMINATED_KEY", "REJECTED_KEY", "FINISH_KEY", "USAGE_KEY", "REFUSAL_KEY",
+             "REASONING_KEY", "CANCELLED_KEY"}
+    package = Path(convo.__file__).resolve().parent
+    read = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where == "reply.py" or where.startswith(("models/openai/", "testing/server/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            key = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "get" and node.args \
+                    and getattr(node.func.value, "attr", None) == "metadata":
+                key = node.args[0]
+            elif isinstance(node, ast.Subscript) and getattr(node.value, "attr", None) == \
+                    "metadata":
+                key = node.slice
+            name = getattr(key, "value", None) or getattr(key, "id", None)
+            if name in facts:
+                read.append(f"{where}:{node.lineno}: {name}")
+    assert read == []

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from message_json import unnumbered
+from provider_fakes import FakeProvider
 from starlette.testclient import TestClient
 
 from convo import (
@@ -111,8 +112,8 @@ def test_sse_events_in_order(client: TestClient) -> None:
     events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
               for block in text.strip().split("\n\n")]
     assert [e for e, _ in events] == ["message", "message", "done"]
-    assert events[0][1] == {"role": "user", "content": "hi"}
-    assert events[1][1] == {"role": "assistant", "content": "You said 'hi'"}
+    assert unnumbered([events[0][1], events[1][1]]) == [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "You said 'hi'"}]
     assert events[2][1]["added"] == [events[0][1], events[1][1]]
 
 
@@ -260,20 +261,16 @@ def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
     assert asyncio.run(main()) == [200, 409]
 
 
-def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> None:
-    from convo import OpenAIModel, UserTemplate
-    from convo.testing import OpenAIServer
-
+def test_streamed_model_text_arrives_as_delta_events_before_the_message(
+        provider_model: FakeProvider) -> None:
     template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
-    with OpenAIServer(["Hello there, how can I help?"]) as server:
-        model = OpenAIModel("m", base_url=server.base_url, stream=True, max_retries=0)
-        with TestClient(create_app(template, model)) as client:
-            cid = client.post("/api/conversations", json={}).json()["id"]
-            with client.stream("POST", f"/api/conversations/{cid}/messages",
-                               json={"content": "hi"},
-                               headers={"Accept": "text/event-stream"}) as stream:
-                text = "".join(stream.iter_text())
-        model.close()
+    model = provider_model(["Hello there, how can I help?"], stream=True)
+    with TestClient(create_app(template, model)) as client:
+        cid = client.post("/api/conversations", json={}).json()["id"]
+        with client.stream("POST", f"/api/conversations/{cid}/messages",
+                           json={"content": "hi"},
+                           headers={"Accept": "text/event-stream"}) as stream:
+            text = "".join(stream.iter_text())
     events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
               for block in text.strip().split("\n\n")]
     names = [e for e, _ in events]
@@ -284,11 +281,15 @@ def test_streamed_model_text_arrives_as_delta_events_before_the_message() -> Non
     assert events[-2][1]["content"] == "Hello there, how can I help?"
 
 
-def test_a_conversation_waiting_for_approval_is_rebuilt_on_another_worker(tmp_path: Any) -> None:
+def test_a_conversation_waiting_for_approval_is_rebuilt_on_another_worker(
+        tmp_path: Any, provider_model: FakeProvider) -> None:
     ran.clear()
     store = f"sqlite:///{tmp_path / 'shared.db'}"
-    first = create_app(TEMPLATE, FunctionModel(reply), store=store)
-    second = create_app(TEMPLATE, FunctionModel(reply), store=store)
+    # what reply() answers, in the order the two workers ask
+    provider_model.server.add("{refund(order='A1')}", "Done: refunded A1 {finish()}",
+                              "You said 'thanks'")
+    first = create_app(TEMPLATE, provider_model(), store=store)
+    second = create_app(TEMPLATE, provider_model(), store=store)
     with TestClient(first) as one, TestClient(second) as two:
         cid = one.post("/api/conversations", json={}).json()["id"]
         asked = one.post(f"/api/conversations/{cid}/messages",

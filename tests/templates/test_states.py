@@ -6,6 +6,7 @@ import asyncio
 import re
 
 import pytest
+from provider_fakes import FakeProvider
 
 from convo import (
     AssistantTemplate,
@@ -58,12 +59,16 @@ def two_states(*a_tools: object, b: object = None) -> StateMachineTemplate:
 
 
 def run(template: object, replies: list[str], user: list[str] | None = None,
-        **kw: object) -> tuple[list[Message], list[Event], Session]:
+        fake: FakeProvider | None = None, **kw: object
+        ) -> tuple[list[Message], list[Event], Session]:
+    """A run on a MockModel, or on ``fake``'s provider (whose fixture checks that the script
+    is used up)."""
     events: list[Event] = []
-    model = MockModel(replies)
+    model = MockModel(replies) if fake is None else fake(replies)
     session = Runner(model, template, ScriptedInterface(user or []),  # type: ignore[arg-type]
                      on_event=events.append, **kw).run()  # type: ignore[arg-type]
-    model.assert_complete()
+    if isinstance(model, MockModel):
+        model.assert_complete()
     return session.messages, events, session
 
 
@@ -78,9 +83,11 @@ def contents(messages: list[Message]) -> list[tuple[str, str]]:
 # --- moving -----------------------------------------------------------------------------------
 
 
-def test_a_transition_moves_and_a_state_without_one_ends_the_machine() -> None:
+def test_a_transition_moves_and_a_state_without_one_ends_the_machine(
+        provider_model: FakeProvider) -> None:
     tree = LinearTemplate([two_states(), AssistantTemplate("after the machine")])
-    messages, events, session = run(tree, ["{go_to_b(reason='done here')}"])
+    messages, events, session = run(tree, ["{go_to_b(reason='done here')}"],
+                                    fake=provider_model)
     assert contents(messages) == [
         ("system", "In a."), ("assistant", ""),
         ("tool", "Moving to state 'b'. Reason: done here"),
@@ -153,9 +160,9 @@ def test_a_nested_machine_hands_back_to_the_outer_state() -> None:
     assert entered(events) == [("a", None), ("x", None), ("y", "x"), ("b", "a")]
 
 
-def test_it_runs_the_same_under_arun() -> None:
+def test_it_runs_the_same_under_arun(provider_model: FakeProvider) -> None:
     events: list[Event] = []
-    model = MockModel(["{go_to_b()}"])
+    model = provider_model(["{go_to_b()}"])
     session = asyncio.run(Runner(model, two_states(), on_event=events.append).arun())
     assert contents(session.messages)[-2:] == [("system", "In b."), ("assistant", "b speaks")]
     assert entered(events) == [("a", None), ("b", "a")]

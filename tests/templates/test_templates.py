@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
+from provider_fakes import FakeProvider, plain
 
 from convo import (
     AssistantTemplate,
@@ -30,11 +31,11 @@ from convo import (
     UserTemplate,
 )
 from convo.errors import RunError
-from convo.models.base import ToolSchemas
+from convo.models.base import Model, ToolSchemas
 from convo.requests import AskUser, CallModel
 
 
-def _run(template: Template, model: MockModel | FunctionModel | None = None,
+def _run(template: Template, model: Model | None = None,
          replies: Sequence[str] = (), **kw: object) -> Session:
     return Runner(model, template, ScriptedInterface(replies), **kw).run()  # type: ignore[arg-type]
 
@@ -137,12 +138,14 @@ def test_a_template_model_overrides_the_runners() -> None:
     runners.assert_complete()
 
 
-def test_generate_template_appends_the_reply_with_its_role() -> None:
-    model = MockModel(["a reply", "a question", "a note"])
+def test_generate_template_appends_the_reply_with_its_role(provider_model: FakeProvider
+                                                          ) -> None:
+    model = provider_model(["a reply", "a question", "a note"])
     session = _run(LinearTemplate([GenerateTemplate(), GenerateTemplate("user"),
                                    GenerateTemplate(role="system")]), model)
-    assert session.messages == [Message("assistant", "a reply"), Message("user", "a question"),
-                                Message("system", "a note")]
+    assert plain(session.messages) == [Message("assistant", "a reply"),
+                                       Message("user", "a question"),
+                                       Message("system", "a note")]
 
 
 def test_generate_template_rejects_an_unknown_role() -> None:
@@ -317,10 +320,10 @@ def test_end_from_inside_nested_loops_ends_the_whole_run_with_one_farewell() -> 
 
 # -- reuse ----------------------------------------------------------------------------------------
 
-def test_one_template_reused_across_two_runs() -> None:
+def test_one_template_reused_across_two_runs(provider_model: FakeProvider) -> None:
     chat = LoopTemplate([UserTemplate(), AssistantTemplate()], exit_loop_count=2)
-    first = Runner(MockModel(["a1", "a2"]), chat, ScriptedInterface(["q1", "q2"])).run()
-    second = Runner(MockModel(["b1", "b2"]), chat, ScriptedInterface(["r1", "r2"])).run()
+    first = Runner(provider_model(["a1", "a2"]), chat, ScriptedInterface(["q1", "q2"])).run()
+    second = Runner(provider_model(["b1", "b2"]), chat, ScriptedInterface(["r1", "r2"])).run()
     assert _contents(first) == ["q1", "a1", "q2", "a2"]
     assert _contents(second) == ["r1", "b1", "r2", "b2"]
 

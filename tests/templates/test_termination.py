@@ -1,4 +1,5 @@
-"""The termination family of API.md §3, row by row, driven by MockModel scripts.
+"""The termination family of API.md §3, row by row, driven by MockModel scripts (the rows
+that take ``provider_model`` also on every provider's wire-level fake).
 
 Each test pins the whole transcript, the turn's result, the run's outcome and the number of
 model calls, so a change in what the model sees shows up here.
@@ -15,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from provider_fakes import FakeProvider, plain
 
 from convo import (
     DEFAULT_RESTRICTION_MESSAGE,
@@ -65,13 +67,15 @@ def _tool(call_id: str, name: str, content: str, *, error: bool = False) -> Mess
 
 
 def _turn(tools: Sequence[Tool], replies: Sequence[str], *, events: list[Event] | None = None,
-          **kw: Any) -> tuple[Session, MockModel]:
-    """One user message, then one agent turn."""
-    model = MockModel(replies)
+          fake: FakeProvider | None = None, **kw: Any) -> tuple[Session, Any]:
+    """One user message, then one agent turn, on a MockModel or on ``fake``'s provider (whose
+    fixture checks that the script is used up)."""
+    model = MockModel(replies) if fake is None else fake(replies)
     template = LinearTemplate([UserTemplate("Go."), ToolingTemplate(tools, **kw)])
     session = Runner(model, template, on_event=events.append if events is not None else None,
                      raise_errors=False).run()
-    model.assert_complete()
+    if isinstance(model, MockModel):
+        model.assert_complete()
     return session, model
 
 
@@ -194,11 +198,12 @@ def test_finish_tool_definition() -> None:
     assert finish.execute(note="all good").text == "all good"
 
 
-def test_finish_with_a_note_ends_the_turn_with_the_note() -> None:
-    session, model = _turn([lookup, FinishTool()],
-                           ["{lookup(query='x')}", "Done. {finish(note='Looked it up')}"])
+def test_finish_with_a_note_ends_the_turn_with_the_note(provider_model: FakeProvider) -> None:
+    session, _ = _turn([lookup, FinishTool()],
+                       ["{lookup(query='x')}", "Done. {finish(note='Looked it up')}"],
+                       fake=provider_model)
 
-    assert session.messages == [
+    assert plain(session.messages) == [
         Message("user", "Go."),
         _asks("", ("lookup", {"query": "x"})),
         _tool("call_1", "lookup", "result for x"),
@@ -208,7 +213,7 @@ def test_finish_with_a_note_ends_the_turn_with_the_note() -> None:
     assert session.turns == [TurnResult(status=RunStatus.COMPLETED, response="Done.",
                                         terminated_by="finish", note="Looked it up",
                                         iterations=2, done=True)]
-    assert len(model.calls) == 2
+    assert provider_model.calls == 2
 
 
 def test_seed_finish_under_restricted_output_with_two_injections() -> None:
@@ -300,9 +305,9 @@ def test_seed_end_conversation_inside_linear_template() -> None:
                                       terminated_by="end_conversation", iterations=1, done=True)
 
 
-def test_seed_end_conversation_inside_a_user_loop() -> None:
-    model = MockModel(["Hello! How can I help?",
-                       "{end_conversation(message='Goodbye, have a nice day!')}"])
+def test_seed_end_conversation_inside_a_user_loop(provider_model: FakeProvider) -> None:
+    model = provider_model(["Hello! How can I help?",
+                            "{end_conversation(message='Goodbye, have a nice day!')}"])
     template = LinearTemplate([
         SystemTemplate("You are a helpful assistant. When the user wants to end the "
                        "conversation, use the end_conversation tool with a polite farewell."),
@@ -328,7 +333,6 @@ def test_seed_end_conversation_inside_a_user_loop() -> None:
     assert session.outcome.model_calls == 2
     assert [t.status for t in session.turns] == [RunStatus.COMPLETED, RunStatus.ENDED]
     user.assert_complete()
-    model.assert_complete()
 
 
 def test_end_conversation_without_a_message_uses_the_default_farewell() -> None:
@@ -551,8 +555,12 @@ def test_seed_finish_task_json_partial_is_pending_review() -> None:
      "Task objective achieved. Marked for human review. Summary: quoted summary "
      "[FINISH_STATUS:done]"),
 ])
-def test_finish_task_forms(script: str, summary: str | None, status: str, text: str) -> None:
-    session, _ = _turn([FinishTaskTool()], [script], mode="task")
+def test_finish_task_forms(script: str, summary: str | None, status: str, text: str,
+                          provider_model: FakeProvider) -> None:
+    if "finish_task('" in script:
+        provider_model.cannot("anthropic", "gemini", why="a tool call's input is a JSON object "
+                              "on this provider's wire: a raw argument string cannot be sent")
+    session, _ = _turn([FinishTaskTool()], [script], mode="task", fake=provider_model)
 
     assert session.messages[-1].content == text
     assert session.turns[-1] == TurnResult(
@@ -626,14 +634,15 @@ def test_finish_tool_is_not_a_mode_finish_and_completes_a_task_turn() -> None:
 
 # -- precedence inside one batch ---------------------------------------------------------------
 
-def test_precedence_end_beats_terminal_beats_finish_and_every_call_is_answered() -> None:
-    session, model = _turn(
+def test_precedence_end_beats_terminal_beats_finish_and_every_call_is_answered(
+        provider_model: FakeProvider) -> None:
+    session, _ = _turn(
         [lookup, formatResult, FinishTool(), EndConversationTool()],
         ["{finish(note='n')} {formatResult(items=['a'])} {end_conversation(message='Bye')} "
-         "{lookup(query='z')}"],
+         "{lookup(query='z')}"], fake=provider_model,
     )
 
-    assert session.messages[2:] == [
+    assert plain(session.messages[2:]) == [
         _tool("call_1", "finish", "n"),
         _tool("call_2", "formatResult", "1. a"),
         _tool("call_3", "end_conversation", '{"status": "success", "message": "Bye"}'),
@@ -643,7 +652,7 @@ def test_precedence_end_beats_terminal_beats_finish_and_every_call_is_answered()
     assert session.outcome is not None
     assert session.outcome.status is RunStatus.ENDED
     assert session.turns[-1].terminated_by == "end_conversation"
-    assert len(model.calls) == 1
+    assert provider_model.calls == 1
 
 
 def test_precedence_terminal_beats_finish() -> None:

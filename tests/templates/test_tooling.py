@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from provider_fakes import FakeProvider
 
 from convo import (
     DEFAULT_RESTRICTION_MESSAGE,
@@ -57,13 +58,16 @@ def _tool(call_id: str, name: str, content: str, *, error: bool = False) -> Mess
 
 def _turn(tools: Sequence[Any], replies: Sequence[str | Message], *,
           events: list[Event] | None = None, system: str | None = None,
-          **kw: Any) -> tuple[Session, MockModel]:
-    model = MockModel(replies)
+          fake: FakeProvider | None = None, **kw: Any) -> tuple[Session, Any]:
+    """One agent turn on a MockModel, or on ``fake``'s provider (whose fixture checks that
+    the script is used up)."""
+    model = MockModel(replies) if fake is None else fake(replies)
     parts: list[Any] = [SystemTemplate(system)] if system else []
     template = LinearTemplate([*parts, UserTemplate("Go."), ToolingTemplate(tools, **kw)])
     session = Runner(model, template, on_event=events.append if events is not None else None,
                      raise_errors=False).run()
-    model.assert_complete()
+    if isinstance(model, MockModel):
+        model.assert_complete()
     return session, model
 
 
@@ -383,11 +387,13 @@ def test_step3_restricted_unlimited_injects_until_a_tool_is_called() -> None:
         RestrictionInjected(DEFAULT_RESTRICTION_MESSAGE, n) for n in (1, 2, 3)]
 
 
-def test_step3_a_custom_restriction_message_within_a_budget() -> None:
-    session, model = _turn(
+def test_step3_a_custom_restriction_message_within_a_budget(provider_model: FakeProvider
+                                                            ) -> None:
+    session, _ = _turn(
         [FinishTool()], ["Answer: 42, sure.", "Still 42, really."],
         restrict_output=True, restriction_max_injections=1,
         restriction_message="Please call a tool or use 'finish' to complete.",
+        fake=provider_model,
     )
 
     assert [(m.role, m.content) for m in session.messages] == [
@@ -399,7 +405,7 @@ def test_step3_a_custom_restriction_message_within_a_budget() -> None:
     assert session.turns == [TurnResult(status=RunStatus.COMPLETED,
                                         response="Still 42, really.", iterations=2,
                                         injections=1, restriction_exhausted=True)]
-    assert len(model.calls) == 2
+    assert provider_model.calls == 2
 
 
 def test_step3_restriction_budget_resets_every_turn() -> None:
@@ -444,16 +450,17 @@ def test_injections_alone_do_not_trip_the_guard_when_a_tool_follows() -> None:
 
 @pytest.mark.parametrize(("mode", "status"), [("response", RunStatus.MAX_ITERATIONS),
                                               ("task", RunStatus.ITERATIONS_EXCEEDED)])
-def test_step4_max_iterations_by_mode(mode: str, status: RunStatus) -> None:
-    session, model = _turn([add], ["{add(a=1)}", "Adding more. {add(a=2)}", "{add(a=3)}"],
-                           mode=mode, max_iterations=3)
+def test_step4_max_iterations_by_mode(mode: str, status: RunStatus,
+                                      provider_model: FakeProvider) -> None:
+    session, _ = _turn([add], ["{add(a=1)}", "Adding more. {add(a=2)}", "{add(a=3)}"],
+                       mode=mode, max_iterations=3, fake=provider_model)
 
     assert session.turns == [TurnResult(status=status, response="Adding more.",
                                         iterations=3)]
     assert session.messages[-1] == _tool("call_3", "add", "4")
     assert session.outcome is not None
     assert session.outcome.status is status
-    assert session.outcome.model_calls == len(model.calls) == 3
+    assert session.outcome.model_calls == provider_model.calls == 3
 
 
 @pytest.mark.parametrize(("mode", "status"), [("response", RunStatus.MAX_ITERATIONS),
@@ -482,8 +489,9 @@ def test_max_iterations_one_is_a_single_model_call() -> None:
 
 # -- results on the session -------------------------------------------------------------------
 
-def test_every_turn_lands_on_session_turns_and_the_outcome_has_the_last() -> None:
-    model = MockModel(["Hello!", "{add(a=4)}", "Five.", "{finish(note='bye')}"])
+def test_every_turn_lands_on_session_turns_and_the_outcome_has_the_last(
+        provider_model: FakeProvider) -> None:
+    model = provider_model(["Hello!", "{add(a=4)}", "Five.", "{finish(note='bye')}"])
     template = LoopTemplate([UserTemplate(), ToolingTemplate([add, FinishTool()])],
                             exit_loop_count=3)
     session = Runner(model, template, ScriptedInterface(["hi", "4+1?", "thanks"])).run()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from provider_fakes import FakeProvider
 
 from convo import (
     FunctionModel,
@@ -142,7 +143,7 @@ def test_the_scenario_state_is_laid_over_the_starting_state() -> None:
     assert seen == [{"tier": "gold", "lang": "en"}]
 
 
-def test_approvals_answer_tool_calls_that_need_one() -> None:
+def test_approvals_answer_tool_calls_that_need_one(provider_model: FakeProvider) -> None:
     @tool(needs_approval=True)
     def pay(amount: int) -> str:
         """Pay.
@@ -153,7 +154,8 @@ def test_approvals_answer_tool_calls_that_need_one() -> None:
         return f"paid {amount}"
 
     tree = LinearTemplate([UserTemplate(), ToolingTemplate([pay])])
-    model = MockModel(["{pay(amount=3)}", "done"])
+    # one script for both evaluations: the second run stops at its unanswered approval
+    model = provider_model(["{pay(amount=3)}", "done", "{pay(amount=3)}"])
     rejected = Scenario("r", user=["pay"], approvals=["no, too much"],
                         checks={"status": "completed", "reply_matches": "done"})
     result = evaluate(tree, model, rejected)

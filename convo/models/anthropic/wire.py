@@ -242,6 +242,15 @@ def as_dict(obj: Any) -> dict[str, Any]:
     raise WireError(f"expected a Messages API response object, got {_short(obj)}")
 
 
+def response_json(body: bytes) -> Any:
+    """A response body's JSON; a body that is not JSON is a ``WireError``."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        raise WireError(f"the reply is not JSON ({type(exc).__name__}): {body[:200]!r}"
+                        ) from None
+
+
 def usage_from_wire(usage: Any) -> Usage | None:
     """Anthropic's token counts as a ``Usage``: all input is ``prompt_tokens``."""
     if not isinstance(usage, Mapping):

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ...requests import Approve, AskUser, CallModel, HandOff, RunTools
+from ...requests import Approve
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
 from ..live import Live, client_calls
 from ..problems import Conflict, Forbidden, Refused
@@ -117,7 +117,8 @@ def _plan(engine: Engine, live: Live, run: RunInput, new: list[InputMessage], ca
         raise Conflict(f"thread {run.thread_id!r} has ended: start a new thread")
     answers = list(run.resume or ())
     steps: list[_Step] = []
-    if isinstance(pending, Approve):
+    if live.waits == "approval":
+        assert isinstance(pending, Approve)
         open_ids = [c.id for c in pending.calls]
         answered = {a.interrupt_id for a in answers}
         missing = [i for i in open_ids if i not in answered]
@@ -138,9 +139,9 @@ def _plan(engine: Engine, live: Live, run: RunInput, new: list[InputMessage], ca
         raise HTTPProblem(400, f"resume answers no open interrupt: thread {run.thread_id!r} "
                                "has none (unknown interrupt ids: "
                                f"{', '.join(a.interrupt_id for a in answers)})")
-    elif client_calls(pending):
+    elif live.waits == "client_tool":
         steps.append(_results(engine, pending, run))
-    elif isinstance(pending, CallModel | RunTools):
+    elif live.waits == "retry":
         if new:
             raise Conflict("the last run failed before it ended: send a run with no new "
                            "message to retry it, then send the message")
@@ -151,7 +152,7 @@ def _plan(engine: Engine, live: Live, run: RunInput, new: list[InputMessage], ca
     engine.offer(live, offers)  # (refused runs above change nothing)
     for message in new:
         steps.append(_Step(partial(_say, engine, message),
-                           lambda live: isinstance(live.pending, AskUser | HandOff)))
+                           lambda live: live.waits in ("user", "operator")))
     return steps
 
 

@@ -75,9 +75,16 @@ class API:
                  debug_errors: bool = False, hidden_tools: Iterable[str] = (),
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
                  title: str | None = None, first_prompt: str | None = None,
-                 faces: Iterable[str] = FACES) -> None:
+                 faces: Iterable[str] = FACES, tool_name: str | None = None,
+                 tool_description: str | None = None) -> None:
         self.engine = engine
         self.faces = tuple(faces)  # the faces served (``faces.chosen``)
+        # The bot as an MCP tool (the mcp face, ``mcp.py``): its name (default: the title)
+        # and description.
+        self.tool_name = tool_name
+        self.tool_description = tool_description
+        # What a face started and the app's end stops (the mcp face's session manager).
+        self.closers: list[Callable[[], Awaitable[None]]] = []
         self.auth = auth
         self.max_message_bytes = max_message_bytes
         self.max_attachment_bytes = max_attachment_bytes
@@ -437,6 +444,8 @@ def build(api: API) -> Starlette:
             yield
         finally:
             await api.drain()
+            for close in api.closers:
+                await close()
             try:  # the template's toolsets: no MCP server's process outlives the app
                 await api.engine.runner.aclose()
             finally:

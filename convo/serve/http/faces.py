@@ -28,6 +28,7 @@ ROUTES: Final[dict[str, str]] = {
     "native": "convo.serve.http.app:native_routes",
     "agui": "convo.serve.http.agui:routes",
     "ai-sdk": "convo.serve.http.aisdk:routes",
+    "mcp": "convo.serve.http.mcp:mcp_routes",
 }
 
 

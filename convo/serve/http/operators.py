@@ -23,7 +23,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ...messages import Message
-from ...requests import HandOff
 from ..live import Live
 from ..problems import Conflict
 from .bodies import HTTPProblem, read_object
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
 
 def handed_off(live: Live, what: str) -> None:
     """A ``Conflict`` (409) unless the conversation is handed to a person."""
-    if not isinstance(live.pending, HandOff):
+    if live.waits != "operator":
         raise Conflict(f"the conversation is not handed to a person: there is no handoff to "
                        f"{what}")
 

@@ -1,0 +1,374 @@
+"""Providers on their own wire: ``AnthropicModel`` against the raw ``anthropic`` SDK.
+
+    python benchmarks/providers.py            # ratios in one run, JSON in results/providers.json
+    python benchmarks/providers.py --quick
+
+The standard conversation (benchmarks/conversation.py: system + user -> one tool call ->
+the tool -> the final text, 2 model calls) through ``AnthropicModel`` under ``Runner``, and
+the raw SDK (``anthropic.Anthropic`` / ``AsyncAnthropic``) sending the very same two request
+bodies (checked before timing) and running the tool itself, against one ``AnthropicServer``
+in a process of its own: sequential sync, sequential async, and 200 conversations at once.
+The sides take turns round by round (ABBA), each keeping one client for the whole run; each
+round gives a ratio convo / raw and the table shows the median and its interquartile range.
+
+Each provider is one ``Provider`` entry in ``PROVIDERS`` (its server, its model, the raw
+SDK's two calls); ``GeminiModel`` against raw ``google-genai`` joins as one more. A provider
+whose extra is not installed, or that is not in this convo yet, is skipped with a line saying
+so.
+
+Then the cache figure: a 20-turn conversation on ``AnthropicServer`` (its accounting of API.md
+§23), cached input tokens as a share of all input tokens, per turn and from turn 3 on (target
+≥ 80 %).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import gc
+import importlib
+import itertools
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+from conversation import FINAL, SYSTEM, TEMPLATE, TOOLS, USER, check, weather
+
+from convo import Message, Runner, ToolCall
+
+HERE = Path(__file__).resolve().parent
+JSON_PATH = HERE / "results" / "providers.json"
+MODEL = "bench-model"
+API_KEY = "bench"
+TARGET = 1.00
+CACHE_TARGET = 0.80
+Times = dict[str, list[float]]  # side ("convo", "raw") -> seconds per conversation, per round
+
+
+# -- Anthropic: the server's replies and the raw SDK's calls ----------------------------------
+
+EPH = {"type": "ephemeral"}
+_ids = itertools.count(1)
+
+
+def anthropic_reply(body: dict[str, Any]) -> str | Message:
+    """A tool call until the last user turn holds a tool result, then the final text."""
+    last = body["messages"][-1]["content"]
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        return FINAL
+    call = ToolCall(f"toolu_{next(_ids)}", "get_weather", {"city": "Oslo"})
+    return Message("assistant", "", tool_calls=(call,))
+
+
+ANTHROPIC_TOOLS = [{"name": t["function"]["name"],
+                    "input_schema": t["function"]["parameters"],
+                    "description": t["function"]["description"],
+                    "cache_control": EPH} for t in TOOLS]
+ANTHROPIC_SYSTEM = [{"type": "text", "text": SYSTEM, "cache_control": EPH}]
+
+
+def _first() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": [{"type": "text", "text": USER,
+                                          "cache_control": EPH}]}]
+
+
+def _second(reply: Any) -> list[dict[str, Any]]:
+    """The second request's messages, as a careful hand-written client sends them: the cache
+    mark moves to the last block, the tool runs."""
+    calls = [b for b in reply.content if b.type == "tool_use"]
+    turn: list[dict[str, Any]] = [{"type": "text", "text": b.text}
+                                  for b in reply.content if b.type == "text" and b.text]
+    turn += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls]
+    results = [{"type": "tool_result", "tool_use_id": c.id, "content": weather(**c.input)}
+               for c in calls]
+    results[-1]["cache_control"] = EPH
+    return [{"role": "user", "content": [{"type": "text", "text": USER}]},
+            {"role": "assistant", "content": turn}, {"role": "user", "content": results}]
+
+
+def anthropic_raw_sync(client: Any) -> str:
+    first = client.messages.create(max_tokens=4096, messages=_first(), model=MODEL,
+                                   system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
+    second = client.messages.create(max_tokens=4096, messages=_second(first), model=MODEL,
+                                    system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
+    text: str = second.content[0].text
+    return text
+
+
+async def anthropic_raw_async(client: Any) -> str:
+    first = await client.messages.create(max_tokens=4096, messages=_first(), model=MODEL,
+                                         system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
+    second = await client.messages.create(max_tokens=4096, messages=_second(first),
+                                          model=MODEL, system=ANTHROPIC_SYSTEM,
+                                          tools=ANTHROPIC_TOOLS)
+    text: str = second.content[0].text
+    return text
+
+
+@attrs.frozen
+class Provider:
+    """One provider's side of the benchmark: where its fake server and its model live
+    (``module:name``), the raw SDK's clients and its two calls, and what to install."""
+
+    sdk: str
+    server: str
+    model: str
+    client: str
+    async_client: str
+    reply: Callable[[dict[str, Any]], Any]
+    raw_sync: Callable[[Any], str]
+    raw_async: Callable[[Any], Awaitable[str]]
+    extra: str
+
+    def missing(self) -> str | None:
+        """Why this provider cannot run here, or None."""
+        for what in (self.sdk, self.server, self.model):
+            module, _, name = what.partition(":")
+            try:
+                found = importlib.import_module(module)
+            except ImportError:
+                return (f"the {self.extra} extra is not installed (pip install -e "
+                        f"\".[{self.extra}]\" in convo's checkout)")
+            if name and not hasattr(found, name):
+                return f"{what} is not in this convo yet"
+        return None
+
+    def load(self, what: str) -> Any:
+        module, _, name = what.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+PROVIDERS: dict[str, Provider] = {
+    "anthropic": Provider(
+        "anthropic", "convo.testing:AnthropicServer", "convo:AnthropicModel",
+        "anthropic:Anthropic", "anthropic:AsyncAnthropic", anthropic_reply,
+        anthropic_raw_sync, anthropic_raw_async, "anthropic"),
+    # "gemini": GeminiModel against raw google-genai, one entry like the one above.
+}
+
+
+# -- the server, in a process of its own ------------------------------------------------------
+
+def serve(name: str) -> None:
+    """Serve ``name``'s fake until stdin closes, printing its base URL first."""
+    provider = PROVIDERS[name]
+    server_class = provider.load(provider.server)
+    with server_class(handler=provider.reply, keep_requests=False) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+@contextmanager
+def server(name: str) -> Iterator[str]:
+    process = subprocess.Popen([sys.executable, __file__, "--serve", name],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=HERE)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"the {name} benchmark server did not start (said {base_url!r})")
+        yield base_url
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def same_requests(provider: Provider) -> None:
+    """Both sides send the same bodies (on an in-process server that keeps them)."""
+    server_class = provider.load(provider.server)
+    with server_class(handler=provider.reply) as fake:
+        model = provider.load(provider.model)(MODEL, base_url=fake.base_url, api_key=API_KEY)
+        check(Runner(model, TEMPLATE).run())
+        model.close()
+        client = provider.load(provider.client)(base_url=fake.base_url, api_key=API_KEY)
+        provider.raw_sync(client)
+        client.close()
+        convo_side, raw_side = fake.requests[:2], fake.requests[2:]
+    for mine, theirs in zip(convo_side, raw_side, strict=True):
+        if _without_ids(mine) != _without_ids(theirs):  # the tool-call ids differ, by design
+            raise AssertionError(f"the raw side sends another request:\n{mine}\n{theirs}")
+
+
+def _without_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: ("id" if k in ("id", "tool_use_id") else _without_ids(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
+# -- timing -----------------------------------------------------------------------------------
+
+def _order(round_number: int) -> tuple[str, str]:
+    return ("convo", "raw") if round_number % 2 == 0 else ("raw", "convo")
+
+
+def sequential_sync(provider: Provider, base_url: str, conversations: int,
+                    rounds: int) -> Times:
+    model = provider.load(provider.model)(MODEL, base_url=base_url, api_key=API_KEY)
+    runner = Runner(model, TEMPLATE)
+    client = provider.load(provider.client)(base_url=base_url, api_key=API_KEY)
+    sides: dict[str, Callable[[], Any]] = {"convo": lambda: check(runner.run()),
+                                           "raw": lambda: provider.raw_sync(client)}
+    for side in sides.values():  # warm up: connections, caches
+        side()
+    times: Times = {"convo": [], "raw": []}
+    for r in range(rounds):
+        for name in _order(r):
+            gc.collect()
+            started = time.perf_counter()
+            for _ in range(conversations):
+                sides[name]()
+            times[name].append((time.perf_counter() - started) / conversations)
+    model.close()
+    client.close()
+    return times
+
+
+async def _async_suite(provider: Provider, base_url: str, conversations: int, rounds: int,
+                       at_once: int, at_once_rounds: int) -> dict[str, Times]:
+    model = provider.load(provider.model)(MODEL, base_url=base_url, api_key=API_KEY)
+    runner = Runner(model, TEMPLATE)
+    client = provider.load(provider.async_client)(base_url=base_url, api_key=API_KEY)
+
+    async def convo_one() -> None:
+        check(await runner.arun())
+
+    async def raw_one() -> None:
+        await provider.raw_async(client)
+
+    sides: dict[str, Callable[[], Awaitable[None]]] = {"convo": convo_one, "raw": raw_one}
+
+    async def measure(concurrency: int, batches: int, rounds: int) -> Times:
+        times: Times = {"convo": [], "raw": []}
+        for r in range(rounds):
+            for name in _order(r):
+                gc.collect()
+                started = time.perf_counter()
+                for _ in range(batches):
+                    await asyncio.gather(*(sides[name]() for _ in range(concurrency)))
+                times[name].append((time.perf_counter() - started) / (batches * concurrency))
+        return times
+
+    for side in sides.values():  # warm up: both pools hold their keep-alive connections
+        await asyncio.gather(*(side() for _ in range(at_once)))
+    results = {"async": await measure(1, conversations, rounds),
+               f"{at_once}_at_once": await measure(at_once, 1, at_once_rounds)}
+    await model.aclose()
+    await client.close()
+    return results
+
+
+def _pair(times: Times) -> dict[str, Any]:
+    ratios = sorted(c / r for c, r in zip(times["convo"], times["raw"], strict=True))
+    q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {"convo_ms": statistics.median(times["convo"]) * 1e3,
+            "raw_ms": statistics.median(times["raw"]) * 1e3,
+            "ratio": statistics.median(ratios), "ratio_q1": q1, "ratio_q3": q3,
+            "rounds": len(ratios)}
+
+
+# -- the cache figure -------------------------------------------------------------------------
+
+def cache_figure(turns: int = 20) -> list[dict[str, int]]:
+    """Per turn of a ``turns``-turn chat on AnthropicServer: input tokens and cache reads."""
+    from convo import (
+        AnthropicModel,
+        AssistantTemplate,
+        LinearTemplate,
+        LoopTemplate,
+        SystemTemplate,
+        UserTemplate,
+    )
+    from convo.interfaces.scripted import ScriptedInterface
+    from convo.testing import AnthropicServer
+
+    said = [f"Question {i}: tell me about the weather in city number {i}, please." for i in
+            range(turns)]
+    answers = [f"Answer {i}: " + "It is mild and dry there today. " * 6 for i in range(turns)]
+    template = LinearTemplate([SystemTemplate(SYSTEM), LoopTemplate(
+        [UserTemplate(), AssistantTemplate()], exit_loop_count=turns)])
+    with AnthropicServer(answers) as fake, AnthropicModel(
+            MODEL, base_url=fake.base_url, api_key=API_KEY) as model:
+        session = Runner(model, template, ScriptedInterface(said)).run()
+    rows = []
+    for turn, message in enumerate((m for m in session.messages if m.role == "assistant"), 1):
+        usage = message.usage
+        assert usage is not None
+        rows.append({"turn": turn, "input": usage.prompt_tokens,
+                     "cache_read": usage.cache_read_tokens,
+                     "cache_write": usage.cache_write_tokens})
+    return rows
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short run, for a first look")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.serve)
+        return 0
+    seq, rounds, at_once, at_once_rounds = (10, 10, 200, 3) if args.quick else (20, 30, 200, 9)
+    results: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, load average "
+                   f"{os.getloadavg()[0]:.1f} at the start",
+        "python": platform.python_version(), "providers": {}}
+    rows = [("measure", "convo", "raw SDK", "ratio (median)", "ratio IQR", "target", "met")]
+    expected = ["anthropic", "gemini"]  # the providers the issue asks a ratio of
+    for name in [*PROVIDERS, *(n for n in expected if n not in PROVIDERS)]:
+        provider = PROVIDERS.get(name)
+        why = "its Provider entry is not written yet" if provider is None else provider.missing()
+        if why is not None:
+            print(f"{name}: skipped: {why}", file=sys.stderr)
+            results["providers"][name] = {"skipped": why}
+            continue
+        assert provider is not None
+        same_requests(provider)
+        print(f"{name}: sequential sync, then async, then {at_once} at once ...", file=sys.stderr)
+        with server(name) as base_url:
+            measured = {"sync": sequential_sync(provider, base_url, seq, rounds),
+                        **asyncio.run(_async_suite(provider, base_url, seq, rounds, at_once,
+                                                   at_once_rounds))}
+        results["providers"][name] = {k: _pair(v) for k, v in measured.items()}
+        for kind, pair in results["providers"][name].items():
+            rows.append((f"{name}, {kind.replace('_', ' ')} (per conversation)",
+                         f"{pair['convo_ms']:.2f} ms", f"{pair['raw_ms']:.2f} ms",
+                         f"{pair['ratio']:.3f}×", f"{pair['ratio_q1']:.3f}–{pair['ratio_q3']:.3f}",
+                         f"≤ {TARGET:.2f}×", "yes" if pair["ratio"] <= TARGET else "no"))
+    cache = cache_figure()
+    later = cache[2:]
+    share = sum(r["cache_read"] for r in later) / sum(r["input"] for r in later)
+    results["cache"] = {"turns": cache, "read_share_from_turn_3": share}
+    rows.append(("anthropic, 20 turns: cache reads / input, turn 3 on", f"{share:.1%}", "", "",
+                 "", f"≥ {CACHE_TARGET:.0%}", "yes" if share >= CACHE_TARGET else "no"))
+    results["load_average_at_the_end"] = round(os.getloadavg()[0], 1)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print(" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    print(f"({results['machine']}; {results['load_average_at_the_end']} at the end)")
+    JSON_PATH.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
