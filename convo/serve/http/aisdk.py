@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ...requests import Approve, AskUser, CallModel, HandOff, RunTools
+from ...requests import Approve
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
-from ..live import Live, client_calls
+from ..live import Live
 from ..problems import Conflict, Forbidden, Refused
 from .aisdk_events import HEADERS, UIStreamEncoder
 from .aisdk_input import ChatInput, UIInput, chat_input
@@ -78,7 +78,7 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
     live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
     try:
         new: list[UIInput] = unstored(live, given.messages)
-        continues = isinstance(live.pending, Approve) and failed is None
+        continues = live.waits == "approval" and failed is None
         steps = _plan(api.engine, live, given, new, caller) if failed is None else []
     except BaseException:
         await stack.aclose()
@@ -91,7 +91,7 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
             code, body = (502, failed) if failed is not None else (200, live.view(
                 live.committed))
             for step in steps:
-                if not isinstance(live.pending, AskUser | HandOff) and step.func is _say:
+                if step.func is _say and live.waits not in ("user", "operator"):
                     break  # the rest wait for a later request (they stay new until stored)
                 code, body = await step(live, api.plain_events(sink))
                 if code >= 400:
@@ -120,11 +120,12 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
     chat_id = given.chat_id
     if pending is None:
         raise Conflict(f"chat {chat_id!r} has ended: start a new chat")
-    if given.trigger == "regenerate-message" and not isinstance(pending, CallModel | RunTools):
+    if given.trigger == "regenerate-message" and live.waits != "retry":
         raise HTTPProblem(501, "regenerate is not available yet: /ai-sdk/chat cannot branch "
                                "a chat before a reply; send a new message instead")
     steps: list[partial[Any]] = []
-    if isinstance(pending, Approve):
+    if live.waits == "approval":
+        assert isinstance(pending, Approve)
         open_ids = [c.id for c in pending.calls]
         answers = {a.interrupt_id: a for a in given.answers if a.interrupt_id in open_ids}
         missing = [i for i in open_ids if i not in answers]
@@ -138,10 +139,10 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
         decisions = [{"call_id": a.interrupt_id, "approve": a.approve, "reason": a.reason}
                      for a in answers.values()]
         steps.append(partial(_approve, engine, decisions, caller.operator))
-    elif client_calls(pending):
+    elif live.waits == "client_tool":
         raise Conflict(f"chat {chat_id!r} waits for the result of a frontend tool offered "
                        "over AG-UI: send it there")
-    elif isinstance(pending, CallModel | RunTools):
+    elif live.waits == "retry":
         if new:
             raise Conflict("the last reply failed before it ended: send a request with no "
                            "new message (or regenerate) to retry it, then send the message")
