@@ -15,8 +15,9 @@ import pytest
 from serve_kit import TEMPLATE, model, reply
 from starlette.testclient import TestClient
 
-from convo import FunctionModel, Message
+from convo import FunctionModel, Message, ModelError
 from convo.serve import TrustedHeader, create_app
+from convo.serve.http.logs import MODEL_FAILED
 
 
 class Counted:
@@ -167,3 +168,24 @@ def test_a_chat_running_a_turn_is_409_before_any_stream() -> None:
     done, busy, error = asyncio.run(main())
     assert (done, busy) == (200, 409)
     assert error.startswith("a turn is running in this conversation"), error
+
+
+def test_a_request_with_no_new_message_retries_a_failed_reply() -> None:
+    failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
+
+    def flaky(messages: Sequence[Message], tools: Any) -> str:
+        if failures:
+            raise failures.pop()
+        return reply(messages, tools)
+
+    with TestClient(create_app(TEMPLATE, FunctionModel(flaky))) as client:
+        failed = chunks(client, body("c", user("u1", "hello")))
+        refused = client.post("/ai-sdk/chat", json=body("c", user("u1", "hello"),
+                                                         user("u2", "hi")))
+        retried = chunks(client, body("c", user("u1", "hello")))
+    assert failed == [{"type": "error", "errorText": MODEL_FAILED}]
+    assert (refused.status_code, refused.json()) == (409, {"error": (
+        "the last reply failed before it ended: send a request with no new message (or "
+        "regenerate) to retry it, then send the message")})
+    assert [c["type"] for c in retried][-1] == "finish"
+    assert retried[-4]["delta"] == "You said 'hello'"

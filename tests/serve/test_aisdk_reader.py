@@ -15,7 +15,17 @@ from serve_kit import TEMPLATE, model, reply
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
 
-from convo import FunctionModel, Message, ModelError
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.serve.http.logs import MODEL_FAILED
 
@@ -60,6 +70,31 @@ def test_a_tool_call_with_reasoning_is_one_ui_message_of_two_steps() -> None:
     assert (tool["toolCallId"], tool["input"]) == ("call_1", {"city": "Oslo"})
 
 
+@tool
+def lookup(order: str) -> str:
+    """Look an order up."""
+    raise ValueError(f"no order {order}")
+
+
+def sorry(messages: Sequence[Message], tools: Any) -> str:
+    last = messages[-1]
+    return f"Sorry: {last.text}" if last.role == "tool" else "{lookup(order='B2')}"
+
+
+def test_a_failed_tool_is_a_tool_output_error_and_the_model_answers_it() -> None:
+    failing = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+        UserTemplate(), ToolingTemplate([lookup])])])
+    with serving(create_app(failing, FunctionModel(sorry))) as url:
+        found = chat(url, "c", {"say": ["u1", "where is B2?"]})
+        stored = httpx.get(f"{url}/api/conversations/c").json()["messages"]
+    (run,) = found["runs"]
+    failed = "Error: tool 'lookup' failed: ValueError: no order B2"
+    assert run["errors"] == [] and stored[3]["content"] == failed
+    assert "tool-output-error" in types(run)
+    assert parts(run["message"]) == [("step-start",), ("tool-lookup", "output-error", failed),
+                                     ("step-start",), ("text", f"Sorry: {failed}")]
+
+
 def test_a_failed_model_call_is_an_error_in_plain_words_and_regenerate_retries() -> None:
     failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
 
@@ -97,14 +132,20 @@ def test_an_approval_is_asked_and_the_next_request_answers_it(approve: bool) -> 
     assert answered["chunks"][0] == {"type": "start", "messageId": stored[2]["id"]}
     (message,) = [m for m in found["messages"] if m["role"] == "assistant"]  # continued
     assert message["id"] == stored[2]["id"]
+    said = ["finish-step", "start-step", "text-start", "text-delta", "text-end",
+            "tool-input-start", "tool-input-available", "tool-output-available", "finish-step",
+            "finish"]  # the model's next call: its reply and its finish() call
     if approve:
-        assert types(answered)[:3] == ["start", "start-step", "tool-output-available"]
-        assert parts(message)[1] == ("tool-refund", "output-available", "refunded B2")
-        assert parts(message)[3] == ("text", "Done: refunded B2")
+        assert types(answered) == ["start", "start-step", "tool-output-available", *said]
+        assert parts(message) == [
+            ("step-start",), ("tool-refund", "output-available", "refunded B2"),
+            ("step-start",), ("step-start",), ("text", "Done: refunded B2"),
+            ("tool-finish", "output-available", "Finished")]
     else:
-        assert types(answered)[:3] == ["start", "start-step", "tool-output-denied"]
-        assert parts(message)[1] == ("tool-refund", "output-denied", None)
-        assert parts(message)[3][0] == "text" and parts(message)[3][1].startswith("Done: ")
+        assert types(answered) == ["start", "start-step", "tool-output-denied", *said]
+        assert parts(message)[:4] == [("step-start",), ("tool-refund", "output-denied", None),
+                                      ("step-start",), ("step-start",)]
+        assert parts(message)[4][0] == "text" and parts(message)[4][1] == (
+            f"Done: {stored[3]['content']}")
         assert stored[3]["role"] == "tool"
-    assert types(answered)[-2:] == ["finish-step", "finish"]
     assert message["parts"][1]["approval"]["approved"] is approve

@@ -137,6 +137,7 @@ class UIStreamEncoder(Encoder):
 
     def tool_result(self, event: ToolResult) -> str:
         out = self._step(None, new=False) + self._close()
+        self.step_done = True  # what the model says next is its next call's
         message = event.message
         if message.rejected:
             return out + chunk({"type": "tool-output-denied", "toolCallId": event.call_id})
