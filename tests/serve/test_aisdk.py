@@ -14,6 +14,9 @@ import httpx
 import pytest
 from serve_kit import TEMPLATE, model, reply
 from starlette.testclient import TestClient
+from test_staff_and_handoff import ANN, OLGA, USERS
+from test_staff_and_handoff import TEMPLATE as STAFFED
+from test_staff_and_handoff import reply as staffed_reply
 
 from convo import FunctionModel, Message, ModelError
 from convo.serve import TrustedHeader, create_app
@@ -189,3 +192,24 @@ def test_a_request_with_no_new_message_retries_a_failed_reply() -> None:
         "regenerate) to retry it, then send the message")})
     assert [c["type"] for c in retried][-1] == "finish"
     assert retried[-4]["delta"] == "You said 'hello'"
+
+
+def test_an_operators_approval_is_not_asked_of_the_user_and_refuses_the_users_answer(
+        ) -> None:
+    app = create_app(STAFFED, FunctionModel(staffed_reply), auth=USERS)
+    with TestClient(app) as client:
+        asked = chunks(client, body("c", user("u1", "refund B2")), **ANN)
+        decided = {"id": asked[0]["messageId"], "role": "assistant", "parts": [{
+            "type": "tool-refund", "toolCallId": "call_1", "state": "approval-responded",
+            "input": {"order": "B2"}, "approval": {"id": "call_1", "approved": True}}]}
+        answer = client.post("/ai-sdk/chat", json=body("c", user("u1", "refund B2"), decided),
+                             headers=ANN)
+        by_olga = client.post("/api/conversations/c/approvals", headers=OLGA, json={
+            "decisions": [{"call_id": "call_1", "approve": True}]})
+    assert [c["type"] for c in asked] == ["start", "start-step", "tool-input-start",
+                                          "tool-input-available", "finish-step", "finish"]
+    assert asked[-1] == {"type": "finish", "finishReason": "tool-calls"}
+    assert (answer.status_code, answer.json()) == (403, {"error": (
+        "this approval waits for an operator: an operator decides it (the tool's approver is "
+        "'operator'), not the user")})
+    assert by_olga.status_code == 200
