@@ -213,3 +213,18 @@ def test_an_operators_approval_is_not_asked_of_the_user_and_refuses_the_users_an
         "this approval waits for an operator: an operator decides it (the tool's approver is "
         "'operator'), not the user")})
     assert by_olga.status_code == 200
+
+
+def test_a_chat_moves_between_the_ai_sdk_and_ag_ui(store_url: str) -> None:
+    with TestClient(create_app(TEMPLATE, model(), store=store_url)) as client:
+        first = chunks(client, body("c", user("u1", "hello")))
+        run = client.post("/agui", json={"threadId": "c", "runId": "r", "messages": [
+            {"id": "u2", "role": "user", "content": "from AG-UI"}]})
+        back = chunks(client, body("c", user("u1", "hello"), user("u3", "and back")))
+        stored = client.get("/api/conversations/c").json()["messages"]
+    assert run.status_code == 200 and '"MESSAGES_SNAPSHOT"' in run.text
+    assert [m["id"] for m in stored[1:]][::2] == ["u1", "u2", "u3"]
+    assert stored[2]["id"] == first[0]["messageId"] and stored[6]["id"] == back[0]["messageId"]
+    assert [m["content"] for m in stored[1:]] == [
+        "hello", "You said 'hello'", "from AG-UI", "You said 'from AG-UI'", "and back",
+        "You said 'and back'"]
