@@ -4,7 +4,7 @@ Composable templates describe a conversation; a Runner drives it against a model
 interface; every run ends with an Outcome that says why.
 
 Every name here is loaded when it is first used (``from convo import Runner`` loads the
-runner, the templates and the values it needs; the terminal, the openai SDK, Starlette and
+runner, the templates and the values it needs; the terminal, the model SDKs, Starlette and
 the MCP SDK load only with what uses them), so ``import convo`` costs next to nothing and a
 program pays only for what it uses.
 """
@@ -45,8 +45,11 @@ _LAZY: dict[str, str] = {
     "FinishTaskTool": "convo.tools",
     "FinishTool": "convo.tools",
     "FunctionModel": "convo.models",
+    "GeminiModel": "convo.models",
     "GenerateTemplate": "convo.templates",
     "GotoTemplate": "convo.templates",
+    "Guard": "convo.guards",
+    "GuardTripped": "convo.events",
     "HandoffTool": "convo.tools.handoff",
     "IfTemplate": "convo.templates",
     "Image": "convo.parts",
@@ -61,6 +64,7 @@ _LAZY: dict[str, str] = {
     "MessageTemplate": "convo.templates",
     "MockModel": "convo.models",
     "Model": "convo.models",
+    "ModelGuard": "convo.guards",
     "ModelError": "convo.errors",
     "OpenAIModel": "convo.models.openai",
     "Outcome": "convo.session",
@@ -170,6 +174,9 @@ if TYPE_CHECKING:
         Event as Event,
     )
     from .events import (
+        GuardTripped as GuardTripped,
+    )
+    from .events import (
         MessageAdded as MessageAdded,
     )
     from .events import (
@@ -184,6 +191,8 @@ if TYPE_CHECKING:
     from .events import (
         TextDelta as TextDelta,
     )
+    from .guards import Guard as Guard
+    from .guards import ModelGuard as ModelGuard
     from .interfaces import EchoMockInterface as EchoMockInterface
     from .interfaces import ScriptedInterface as ScriptedInterface
     from .interfaces import UserInterface as UserInterface
@@ -195,6 +204,7 @@ if TYPE_CHECKING:
     from .models import MockModel as MockModel
     from .models import Model as Model
     from .models.anthropic.model import AnthropicModel as AnthropicModel
+    from .models.gemini.model import GeminiModel as GeminiModel
     from .models.openai import OpenAIModel as OpenAIModel
     from .parts import Audio as Audio
     from .parts import Document as Document

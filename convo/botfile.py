@@ -2,10 +2,11 @@
 
 It defines ``template`` (or another template named on the command line), and may define
 ``mock_model`` (the model offline), ``state`` (the session's starting state), ``limits`` (a
-``Limits`` or a dict), ``context`` (a ``ContextWindow`` bounding what every model call is sent)
-and ``demo_input`` (scripted user input for ``--demo``); ``title`` and ``description`` name it
-and say what it does, for its pages and for the programs that call it (``convo mcp``). Loading
-one and choosing its model is shared by ``convo run``, ``convo serve`` and the other commands.
+``Limits`` or a dict), ``context`` (a ``ContextWindow`` bounding what every model call is sent),
+``guards`` (``Guard``/``ModelGuard`` values for every turn, API.md §27) and ``demo_input``
+(scripted user input for ``--demo``); ``title`` and ``description`` name it and say what it
+does, for its pages and for the programs that call it (``convo mcp``). Loading one and
+choosing its model is shared by ``convo run``, ``convo serve`` and the other commands.
 """
 
 from __future__ import annotations
@@ -260,10 +261,27 @@ def bot_context(module: ModuleType, path: str) -> Any:
     return window
 
 
+def bot_guards(module: ModuleType, path: str) -> tuple[Any, ...]:
+    """The file's ``guards`` (a list of ``Guard``/``ModelGuard``), or ``()``."""
+    from .guards.base import check_names
+
+    guards = getattr(module, "guards", None)
+    if guards is None:
+        return ()
+    if not isinstance(guards, list | tuple):
+        raise UsageProblem(f"{path}: guards must be a list of Guard or ModelGuard values "
+                           f"(guards = [pii()]), got {type(guards).__name__}")
+    try:
+        return check_names(guards, f"{path}: guards")
+    except (TypeError, ValueError) as exc:
+        raise UsageProblem(str(exc)) from None
+
+
 def bot_bounds(module: ModuleType, path: str) -> dict[str, Any]:
-    """The file's ``limits`` and ``context``, as the keyword arguments of a ``Runner`` (and of
-    ``create_app``)."""
-    return {"limits": bot_limits(module, path), "context": bot_context(module, path)}
+    """The file's ``limits``, ``context`` and ``guards``, as the keyword arguments of a
+    ``Runner`` (and of ``create_app``)."""
+    return {"limits": bot_limits(module, path), "context": bot_context(module, path),
+            "guards": bot_guards(module, path)}
 
 
 def bot_identity(module: ModuleType, path: str) -> tuple[str, str | None]:

@@ -228,6 +228,26 @@ class SubroutineEnded(Event):
     run: SubroutineRun
 
 
+@attrs.frozen(slots=True)
+class GuardTripped(Event):
+    """A guard tripped: its name, where it looks (``on``), what it did (``action``: block, end
+    or redact) and why (``reason``; ``"redacted"`` for a redaction). Never the value."""
+
+    guard: str
+    on: str
+    action: str
+    reason: str
+
+
+@attrs.frozen(slots=True)
+class ReplyRetracted(Event):
+    """The text streamed of a reply was taken back (an output guard with ``stream="live"``
+    tripped): a front end removes what it showed; the replacement is the next message added,
+    at ``index`` of the conversation."""
+
+    index: int
+
+
 def describe(event: Event) -> dict[str, Any]:
     """A JSON-able dict of an event (for logs and transcripts)."""
     d: dict[str, Any] = {"event": type(event).__name__}

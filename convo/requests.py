@@ -32,11 +32,12 @@ from .tools.toolset import Listed, Toolset
 
 if TYPE_CHECKING:
     from .context import ContextWindow
+    from .guards.base import AnyGuard
     from .models.base import Model
 
-__all__ = ["Approve", "AskUser", "CallModel", "ChildMessage", "Flow", "HandOff", "Invocation",
-           "ListTools", "Listed", "Request", "RunHooks", "RunTools", "Step", "StoreToolRun",
-           "ToolRun"]
+__all__ = ["Approve", "AskUser", "CallModel", "CheckGuards", "ChildMessage", "Flow", "HandOff",
+           "Invocation", "ListTools", "Listed", "Request", "RunHooks", "RunTools", "Step",
+           "StoreToolRun", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -64,6 +65,8 @@ class CallModel(Request[Message]):
     ``SubroutineTemplate`` sends its child session's; a ``ContextWindow`` what it chose).
     ``context``: the template's ``ContextWindow`` (else the runner's applies). ``purpose``:
     ``"reply"``, or ``"summary"`` for a window's summary call (not streamed to the user).
+    ``guards``: the turn's own guards when the template checks the reply (``CheckGuards``
+    follows it; its output guards may hold the streamed text), ``None`` when it does not.
     """
 
     model: Model | None = None
@@ -71,6 +74,25 @@ class CallModel(Request[Message]):
     messages: Sequence[Message] | None = None
     context: ContextWindow | None = attrs.field(default=None, kw_only=True)
     purpose: str = attrs.field(default="reply", kw_only=True)
+    guards: tuple[AnyGuard, ...] | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen(slots=True)
+class CheckGuards(Request[Any]):
+    """Check a value with the run's guards on ``on`` and the turn's own (``guards``); answered
+    with ``None`` when nothing changed, else a ``convo.guards.base.Checked``. ``message``: the
+    user message or reply checked (input, output); ``value``: a tool call's arguments or a
+    tool result's text; ``call``: its ``ToolCall``. ``own_only``: the turn's guards only (a
+    turn checking user messages the run's guards checked already; ``value`` is their index).
+    A replay answers from what was stored: no guard runs twice for a stored value."""
+
+    on: str
+    message: Message | None = None
+    value: Any = None
+    guards: tuple[AnyGuard, ...] = ()
+    call: ToolCall | None = attrs.field(default=None, kw_only=True)
+    scope: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    own_only: bool = attrs.field(default=False, kw_only=True)
 
 
 @attrs.frozen(slots=True)

@@ -19,10 +19,12 @@ import attrs
 from .context import ContextWindow, check_window
 from .errors import DefinitionError
 from .events import Event
+from .guards.base import AnyGuard, as_guards, check_names
 from .interfaces.base import UserInterface
 from .limits import Limits
 from .models.base import Model
 from .resume import Resume
+from .run import branch as branching
 from .run.answerer import LiveAnswerer
 from .run.driver import Driver, adrive, drive
 from .run.replay import Replay
@@ -82,7 +84,8 @@ class Runner:
     also sent what is left). ``context`` (a ``ContextWindow``) bounds what every model call
     is sent; a template's own ``context=`` takes precedence. A reply cut off at the model's
     token limit is kept (a ``ReplyTruncated`` event says so) unless
-    ``truncated_is_error=True``.
+    ``truncated_is_error=True``. ``guards`` (``convo.guards``: ``Guard``, ``ModelGuard``)
+    check every user message, reply, tool call and tool result of every turn (API.md §27).
     """
 
     model: Model | None = attrs.field(validator=_check_model)
@@ -95,6 +98,8 @@ class Runner:
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
+                                               validator=lambda _, __, v: check_names(v, "Runner"))
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)
@@ -105,25 +110,29 @@ class Runner:
         return LiveAnswerer(state)
 
     def start(self, session: Session | None = None, *, saved: Saved | None = None,
-              layers: Sequence[Layer] = (), clock: Callable[[], float] | None = None) -> Run:
+              layers: Sequence[Layer] = (), clock: Callable[[], float] | None = None,
+              replaying: type[Replay] = Replay) -> Run:
         """A run ready to be driven: on ``session`` (default: a new one), or continuing
         ``saved`` (a ``Session`` or a transcript's path).
 
         Its answerers are assembled here, and only here, outermost first: the ``Replay`` of
         ``saved`` (also given to the ``Driver``), ``layers`` (a front end's: a served
         conversation's cancel), then ``answerer(state)``. ``clock``: the run's clock
-        (default ``time.perf_counter``), for a sandbox that must not read the process's."""
+        (default ``time.perf_counter``), for a sandbox that must not read the process's.
+        ``replaying``: the kind of replay of ``saved`` (a served client's history is
+        replayed by ``HistoryReplay``)."""
         template = self.template
         if isinstance(template, Resume):  # convo.resume.resume()'s wrapper, from before
-            saved, template = template.saved, template.template
+            # (a ``saved`` given here wins: a branch of a resumed conversation replays its own)
+            saved, template = template.saved if saved is None else saved, template.template
         saved_session = None if saved is None else _saved_session(saved)
         if session is None:
             session = Session() if saved_session is None else Session(
                 state=dict(saved_session.state), approvals=dict(saved_session.approvals),
-                internal=dict(saved_session.internal))
+                internal=dict(saved_session.internal), parent=saved_session.parent)
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
-        replay = None if saved_session is None else Replay(answerer, saved_session, state)
+        replay = None if saved_session is None else replaying(answerer, saved_session, state)
         driver = Driver(state, template.render(session), replay)
         return Run(driver, answerer if replay is None else replay)
 
@@ -156,6 +165,51 @@ class Runner:
         run = self.start(saved=saved)
         await adrive(run.driver, run.answerer)
         return run.session
+
+    def branch(self, saved: Saved, *, before: int) -> Session:
+        """A new session holding the messages of ``saved`` (a ``Session`` or a transcript's
+        path) before index ``before``, rebuilt by replay to the template's state there, with
+        no model, tool or person asked (``convo.run.branch``). ``before`` is the index of a
+        user message (send another in its place) or of a model's reply (``resume`` makes
+        that model call again, with exactly the messages before it); anything else is a
+        ``ValueError`` naming the index and what is there. ``saved`` is not changed; the
+        branch's ``parent`` is ``{"id": the path as given, or None, "before": before}``."""
+        return self._branch_given(saved, before=before)
+
+    async def abranch(self, saved: Saved, *, before: int) -> Session:
+        """``branch`` on the running event loop."""
+        source, run = self._branching(saved, before, 0)
+        pause = await adrive(run.driver, run.answerer)
+        return self._branched(source, saved, before, run, pause)
+
+    def _branch_given(self, saved: Saved, *, before: int, given: int = 0) -> Session:
+        """``branch``, for a conversation whose first ``given`` messages were in the session
+        before its template ran (``convo chat``'s system prompt): they are not replayed.
+        (The terminal's; not public: a template normally yields every message.)"""
+        source, run = self._branching(saved, before, given)
+        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+
+    def _branching(self, saved: Saved, before: int, given: int) -> tuple[Session, Run]:
+        source = _saved_session(saved)
+        cut = branching.cut(source, before)
+        given = min(given, before)
+        session = Session(cut.messages[:given], dict(cut.state), approvals=dict(cut.approvals),
+                          internal=dict(cut.internal))
+        cut.messages[:given] = []
+        run = self.start(session, saved=cut, layers=(branching.Holding,))
+        run.answerer.quiet()  # nothing is heard of what a branch rebuilds
+        run.state.listen(None)
+        return source, run
+
+    def _branched(self, source: Session, saved: Saved, before: int, run: Run,
+                  pause: Any) -> Session:
+        try:
+            branching.reached(run.session, source, before, pause)
+            parent = {"id": None if isinstance(saved, Session) else os.fspath(saved),
+                      "before": before}
+            return branching.made(run.session, parent)
+        finally:
+            run.driver.close()
 
     def close(self) -> None:
         """Close the toolsets of the template tree that have ``close()`` (an ``MCPServer``:

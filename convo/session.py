@@ -42,6 +42,7 @@ class RunStatus(enum.StrEnum):
     IMPLICIT_COMPLETION = "implicit_completion"
     MAX_MESSAGES = "max_messages"
     USAGE_LIMIT = "usage_limit"
+    GUARDED = "guarded"
 
     def __str__(self) -> str:
         return self.value
@@ -122,6 +123,8 @@ class Outcome:
 
     def _turn_ending(self, turn: TurnResult) -> str | None:
         """Why the last agent turn ended, when that ended the run: in plain words."""
+        if turn.terminated_by == "guard":
+            return f"a guard ended it ({turn.note})" if turn.note else "a guard ended it"
         if turn.terminated_by:
             return f"the model called {turn.terminated_by!r}"
         if turn.note and turn.note.startswith("loop guard: "):
@@ -158,6 +161,21 @@ class Outcome:
             usage=Usage.from_dict(usage),
             **d,
         )
+
+
+def read_parent(value: Any, where: str) -> dict[str, Any] | None:
+    """A ``parent`` record as read from ``where`` (``None``: none, or not one: a malformed
+    record costs the link, never the conversation)."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("before"), int) \
+            and isinstance(value.get("id"), str | None):
+        return {"id": value["id"], "before": value["before"]}
+    import warnings
+
+    warnings.warn(f"{where}: convo ignored its parent record {value!r} (expected "
+                  '{"id": text or null, "before": an index})', UserWarning, stacklevel=3)
+    return None
 
 
 def _as_tuple(messages: Iterable[Message]) -> tuple[Message, ...]:
@@ -209,6 +227,9 @@ class Session:
     #: convo's own records (context summary, state-machine position; ``convo.internal``):
     #: kept apart from ``state``, which clients, tools and templates write.
     internal: dict[str, Any] = attrs.field(factory=dict, kw_only=True, converter=_to_dict)
+    #: The conversation this one was branched from (``Runner.branch``): ``{"id", "before"}``,
+    #: ``id`` the served conversation's id, a transcript's path or ``None``; else ``None``.
+    parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -227,7 +248,8 @@ class Session:
             "outcome": self.outcome.to_dict() if self.outcome else None,
             "approvals": {k: a.to_dict() for k, a in self.approvals.items()},
         } | ({"subroutines": [r.to_dict() for r in self.subroutines]} if self.subroutines
-             else {}) | ({"internal": self.internal} if self.internal else {})
+             else {}) | ({"internal": self.internal} if self.internal else {}) \
+            | ({"parent": self.parent} if self.parent is not None else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:
@@ -254,6 +276,7 @@ class Session:
             approvals={k: Approval.from_dict(a) for k, a in (d.get("approvals") or {}).items()},
             subroutines=[SubroutineRun.from_dict(r) for r in d.get("subroutines") or ()],
             internal=internal,
+            parent=read_parent(d.get("parent"), "a session"),
         )
 
     def to_json(self, **dumps_kw: Any) -> str:

@@ -30,7 +30,7 @@ from convo import Message
 from convo.models.base import Model
 
 # The reply facts a live provider writes on every reply (a MockModel writes none).
-REPLY_FACTS = ("finish_reason", "usage")
+REPLY_FACTS = ("finish_reason", "usage", "gemini_call_ids")  # (Gemini: the ids it sent)
 
 
 @attrs.frozen

@@ -85,6 +85,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--tool-name", metavar="NAME",
                        help="the name of the bot's MCP tool at /mcp (default: the file's "
                             "title, else its stem)")
+    serve.add_argument("--model-name", metavar="NAME",
+                       help="the bot's name as a model at /v1 (GET /v1/models; default: the "
+                            "file's title, else its name without .py)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -137,7 +140,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators", "faces", "tool_name")}
+                                          "operators", "faces", "tool_name", "model_name")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -197,7 +200,7 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
                       faces=spec["faces"], tool_name=spec.get("tool_name") or bot,
-                      description=description)
+                      description=description, model_name=spec.get("model_name") or bot)
 
 
 def _quietly(fn: Any, *args: Any) -> Any:

@@ -1,8 +1,8 @@
 """Models: the protocol, models by name (``resolve``, ``register``), and models for tests.
 
-Each provider is a room of its own (``convo.models.openai``, ``convo.models.anthropic``);
-``resolve("PREFIX:NAME")`` imports one only when it makes its model, and ``AnthropicModel``
-here is loaded when first used.
+Each provider is a room of its own (``convo.models.openai``, ``convo.models.anthropic``,
+``convo.models.gemini``); ``resolve("PREFIX:NAME")`` imports one only when it makes its model,
+and ``AnthropicModel`` and ``GeminiModel`` here are loaded when first used.
 """
 
 from typing import TYPE_CHECKING
@@ -15,11 +15,13 @@ from .providers import register, resolve
 
 if TYPE_CHECKING:
     from .anthropic import AnthropicModel
+    from .gemini import GeminiModel
 
-_LAZY = {"AnthropicModel": "convo.models.anthropic"}  # loaded when used: its SDK is an extra
+_LAZY = {"AnthropicModel": "convo.models.anthropic",  # loaded when used: their SDKs are extras
+         "GeminiModel": "convo.models.gemini"}
 
-__all__ = ["AnthropicModel", "EchoModel", "FunctionModel", "MockModel", "Model", "ModelCall",
-           "SyncModel", "register", "resolve"]
+__all__ = ["AnthropicModel", "EchoModel", "FunctionModel", "GeminiModel", "MockModel", "Model",
+           "ModelCall", "SyncModel", "register", "resolve"]
 
 __getattr__, __dir__ = _lazy(__name__, _LAZY)
 _home(__name__, [name for name in __all__ if name not in _LAZY], globals())

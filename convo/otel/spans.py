@@ -29,6 +29,7 @@ from ..events import (
     CaughtUp,
     ContextTrimmed,
     Event,
+    GuardTripped,
     ModelCallEnded,
     ModelCallStarted,
     ReplayStarted,
@@ -256,6 +257,12 @@ class RunSpans:
             attributes["convo.state.previous"] = event.previous
         self.note("convo.state.entered", attributes)
 
+    def guard_tripped(self, event: GuardTripped) -> None:
+        # Never the value (a redaction keeps no copy of the original anywhere): what tripped.
+        self.note("convo.guard.tripped", {
+            "convo.guard.name": event.guard, "convo.guard.on": event.on,
+            "convo.guard.action": event.action, "convo.guard.reason": event.reason})
+
     def context_trimmed(self, event: ContextTrimmed) -> None:
         self.note("convo.context.trimmed", {
             "convo.context.dropped": event.dropped, "convo.context.kept": event.kept,
@@ -331,6 +338,7 @@ _HANDLERS: dict[type[Event], Callable[[RunSpans, Any], None]] = {
     ApprovalDecided: RunSpans.approval_decided,
     StateEntered: RunSpans.state_entered,
     ContextTrimmed: RunSpans.context_trimmed,
+    GuardTripped: RunSpans.guard_tripped,
     ReplayStarted: RunSpans.replayed,
     CaughtUp: RunSpans.caught_up,
     SubroutineStarted: RunSpans.subroutine_started,

@@ -22,9 +22,11 @@ DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56,
 
 # Model classes whose provider is known (gen_ai.provider.name); test models have none.
 PROVIDERS: Final = {"OpenAIModel": "openai", "OpenAIResponsesModel": "openai",
-                    "AnthropicModel": "anthropic"}
+                    "AnthropicModel": "anthropic", "GeminiModel": "gcp.gemini"}
 _DEFAULT_URLS: Final = {"openai": "https://api.openai.com/v1",
-                        "anthropic": "https://api.anthropic.com"}
+                        "anthropic": "https://api.anthropic.com",
+                        "gcp.gemini": "https://generativelanguage.googleapis.com"}
+_SDKS: Final = {"openai": "openai", "anthropic": "anthropic", "gcp.gemini": "google.genai"}
 
 
 @attrs.frozen
@@ -67,7 +69,7 @@ def model_attributes(model: Any) -> dict[str, Any]:
     name = getattr(model, "model", None)
     if isinstance(name, str) and name:
         attributes["gen_ai.request.model"] = name
-    if provider is not None and provider in sys.modules:  # only a real client has a URL
+    if provider is not None and _SDKS[provider] in sys.modules:  # only a real client has a URL
         attributes.update(_server(model, _DEFAULT_URLS[provider]))
     return attributes
 

@@ -5,7 +5,7 @@ crash, Ctrl-C or a killed process leaves everything up to that moment. Lines::
 
     {"type": "header", "format": "convo.transcript", "version": 2, "convo": "0.1.0",
      "source": "examples/chat.py:template", "started": "2025-01-01T12:00:00+00:00", "state": {},
-     "internal": {}}
+     "internal": {}}                            # (+ "parent": {"id", "before"} for a branch)
     {"type": "message", "index": 0, "message": {"role": "system", "content": "..."}}
     {"type": "state", "state": {...}}          # session.state, whenever it changed
     {"type": "internal", "internal": {...}}    # session.internal (convo's own), when it changed
@@ -47,7 +47,7 @@ from ..errors import TranscriptError
 from ..internal import checked, from_legacy_state
 from ..jsonvalues import state_problem
 from ..messages import Message
-from ..session import Outcome, Session, SubroutineRun, TurnResult
+from ..session import Outcome, Session, SubroutineRun, TurnResult, read_parent
 from .recorder import Record, Recorder, now
 
 FORMAT: Final = "convo.transcript"
@@ -153,6 +153,7 @@ def _replay(session: Session, record: dict[str, Any], legacy: list[bool], where:
         _read_state(session, record.get("state") or {}, legacy[0], where)
         if not legacy[0]:
             session.internal = checked(record.get("internal") or {}, where)
+        session.parent = read_parent(record.get("parent"), where)
     elif kind == "message":
         index = record.get("index", len(session.messages))
         if index != len(session.messages):
@@ -228,7 +229,8 @@ class TranscriptWriter(Recorder):
         writer = cls(file, session)
         writer._write({"type": "header", "format": FORMAT, "version": FORMAT_VERSION,
                        "convo": __version__, "source": source, "started": now(),
-                       "state": session.state, "internal": session.internal})
+                       "state": session.state, "internal": session.internal}
+                      | ({"parent": session.parent} if session.parent is not None else {}))
         return writer
 
     @classmethod

@@ -21,18 +21,24 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+import attrs
+
 from ..approval import Approval
 from ..errors import DefinitionError, InterfaceError, ModelError
 from ..events import (
     ApprovalRequested,
+    GuardTripped,
     ModelCallEnded,
     ModelCallStarted,
     ReasoningDelta,
+    ReplyRetracted,
     ReplyTruncated,
     TextDelta,
     ToolCallsRecovered,
     UserInput,
 )
+from ..guards.base import Checked, GuardContext, acheck, check
+from ..guards.marks import applied, sendable
 from ..messages import Message, ToolCall
 from ..models.deltas import Deltas
 from ..parts import Content
@@ -41,13 +47,14 @@ from ..requests import (
     Approve,
     AskUser,
     CallModel,
+    CheckGuards,
     HandOff,
     ListTools,
     Request,
     RunHooks,
     RunTools,
 )
-from ..tools.calls import Invocation, ToolRun, aexecute, execute
+from ..tools.calls import Invocation, ToolRun, aexecute, execute, state_before, with_state_undo
 from ..tools.toolset import Listed, alist_toolsets, list_toolsets
 from .stack import Answerer
 from .state import RunState
@@ -65,11 +72,12 @@ class Pause(Exception):
 class LiveAnswerer(Answerer):
     """Answers every request live, blocking or async (see the module docstring)."""
 
-    __slots__ = ("partial", "state")
+    __slots__ = ("held", "partial", "state")
 
     def __init__(self, state: RunState) -> None:
         self.state = state
         self.partial: list[str] = []  # the text streamed so far by the current model call
+        self.held: list[str] | None = None  # ... and held back until its guards pass
 
     # -- hooks and toolsets ------------------------------------------------------------------
 
@@ -156,7 +164,7 @@ class LiveAnswerer(Answerer):
         if state.on_event is not None:  # no event objects when nobody listens
             state.on_event(ModelCallStarted(state.model_calls, len(messages),
                                             len(request.tools)))
-        self.partial = []
+        self.partial, self.held = [], None
         return model, messages, state.clock()
 
     def sent(self, request: CallModel) -> Sequence[Message]:
@@ -165,6 +173,8 @@ class LiveAnswerer(Answerer):
         never stored)."""
         messages = self.state.session.messages if request.messages is None else \
             request.messages
+        if self.state.guarded:  # a message a guard blocked is never sent
+            messages = sendable(messages)
         if self.state.settings.limits is None:  # no note: the common case, without a call
             return messages
         note = self.budget_note(request)
@@ -188,6 +198,14 @@ class LiveAnswerer(Answerer):
         partial, emit = self.partial, self.state.on_event
         if emit is None:  # nobody listens: the text is only kept
             return partial.append
+        if request.guards is not None and self._holds(request.guards):
+            held = self.held = []
+
+            def holding(text: str) -> None:
+                partial.append(text)
+                held.append(text)
+
+            return Deltas(holding, lambda text: emit(ReasoningDelta(text)))
 
         def delta(text: str) -> None:
             partial.append(text)
@@ -225,20 +243,77 @@ class LiveAnswerer(Answerer):
                 f"{len(reply.content)} characters{' and tool calls' * bool(reply.tool_calls)}: "
                 "raise max_tokens, or shorten what the model is asked for")
 
+    # -- guards ------------------------------------------------------------------------------
+
+    def _holds(self, own: tuple[Any, ...]) -> bool:
+        """Whether a reply's text is held until its guards pass (an output guard holds)."""
+        return any(g.on == "output" and g.stream == "hold" for g in (*self.state.guards, *own))
+
+    def _guards(self, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
+        on = request.on
+        guards = [g for g in request.guards if g.on == on] if request.guards else []
+        if not request.own_only:
+            guards = [*self.state.guards_on.get(on, ()), *guards]
+        value = request.message.text if request.message is not None else request.value
+        session = self.state.session
+        return guards, value, GuardContext(session, session.state, request.scope, request.call)
+
+    def check_guards(self, request: CheckGuards) -> Checked | None:
+        guards, value, ctx = self._guards(request)
+        return self._checked(request, check(guards, value, ctx) if guards else None)
+
+    async def acheck_guards(self, request: CheckGuards) -> Checked | None:
+        guards, value, ctx = self._guards(request)
+        return self._checked(request, await acheck(guards, value, ctx) if guards else None)
+
+    def _checked(self, request: CheckGuards, checked: Checked | None) -> Checked | None:
+        """Say what tripped; show (or take back) the streamed reply; the message to keep."""
+        state = self.state
+        if checked is not None:
+            if checked.blocked:
+                state.guarded = True  # from now on what it blocked is kept from the model
+            for trip in checked.trips:
+                state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
+        if request.on == "output":
+            self._shown(checked)
+        if checked is None or request.message is None:
+            return checked
+        return attrs.evolve(checked, message=applied(request.message, checked, request.on))
+
+    def _shown(self, checked: Checked | None) -> None:
+        """A held reply is sent once its guards pass (redacted: as one delta); a live one that
+        a guard changed is retracted (``ReplyRetracted``)."""
+        held, self.held = self.held, None
+        emit = self.state.on_event
+        if emit is None:
+            return
+        changed = checked is not None and bool(checked.trips)
+        if held is not None:
+            if not changed:
+                for text in held:
+                    emit(TextDelta(text))
+            elif checked is not None and not checked.blocked and held:
+                emit(TextDelta(checked.value))
+        elif changed and self.partial:
+            emit(ReplyRetracted(len(self.state.session.messages)))
+
     # -- tools -------------------------------------------------------------------------------
 
     def run_tools(self, request: RunTools,
                   run: Callable[[Invocation], ToolRun] = execute) -> list[ToolRun]:
         """Run the calls the limits allow, one after another (``run``: how one is run)."""
         verdicts = self.state.admit_tools(request.invocations)
-        return [run(inv) if why is None else ToolRun(skipped=why)
-                for inv, why in zip(request.invocations, verdicts, strict=True)]
+        before = state_before(request.invocations)
+        return with_state_undo([run(inv) if why is None else ToolRun(skipped=why)
+                                for inv, why in zip(request.invocations, verdicts, strict=True)],
+                               before)
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         """Run the calls the limits allow, at once; results keep call order."""
         verdicts = self.state.admit_tools(request.invocations)
         allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
                    if why is None]
+        before = state_before(request.invocations)
         if len(allowed) == 1:
             ran = [await aexecute(allowed[0])]
         elif allowed:
@@ -247,7 +322,7 @@ class LiveAnswerer(Answerer):
             ran = list(await asyncio.gather(*(aexecute(inv) for inv in allowed)))
         else:
             ran = []
-        return merged(verdicts, ran)
+        return with_state_undo(merged(verdicts, ran), before)
 
     # -- the user ----------------------------------------------------------------------------
 

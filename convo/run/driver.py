@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..messages import Message
-from ..requests import ChildMessage, Flow, Request
+from ..requests import CheckGuards, ChildMessage, Flow, Request
 from .answerer import Pause
 from .stack import NOTHING, Answerer
 from .state import RunState
@@ -75,6 +75,9 @@ class Driver:
                         self.replay = None  # it went live
                     state.add(step)
                 elif isinstance(step, Request):
+                    if step.__class__ is CheckGuards and not step.guards \
+                            and step.on not in state.guards_on:
+                        continue  # no guard to run: unchanged (answered inside the pump)
                     if self.replay is not None:
                         answer = self.replay.ready(step)
                         if answer is not NOTHING:

@@ -43,6 +43,7 @@ from ..requests import (
     Approve,
     AskUser,
     CallModel,
+    CheckGuards,
     ChildMessage,
     HandOff,
     ListTools,
@@ -56,6 +57,7 @@ from ..summary import replayed_summaries
 from ..tools.calls import ToolRun, rerun, saved_run
 from ..tools.handoff import handed_back
 from ..tools.toolset import Listed
+from .recorded import recorded_call, recorded_input
 from .stack import NOTHING, Forwarding, kind, named
 from .state import RunState
 
@@ -152,10 +154,17 @@ class Replay(Forwarding):
                                   and message.name == was.name):
                 frame.at = at + 1
                 return True
+        if self.adopts(frame, message):
+            return True
         frame.live = True  # the template took another path than the saved one
         if len(self.frames) == 1:
             self.go_live()
         return self.replaying
+
+    def adopts(self, frame: Frame, message: Message) -> bool:
+        """Whether the replay takes ``message``, which the saved conversation does not hold
+        next, as its own and goes on (``HistoryReplay``); a saved conversation does not."""
+        return False
 
     def begin(self) -> None:
         """The replay's first step: say so (``ReplayStarted``)."""
@@ -255,6 +264,20 @@ class Replay(Forwarding):
         frame = self.frames[-1]
         return self.missed() if frame.live else self._handed(frame, request)
 
+    def saved_check_guards(self, request: CheckGuards) -> Any:
+        # The stored value is what its guards made of it: no guard runs again (a ModelGuard's
+        # model is not asked again); the marks stored with it stand.
+        frame = self.frames[-1]
+        if frame.live:
+            return self.missed()
+        if request.on == "output":
+            return None  # the reply replayed is the stored one, marks and all
+        recorded = recorded_input(frame.messages, frame.at, request, self.state.guards) \
+            if request.on == "input" else recorded_call(frame.messages, frame.at, request)
+        if recorded is not None and recorded.blocked:
+            self.state.guarded = True  # kept from the model, as when it was blocked
+        return recorded
+
     def saved_list_tools(self, request: ListTools) -> Any:
         return NOTHING  # not a step of the conversation: the answerers list them (below)
 
@@ -329,3 +352,42 @@ class Replay(Forwarding):
         self.tally[5] += counted
         return runs
 
+
+
+class HistoryReplay(Replay):
+    """The replay of a client's history (API.md §25: a conversation an OpenAI-compatible
+    client sends whole): the same replay, over what the client saw. The client's user
+    messages answer the template's asks and its assistant messages the model calls they
+    stand for; the template's own messages, which the client may not hold (its system
+    prompt, scripted words), are taken where the template says them (``adopts``), and a
+    scripted message the client holds joined to the reply after it (the reply's text is the
+    turn's texts joined by a blank line) is split from that reply. ``used`` counts the
+    client's messages the replay followed: a history the template cannot have produced
+    stops short of its end."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, inner: Any, saved: Session, state: RunState) -> None:
+        super().__init__(inner, saved, state)
+        self.frames[0].messages = list(saved.messages)  # grows by the template's own
+        self.taken = 0
+
+    def adopts(self, frame: Frame, message: Message) -> bool:
+        if len(self.frames) != 1 or frame.at >= len(frame.messages):
+            return False  # past the client's history, the run goes on live
+        messages = frame.messages
+        assert isinstance(messages, list)
+        nxt = messages[frame.at]
+        if message.role == "assistant" == nxt.role and isinstance(message.content, str) \
+                and isinstance(nxt.content, str) and message.content \
+                and nxt.content.startswith(message.content + "\n\n"):
+            messages[frame.at] = Message("assistant", nxt.content[len(message.content) + 2:])
+        messages.insert(frame.at, message)
+        frame.at += 1
+        self.taken += 1
+        return True
+
+    @property
+    def used(self) -> int:
+        """How many of the client's messages the replay followed."""
+        return self.frames[0].at - self.taken

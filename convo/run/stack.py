@@ -22,6 +22,7 @@ from ..requests import (
     Approve,
     AskUser,
     CallModel,
+    CheckGuards,
     HandOff,
     ListTools,
     Request,
@@ -32,6 +33,7 @@ from ..requests import (
 
 if TYPE_CHECKING:
     from ..approval import Approval
+    from ..guards.base import Checked
     from ..messages import Message
     from ..parts import Content
     from ..tools.calls import ToolRun
@@ -45,7 +47,7 @@ A = TypeVar("A")
 KINDS: Final[dict[type[Request[Any]], str]] = {
     CallModel: "call_model", RunTools: "run_tools", StoreToolRun: "store_tool_run",
     AskUser: "ask_user", Approve: "approve", HandOff: "hand_off", RunHooks: "run_hooks",
-    ListTools: "list_tools"}
+    ListTools: "list_tools", CheckGuards: "check_guards"}
 """Each request class, and the name of the method that answers it."""
 
 
@@ -118,6 +120,9 @@ class Answerer:
     def list_tools(self, request: ListTools) -> list[Listed]:
         raise self._refuse(request)
 
+    def check_guards(self, request: CheckGuards) -> Checked | None:
+        raise self._refuse(request)
+
     async def acall_model(self, request: CallModel) -> Message:
         return self.call_model(request)
 
@@ -141,6 +146,9 @@ class Answerer:
 
     async def alist_tools(self, request: ListTools) -> list[Listed]:
         return self.list_tools(request)
+
+    async def acheck_guards(self, request: CheckGuards) -> Checked | None:
+        return self.check_guards(request)
 
 
 class Forwarding(Answerer):
@@ -173,6 +181,9 @@ class Forwarding(Answerer):
     def list_tools(self, request: ListTools) -> list[Listed]:
         return self.inner.answer(request)  # type: ignore[no-any-return]
 
+    def check_guards(self, request: CheckGuards) -> Checked | None:
+        return self.inner.answer(request)  # type: ignore[no-any-return]
+
     async def acall_model(self, request: CallModel) -> Message:
         return await self.inner.aanswer(request)  # type: ignore[no-any-return]
 
@@ -192,6 +203,9 @@ class Forwarding(Answerer):
         return await self.inner.aanswer(request)  # type: ignore[no-any-return]
 
     async def alist_tools(self, request: ListTools) -> list[Listed]:
+        return await self.inner.aanswer(request)  # type: ignore[no-any-return]
+
+    async def acheck_guards(self, request: CheckGuards) -> Checked | None:
         return await self.inner.aanswer(request)  # type: ignore[no-any-return]
 
 

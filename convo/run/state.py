@@ -14,13 +14,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from ..approval import Approval
 from ..errors import ReachedEndTemplateException
 from ..events import ApprovalDecided, Event, MessageAdded, RunEnded, TurnEnded
+from ..guards.base import GuardEnded
 from ..messages import Message, ToolCall
 from ..session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
 from ..tools.toolset import Unlisted
@@ -86,7 +87,8 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "clock", "held", "held_messages", "limit_reached", "listeners",
+    __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
+                 "limit_reached", "listeners",
                  "model_calls", "on_event", "on_message", "quiet", "session", "settings",
                  "started", "tool_calls", "turn", "usage")
 
@@ -114,6 +116,13 @@ class RunState:
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
         self.started = self.clock()
+        self.guards: tuple[Any, ...] = tuple(getattr(settings, "guards", None) or ())
+        # The run's guards by where they look (a kind without any is not asked at all).
+        self.guards_on: dict[str, tuple[Any, ...]] = {}
+        for guard in self.guards:
+            self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
+        # Whether a message a guard blocked may be in the session (kept from the model then).
+        self.guarded = False
 
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
@@ -258,6 +267,8 @@ class RunState:
                 status, limit = RunStatus.USAGE_LIMIT, self.limit_reached
         elif isinstance(exc, ReachedEndTemplateException):
             status, farewell = RunStatus.ENDED, exc.farewell_message
+        elif isinstance(exc, GuardEnded):
+            status = RunStatus.GUARDED
         elif isinstance(exc, UsageLimitReached):
             status, limit = RunStatus.USAGE_LIMIT, exc.limit
         elif isinstance(exc, EOFError | KeyboardInterrupt) or cancelled(exc):
@@ -284,7 +295,7 @@ class RunState:
     def reraise(self, exc: BaseException | None) -> bool:
         """Whether the exception that ended the run should propagate to the caller."""
         if exc is None or isinstance(exc, ReachedEndTemplateException | EOFError | MaxMessages
-                                     | UsageLimitReached | KeyboardInterrupt):
+                                     | UsageLimitReached | KeyboardInterrupt | GuardEnded):
             return False
         if not isinstance(exc, Exception):  # cancellation, SystemExit: always propagate
             return True

@@ -17,7 +17,7 @@ from .._faces import lazy as _lazy
 from .problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from starlette.applications import Starlette
 
@@ -42,7 +42,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                auth: Auth | None = None, title: str = "Chat",
                first_prompt: str | None = None,
                faces: Iterable[str] | None = None, tool_name: str | None = None,
-               description: str | None = None) -> Starlette:
+               description: str | None = None, model_name: str | None = None,
+               guards: Sequence[Any] = ()) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -65,6 +66,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``tool_name`` and ``description`` are the bot's MCP tool's at ``/mcp`` (§25; default: the
     ``title``, characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``, and a sentence naming
     it).
+    ``model_name`` is the bot's name as a model at ``/v1`` (§25; default: ``title``).
+    ``guards`` (``convo.guards``) check every conversation's messages, replies and tool calls
+    as a ``Runner``'s do (API.md §27), on every face.
     """
     try:
         from .http.app import API, build
@@ -81,14 +85,14 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     if not lease > 0:
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
-                    max_messages=max_messages)
+                    max_messages=max_messages, guards=guards)
     engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
                     cache_size=cache_size, lease=lease)
     return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
                      first_prompt=first_prompt, faces=served, tool_name=tool_name,
-                     tool_description=description))
+                     tool_description=description, model_name=model_name))
 
 
 # The ways of signing in, loaded when named (no Starlette needed).

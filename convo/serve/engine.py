@@ -25,7 +25,7 @@ import contextlib
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, Final
 
 import attrs
@@ -38,14 +38,15 @@ from ..requests import Approve, AskUser, CallModel, HandOff, ListTools, Request,
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED, Cancellable, Scope, stopped
 from ..run.driver import adrive
-from ..run.stack import Forwarding
+from ..run.replay import HistoryReplay, Replay
+from ..run.stack import Forwarding, kind
 from ..runner import Runner
 from ..session import Session
 from ..tools.calls import ToolRun
 from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
-from .events import Paused, Sink, WaitingFor, committed
-from .live import Live, client_calls, stored_view, with_unsaid
-from .problems import Conflict, Forbidden, Invalid, NotFound
+from .events import Paused, Retract, Sink, WaitingFor, committed
+from .live import Live, client_calls, new_message_id, stored_view, with_unsaid
+from .problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
 from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
 from .turns import TOOL_STOPPED, Cancel, Turns
 
@@ -142,6 +143,19 @@ _CONFLICTS: Final = {
 """Why a request cannot be answered yet, by what the conversation waits for instead."""
 
 
+_WANTS: Final[dict[type[Request[Any]], str]] = {
+    AskUser: "a user message", CallModel: "the bot's reply (an assistant message)",
+    Approve: "a decision on a tool call (an approval)",
+    HandOff: "an operator (the conversation was handed to a person)"}
+
+
+def _wants(request: Request[Any] | None) -> str:
+    """What a conversation paused at ``request`` waits for, in words."""
+    if request is None:
+        return "nothing more (the conversation has ended)"
+    return _WANTS.get(kind(request.__class__), "its tools to run")
+
+
 def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
     """Give the replayed messages the ids they were stored under (a template makes its own
     messages anew when it is replayed; they are equal to the stored ones but for the id)."""
@@ -182,10 +196,10 @@ class Engine:
             self._cache.popitem(last=False)  # evicted: rebuilt from the store when needed
 
     def _start(self, conversation_id: str, session: Session, *,
-               saved: Session | None = None) -> Live:
+               saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         """The conversation's run: its turns' cancel in front of the live answerer, the
         replay of ``saved`` in front of that (each drive puts its ``Served`` in front)."""
-        run = self.runner.start(session, saved=saved, layers=(
+        run = self.runner.start(session, saved=saved, replaying=replaying, layers=(
             lambda live: Cancellable(live, lambda: self._scopes(conversation_id)),))
         if saved is not None:
             run.answerer.quiet()  # the recorder records nothing of what it rebuilds
@@ -231,16 +245,18 @@ class Engine:
             raise NotFound(f"no conversation {conversation_id!r}")
         return await self._rebuilt(stored)
 
-    async def _rebuilt(self, stored: Stored) -> Live:
-        """The conversation rebuilt from ``stored`` (all of it), paused where it waits."""
+    async def _rebuilt(self, stored: Stored, replaying: type[Replay] = Replay) -> Live:
+        """The conversation rebuilt from ``stored`` (all of it), paused where it waits
+        (``replaying``: a client's history is replayed by ``HistoryReplay``)."""
         conversation_id = stored.id
         messages, unsaid = with_unsaid(stored.messages, stored.internal)
         saved = Session(messages, stored.state,
                         approvals={k: Approval.from_dict(a) for k, a in stored.approvals.items()},
-                        subroutines=stored.subroutines, internal=stored.internal)
+                        subroutines=stored.subroutines, internal=stored.internal,
+                        parent=stored.parent)
         session = Session(state=dict(saved.state), approvals=dict(saved.approvals),
-                          internal=dict(saved.internal))
-        live = self._start(conversation_id, session, saved=saved)
+                          internal=dict(saved.internal), parent=stored.parent)
+        live = self._start(conversation_id, session, saved=saved, replaying=replaying)
         pause = await adrive(live.run.driver,  # replays to the first pause
                              Served(live.run.answerer, rebuilding=True))
         if unsaid:  # replayed, they go again (``live.py``): the session is what is stored
@@ -254,6 +270,61 @@ class Engine:
             live.error = stored.waiting_for.get("error")
         self._keep(live)
         return live
+
+    @contextlib.asynccontextmanager
+    async def adopted(self, conversation_id: str, history: list[Message], *,
+                      owner: str = DEFAULT_OWNER) -> AsyncIterator[Live]:
+        """A new conversation holding a client's ``history`` (API.md §25, the OpenAI face's
+        stateless replay): replayed as a rebuild replays a stored conversation
+        (``_rebuilt``, with ``HistoryReplay``: the template's own messages are taken where
+        the client's history lacks them; no model or tool is called for what it holds),
+        stored, and given paused where it waits, its turn's lease held while the block runs.
+        A history the template cannot have produced is ``NotFollowed`` naming the first of
+        its messages the template does not follow, and nothing is kept. Where the template
+        goes on with a model call once the history is replayed (a bot that speaks first), that
+        call is made, as a created conversation makes it."""
+        await self.store.create(conversation_id, {}, owner=owner)
+        kept = False
+        try:
+            async with self.turns.hold(conversation_id) as turn:
+                if turn is None:
+                    raise Conflict("a turn is running in this conversation: wait for it to "
+                                   "end, then send again")
+                live = await self._rebuilt(Stored(conversation_id, {}, messages=history,
+                                                  owner=owner), replaying=HistoryReplay)
+                replay = live.run.answerer
+                assert isinstance(replay, HistoryReplay)
+                if replay.used < len(history):
+                    raise NotFollowed(replay.used, _wants(live.pending))
+                if live.pending is None:
+                    raise Conflict("the conversation in these messages has ended: start "
+                                   "another")
+                await self._adopt(live)
+                if isinstance(live.pending, CallModel | RunTools):
+                    await self._advance(live, None, None, retry=True)
+                kept = True
+                yield live
+        finally:
+            if not kept:
+                self._cache.pop(conversation_id, None)
+                await self.store.delete(conversation_id)
+
+    async def _adopt(self, live: Live) -> None:
+        """Store the whole of a replayed client's history (the replay recorded none of it),
+        each message under an id of its own, with where the conversation waits."""
+        messages = live.session.messages
+        base = new_message_id()  # one id drawn, each message's its own by its index
+        for index, message in enumerate(messages):
+            if message.id is None:
+                messages[index] = attrs.evolve(message, id=f"{base}{index:04x}")
+        change, _ = live.change(final=True)
+        session = live.session
+        await self.store.write(live.id, attrs.evolve(
+            change, messages=tuple(enumerate(messages)), state=session.state,
+            internal=session.internal,
+            approvals={k: a.to_dict() for k, a in session.approvals.items()}))
+        live.committed = len(messages)
+        live.stored()
 
     def greets(self) -> bool:
         """Whether a new conversation (no state) shows something before it first waits for
@@ -406,6 +477,21 @@ class Engine:
                 live.tool_ids[call_id] = message_id
         return await self._advance(live, runs, sink)
 
+    async def branch(self, conversation_id: str, before: int, sink: Sink | None
+                     ) -> tuple[int, dict[str, Any]]:
+        """A new conversation holding ``conversation_id``'s messages before ``before``
+        (API.md §28; ``convo.serve.branches``): 201 and it (``parent``, ``not_undone``,
+        ``added``: the reply made again when ``before`` is a model's reply), or 502 when
+        that model call failed (the branch waits for ``retry``). ``Invalid`` for a bad
+        ``before``, ``Conflict`` while the original's turn runs."""
+        from .branches import branch
+
+        return await branch(self, conversation_id, before, sink)
+
+    async def settle(self, live: Live) -> None:
+        """Write where a conversation just rebuilt waits (no turn ran)."""
+        await self._commit(live, final=True)
+
     async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:
         """Answer the pending request and drive the conversation to its next pause."""
@@ -465,6 +551,9 @@ class Engine:
         sink = live.sink
         if sink is not None:
             for index, message in fresh:
+                if live.retracted and message.role == "assistant":  # a guard's replacement
+                    live.retracted = False
+                    sink(Retract(message.id))
                 for event in committed(index, message):
                     sink(event)
 

@@ -12,6 +12,8 @@ A turn's events, in the order it emits them::
       ToolCallEnded                 and its end
       ToolResult                  after a committed tool message: the result of its call
     TextDelta, ReasoningDelta     streamed model text and reasoning, as it arrives
+    Retract                       the text streamed since the last message is taken back (a
+                                  guard tripped on it); the replacement is the next message
     WaitingFor                    where the conversation waits once the turn is over
     Paused                        the turn was stopped before its end (a cancel)
     TurnEnded | TurnFailed        last: the conversation as the client sees it, or the error
@@ -55,6 +57,16 @@ class TextDelta(ServedEvent):
     handler: ClassVar[str] = "text_delta"
     text: str
     message_id: str | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen(slots=True)
+class Retract(ServedEvent):
+    """Every ``TextDelta`` since the last ``MessageCommitted`` is taken back (an output guard
+    that shows the reply live tripped on it, API.md §27); the message that replaces it is the
+    next committed one, whose id is ``message_id``."""
+
+    handler: ClassVar[str] = "retract"
+    message_id: str | None
 
 
 @attrs.frozen(slots=True)
@@ -174,6 +186,9 @@ class Encoder:
         return ""
 
     def reasoning_delta(self, event: ReasoningDelta) -> str:
+        return ""
+
+    def retract(self, event: Retract) -> str:
         return ""
 
     def tool_call_started(self, event: ToolCallStarted) -> str:

@@ -16,7 +16,8 @@ from typing import Any, Final
 
 import attrs
 
-from ..events import Event, ReasoningDelta, TextDelta
+from ..events import Event, ReasoningDelta, ReplyRetracted, TextDelta
+from ..guards.marks import public
 from ..messages import Message, ToolCall
 from ..record.recorder import Record, Recorder
 from ..reply import Finish
@@ -104,6 +105,7 @@ class Live:
     reply_id: str | None = None  # the id of the reply being streamed, chosen at its first delta
     tool_ids: dict[str, str] = attrs.field(factory=dict)  # call id → its result's client id
     offers_changed: bool = False  # the front end's tools changed (Session.internal): to store
+    retracted: bool = False  # the streamed reply was taken back: said before its replacement
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -118,6 +120,8 @@ class Live:
                 sink(Text(event.text, self.reply_id))
             else:
                 sink(Reasoning(event.text, self.reply_id))
+        elif sink is not None and isinstance(event, ReplyRetracted):  # said at its replacement
+            self.retracted = True
 
     @property
     def session(self) -> Session:
@@ -232,12 +236,12 @@ class Live:
 
     def view(self, added_from: int | None = None) -> dict[str, Any]:
         outcome = self.session.outcome
-        messages = [m.to_dict() for m in self.session.messages]
+        messages = [public(m) for m in self.session.messages]
         body: dict[str, Any] = {
             "id": self.id, "status": self.status, "messages": messages,
             "state": self.session.state,
             "outcome": outcome.to_dict() if outcome is not None else None,
-            "waiting_for": self.waiting_for()}
+            "waiting_for": self.waiting_for(), "parent": self.session.parent}
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
@@ -245,5 +249,6 @@ class Live:
 
 def stored_view(stored: Stored) -> dict[str, Any]:
     return {"id": stored.id, "status": stored.status,
-            "messages": [m.to_dict() for m in stored.messages], "state": stored.state,
-            "outcome": stored.outcome, "waiting_for": stored.waiting_for}
+            "messages": [public(m) for m in stored.messages], "state": stored.state,
+            "outcome": stored.outcome, "waiting_for": stored.waiting_for,
+            "parent": stored.parent}

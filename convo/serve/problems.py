@@ -30,3 +30,28 @@ class Invalid(Refused):
 
 class Forbidden(Refused):
     """Not for this caller: it waits for an operator (a staff approval, a handoff)."""
+
+
+#: The HTTP status of each kind of refusal (the app answers with it).
+STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
+
+
+def status_of(exc: Exception) -> int:
+    """The HTTP status of a refusal: the engine's kind of ``Refused``, or the ``status`` an
+    HTTP layer's own problem carries (``http/bodies.py``'s ``HTTPProblem``); else 500."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int):
+        return status
+    return next((status for kind, status in STATUS.items() if isinstance(exc, kind)), 500)
+
+
+class NotFollowed(Invalid):
+    """A client's history the template cannot have produced (API.md §25): ``at`` is the
+    index (in the history given) of the first message it does not follow, ``wants`` what
+    the template waits for there."""
+
+    def __init__(self, at: int, wants: str) -> None:
+        super().__init__(f"message {at} is not what the bot waits for there: it waits for "
+                         f"{wants}")
+        self.at = at
+        self.wants = wants

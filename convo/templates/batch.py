@@ -20,17 +20,29 @@ from typing import Any, Final
 from ..approval import Approval
 from ..errors import ToolArgumentError
 from ..events import ToolCallEnded, ToolCallStarted
+from ..guards.base import AnyGuard, Checked
+from ..guards.marks import KEY as GUARD_KEY
+from ..guards.marks import with_text
 from ..messages import Message, ToolCall
 from ..parts import Part, shown
 from ..reply import REJECTED_KEY
-from ..requests import Approve, Flow, RunTools
+from ..requests import Approve, CheckGuards, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import ToolContext
-from ..tools.endings import CONTINUE, Ending, FinalOutput, MoveState, RetriesSpent, stronger
+from ..tools.context import STATE_UNDO, ToolContext
+from ..tools.endings import (
+    CONTINUE,
+    Ending,
+    FinalOutput,
+    GuardEnd,
+    MoveState,
+    RetriesSpent,
+    stronger,
+)
 from ..tools.output import OUTPUT_TOOL, Output
 from ..tools.transition import Move
+from .guarding import trip_mark
 from .subroutine_tool import SubroutineTool, delegate
 from .toolsets import TurnTools
 
@@ -39,14 +51,19 @@ logger = logging.getLogger("convo")
 FINISH_TOOL: Final = {"response": "finish_response", "task": "finish_task"}
 """The finish tool of each mode of a ``ToolingTemplate``."""
 
+NOT_RUN: Final = "not_run"
+"""The metadata key of a tool message whose tool was not invoked (bad arguments, an unknown
+tool, a limit reached): what a branch says stays done leaves it out (``not_undone``)."""
+
 Answered = tuple[Ending, str | None]
 """What a batch gives the turn: its ending, and the text of its last tool message."""
 
 
 def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: str,
-           output: Output | None, failures: dict[str, int]) -> Flow:
-    """Answer one batch (``failures``: the turn's failed calls in a row, per tool); returns
-    ``Answered``."""
+           output: Output | None, failures: dict[str, int],
+           guards: Sequence[AnyGuard] = ()) -> Flow:
+    """Answer one batch (``failures``: the turn's failed calls in a row, per tool; ``guards``:
+    the turn's own); returns ``Answered``."""
     # Why longer than 40 lines: prepare, approve, run and record one batch in one place, so
     # that the guarantee (one tool message per call, in call order) is visible at a glance.
     done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
@@ -56,6 +73,9 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
     contexts: dict[int, ToolContext] = {}
     terminal_by: str | None = None
     ending: Ending = CONTINUE
+    marks: dict[int, Mapping[str, Any]] = {}  # metadata["guard"] of a call's tool message
+    stop: Checked | None = None  # a tool_call guard that ends the run stops the batch
+    guards = tuple(guards)
     for i, call in enumerate(calls):
         yield ToolCallStarted(call)
         if output is not None and call.name == OUTPUT_TOOL:
@@ -67,6 +87,16 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         except ToolArgumentError as exc:
             done[i] = f"Error: {exc}", True
             continue
+        checked: Checked | None = yield CheckGuards("tool_call", None, args, guards, call=call)
+        if checked is not None:
+            marks[i] = checked.mark or {}
+            if checked.blocked:
+                done[i] = f"Blocked: {marks[i].get('reason')}", False
+                if checked.ends:
+                    stop = checked
+                    break
+                continue
+            args = checked.value
         if tool.terminal:
             terminal_by = tool.name
         runnable: Invokable = tool
@@ -77,6 +107,12 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         (inline if isinstance(tool, SubroutineTool) else invocations).append(invocation)
         if tool.requires_approval(args):
             needing.append(invocation)
+    if stop is not None:  # nothing of the batch runs
+        mark = trip_mark(stop.mark)
+        for i in range(len(calls)):
+            done[i], marks[i] = (f"Blocked: {mark.get('reason')}", False), mark
+        invocations, needing, inline = [], [], []
+        ending = GuardEnd(stop.reply or "", mark)
     # A batch needing no approval (the most frequent) is not filtered again: this runs for
     # every batch, replayed ones too.
     rejected: dict[str, str] = {}
@@ -104,13 +140,20 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         content: str | tuple[Part, ...]
         message: Message | None = None
         ran_ns = 0, 0  # when its tool ran, if one did
-        if i in done:
+        if i in done:  # no tool was invoked: its effects are none (``NOT_RUN``)
             content, error = done[i]
-            if rejected and call.id in rejected:
-                metadata = {REJECTED_KEY: True}
+            metadata = {REJECTED_KEY: True} if rejected and call.id in rejected else \
+                {NOT_RUN: True}
+            if i in marks:
+                metadata = {**metadata, GUARD_KEY: marks[i]}
         else:
             invocation, run = ran[call.id]
             content, error, asked, metadata = outcome(invocation, run)
+            if run.skipped is not None:  # a limit, or an unknown tool: not invoked
+                metadata = {**(metadata or {}), NOT_RUN: True}
+            if run.state_undo is not None:  # what the batch's tools changed in the state,
+                # kept for a branch before it (``Runner.branch``; the answerer took it)
+                metadata = {**(metadata or {}), STATE_UNDO: run.state_undo}
             if asked is not CONTINUE:
                 if asked.__class__ is MoveState:
                     if move is None:
@@ -119,6 +162,11 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                         content, error, asked, metadata = _second_move(move), True, CONTINUE, None
                 # (Anything beats going on: the precedence is asked only between two endings.)
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
+            if i in marks:
+                metadata = {**(metadata or {}), GUARD_KEY: marks[i]}
+            content, metadata, guarded = yield from _result(call, content, metadata, guards)
+            if guarded is not None:
+                ending = stronger(ending, guarded)
             saved = run.saved
             if saved is not None and saved.content == content \
                     and error is saved.error:
@@ -135,6 +183,25 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             tool_message(call, content, error=error, metadata=metadata)
         yield ToolCallEnded(call, text, error, *ran_ns)
     return ending, text
+
+
+def _result(call: ToolCall, content: str | tuple[Part, ...],
+            metadata: Mapping[str, Any] | None, guards: tuple[AnyGuard, ...]) -> Flow:
+    """A tool result as its guards leave it: ``(content, metadata, GuardEnd | None)``; a
+    blocked one is ``Blocked: <reason>`` to the model, its original kept in its metadata."""
+    text = content if isinstance(content, str) else shown(content)
+    checked: Checked | None = yield CheckGuards("tool_result", None, text, guards, call=call)
+    if checked is None:
+        return content, metadata, None
+    mark = dict(checked.mark or {})
+    if checked.blocked:
+        reason = mark.get("reason")
+        mark["original"] = text
+        return f"Blocked: {reason}", {**(metadata or {}), GUARD_KEY: mark}, \
+            GuardEnd(checked.reply or "", trip_mark(mark)) if checked.ends else None
+    if mark.get("action") == "redact":
+        content = with_text(content, checked.value)
+    return content, {**(metadata or {}), GUARD_KEY: mark}, None
 
 
 def prepare(tools: TurnTools, call: ToolCall, mode: str, terminal_by: str | None

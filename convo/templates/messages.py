@@ -10,6 +10,8 @@ import attrs
 
 from ..context import ContextWindow, check_window
 from ..errors import DefinitionError
+from ..guards.base import AnyGuard, as_guards, check_names
+from ..guards.marks import blocked
 from ..messages import ROLES, Message, Role
 from ..parts import PART_TYPES, Content, Part, PartError, from_path
 from ..parts import Text as TextPart
@@ -17,6 +19,7 @@ from ..rendering import Text
 from ..requests import AskUser, CallModel, Flow
 from ..session import Session
 from .base import Template
+from .guarding import answered_input, blocked_reply, checked_input, checked_reply, own
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -101,16 +104,16 @@ class UserTemplate(Template):
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
-            yield Message("user", self._text.render(session))
+            yield from checked_input(Message("user", self._text.render(session)))
             return session
         if self._parts:
-            yield Message("user", [p.render(session) if isinstance(p, Text) else p
-                                   for p in self._parts])
+            yield from checked_input(Message("user", [p.render(session) if isinstance(p, Text)
+                                                      else p for p in self._parts]))
             return session
         answer: Content = yield self._ask
         if not answer and self.default is not None:
             answer = self.default
-        yield Message("user", answer)
+        yield from checked_input(Message("user", answer))
         return session
 
 
@@ -122,10 +125,16 @@ class GenerateTemplate(Template):
     model: Model | None = attrs.field(default=None, kw_only=True)
 
     def render(self, session: Session) -> Flow:
-        reply: Message = yield CallModel(self.model)
+        if (yield from answered_input(session, ())):
+            return session
+        reply: Message = yield CallModel(self.model, guards=())
+        if self.role == "assistant":
+            reply = yield from checked_reply(reply, ())
         if reply.role != self.role:
             reply = Message(self.role, reply.content, metadata=reply.metadata)
         yield reply
+        if self.role == "assistant" and blocked(reply):
+            yield from blocked_reply(reply)
         return session
 
 
@@ -136,6 +145,7 @@ class AssistantTemplate(Template):
     ``context``: a ``ContextWindow`` for that call (else the runner's applies).
     With ``output_type``, the model answers through the final-output tool and the turn's
     ``output`` is the validated object (a ``ToolingTemplate`` without other tools).
+    ``guards``: this turn's own guards (``convo.guards``), after the runner's.
     """
 
     content: str | None = None
@@ -143,10 +153,12 @@ class AssistantTemplate(Template):
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
     output_type: Any = attrs.field(default=None, kw_only=True)
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards)
     _text: Text | None = attrs.field(init=False, repr=False)
     _typed: Template | None = attrs.field(init=False, repr=False, default=None)
 
     def __attrs_post_init__(self) -> None:
+        self.guards = check_names(self.guards, self.label())
         self._text = None if self.content is None else Text(self.content, self.label())
         if self.output_type is not None:
             if self.content is not None:
@@ -155,7 +167,7 @@ class AssistantTemplate(Template):
             from .tooling import ToolingTemplate
 
             self._typed = ToolingTemplate([], model=self.model, output_type=self.output_type,
-                                          context=self.context)
+                                          context=self.context, guards=self.guards)
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
@@ -163,6 +175,11 @@ class AssistantTemplate(Template):
             return session
         if self._typed is not None:
             return (yield from self._typed.render(session))
-        reply: Message = yield CallModel(self.model, context=self.context)
+        if (yield from answered_input(session, own(self.guards, "input"))):
+            return session
+        reply: Message = yield CallModel(self.model, context=self.context, guards=self.guards)
+        reply = yield from checked_reply(reply, self.guards)
         yield reply
+        if blocked(reply):
+            yield from blocked_reply(reply)
         return session

@@ -19,6 +19,9 @@ import attrs
 from ..context import ContextWindow, check_window
 from ..errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError
 from ..events import RestrictionInjected, TaskCompleted, TurnEnded
+from ..guards.base import AnyGuard, as_guards, check_names
+from ..guards.marks import KEY as GUARD_KEY
+from ..guards.marks import blocked
 from ..messages import Message
 from ..reply import Finish
 from ..requests import CallModel, Flow
@@ -30,6 +33,7 @@ from ..tools.endings import (
     EndConversation,
     Ending,
     FinalOutput,
+    GuardEnd,
     HandOver,
     MoveState,
     RetriesSpent,
@@ -44,6 +48,7 @@ from .base import Template
 from .batch import answer
 from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
+from .guarding import answered_input, blocked_reply, checked_reply, ended, own
 from .handoff import handed_off
 from .subroutine_tool import SubroutineTool
 from .toolsets import TurnTools, fixed, toolsets_of, turn_tools, with_frontend
@@ -85,6 +90,7 @@ class ToolingTemplate(Template):
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
     output_type: Any = attrs.field(default=None, kw_only=True)
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards)
     _by_name: dict[str, Tool] = attrs.field(init=False, repr=False)
     _schemas: tuple[dict[str, Any], ...] = attrs.field(init=False, repr=False)
     _output: Output | None = attrs.field(init=False, repr=False)
@@ -103,6 +109,7 @@ class ToolingTemplate(Template):
         if self.loop_guard is not None and not isinstance(self.loop_guard, LoopGuard):
             raise DefinitionError(f"{where}: loop_guard must be a LoopGuard or None, "
                                   f"got {self.loop_guard!r}")
+        self.guards = check_names(self.guards, where)
         self._by_name = check_tools(self.tools)
         own = [t for t in self.tools if isinstance(t, Tool)]
         for t in own:
@@ -117,7 +124,8 @@ class ToolingTemplate(Template):
             self._schemas = (*self._schemas, self._output.schema)
         self._own = fixed(self._by_name, self._schemas, self.tools, self._output is not None)
         self._toolsets = toolsets_of(self.tools)
-        self._ask = CallModel(self.model, self._own.schemas, context=self.context)
+        self._ask = CallModel(self.model, self._own.schemas, context=self.context,
+                              guards=self.guards)
         self._children = tuple(t.template for t in self.tools if isinstance(t, SubroutineTool))
 
     def children(self) -> tuple[Template, ...]:
@@ -134,12 +142,18 @@ class ToolingTemplate(Template):
             tools = with_frontend(tools, offered(session.internal))
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
-            CallModel(self.model, tools.schemas, context=self.context)
+            CallModel(self.model, tools.schemas, context=self.context, guards=self.guards)
+        if (yield from answered_input(session, own(self.guards, "input"))):
+            return session
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:
             reply: Message = yield ask
             turn.iterations += 1
+            reply = yield from checked_reply(reply, self.guards)
             yield reply
+            if GUARD_KEY in reply.metadata and blocked(reply):
+                yield from blocked_reply(reply, iterations=turn.iterations)
+                return session
             if reply.finish is Finish.LENGTH:
                 turn.truncated = True
             text = reply.text
@@ -157,7 +171,7 @@ class ToolingTemplate(Template):
                     return session
                 ending, turn.last_tool_text = yield from answer(
                     session, reply.tool_calls, turn.tools, self.mode, self._output,
-                    turn.failures)
+                    turn.failures, self.guards)
                 if ending.__class__ is Continue:
                     continue
                 yield from self._close(session, turn, ending)
@@ -197,6 +211,9 @@ class ToolingTemplate(Template):
         """End the turn as the batch's ending says (the one place an ending is acted on; its
         precedence is ``convo.tools.endings.PRECEDENCE``)."""
         match ending:
+            case GuardEnd(reply=reply, mark=mark):  # a tool_call/tool_result guard ended it
+                yield Message("assistant", reply, metadata={GUARD_KEY: mark})
+                yield from ended(reply, mark, iterations=turn.iterations)
             case EndConversation(farewell=farewell, by=by):
                 if farewell:
                     yield Message("assistant", farewell)
@@ -210,10 +227,14 @@ class ToolingTemplate(Template):
                 yield from handed_off(session, call, reason)
                 yield self._ended(turn, RunStatus.COMPLETED, terminated_by=call.name,
                                   done=True)
-            case TerminalReply(text=text, by=by):
-                yield Message("assistant", text)
-                yield self._ended(turn, RunStatus.COMPLETED, response=text, terminated_by=by,
-                                  done=True)
+            case TerminalReply(text=text, by=by):  # a reply like any other: guards check it
+                reply = yield from checked_reply(Message("assistant", text), self.guards)
+                yield reply
+                if GUARD_KEY in reply.metadata and blocked(reply):
+                    yield from blocked_reply(reply, iterations=turn.iterations)
+                    return
+                yield self._ended(turn, RunStatus.COMPLETED, response=reply.text,
+                                  terminated_by=by, done=True)
             case Terminate(response=t, by=by):  # the one ending that may ask for a review
                 yield self._ended(turn, t.status, terminated_by=by, note=t.note,
                                   summary=t.summary, finish_status=t.finish_status, done=True)

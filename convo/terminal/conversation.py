@@ -41,6 +41,7 @@ class Talk:
     continue_hint: str = "convo chat -c"
     limits: Any = None  # the bot file's Limits
     context: Any = None  # the bot file's ContextWindow
+    guards: Any = ()  # the bot file's guards
     saved: Session | None = None  # the conversation this one continues (replayed first)
     tools: Any = ()  # the chat's tools, for /tools
     attached: list[Any] = attrs.Factory(list)  # files (parts) for the first message (-a)
@@ -60,12 +61,16 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
     printer.ignored_tools.enabled = may_ignore_tools(talk.model)
     recorder = _recorder(args, talk)
     interrupts = Interrupts()
-    runner = _runner(args, talk, printer, recorder, interrupts)
+    handlers = [h for h in (talk.writer, recorder) if h is not None]
+    runner, commands = _runner(args, talk, printer, handlers, interrupts)
     if before is not None:
         before(printer)
     previous = signal.signal(signal.SIGINT, interrupts)
     try:
         session = runner.run(talk.session)
+        while commands is not None and commands.branching is not None:
+            recorder = _branched(talk, runner, commands, handlers, recorder)
+            session = runner.run(commands.branched)
     except Exception:
         traceback.print_exc()  # only with --debug: raise_errors is off otherwise
         return EXIT_RUN_ERROR
@@ -82,32 +87,86 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
     return EXIT_RUN_ERROR if failed else EXIT_OK
 
 
-def _runner(args: argparse.Namespace, talk: Talk, printer: Any, recorder: Any,
-            interrupts: Any) -> Any:
+def _branched(talk: Talk, runner: Any, commands: Any, handlers: list[Any], recorder: Any
+              ) -> Any:
+    """The branch a command made goes on as a new conversation (the original stays in the
+    history as it was): a new conversation of the history, the branch's messages replayed
+    into it; a ``--save`` transcript keeps the conversation before the branch. Returns the
+    history's new recorder; ``commands.branched`` is the session to run (its template replays
+    the branch)."""
+    from ..resume import Resume
+
+    branching, commands.branching = commands.branching, None
+    branch = branching.branch
+    commands.sending = branching.text
+    if talk.writer is not None:
+        talk.writer.close()
+        handlers.remove(talk.writer)
+        talk.writer = None
+        info("the --save transcript ends before the branch")
+    given = commands.given  # the chat's system prompt: in the session, not replayed
+    session = Session(branch.messages[:given], dict(branch.state),
+                      approvals=dict(branch.approvals), internal=dict(branch.internal),
+                      parent=branch.parent)
+    branch = attrs.evolve(branch, messages=branch.messages[given:])
+    if recorder is not None:
+        handlers.remove(recorder)
+        recorder.history.close()
+        recorder = _recorder_for(talk, session)
+        if recorder is not None:
+            handlers.append(recorder)
+    runner.template = Resume(_template_of(runner.template), branch)
+    commands.branched = session
+    commands.say(f"--- a branch of the conversation, before message {branch.parent['before']}"
+                 " (the original stays in the history) ---")
+    return recorder
+
+
+def _template_of(template: Any) -> Any:
+    from ..resume import Resume
+
+    return template.template if isinstance(template, Resume) else template
+
+
+def _runner(args: argparse.Namespace, talk: Talk, printer: Any, handlers: list[Any],
+            interrupts: Any) -> tuple[Any, Any]:
     """The CommandLineRunner: the terminal (with slash commands) unless the talk has its own
-    user interface; the transcript (--save) and the history see every event."""
+    user interface; the transcript (--save) and the history see every event (``handlers``:
+    a branch changes them). Also the slash commands, if the terminal has them."""
     from .input import CLIInterface
     from .runner import CommandLineRunner
     from .slash_commands import Commands
 
-    commands = Commands(say=printer.say, source=talk.transcript_source,
-                        changed=None if recorder is None else recorder.sync)
+    commands = Commands(say=printer.say, source=talk.transcript_source)
     commands.tools = tuple(talk.tools) or _tools_of(talk.template)
     if talk.max_attachment_bytes is not None:
         commands.max_attachment_bytes = talk.max_attachment_bytes
     commands.attached = list(talk.attached)
     user = talk.user(printer) if talk.user is not None else CLIInterface(commands=commands)
-    handlers = [h for h in (talk.writer, recorder) if h is not None]
 
     def on_event(event: Event) -> None:
-        for handler in handlers:
+        for handler in tuple(handlers):
             handler(event)
 
-    return CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
-                             printer=printer, max_messages=args.max_messages,
-                             raise_errors=args.debug, interrupts=interrupts,
-                             exit_on_error=False, limits=talk.limits,
-                             context=talk.context)
+    runner = CommandLineRunner(talk.model, talk.template, user, on_event=on_event,
+                               printer=printer, max_messages=args.max_messages,
+                               raise_errors=args.debug, interrupts=interrupts,
+                               exit_on_error=False, limits=talk.limits,
+                               context=talk.context, guards=talk.guards)
+    if talk.user is not None:
+        return runner, None
+    commands.changed = lambda: _sync(handlers)
+    commands.given = len(talk.session.messages)
+    commands.brancher = lambda session, before: runner._branch_given(
+        session, before=before, given=commands.given)
+    return runner, commands
+
+
+def _sync(handlers: list[Any]) -> None:
+    for handler in handlers:
+        sync = getattr(handler, "sync", None)
+        if callable(sync):
+            sync()
 
 
 def _tools_of(template: Any) -> tuple[Any, ...]:
@@ -120,6 +179,21 @@ def _tools_of(template: Any) -> tuple[Any, ...]:
         if isinstance(node, ToolingTemplate):
             found.update((id(t), t) for t in node.tools)
     return tuple(found.values())
+
+
+def _recorder_for(talk: Talk, session: Session) -> Any:
+    """The history's recorder of a new conversation on ``session`` (a branch)."""
+    import sqlite3
+
+    from .history import History, Recorder
+
+    try:
+        history = History.open()
+        return Recorder(history, history.start(talk.kind, talk.source, talk.model_name),
+                        session)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"convo: warning: cannot keep the branch in the history: {exc}", file=sys.stderr)
+        return None
 
 
 def _recorder(args: argparse.Namespace, talk: Talk) -> Any:

@@ -95,6 +95,7 @@ class Editor:
 
     def __init__(self, history_file: Path | None) -> None:
         self._answers: PromptSession[str] | None = None
+        self._edits: PromptSession[str] | None = None
         history: History = InMemoryHistory()
         if history_file is not None:
             try:
@@ -111,6 +112,14 @@ class Editor:
 
     def read(self, prompt: str) -> str:
         return unfence(self.session.prompt(prompt))
+
+    def edit(self, prompt: str, text: str) -> str:
+        """A line read with ``text`` already typed, to edit (``/edit``): Enter takes it,
+        Ctrl-C gives it up (``KeyboardInterrupt``, whatever is typed), Ctrl-D too
+        (``EOFError``)."""
+        if self._edits is None:
+            self._edits = PromptSession()
+        return unfence(self._edits.prompt(prompt, default=text))
 
     def answer(self, prompt: str) -> str:
         """A short answer to a question of the chat (an approval): one line, kept out of the

@@ -153,7 +153,8 @@ class Recorder(RecordsRecorder):
         if not replaying and not history.kept(conversation):
             # version 2: convo's own records are in session.internal, not in the state
             history.add(conversation, {"type": "header", "version": 2, "state": session.state,
-                                       "internal": session.internal})
+                                       "internal": session.internal}
+                        | ({"parent": session.parent} if session.parent is not None else {}))
             for index, message in enumerate(session.messages):
                 history.add(conversation, {"type": "message", "index": index,
                                            "message": message.to_dict()})

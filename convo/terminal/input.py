@@ -40,6 +40,7 @@ class CLIInterface(UserInterface):
     def __init__(self, prompt: str = "You: ", commands: Commands | None = None) -> None:
         self.prompt = prompt
         self.commands = commands if commands is not None else Commands()
+        self.commands.prefilled = self._prefilled
         self._editor: Any = None
         self._readline_ready = False
         self._handed_off = False  # answering as the operator now (the handoff tool)
@@ -55,6 +56,12 @@ class CLIInterface(UserInterface):
         if instruction:
             print(instruction, flush=True)
         hint = f"[{default}] " if default else ""
+        sending = self.commands.sending
+        if sending is not None:  # an edited message, sent first on its branch
+            self.commands.sending = None
+            if self.echoes_input:
+                print(f"{self.prompt}{sending}", flush=True)
+            return sending
         interrupted = False
         while True:
             pending = self.commands.pending()
@@ -145,6 +152,17 @@ class CLIInterface(UserInterface):
         except (EOFError, KeyboardInterrupt):
             print(flush=True)  # the cursor is still on the prompt's line
             raise
+
+    def _prefilled(self, prompt: str, text: str) -> str:
+        """A line read with ``text`` already typed (``/edit``); Ctrl-C gives it up
+        (``KeyboardInterrupt``). Without a terminal there is nothing to edit: ``""``."""
+        if not _is_terminal(sys.stdin):
+            return ""
+        if _is_terminal(sys.stdout):
+            edited: str = self._line_editor().edit(prompt, text)
+            return edited
+        self._setup_readline()
+        return input(prompt)
 
     def _line_editor(self) -> Any:
         if self._editor is None:

@@ -23,6 +23,7 @@ from ..events import (
     ModelCallEnded,
     ModelCallStarted,
     ReasoningDelta,
+    ReplyRetracted,
     ReplyTruncated,
     RunEnded,
     SubroutineEnded,
@@ -210,6 +211,9 @@ class ConsolePrinter:
                 self.note("the reply was cut off at the model's token limit (max_tokens)")
         elif isinstance(event, ReplyTruncated):
             self._cut_off = True
+        elif isinstance(event, ReplyRetracted):  # a guard took it back: its replacement follows
+            self.end_stream()
+            self.write(self.paint("  (the reply above was withdrawn by a guard)", "dim") + "\n")
         elif isinstance(event, ModelCallEnded):
             self._usage = event.usage  # shown after the reply, once it is a message
             if self._subroutines:  # a subroutine's reply becomes no MessageAdded: end it here

@@ -36,7 +36,10 @@ COMMANDS: Final = {
     "help": ("", "show the commands and keys"),
     "exit": ("", "leave the chat (also /quit, Ctrl-D)"),
     "save": ("[PATH]", "write the conversation so far to a transcript file"),
-    "retry": ("", "ask the model again for its last reply"),
+    "retry": ("", "regenerate the last reply (a branch: the original stays in the history)"),
+    "edit": ("[TEXT]", "edit your last message and send it again (a branch)"),
+    "branch": ("N", "go on from before message N (numbered by /history)"),
+    "history": ("", "the messages so far, numbered for /branch"),
     "undo": ("", "drop the last exchange (your message and the reply)"),
     "clear": ("", "start afresh: drop every message but the system prompt"),
     "model": ("[NAME]", "show the model, or switch to another one"),
@@ -79,6 +82,17 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
+class Branching(EOFError):
+    """A command made a branch (``Runner.branch``): the run stops here (as ``/exit`` stops
+    it: the conversation stays in the history) and ``branch`` goes on as a new conversation,
+    sending ``text`` first when it is not ``None``."""
+
+    def __init__(self, branch: Session, text: str | None) -> None:
+        super().__init__("a branch")
+        self.branch = branch
+        self.text = text
+
+
 class Commands:
     """Carries out slash commands on the session being asked about.
 
@@ -102,6 +116,14 @@ class Commands:
         # id(reply) -> (the reply, the name of the model that made it), for /usage's prices.
         # The reply is kept so that its id is never reused by another message.
         self._made_by: dict[int, tuple[Message, str | None]] = {}
+        #: Reads a line with ``text`` already typed (the line editor's), for ``/edit``.
+        self.prefilled: Callable[[str, str], str] | None = None
+        #: Makes a branch of a session before an index (the runner's ``branch``).
+        self.brancher: Callable[[Session, int], Session] | None = None
+        self.branching: Branching | None = None  # the branch made, until it goes on
+        self.sending: str | None = None  # what the next prompt sends without asking
+        self.branched: Session | None = None  # the session a branch runs on
+        self.given = 0  # the first messages of a session that its template did not yield
 
     def handle(self, text: str, session: Session) -> Content | None:
         """Carry out the command in ``text``. Returns what to send to the model (the text with
@@ -205,14 +227,74 @@ class Commands:
         self.say(f"saved {_count(session.messages)} to {path} (convo replay {path} shows it)")
 
     def _retry(self, arg: str, session: Session) -> Content | None:
-        at = _last_user(session)
+        if self.brancher is None:  # no branches here (a CommandLineRunner of one's own)
+            at = _last_user(session)
+            if at is None:
+                self.say("nothing to retry yet")
+                return None
+            content = session.messages[at].content  # with its attachments
+            self._drop(session, at)
+            self.say("asking again")
+            return content
+        at = _last_reply(session)
         if at is None:
             self.say("nothing to retry yet")
             return None
-        content = session.messages[at].content  # with its attachments
-        self._drop(session, at)
-        self.say("asking again")
-        return content
+        return self._branch_at(session, at, None)
+
+    def _edit(self, arg: str, session: Session) -> Content | None:
+        at = _last_user(session)
+        if at is None:
+            self.say("nothing to edit yet")
+            return None
+        text = arg
+        if not text:
+            said = session.messages[at].content
+            if not isinstance(said, str) or self.prefilled is None:
+                self.say("type /edit TEXT to send TEXT in its place")
+                return None
+            try:
+                text = self.prefilled("Edit: ", said)
+            except (KeyboardInterrupt, EOFError):
+                text = ""
+            if not text.strip():
+                self.say("(edit given up)")
+                return None
+        return self._branch_at(session, at, text)
+
+    def _branch(self, arg: str, session: Session) -> Content | None:
+        try:
+            before = int(arg)
+        except ValueError:
+            self.say(f"/branch N: N is a message's number (see /history), got {arg!r}")
+            return None
+        return self._branch_at(session, before, None)
+
+    def _branch_at(self, session: Session, before: int, text: str | None) -> Content | None:
+        if self.brancher is None:
+            self.say("branches are not available here")
+            return None
+        try:  # made now, nothing called: a bad point is said and the conversation goes on
+            branch = self.brancher(session, before)
+        except ValueError as exc:
+            self.say(str(exc))
+            return None
+        self.branching = Branching(branch, text)
+        raise self.branching
+
+    def _history(self, arg: str, session: Session) -> None:
+        if not session.messages:
+            self.say("no messages yet")
+            return
+        for index, message in enumerate(session.messages):
+            who = {"user": "you", "assistant": "assistant"}.get(message.role, message.role)
+            if message.role == "tool":
+                who = f"tool {message.name}"
+            text = message.content if isinstance(message.content, str) else \
+                " ".join(describe(part) for part in message.content)
+            calls = ", ".join(f"{c.name}()" for c in message.tool_calls)
+            line = " ".join(text.split())[:70] or (f"[calls {calls}]" if calls else "")
+            self.say(f"{index:>4}  {who}: {line}")
 
     def _undo(self, arg: str, session: Session) -> None:
         at = _last_user(session)
@@ -322,6 +404,15 @@ def tools_text(tools: Any) -> str:
 def _last_user(session: Session) -> int | None:
     for index in range(len(session.messages) - 1, -1, -1):
         if session.messages[index].role == "user":
+            return index
+    return None
+
+
+def _last_reply(session: Session) -> int | None:
+    """The last assistant message a person did not write (the reply /retry makes again)."""
+    for index in range(len(session.messages) - 1, -1, -1):
+        message = session.messages[index]
+        if message.role == "assistant" and message.metadata.get("author") is None:
             return index
     return None
 

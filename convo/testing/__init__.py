@@ -1,5 +1,5 @@
-"""The public test kit: fake OpenAI and Anthropic servers, pytest fixtures, strategies, record
-and replay, simulated users, conversation snapshots, a model that needs no script
+"""The public test kit: fake OpenAI, Anthropic and Gemini servers, pytest fixtures, strategies,
+record and replay, simulated users, conversation snapshots, a model that needs no script
 (``SmokeModel``) and evaluations (``Scenario``, ``evaluate``: pass rates over repeated runs).
 
 ``convo.testing.strategies`` (hypothesis) is a submodule: import it by name.
@@ -14,6 +14,7 @@ from .._faces import lazy
 _LAZY = {
     "OpenAIServer": "convo.testing.server",
     "AnthropicServer": "convo.testing.server",
+    "GeminiServer": "convo.testing.server",
     "FakeMCPServer": "convo.testing.mcp_fake",
     "MCPCall": "convo.testing.mcp_fake",
     "SimulatedUser": "convo.testing.simulated_user",

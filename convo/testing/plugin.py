@@ -3,9 +3,9 @@
 Fixtures: ``mock_model`` and ``scripted_user`` (factories whose scripts must be used up by the
 end of the test, unless made with ``check_complete=False``), ``openai_server`` (a started
 fake OpenAI server, whose script must be used up too unless its ``check_complete`` is set to
-``False``), ``anthropic_server`` (the same for the Messages API), ``simulated_user`` (a
-factory of ``SimulatedUser``) and ``conversation_snapshot`` (compares a conversation with the
-test's snapshot file). The option
+``False``), ``anthropic_server`` and ``gemini_server`` (the same for the Messages API and the
+Gemini API), ``simulated_user`` (a factory of ``SimulatedUser``) and
+``conversation_snapshot`` (compares a conversation with the test's snapshot file). The option
 ``--convo-update-snapshots`` rewrites snapshot files instead of comparing; the ini option
 ``convo_snapshot_dir`` (default ``tests/snapshots``, under the rootdir) says where they live.
 ``-p no:convo`` turns the plugin off.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from convo.interfaces.scripted import ScriptedInterface
     from convo.models.mock import MockModel
     from convo.session import Session
-    from convo.testing.server import AnthropicServer, OpenAIServer
+    from convo.testing.server import AnthropicServer, GeminiServer, OpenAIServer
     from convo.testing.simulated_user import SimulatedUser
 
 # (object made by a fixture, fixture name, whether its script must be used up)
@@ -97,6 +97,17 @@ def anthropic_server(request: pytest.FixtureRequest) -> Iterator[AnthropicServer
 
     with AnthropicServer() as server:
         _remember(request, server, "anthropic_server", True)
+        yield server
+
+
+@pytest.fixture
+def gemini_server(request: pytest.FixtureRequest) -> Iterator[GeminiServer]:
+    """A started fake Gemini API server with an empty script, like ``openai_server``: its
+    script must be used up unless ``check_complete`` is ``False``."""
+    from convo.testing.server import GeminiServer
+
+    with GeminiServer() as server:
+        _remember(request, server, "gemini_server", True)
         yield server
 
 

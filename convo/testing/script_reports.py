@@ -3,7 +3,8 @@ test's report) and which scripted replies a passing test left unused.
 
 A scripted object is one a fixture made: a ``MockModel`` (``mock_model``, and the model of a
 ``simulated_user`` given a script), a ``ScriptedInterface`` (``scripted_user``) or an
-``OpenAIServer`` (``openai_server``) and ``AnthropicServer`` (``anthropic_server``).
+``OpenAIServer`` (``openai_server``), ``AnthropicServer`` (``anthropic_server``) and
+``GeminiServer`` (``gemini_server``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ Scripted = tuple[Any, str, bool]
 """(object made by a fixture, fixture name, whether its script must be used up)."""
 
 _MODELS = ("mock_model", "simulated_user")  # fixtures whose scripted object is a MockModel
-_SERVERS = ("openai_server", "anthropic_server")  # the fake servers (their .served)
+# The fake servers (their .served).
+_SERVERS = ("openai_server", "anthropic_server", "gemini_server")
 
 def _used(obj: Any, fixture: str) -> int:
     if fixture in _MODELS:

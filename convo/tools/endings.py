@@ -9,6 +9,7 @@ which raises the control signal once (see docs/termination.md, "Precedence in on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
@@ -17,6 +18,15 @@ if TYPE_CHECKING:
     from ..messages import ToolCall
     from .termination import TerminateResponse
     from .transition import Move
+
+
+@attrs.frozen(slots=True)
+class GuardEnd:
+    """A guard with ``action="end"`` tripped on a tool call or result: its message is the
+    reply, and the run ends ``guarded`` (``mark``: the guard's ``metadata["guard"]``)."""
+
+    reply: str
+    mark: Mapping[str, Any] = attrs.field(hash=False)
 
 
 @attrs.frozen(slots=True)
@@ -78,12 +88,12 @@ class Continue:
     """Nothing ends the turn: the model is called again."""
 
 
-Ending: TypeAlias = (EndConversation | MoveState | HandOver | TerminalReply | Terminate
+Ending: TypeAlias = (GuardEnd | EndConversation | MoveState | HandOver | TerminalReply | Terminate
                      | FinalOutput | RetriesSpent | Continue)
 
 CONTINUE: Final = Continue()
 
-PRECEDENCE: Final = (EndConversation, MoveState, HandOver, TerminalReply, Terminate,
+PRECEDENCE: Final = (GuardEnd, EndConversation, MoveState, HandOver, TerminalReply, Terminate,
                      FinalOutput, RetriesSpent, Continue)
 """The strongest first (docs/termination.md's table): within one rank the first call wins."""
 

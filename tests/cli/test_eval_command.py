@@ -159,7 +159,7 @@ def test_junit_is_read_back_by_a_junit_parser(
     ("- {name: a, user: [hi], checks: {judge_by: x}}",
      "{path}, scenario 1 ('a'): checks: unknown check 'judge_by' (did you mean 'judge'?); "
      "expected one of status, "
-     "tools_called, tools_not_called, state, reply_matches, max_model_calls, judge"),
+     "tools_called, tools_not_called, state, reply_matches, max_model_calls, guard_tripped, judge"),
 ])
 def test_bad_yaml_or_an_unknown_check_is_one_line_and_exit_2(
         offline: None, bot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -18,7 +18,7 @@ NOT_NAMES = {"convo.db", "convo.transcript.jsonl", "convo.serve.log", "convo.con
              "convo.waiting", "convo.outcome"}  # (the AG-UI face's CUSTOM events)
 # The span attributes of docs/telemetry.md (convo.outcome.status, ...).
 ATTRIBUTES = ("convo.outcome.", "convo.approval.", "convo.state.", "convo.context.",
-              "convo.limit.")
+              "convo.limit.", "convo.guard.")
 
 
 def _resolves(dotted: str) -> bool:

@@ -78,6 +78,7 @@ def test_example_runs_offline_on_its_mock_model(example: ModuleType) -> None:
                      ScriptedInterface(demo_input, approvals=approvals),
                      raise_errors=False, limits=getattr(example, "limits", None),
                      context=getattr(example, "context", None),
+                     guards=getattr(example, "guards", ()),
                      ).run(Session(state=dict(state)))
 
     assert session.outcome is not None
@@ -91,6 +92,18 @@ def test_example_is_runnable_as_a_script(example: ModuleType) -> None:
         pytest.skip(f"{example.__file__} defines no template")
     assert 'if __name__ == "__main__":' in source
     assert example.__doc__, "an example starts with a docstring saying what it shows"
+
+
+def test_guarded_support_redacts_blocks_and_refuses() -> None:
+    example = next(_load(EXAMPLES / "guarded_support.py"))
+    session = Runner(example.mock_model, example.template,
+                     ScriptedInterface(example.demo_input), guards=example.guards).run()
+    said = [m.content for m in session.messages if m.role in ("assistant", "tool")]
+    assert said == [
+        "The card on file is [card]; mail [email] for a copy.",
+        "I can only help with orders.",
+        "", "Blocked: refunds over 100 need a person",
+        "I can't refund that much myself: a colleague will call you."]
 
 
 def test_math_teacher_ends_with_its_farewell() -> None:

@@ -41,10 +41,12 @@ API_NAMES += "ReasoningDelta TextDelta ReplyTruncated".split()
 API_NAMES += "SubroutineTool ExecuteToolTemplate".split()
 # API.md §16 (images, audio and documents).
 API_NAMES += "Text Image Audio Document".split()
-# API.md §23 (models from Anthropic, natively).
-API_NAMES += ["AnthropicModel"]
+# API.md §23 (models from Anthropic and Google, natively).
+API_NAMES += ["AnthropicModel", "GeminiModel"]
 # API.md §19 (serving people: human handoff).
 API_NAMES += ["HandoffTool"]
+# API.md §27 (guardrails).
+API_NAMES += "Guard ModelGuard GuardTripped".split()
 
 
 def test_all_is_exactly_the_curated_api() -> None:
@@ -68,7 +70,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
-        "usage_limit",
+        "usage_limit", "guarded",
     ]
     assert RunStatus("ended") == "ended"
 
@@ -95,9 +97,10 @@ def test_import_convo_does_not_import_openai() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_import_convo_does_not_import_anthropic() -> None:
-    code = ("import sys, convo, convo.models, convo.testing; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'anthropic'))")
+def test_import_convo_does_not_import_anthropic_or_google_genai() -> None:
+    code = ("import sys, convo, convo.models, convo.testing, convo.models.gemini.wire, "
+            "convo.testing.server; print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] == 'anthropic' or m.startswith('google')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"

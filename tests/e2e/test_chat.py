@@ -73,14 +73,18 @@ def test_slash_commands_never_reach_the_model(env: dict[str, str], tmp_path: Pat
     assert out.startswith("System: Be brief.\n" + STARTED + "You: one\n" + echo + "one\n"
                           "You: two\n" + echo + "two\n"
                           "dropped the last exchange (2 messages)\n"
-                          "asking again\n"
-                          "You: one\n" + echo + "one\n"
+                          + STOPPED + " (3 messages, 2 model calls) ---\n"
+                          "--- a branch of the conversation, before message 2 (the original "
+                          "stays in the history) ---\n" + STARTED + "You: one\n"
+                          "--- resumed after 1 saved messages; live from here ---\n"
+                          + echo + "one\n"
                           "no token usage reported so far\n"
                           "model: OfflineModel (/model NAME switches)\n"
                           "this chat runs on OfflineModel, which has no model names to switch "
                           "between\n"
                           "unknown command /nonsense: the commands are /help, /exit, /save, "
-                          "/retry, /undo, /clear, /model, /usage, /tools, /attach, /detach "
+                          "/retry, /edit, /branch, /history, /undo, /clear, /model, /usage, "
+                          "/tools, /attach, /detach "
                           "(start the line with // to send it as it is)\n"
                           "You: /not a command\n" + echo + "/not a command\n"
                           f"saved 5 messages to {saved} (convo replay {saved} shows it)\n"
@@ -90,7 +94,7 @@ def test_slash_commands_never_reach_the_model(env: dict[str, str], tmp_path: Pat
                           "nothing to undo\n"
                           "commands:\n  /help           show the commands and keys\n")
     assert out.endswith("  Ctrl-D                leave the chat\n"
-                        + STOPPED + " (1 message, 4 model calls) ---\n")
+                        + STOPPED + " (1 message, 2 model calls) ---\n")  # the branch's
     assert load_transcript(saved).messages[1:] == [
         Message("user", "one"), Message("assistant", echo[11:] + "one"),
         Message("user", "/not a command"), Message("assistant", echo[11:] + "/not a command")]
@@ -199,7 +203,7 @@ def test_slash_commands_in_the_terminal(terminal: Spawn, env: dict[str, str],
     t.child.send("\t\r")  # Tab completes /help, Enter sends it
     t.expect("Ctrl-D                leave the chat")
     t.type("/retry")
-    t.expect("asking again")
+    t.expect("before message 2 (the original stays in the history)")
     t.expect("You said: hello")
     t.type("/usage")
     t.expect("no token usage reported so far")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from convo import AnthropicModel, EchoModel, OpenAIModel
+from convo import AnthropicModel, EchoModel, GeminiModel, OpenAIModel
 from convo.models import register, resolve
-from convo.models.providers import _registered
-from convo.testing import AnthropicServer, OpenAIServer
+from convo.models.providers import BUILT_IN, BuiltIn, _registered
+from convo.testing import AnthropicServer, GeminiServer, OpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 
@@ -66,17 +66,18 @@ def test_a_factory_that_makes_no_model_and_options_for_a_factory_are_refused() -
         resolve("echoes:x", stream=True)
 
 
-@pytest.mark.parametrize("prefix", ["gemini"])
-def test_a_provider_not_in_this_version_says_so(prefix: str) -> None:
-    with pytest.raises(ImportError, match=f"the {prefix}: provider is not in this version of "
+def test_a_provider_not_in_this_version_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = BuiltIn("convo.models.nowhere", "NowhereModel", "nowhere", ("NOWHERE_KEY",))
+    monkeypatch.setitem(BUILT_IN, "gemini", missing)  # type: ignore[index]
+    with pytest.raises(ImportError, match="the gemini: provider is not in this version of "
                                           "convo yet"):
-        resolve(f"{prefix}:some-model")
+        resolve("gemini:some-model")
 
 
 def _convo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items()
             if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
-                         "ANTHROPIC_BASE_URL")}
+                         "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
     return subprocess.run([sys.executable, "-m", "convo", *args], env=base | env, cwd=cwd,
                           capture_output=True, text=True, timeout=30, check=False)
 
@@ -117,6 +118,46 @@ def test_cli_without_the_anthropic_sdk_says_what_to_install(tmp_path: Path) -> N
         'convo: error: --model anthropic:claude-x: the anthropic: provider needs the '
         'anthropic package, in the anthropic extra: pip install -e ".[anthropic]" in '
         'convo\'s checkout, or pip install "convo[anthropic]" from an index that serves this '
+        'convo (the "convo" on the public package index is another project)']
+
+
+def test_cli_gemini_without_a_key_runs_on_the_mock_and_with_one_on_the_gemini_api(
+        tmp_path: Path) -> None:
+    bot = str(FIXTURES / "chat.py")
+    offline = _convo("test", bot, "--model", "gemini:gemini-x", "--turns", "1",
+                     env={}, cwd=tmp_path)
+    assert "no GEMINI_API_KEY or GOOGLE_API_KEY or --base-url: running offline on" \
+        in offline.stderr
+    with GeminiServer(["Hi from Gemini."]) as server:
+        done = _convo("run", bot, "--model", "gemini:gemini-x", "--demo", "--no-log",
+                      "--base-url", server.base_url, env={"GOOGLE_API_KEY": "k"}, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "model gemini-x from the gemini: provider" in done.stderr
+        assert "Hi from Gemini." in done.stdout
+        assert server.paths == ["/v1/models/gemini-x:streamGenerateContent"]
+        assert server.keys == ["k"]
+
+
+def test_resolve_makes_a_gemini_model() -> None:
+    model = resolve("gemini:gemini-x", base_url="http://127.0.0.1:9", stream=True)
+    assert isinstance(model, GeminiModel)
+    assert (model.model, model.base_url, model.stream) == ("gemini-x", "http://127.0.0.1:9",
+                                                           True)
+
+
+def test_cli_without_the_google_genai_sdk_says_what_to_install(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['google.genai'] = None; from convo.cli import main; "
+            f"sys.exit(main(['run', {str(FIXTURES / 'chat.py')!r}, "
+            "'--model', 'gemini:gemini-x', '--demo', '--no-log']))")
+    base = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+    done = subprocess.run([sys.executable, "-c", code], env=base | {"GEMINI_API_KEY": "k"},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        'convo: error: --model gemini:gemini-x: the gemini: provider needs the '
+        'google.genai package, in the gemini extra: pip install -e ".[gemini]" in '
+        'convo\'s checkout, or pip install "convo[gemini]" from an index that serves this '
         'convo (the "convo" on the public package index is another project)']
 
 

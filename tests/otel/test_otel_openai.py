@@ -147,3 +147,21 @@ def test_a_run_through_the_anthropic_sdk_names_its_provider_and_server(otel: Tel
                                        "server.address", "server.port")} == {
         "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-test",
         "server.address": "127.0.0.1", "server.port": port}
+
+
+def test_a_run_through_the_google_genai_sdk_names_its_provider_and_server(otel: Telemetry
+                                                                         ) -> None:
+    from convo import GeminiModel
+    from convo.testing import GeminiServer
+
+    with GeminiServer(["{weather(city='Oslo')}", "Sunny."]) as server, \
+            GeminiModel("gemini-test", base_url=server.base_url, api_key="test") as model:
+        Runner(model, TEMPLATE).run()
+        port = int(server.base_url.rsplit(":", 1)[1])
+    chats = [s for s in otel.spans() if s.name == "chat gemini-test"]
+    assert len(chats) == 2
+    attributes = dict(chats[0].attributes or {})
+    assert {k: attributes[k] for k in ("gen_ai.provider.name", "gen_ai.request.model",
+                                       "server.address", "server.port")} == {
+        "gen_ai.provider.name": "gcp.gemini", "gen_ai.request.model": "gemini-test",
+        "server.address": "127.0.0.1", "server.port": port}

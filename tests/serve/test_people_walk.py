@@ -84,10 +84,10 @@ def test_a_schema_4_sqlite_store_gains_owners_titles_and_times(tmp_path: Path) -
         items = client.get("/api/conversations").json()["conversations"]
     assert items == [{"id": "old", "title": "x" * 80, "status": "waiting",
                       "waiting_for": {"type": "user", "prompt": None},
-                      "updated_at": "2023-11-14T22:13:20.250000Z"}]
+                      "updated_at": "2023-11-14T22:13:20.250000Z", "parent": None}]
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT owner, value FROM conversations, convo_meta").fetchone() == (
-            "default", "5")
+            "default", "6")
         indexes = {r[1] for r in db.execute("PRAGMA index_list(conversations)")}
     db.close()
     assert {"conversations_owner_updated", "conversations_updated"} <= indexes
@@ -114,7 +114,7 @@ def test_a_schema_4_postgres_store_gains_owners_titles_and_times(postgres: Postg
         items = client.get("/api/conversations").json()["conversations"]
         assert items[0] == {"id": "old", "title": "hello there", "status": "waiting",
                             "waiting_for": {"type": "user", "prompt": None},
-                            "updated_at": "2023-11-14T22:13:20.250000Z"}
+                            "updated_at": "2023-11-14T22:13:20.250000Z", "parent": None}
         new = client.post("/api/conversations", json={}).json()["id"]
         assert [i["id"] for i in client.get("/api/conversations").json()[
             "conversations"]] == [new, "old"]

@@ -71,8 +71,8 @@ def test_a_turn_of_many_model_calls_renews_no_lease() -> None:
     bot = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([step, FinishTool()])])])
     said = asyncio.run(_turn(create_app(bot, Stepping(), store=store, lease=30), "go"))
     assert said.json()["added"][-1]["content"] == "twenty steps"
-    assert unnumbered(said.json()["added"]).count({"role": "tool", "content": "step 3", "tool_call_id": "c3",
-                                       "name": "step"}) == 1
+    assert unnumbered(said.json()["added"]).count(
+        {"role": "tool", "content": "step 3", "tool_call_id": "c3", "name": "step"}) == 1
     assert store.renewals == 0  # a timer renews, every 10 s here; no call renews
 
 

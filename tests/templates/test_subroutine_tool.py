@@ -122,7 +122,7 @@ def test_argument_validation_is_the_tools_own() -> None:
     model = MockModel(["{research(topic='mugs')}", "Sorry."])
     session = Runner(model, agent(researcher())).run()
     assert session.messages[3].role == "tool"
-    assert session.messages[3].metadata == {"error": True}
+    assert session.messages[3].metadata == {"error": True, "not_run": True}  # never invoked
     assert "input" in session.messages[3].content
     assert session.subroutines == []  # nothing ran
     assert len(model.calls) == 2

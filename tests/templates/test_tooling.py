@@ -46,14 +46,16 @@ from convo.events import (
     ToolCallStarted,
     TurnEnded,
 )
-from convo.requests import CallModel, RunTools, ToolRun
+from convo.requests import CallModel, CheckGuards, RunTools, ToolRun
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 
 
-def _tool(call_id: str, name: str, content: str, *, error: bool = False) -> Message:
-    return Message("tool", content, tool_call_id=call_id, name=name,
-                   metadata={"error": True} if error else None)
+def _tool(call_id: str, name: str, content: str, *, error: bool = False,
+          not_run: bool = False) -> Message:
+    """A tool message (``not_run``: its tool was never invoked, bad arguments or no tool)."""
+    metadata = ({"error": True} if error else {}) | ({"not_run": True} if not_run else {})
+    return Message("tool", content, tool_call_id=call_id, name=name, metadata=metadata or None)
 
 
 def _turn(tools: Sequence[Any], replies: Sequence[str | Message], *,
@@ -118,15 +120,19 @@ def test_step1_a_template_model_overrides_the_runners() -> None:
 def test_render_yields_requests_without_any_runner() -> None:
     template = ToolingTemplate([add])
     flow = template.render(Session())
-    assert next(flow) == CallModel(None, (add.schema(),))
+    assert next(flow) == CallModel(None, (add.schema(),), guards=())
     reply = Message("assistant", "", tool_calls=(ToolCall("c1", "add", {"a": 2}),))
-    assert flow.send(reply) == reply
-    assert flow.send(None) == ToolCallStarted(ToolCall("c1", "add", {"a": 2}))
+    assert flow.send(reply) == reply  # no text: no output guard to ask
+    call = ToolCall("c1", "add", {"a": 2})
+    assert flow.send(None) == ToolCallStarted(call)
+    # Each call and each result is put to the guards (None: nothing changed).
+    assert flow.send(None) == CheckGuards("tool_call", None, {"a": 2, "b": 1}, call=call)
     request = flow.send(None)
     assert isinstance(request, RunTools)
     # The function's defaults are filled in: the function never sees a missing argument.
     assert [(i.call.id, i.args) for i in request.invocations] == [("c1", {"a": 2, "b": 1})]
-    assert flow.send([ToolRun(3)]) == _tool("c1", "add", "3")
+    assert flow.send([ToolRun(3)]) == CheckGuards("tool_result", None, "3", call=call)
+    assert flow.send(None) == _tool("c1", "add", "3")
 
 
 # -- step 2: tool calls run in order, one tool message each, then back to the model -------------
@@ -230,7 +236,8 @@ def test_a_bad_call_becomes_an_error_tool_message_and_the_loop_goes_on(
                            events=events)
 
     name = script[1:script.index("(")]
-    assert session.messages[2] == _tool("call_1", name, message, error=True)
+    assert session.messages[2] == _tool("call_1", name, message, error=True,
+                                        not_run=name != "explode")  # explode ran, and raised
     assert session.messages[3:] == [
         Message("assistant", "", tool_calls=(ToolCall("call_2", "add", {"a": 2}),)),
         _tool("call_2", "add", "3"),
@@ -604,7 +611,7 @@ def test_async_and_sync_tools_mix_under_both_runners() -> None:
         _tool("call_1", "double", "4"),
         _tool("call_2", "add", "3"),
         _tool("call_3", "double", "Error: tool 'double' argument 'x' must be integer, got "
-              "string 'no'", error=True),
+              "string 'no'", error=True, not_run=True),
     ]
     assert sync.messages[2:5] == expected
     assert asynchronous.messages == sync.messages

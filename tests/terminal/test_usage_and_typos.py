@@ -88,8 +88,9 @@ def test_a_typo_asks_did_you_mean(typed: str, meant: str) -> None:
     said: list[str] = []
     assert Commands(say=said.append).handle(f"/{typed}", Session()) is None
     assert said == [f"unknown command /{typed} (did you mean /{meant}?): the commands are "
-                    "/help, /exit, /save, /retry, /undo, /clear, /model, /usage, /tools, "
-                    "/attach, /detach (start the line with // to send it as it is)"]
+                    "/help, /exit, /save, /retry, /edit, /branch, /history, /undo, /clear, "
+                    "/model, /usage, /tools, /attach, /detach (start the line with // to send "
+                    "it as it is)"]
 
 
 def test_a_typo_in_the_chat(env: dict[str, str]) -> None:

@@ -57,7 +57,7 @@ def test_a_mapping_with_a_scenarios_list_is_read_too(tmp_path: Path) -> None:
     ("- {name: a, user: [hi], checks: {tool_called: [x]}}",
      "s.yaml, scenario 1 ('a'): checks: unknown check 'tool_called' (did you mean "
      "'tools_called'?); expected one of status, tools_called, tools_not_called, state, "
-     "reply_matches, max_model_calls, judge"),
+     "reply_matches, max_model_calls, guard_tripped, judge"),
     ("- {name: a, user: [hi]}\n- {name: b, usr: [hi]}",
      "s.yaml, scenario 2 ('b'): unknown key 'usr' (did you mean 'user'?); expected one of "
      "name, user, simulated, state, repeat, min_pass_rate, checks, approvals"),
@@ -66,7 +66,7 @@ def test_a_mapping_with_a_scenarios_list_is_read_too(tmp_path: Path) -> None:
     ("- {name: a, user: [hi], checks: {status: done}}",
      "s.yaml, scenario 1 ('a'): checks.status: unknown status 'done'; expected one of "
      "completed, ended, pending_review, max_iterations, iterations_exceeded, stopped, error, "
-     "llm_empty_response_error, implicit_completion, max_messages, usage_limit"),
+     "llm_empty_response_error, implicit_completion, max_messages, usage_limit, guarded"),
     ("- {name: a, user: [hi], checks: {reply_matches: '(unclosed'}}",
      "s.yaml, scenario 1 ('a'): checks.reply_matches '(unclosed' is not a regular "
      "expression: missing ), unterminated subpattern at position 0"),

@@ -26,6 +26,7 @@ from convo.tools.endings import (
     Continue,
     EndConversation,
     FinalOutput,
+    GuardEnd,
     HandOver,
     MoveState,
     RetriesSpent,
@@ -45,8 +46,8 @@ def _read(t: Tool, args: dict[str, Any] | None = None) -> Any:
 
 def test_the_precedence_is_the_documented_one() -> None:
     # docs/termination.md, "Precedence in one batch"; docs/architecture.md, "One batch".
-    assert PRECEDENCE == (EndConversation, MoveState, HandOver, TerminalReply, Terminate,
-                          FinalOutput, RetriesSpent, Continue)
+    assert PRECEDENCE == (GuardEnd, EndConversation, MoveState, HandOver, TerminalReply,
+                          Terminate, FinalOutput, RetriesSpent, Continue)
     end = EndConversation("Bye", "end_conversation")
     terminal = TerminalReply("42", "answer")
     finish = Terminate(TerminateResponse("a"), "finish")

@@ -60,7 +60,7 @@ def test_run_status_values_are_exactly_the_contract() -> None:
     assert [s.value for s in RunStatus] == [
         "completed", "ended", "pending_review", "max_iterations", "iterations_exceeded",
         "stopped", "error", "llm_empty_response_error", "implicit_completion", "max_messages",
-        "usage_limit",
+        "usage_limit", "guarded",
     ]
     assert RunStatus.ENDED == "ended"
     assert str(RunStatus.STOPPED) == "stopped"

@@ -8,12 +8,7 @@ SDK's: ``max_retries`` covers a 429 (waiting its ``retry-after``), a 529 overloa
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import threading
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from types import TracebackType
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import anthropic
@@ -22,6 +17,7 @@ from ...errors import ModelError
 from ...messages import Message
 from ..base import DeltaCallback, ToolSchemas
 from ..deltas import reasoning_callback
+from ..sdk_clients import SDKModel
 from .errors import sdk_error
 from .wire import (
     StreamAccumulator,
@@ -31,12 +27,10 @@ from .wire import (
     response_json,
 )
 
-# A fake or proxy server at a base URL may need no key, but the SDK sends one.
-PLACEHOLDER_API_KEY: Final = "not-needed"
 _STREAMING_REQUIRED: Final = "Streaming is required"
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel):
     """A Claude model behind the Messages API.
 
     ``api_key`` and ``base_url`` default to ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``,
@@ -50,6 +44,12 @@ class AnthropicModel:
     caching. ``temperature``, ``max_tokens`` and any ``extra`` keyword arguments go to
     ``messages.create``; ``timeout`` (seconds) and ``max_retries`` configure the SDK.
     """
+
+    KEY_ENV = ("ANTHROPIC_API_KEY",)
+    BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+    DEFAULT_URL = "https://api.anthropic.com"
+    NO_KEY = ("AnthropicModel has no API key: set ANTHROPIC_API_KEY or pass api_key= (or "
+              "base_url= for a proxy that needs none)")
 
     def __init__(  # Why longer than 40 lines: one parameter and one line per setting.
         self,
@@ -68,103 +68,19 @@ class AnthropicModel:
         cache: bool = True,
         **extra: Any,
     ) -> None:
-        self.model = model
-        self.api_key = api_key
-        self.base_url = base_url
-        self.stream = stream
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
+        super().__init__(model, api_key=api_key, base_url=base_url, client=client,
+                         async_client=async_client, stream=stream, temperature=temperature,
+                         max_tokens=max_tokens, timeout=timeout, max_retries=max_retries,
+                         extra=extra)
+        self.max_tokens: int = max_tokens
         self.thinking = thinking
         self.cache = cache
-        self.extra = extra
-        self._client = client
-        self._async_client = async_client
-        self._owns_client = client is None
-        self._owns_async_client = async_client is None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
-        self._async_keeper: AsyncGenerator[None, None] | None = None
-        self._lock = threading.Lock()
 
-    # -- clients -----------------------------------------------------------------------------
+    def _new_client(self, options: dict[str, Any]) -> Any:
+        return anthropic.Anthropic(**options)
 
-    def _client_options(self) -> dict[str, Any]:
-        api_key = self.api_key or os.environ.get("ANTHROPIC_API_KEY")
-        base_url = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        if not api_key:
-            if base_url is None:
-                raise ModelError("AnthropicModel has no API key: set ANTHROPIC_API_KEY or pass "
-                                 "api_key= (or base_url= for a proxy that needs none)")
-            api_key = PLACEHOLDER_API_KEY
-        options: dict[str, Any] = {"api_key": api_key, "base_url": base_url,
-                                   "max_retries": self.max_retries}
-        if self.timeout is not None:
-            options["timeout"] = self.timeout
-        return options
-
-    @property
-    def client(self) -> Any:
-        """The synchronous SDK client (``anthropic.Anthropic``), made on first use."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = anthropic.Anthropic(**self._client_options())
-        return self._client
-
-    async def _aclient(self) -> Any:
-        """The async client for the running event loop: a pool belongs to one loop, and is
-        closed when that loop shuts down (``_keep``)."""
-        if not self._owns_async_client:
-            return self._async_client
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            if self._async_client is not None and self._async_loop is loop:
-                return self._async_client
-            stale = self._async_keeper, self._async_loop
-            client = anthropic.AsyncAnthropic(**self._client_options())
-            self._async_client, self._async_loop = client, loop
-            keeper = self._async_keeper = _keep(client)
-        _close_elsewhere(*stale)
-        await keeper.__anext__()
-        return client
-
-    def close(self) -> None:
-        """Release the connection pools this model made (not injected clients)."""
-        with self._lock:
-            if self._owns_client and self._client is not None:
-                self._client.close()
-                self._client = None
-            stale = (self._async_keeper, self._async_loop) if self._owns_async_client \
-                else (None, None)
-            if self._owns_async_client:
-                self._async_client = self._async_loop = self._async_keeper = None
-        _close_elsewhere(*stale)
-
-    async def aclose(self) -> None:
-        """Release the connection pools this model made, from async code."""
-        keeper = None
-        with self._lock:
-            if self._owns_async_client and self._async_loop is asyncio.get_running_loop():
-                keeper = self._async_keeper
-                self._async_client = self._async_loop = self._async_keeper = None
-        if keeper is not None:
-            await keeper.aclose()
-        self.close()
-
-    def __enter__(self) -> AnthropicModel:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
+    def _new_async_client(self, options: dict[str, Any]) -> Any:
+        return anthropic.AsyncAnthropic(**options)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -241,15 +157,6 @@ class AnthropicModel:
 
     # -- failures ----------------------------------------------------------------------------
 
-    def _base_url(self) -> str:
-        """Where the requests go (telemetry's ``server.address`` reads it too)."""
-        client = self._client or self._async_client
-        return str(getattr(client, "base_url", "") or self.base_url
-                   or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
-
-    def _where(self) -> str:
-        return f"{self._base_url().rstrip('/')} (model {self.model!r})"
-
     def _error(self, exc: anthropic.AnthropicError) -> ModelError:
         return sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
                          max_retries=self.max_retries)
@@ -274,23 +181,3 @@ async def _aread(messages_api: Any, kwargs: dict[str, Any]) -> Any:
     if raw is None:
         return await messages_api.create(**kwargs)
     return response_json((await raw.create(**kwargs)).http_response.content)
-
-
-async def _keep(client: Any) -> AsyncGenerator[None, None]:
-    """Holds an async client open until closed, or until its event loop shuts down."""
-    try:
-        yield
-    finally:
-        await client.close()
-
-
-def _close_elsewhere(keeper: AsyncGenerator[None, None] | None,
-                     loop: asyncio.AbstractEventLoop | None) -> None:
-    """Close a pool that belongs to another event loop, if that loop can still run it."""
-    if keeper is None or loop is None or loop.is_closed():
-        return  # a closed loop closed its pools when it shut down
-    if loop.is_running():
-        asyncio.run_coroutine_threadsafe(keeper.aclose(), loop)
-        return
-    with contextlib.suppress(RuntimeError):  # another loop runs in this thread: leave it
-        loop.run_until_complete(keeper.aclose())

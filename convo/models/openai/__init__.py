@@ -13,6 +13,7 @@
 Importing this package imports the ``openai`` SDK.
 """
 
-from .model import PLACEHOLDER_API_KEY, OpenAIModel
+from ..sdk_clients import PLACEHOLDER_API_KEY
+from .model import OpenAIModel
 
 __all__ = ["PLACEHOLDER_API_KEY", "OpenAIModel"]

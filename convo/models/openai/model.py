@@ -1,7 +1,8 @@
 """OpenAIModel: Chat Completions or the Responses API through the official ``openai`` SDK
 (``openai>=2,<4``).
 
-(Over 300 lines: the client lifecycle, which is most of it, is shared by both APIs.)
+(Over 300 lines: both APIs, each called sync and async, streamed and not; the client
+lifecycle is the shared ``SDKModel``'s, in ``../sdk_clients.py``.)
 
 Works with OpenAI and with any OpenAI-compatible server (vLLM, Ollama, llama.cpp, the test
 server in ``convo.testing``). The wire formats live in ``wire.py`` and ``wire_responses.py``,
@@ -12,13 +13,9 @@ failures into ``ModelError``\\ s that say what to check.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import threading
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from types import TracebackType
-from typing import Any, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import openai
 
@@ -26,17 +23,15 @@ from ...errors import ModelError
 from ...messages import Message
 from ..base import DeltaCallback, ToolSchemas
 from ..deltas import reasoning_callback
+from ..sdk_clients import SDKModel
 from .errors import sdk_error
 from .local import ServerWait
 from .reading import Deadline, ReplyReader
 from .request import APIS, chat_request, passed_as_is, responses_request
 from .text_protocol import TOOL_FORMATS, hide_calls, read_reply
 
-# Local servers ignore the key, but the SDK refuses to start without one.
-PLACEHOLDER_API_KEY = "not-needed"
 
-
-class OpenAIModel:
+class OpenAIModel(SDKModel):
     """A chat model behind the Chat Completions API (``api="chat"``) or the Responses API
     (``api="responses"``, API.md §15).
 
@@ -65,6 +60,12 @@ class OpenAIModel:
     an ``on_delta`` that has a ``reasoning`` callback (``Deltas``). ``max_tokens`` is sent as
     ``max_output_tokens``.
     """
+
+    KEY_ENV = ("OPENAI_API_KEY",)
+    BASE_URL_ENV = "OPENAI_BASE_URL"
+    DEFAULT_URL = "https://api.openai.com/v1"
+    NO_KEY = ("OpenAIModel has no API key: set OPENAI_API_KEY or pass api_key=; for a local "
+              "OpenAI-compatible server (vLLM, Ollama) pass base_url= instead")
 
     def __init__(  # Why longer than 40 lines: one parameter and one check per setting.
         self,
@@ -105,114 +106,18 @@ class OpenAIModel:
         self.tool_choice = tool_choice
         self.recover_tool_calls = recover_tool_calls
         self.start_wait = start_wait
-        self.model = model
-        self.api_key = api_key
-        self.base_url = base_url
-        self.stream = stream
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.extra = extra
-        self._client = client
-        self._async_client = async_client
-        self._owns_client = client is None
-        self._owns_async_client = async_client is None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
-        self._async_keeper: AsyncGenerator[None, None] | None = None
-        self._lock = threading.Lock()
+        super().__init__(model, api_key=api_key, base_url=base_url, client=client,
+                         async_client=async_client, stream=stream, temperature=temperature,
+                         max_tokens=max_tokens, timeout=timeout, max_retries=max_retries,
+                         extra=extra)
 
     # -- clients ---------------------------------------------------------------------------
 
-    def _client_options(self) -> dict[str, Any]:
-        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
-        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if not api_key:
-            if base_url is None:
-                raise ModelError(
-                    "OpenAIModel has no API key: set OPENAI_API_KEY or pass api_key=; for a "
-                    "local OpenAI-compatible server (vLLM, Ollama) pass base_url= instead"
-                )
-            api_key = PLACEHOLDER_API_KEY
-        options: dict[str, Any] = {"api_key": api_key, "base_url": base_url,
-                                   "max_retries": self.max_retries}
-        if self.timeout is not None:
-            options["timeout"] = self.timeout
-        return options
+    def _new_client(self, options: dict[str, Any]) -> Any:
+        return openai.OpenAI(**options)
 
-    @property
-    def client(self) -> Any:
-        """The synchronous SDK client (``openai.OpenAI``), made on first use."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = openai.OpenAI(**self._client_options())
-        return self._client
-
-    async def _aclient(self) -> Any:
-        """The async SDK client for the running event loop, made on first use there.
-
-        An async connection pool belongs to one event loop, so a model used from a new loop
-        (a second ``asyncio.run``) makes a new pool there. Each pool is tied to its loop by an
-        async generator: the loop closes it when it shuts down (``asyncio.run`` does), so no
-        socket outlives its loop.
-        """
-        if not self._owns_async_client:
-            return self._async_client
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            if self._async_client is not None and self._async_loop is loop:
-                return self._async_client
-            stale = self._detach_async_client()
-            client = openai.AsyncOpenAI(**self._client_options())
-            self._async_client, self._async_loop = client, loop
-            self._async_keeper = _keep(client)
-            keeper = self._async_keeper
-        _close_elsewhere(stale)
-        await keeper.__anext__()
-        return client
-
-    def _detach_async_client(self) -> _Stale:
-        stale = (self._async_keeper, self._async_loop)
-        self._async_client = self._async_loop = self._async_keeper = None
-        return stale
-
-    def close(self) -> None:
-        """Release the connection pools this model made (not injected clients)."""
-        with self._lock:
-            if self._owns_client and self._client is not None:
-                self._client.close()
-                self._client = None
-            stale = self._detach_async_client() if self._owns_async_client else (None, None)
-        _close_elsewhere(stale)
-
-    async def aclose(self) -> None:
-        """Release the connection pools this model made, from async code."""
-        with self._lock:
-            keeper = None
-            if self._owns_async_client and self._async_loop is asyncio.get_running_loop():
-                keeper, _ = self._detach_async_client()
-        if keeper is not None:
-            await keeper.aclose()
-        self.close()
-
-    def __enter__(self) -> OpenAIModel:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    def _new_async_client(self, options: dict[str, Any]) -> Any:
+        return openai.AsyncOpenAI(**options)
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -377,15 +282,6 @@ class OpenAIModel:
 
     # -- replies and failures ----------------------------------------------------------------
 
-    def _base_url(self) -> str:
-        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or ""
-        client = self._client or self._async_client
-        return str(getattr(client, "base_url", "") or base_url)
-
-    def _where(self) -> str:
-        base_url = self._base_url()
-        return f"{base_url.rstrip('/') or 'https://api.openai.com/v1'} (model {self.model!r})"
-
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         """A ModelError that names the server's status and what to check."""
         error = sdk_error(exc, self._where(), model=self.model, timeout=self.timeout,
@@ -405,25 +301,3 @@ def _retry_after(wait: ServerWait, error: ModelError) -> float | None:
     cause = error.__cause__
     return wait.retry_after(cause) if isinstance(cause, openai.APIConnectionError) else None
 
-
-async def _keep(client: Any) -> AsyncGenerator[None, None]:
-    """Holds an async client open until closed, or until its event loop shuts down."""
-    try:
-        yield
-    finally:
-        await client.close()
-
-
-_Stale: TypeAlias = "tuple[AsyncGenerator[None, None] | None, asyncio.AbstractEventLoop | None]"
-
-
-def _close_elsewhere(stale: _Stale) -> None:
-    """Close a pool that belongs to another event loop, if that loop can still run it."""
-    keeper, loop = stale
-    if keeper is None or loop is None or loop.is_closed():
-        return  # a closed loop closed its pools when it shut down
-    if loop.is_running():
-        asyncio.run_coroutine_threadsafe(keeper.aclose(), loop)
-        return
-    with contextlib.suppress(RuntimeError):  # another loop runs in this thread: leave it
-        loop.run_until_complete(keeper.aclose())

@@ -30,7 +30,7 @@ from ...otel.state import active
 from ..engine import Engine
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from ..live import Live
-from ..problems import Conflict, Forbidden, Invalid, NotFound, Refused
+from ..problems import Conflict, Refused, status_of
 from ..stores.base import Idempotency, Stored, StoreError
 from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
@@ -63,6 +63,10 @@ from .pages import (
 )
 from .sse import stream_turn
 
+#: The bot's name as a model (``GET /v1/models``) when neither its title nor ``model_name``
+#: gives one.
+DEFAULT_MODEL_NAME = "convo"
+
 
 def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status)
@@ -76,8 +80,9 @@ class API:
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
                  title: str | None = None, first_prompt: str | None = None,
                  faces: Iterable[str] = FACES, tool_name: str | None = None,
-                 tool_description: str | None = None) -> None:
+                 tool_description: str | None = None, model_name: str | None = None) -> None:
         self.engine = engine
+        self.model_name = model_name or title or DEFAULT_MODEL_NAME  # the bot, as a model (§25)
         self.faces = tuple(faces)  # the faces served (``faces.chosen``)
         # The bot as an MCP tool (the mcp face, ``mcp.py``): its name (default: the title)
         # and description.
@@ -223,6 +228,36 @@ class API:
         await read_object(request, self.body_limit)
         return await self._turn(request, lambda live, sink: self.engine.retry(live, sink),
                                 stored)
+
+    async def branch(self, request: Request) -> Response:
+        """A new conversation from this one's messages before ``before`` (API.md §28); a
+        branch that makes a model call streams it when asked."""
+        caller = await self.caller(request)
+        stored = await self.conversation_for(caller, request.path_params["id"],
+                                             operator_may=False, messages=True)
+        before = (await read_object(request, self.body_limit)).get("before")
+        if isinstance(before, bool) or not isinstance(before, int):
+            raise HTTPProblem(400, f'"before" must be the index of a message (an integer from '
+                                   f'0), got {before!r}')
+
+        async def run(sink: Sink | None) -> tuple[int, dict[str, Any]]:
+            code, body = await self.engine.branch(stored.id, before, sink)
+            request.state.conversation = body.get("id")
+            return code, body
+
+        calls_model = 0 <= before < len(stored.messages) \
+            and stored.messages[before].role == "assistant"
+        if not calls_model or "text/event-stream" not in request.headers.get("accept", ""):
+            code, result = await run(None)
+            return self._answer(request, code, result)
+
+        async def streamed(sink: Sink) -> ServedEvent:
+            code, result = await run(self.plain_events(sink))
+            body = self.present(request.scope, code, result)
+            return TurnEnded(body) if code < 400 else TurnFailed(body, code)
+
+        return await stream_turn(streamed, tasks=self.tasks,
+                                 cut=lambda exc: self._cut(request.scope, exc))
 
     async def cancel(self, request: Request) -> Response:
         caller = await self.caller(request)
@@ -406,19 +441,9 @@ def native_routes(api: API) -> list[BaseRoute]:
         Route("/api/conversations/{id}/approvals", api.approvals, methods=["POST"]),
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
+        Route("/api/conversations/{id}/branch", api.branch, methods=["POST"]),
         *operator_routes(api),
     ]
-
-
-STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
-
-
-def status_of(exc: Exception) -> int:
-    """The HTTP status of a refusal: the engine's kind of ``Refused``, or an ``HTTPProblem``'s."""
-    if isinstance(exc, HTTPProblem):
-        status: int = exc.status
-        return status
-    return next((status for kind, status in STATUS.items() if isinstance(exc, kind)), 500)
 
 
 def build(api: API) -> Starlette:

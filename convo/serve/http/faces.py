@@ -29,6 +29,7 @@ ROUTES: Final[dict[str, str]] = {
     "agui": "convo.serve.http.agui:routes",
     "ai-sdk": "convo.serve.http.aisdk:routes",
     "mcp": "convo.serve.http.mcp:mcp_routes",
+    "openai": "convo.serve.http.openai_face:routes",
 }
 
 

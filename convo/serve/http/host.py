@@ -1,5 +1,6 @@
-"""What the route modules beside ``app.py`` (``owners.py``, ``operators.py``) use of the API
-object, as a Protocol: they take it without importing ``app.py``, which imports them."""
+"""What the route modules beside ``app.py`` (``owners.py``, ``operators.py``, the faces) use
+of the API object, as a Protocol: they take it without importing ``app.py``, which imports
+them."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Host(Protocol):
     body_limit: int
     message_body_limit: int
     max_message_bytes: int
+    model_name: str
     tasks: set[asyncio.Task[Any]]
 
     async def caller(self, request: Request) -> Caller: ...
@@ -42,3 +44,4 @@ class Host(Protocol):
 
     async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
                     ) -> Response: ...
+

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ...guards.marks import public
 from ...messages import Message
 
-_ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "added")
+_ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "parent",
+                  "added")
 
 
 def reference(code: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def answer(record: dict[str, Any], messages: Sequence[Message]) -> tuple[int, di
     if "body" in record:  # a record of a convo before schema version 3
         return int(record["status"]), dict(record["body"])
     start, end = record["messages"]
-    shown = [m.to_dict() for m in messages[:end]]
+    shown = [public(m) for m in messages[:end]]
     values = {**record["fields"], "messages": shown, "added": shown[start:end]}
     body = {k: values[k] for k in _ORDER if k in values}
     body.update((k, v) for k, v in values.items() if k not in body)

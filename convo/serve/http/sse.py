@@ -17,11 +17,13 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
+from ...guards.marks import public
 from ..events import (
     LAST,
     Encoder,
     MessageCommitted,
     ReasoningDelta,
+    Retract,
     ServedEvent,
     Sink,
     TextDelta,
@@ -36,11 +38,15 @@ def _frame(event: str, data: Any) -> str:
 
 class SSEEncoder(Encoder):
     """convo's own stream: ``message`` (each committed message, ``Message.to_dict()``),
-    ``delta`` and ``reasoning`` (``{"text"}``), then ``done`` (the conversation with
-    ``added``) or ``error`` (``{"error", …}``)."""
+    ``delta`` and ``reasoning`` (``{"text"}``), ``retract`` (``{"message_id"}``: the deltas
+    since the last ``message`` are taken back, API.md §27), then ``done`` (the conversation
+    with ``added``) or ``error`` (``{"error", …}``)."""
 
     def message_committed(self, event: MessageCommitted) -> str:
-        return _frame("message", event.message.to_dict())
+        return _frame("message", public(event.message))
+
+    def retract(self, event: Retract) -> str:
+        return _frame("retract", {"message_id": event.message_id})
 
     def text_delta(self, event: TextDelta) -> str:
         return _frame("delta", {"text": event.text})

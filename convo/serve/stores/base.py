@@ -39,6 +39,9 @@ added; rows of earlier versions take their creation time), columns added on star
 missing, with the indexes ``(owner, updated_at, id)`` and ``(updated_at, id)``, so a list
 (``conversations``, ``listing.py``) never loads messages; and a ``feedback`` table
 (``feedback.py``), created on start if missing. ``clock`` gives the stores' time (tests set it).
+Version 6 (branches, API.md §28) gives each row its ``parent`` (``{"id", "before"}`` of the
+conversation it was branched from; ``NULL`` for every other row, rows of earlier versions
+included), a column added on start when missing; ``create(..., parent=)`` sets it.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ if TYPE_CHECKING:  # (the values the optional capabilities give; no import at ru
     from .feedback import Feedback, Rating
     from .listing import Query, Summary
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 DEFAULT_OWNER: Final = "default"  # the owner of rows of schema 4 and before
 LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
 HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
@@ -86,7 +89,8 @@ class Stored:
     owner: str = attrs.field(default=DEFAULT_OWNER, kw_only=True)
     title: str | None = attrs.field(default=None, kw_only=True)
     updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
-
+    #: ``{"id", "before"}`` of the conversation it was branched from (``Session.parent``).
+    parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen(slots=True)
@@ -117,7 +121,8 @@ class Conversations(Protocol):
     async def ping(self) -> bool: ...
 
     async def create(self, conversation_id: str, state: Mapping[str, Any], *,
-                     owner: str = DEFAULT_OWNER) -> None: ...
+                     owner: str = DEFAULT_OWNER, parent: dict[str, Any] | None = None
+                     ) -> None: ...
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None: ...
 

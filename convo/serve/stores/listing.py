@@ -96,10 +96,12 @@ class Summary:
     waiting_for: dict[str, Any] | None
     updated: int  # microseconds since the epoch
     owner: str
+    parent: dict[str, Any] | None = None  # a branch's ``{"id", "before"}``
 
     def to_dict(self, *, with_user: bool) -> dict[str, Any]:
         item = {"id": self.id, "title": self.title, "status": self.status,
-                "waiting_for": self.waiting_for, "updated_at": iso(self.updated)}
+                "waiting_for": self.waiting_for, "updated_at": iso(self.updated),
+                "parent": self.parent}
         if with_user:
             item["user"] = self.owner
         return item

@@ -35,9 +35,11 @@ class MemoryStore:
         return True
 
     async def create(self, conversation_id: str, state: Mapping[str, Any], *,
-                     owner: str = DEFAULT_OWNER) -> None:
+                     owner: str = DEFAULT_OWNER, parent: dict[str, Any] | None = None
+                     ) -> None:
         self._rows[conversation_id] = Stored(conversation_id, json.loads(dumps(dict(state))),
-                                             owner=owner, updated=self.clock())
+                                             owner=owner, updated=self.clock(),
+                                             parent=None if parent is None else dict(parent))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         row = self._rows.get(conversation_id)
@@ -154,4 +156,5 @@ def _apply(row: Stored, change: Change) -> None:
 
 
 def _summary(row: Stored) -> Summary:
-    return Summary(row.id, row.title, row.status, row.waiting_for, row.updated, row.owner)
+    return Summary(row.id, row.title, row.status, row.waiting_for, row.updated, row.owner,
+                   row.parent)

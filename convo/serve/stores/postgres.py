@@ -85,6 +85,10 @@ ALTER TABLE conversations ALTER COLUMN updated_at SET DEFAULT now();
 CREATE INDEX IF NOT EXISTS conversations_owner_updated ON conversations (owner, updated_at, id);
 CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at, id);
 """
+# Schema 6: a branch's parent (``NULL`` in every row before it).
+TO_V6: Final = """
+ALTER TABLE conversations ADD COLUMN IF NOT EXISTS parent JSONB;
+"""
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
 UPDATE idempotency SET response = jsonb_build_object(
@@ -233,19 +237,20 @@ class PostgresStore:
             return False
 
     async def create(self, conversation_id: str, state: Mapping[str, Any], *,
-                     owner: str = "default") -> None:
+                     owner: str = "default", parent: dict[str, Any] | None = None) -> None:
         async with self._conn() as conn:
             await conn.execute("INSERT INTO conversations (id, state, status, internal, owner, "
-                               "updated_at) VALUES (%s, %s, 'waiting', '{}', %s, %s)",
-                               (conversation_id, dumps(dict(state)), owner,
-                                as_datetime(self.clock())))
+                               "updated_at, parent) VALUES (%s, %s, 'waiting', '{}', %s, %s, "
+                               "%s)", (conversation_id, dumps(dict(state)), owner,
+                                       as_datetime(self.clock()),
+                                       None if parent is None else dumps(parent)))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         async with self._conn() as conn:
             cur = await conn.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal, owner, title, updated_at FROM conversations c WHERE id = %s",
+                "internal, owner, title, updated_at, parent FROM conversations c WHERE id = %s",
                 (conversation_id,))
             row = await cur.fetchone()
             if row is None:
@@ -258,7 +263,7 @@ class PostgresStore:
             stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
                             length=row[5], child_length=int(row[6]), internal=internal,
                             owner=row[8], title=row[9],
-                            updated=0 if row[10] is None else micros(row[10]))
+                            updated=0 if row[10] is None else micros(row[10]), parent=row[11])
             if messages:
                 cur = await conn.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
@@ -463,11 +468,12 @@ class PostgresStore:
             params += [as_datetime(query.before[0]), query.before[1]]
         async with self._conn() as conn:
             cur = await conn.execute(
-                "SELECT id, title, status, waiting_for, updated_at, owner FROM conversations "
+                "SELECT id, title, status, waiting_for, updated_at, owner, parent FROM "
+                "conversations "
                 f"WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT %s",
                 (*params, query.limit + 1))
             rows = await cur.fetchall()
-        return [Summary(r[0], r[1], r[2], r[3], 0 if r[4] is None else micros(r[4]), r[5])
+        return [Summary(r[0], r[1], r[2], r[3], 0 if r[4] is None else micros(r[4]), r[5], r[6])
                 for r in rows]
 
     async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,
@@ -510,6 +516,7 @@ async def _to_v5(conn: Any) -> None:
                              "column_name = 'title'")
     titled = await cur.fetchone()
     await conn.execute(TO_V5)
+    await conn.execute(TO_V6)
     if titled:
         return
     await conn.execute("ALTER TABLE conversations ADD COLUMN title TEXT")

@@ -128,6 +128,13 @@ V5_INDEXES: Final = (
 )
 
 
+def _to_v6(db: sqlite3.Connection) -> None:
+    """Schema 6: a branch's ``parent`` (JSON text; ``NULL`` in every row before it)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(conversations)")}
+    if "parent" not in columns:
+        db.execute("ALTER TABLE conversations ADD COLUMN parent TEXT")
+
+
 def _to_v5(db: sqlite3.Connection) -> None:
     """Schema 5: add the list's columns when missing, and give the rows of earlier versions
     their titles (from their first user message, read once); one transaction, one process
@@ -250,6 +257,7 @@ class SQLiteStore:
                 db.execute(TO_V3)
             _to_v4(db)
             _to_v5(db)
+            _to_v6(db)
             db.execute("INSERT INTO convo_meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value WHERE CAST(convo_meta.value AS "
                        "INTEGER) < CAST(excluded.value AS INTEGER)", (str(SCHEMA_VERSION),))
@@ -278,19 +286,19 @@ class SQLiteStore:
             return False
 
     async def create(self, conversation_id: str, state: Mapping[str, Any], *,
-                     owner: str = "default") -> None:
+                     owner: str = "default", parent: dict[str, Any] | None = None) -> None:
         await self._do(lambda db: db.execute(
             "INSERT INTO conversations (id, state, status, created, internal, owner, "
-            "updated_at) VALUES (?, ?, ?, ?, '{}', ?, ?)",
+            "updated_at, parent) VALUES (?, ?, ?, ?, '{}', ?, ?, ?)",
             (conversation_id, dumps(dict(state)), "waiting", time.time(), owner,
-             self.clock())))
+             self.clock(), None if parent is None else dumps(parent))))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
             row = db.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal, owner, title, updated_at FROM conversations c WHERE id = ?",
+                "internal, owner, title, updated_at, parent FROM conversations c WHERE id = ?",
                 (conversation_id,)).fetchone()
             if row is None:
                 return None
@@ -303,7 +311,8 @@ class SQLiteStore:
                             json.loads(row[2]) if row[2] else None,
                             json.loads(row[3]) if row[3] else None, json.loads(row[4]),
                             length=row[5], child_length=row[6], internal=internal,
-                            owner=row[8], title=row[9], updated=row[10] or 0)
+                            owner=row[8], title=row[9], updated=row[10] or 0,
+                            parent=json.loads(row[11]) if row[11] else None)
             if messages:
                 blobs = dict(db.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
@@ -480,10 +489,12 @@ class SQLiteStore:
             where.append("(updated_at, id) < (?, ?)")  # a range of the index, not a skip
             params += list(query.before)
         rows = await self._do(lambda db: db.execute(
-            "SELECT id, title, status, waiting_for, updated_at, owner FROM conversations WHERE "
+            "SELECT id, title, status, waiting_for, updated_at, owner, parent FROM conversations "
+            "WHERE "
             f"{' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?",
             (*params, query.limit + 1)).fetchall())
-        return [Summary(r[0], r[1], r[2], json.loads(r[3]) if r[3] else None, r[4] or 0, r[5])
+        return [Summary(r[0], r[1], r[2], json.loads(r[3]) if r[3] else None, r[4] or 0, r[5],
+                        json.loads(r[6]) if r[6] else None)
                 for r in rows]
 
     async def rate(self, conversation_id: str, index: int, rating: int, comment: str | None,

@@ -94,6 +94,26 @@ def _max_model_calls(checks: Checks, session: Session) -> str | None:
     return f"the bot made {calls} model calls, more than {checks.max_model_calls}"
 
 
+def guards_tripped(session: Session) -> list[str]:
+    """The names of the guards that tripped in the run (a redaction counts), in order."""
+    names = []
+    for message in session.messages:
+        mark = message.metadata.get("guard")
+        if isinstance(mark, dict) and mark.get("action") and mark.get("name") not in names:
+            names.append(str(mark.get("name")))
+    return names
+
+
+def _guard_tripped(checks: Checks, session: Session) -> str | None:
+    tripped = guards_tripped(session)
+    if checks.guard_tripped is False:
+        return None if not tripped else f"expected no guard to trip; {', '.join(tripped)} did"
+    if checks.guard_tripped in tripped:
+        return None
+    return (f"expected guard {checks.guard_tripped} to trip; "
+            f"{', '.join(tripped) + ' did' if tripped else 'none did'}")
+
+
 _CHECKS: Final[dict[str, Callable[[Checks, Session], str | None]]] = {
     "status": _status,
     "tools_called": _tools_called,
@@ -101,6 +121,7 @@ _CHECKS: Final[dict[str, Callable[[Checks, Session], str | None]]] = {
     "state": _state,
     "reply_matches": _reply_matches,
     "max_model_calls": _max_model_calls,
+    "guard_tripped": _guard_tripped,
 }
 
 

@@ -19,7 +19,7 @@ from ...session import RunStatus
 
 #: The checks, in the order they are made and reported.
 CHECKS: Final = ("status", "tools_called", "tools_not_called", "state", "reply_matches",
-                 "max_model_calls", "judge")
+                 "max_model_calls", "guard_tripped", "judge")
 SCENARIO_KEYS: Final = ("name", "user", "simulated", "state", "repeat", "min_pass_rate",
                         "checks", "approvals")
 
@@ -128,6 +128,8 @@ class Checks:
     state: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
     reply_matches: re.Pattern[str] | None = attrs.field(default=None, converter=_regex)
     max_model_calls: int | None = None
+    #: A guard's name (it tripped at least once, a redaction included), or ``False`` (none did).
+    guard_tripped: str | bool | None = None
     judge: Judge | None = attrs.field(default=None, converter=_judge)
     #: The names of the checks given, in the order of ``CHECKS`` (worked out once: runs are
     #: many).
@@ -142,6 +144,11 @@ class Checks:
                                 f"{self.state!r}")
         if self.max_model_calls is not None:
             _positive_int(self.max_model_calls, "checks.max_model_calls", minimum=0)
+        tripped = self.guard_tripped
+        if tripped is not None and tripped is not False and (
+                not isinstance(tripped, str) or not tripped.strip()):
+            raise ScenarioError(f"checks.guard_tripped must be a guard's name or false, got "
+                                f"{tripped!r}")
 
     @classmethod
     def of(cls, value: Any) -> Checks:

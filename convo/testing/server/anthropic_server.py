@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -57,7 +57,8 @@ class AnthropicServer(OpenAIServer):
                          check_complete=check_complete, port=port)
         self.base_url = f"http://127.0.0.1:{self.port}"
 
-    def _route(self, method: str, path: str, raw: bytes) -> Response:
+    def _route(self, method: str, path: str, raw: bytes,
+               headers: Mapping[str, str] | None = None) -> Response:
         route = path.split("?", 1)[0].rstrip("/")
         if method != "POST" or not route.endswith("/v1/messages"):
             return _json(404, error_body(404, f"AnthropicServer serves POST /v1/messages, not "

@@ -8,12 +8,12 @@ function and writes back the ``Response`` it returns.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .replies import Response, phrase
 
-Route = Callable[[str, str, bytes], Response]
-"""``route(method, path, body) -> Response``."""
+Route = Callable[[str, str, bytes, Mapping[str, str]], Response]
+"""``route(method, path, body, headers) -> Response`` (header names in lower case)."""
 
 LIMIT = 1 << 20  # the longest request head accepted
 
@@ -47,7 +47,7 @@ async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
             headers[name.strip().lower()] = value.strip()
     raw = await reader.readexactly(int(headers.get("content-length") or 0))
     keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-    response = route(method, path, raw)
+    response = route(method, path, raw, headers)
     if response.delay_s:
         await asyncio.sleep(response.delay_s)
     if not await write(writer, response, keep_alive):

@@ -25,7 +25,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -193,7 +193,8 @@ class OpenAIServer:
         finally:
             self._connections.discard(task)
 
-    def _route(self, method: str, path: str, raw: bytes) -> Response:
+    def _route(self, method: str, path: str, raw: bytes,
+               headers: Mapping[str, str] | None = None) -> Response:
         route = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and route.endswith("/models"):
             return json_response(200, {"object": "list", "data": [

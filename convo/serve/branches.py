@@ -1,0 +1,89 @@
+"""A served branch (API.md §28): a new conversation from a stored one's messages before an
+index, built by ``Runner.abranch`` (the one replay: nothing called), stored, then rebuilt and
+paused where it waits as any stored conversation is; before a model's reply, that model call
+is made at once (a ``retry`` of the new conversation: on failure it waits for another).
+
+The original is read under its turn's lease (a branch while its turn runs is refused) and
+never written. ``not_undone`` lists the tool calls of the original at or after ``before``
+that ran (their effects stay): every tool message's call but those whose tool was not
+invoked (bad arguments, an unknown tool, a limit: ``NOT_RUN``; rejected; stopped by a cancel
+before it ran), in stored order; a pending approval has no tool message, so it is not there.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from ..approval import Approval
+from ..messages import Message
+from ..requests import CallModel
+from ..run import branch as branching
+from ..session import Session
+from ..templates.batch import NOT_RUN
+from .events import Sink
+from .live import UNSAID, with_unsaid
+from .problems import Conflict, Invalid, NotFound
+from .stores.base import Change
+from .turns import TOOL_STOPPED
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+def not_undone(messages: list[Message], before: int) -> list[dict[str, Any]]:
+    """The calls at or after ``before`` whose tool was invoked, in stored order."""
+    calls = {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
+    listed: list[dict[str, Any]] = []
+    for message in messages[before:]:
+        if message.role != "tool" or message.metadata.get("rejected") \
+                or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
+            continue
+        call = calls.get(message.tool_call_id or "")
+        if call is not None:
+            listed.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+    return listed
+
+
+async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink | None
+                 ) -> tuple[int, dict[str, Any]]:
+    """Branch ``conversation_id`` before ``before``: 201 and the new conversation (with
+    ``parent``, ``not_undone`` and ``added``), or 502 when the model call it made failed."""
+    async with engine.turns.hold(conversation_id) as turn:
+        if turn is None:
+            raise Conflict(f"a turn is running in conversation {conversation_id!r}: branch it "
+                           "once the turn is over")
+        stored = await engine.store.load(conversation_id)
+        if stored is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        try:
+            branching.check(stored.messages, before)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+        messages, _ = with_unsaid(stored.messages, stored.internal)
+        unsaid = [at for at in stored.internal.get(UNSAID) or () if at <= before] \
+            if len(messages) > len(stored.messages) else []
+        at = before + len(unsaid)  # its index among the messages replayed
+        saved = Session(messages, stored.state, approvals={
+            k: Approval.from_dict(a) for k, a in stored.approvals.items()},
+                        subroutines=stored.subroutines, internal=stored.internal)
+        try:
+            session = await engine.runner.abranch(saved, before=at)
+        except ValueError as exc:
+            raise Invalid(str(exc).replace(f"before={at} ", f"before={before} ", 1)) from None
+        calls = not_undone(stored.messages, before)
+    branch_id = secrets.token_urlsafe(16)
+    internal = dict(session.internal) | ({UNSAID: unsaid} if unsaid else {})
+    await engine.store.create(branch_id, session.state, owner=stored.owner,
+                              parent={"id": conversation_id, "before": before})
+    await engine.store.write(branch_id, Change(
+        messages=tuple(enumerate(stored.messages[:before])),
+        subroutines=tuple(enumerate(session.subroutines)), internal=internal,
+        approvals={k: a.to_dict() for k, a in session.approvals.items()}, status="waiting"))
+    async with engine.turn(branch_id) as live:
+        if isinstance(live.pending, CallModel):  # a reply to make again: at once
+            code, body = await engine.retry(live, sink)
+        else:
+            await engine.settle(live)
+            code, body = 200, live.view(live.committed)
+    return (201 if code == 200 else code), {**body, "not_undone": calls}

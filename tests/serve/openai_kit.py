@@ -1,0 +1,62 @@
+"""Shared by the OpenAI face's tests: a served app under uvicorn on a free port, and the bots
+they talk to (a name of its own: every folder's conftest is "conftest")."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from serve_kit import TEMPLATE, reply
+
+from convo import AssistantTemplate, FunctionModel, LinearTemplate, Message, UserTemplate
+from convo.serve import TokenTable, create_app
+
+ANN, BOB = "ann-token", "bob-token"
+USERS = TokenTable({ANN: {"user": "ann"}, BOB: {"user": "bob"}, "op-token": {
+    "user": "olga", "role": "operator"}})
+
+#: One question, one answer, and the conversation is over.
+ONCE = LinearTemplate([UserTemplate(), AssistantTemplate()])
+
+
+class Counted:
+    """serve_kit's bot model, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.model = FunctionModel(self.reply)
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> str:
+        self.calls += 1
+        return reply(messages, tools)
+
+
+@contextmanager
+def uvicorn_app(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free port of 127.0.0.1: its base URL, until the block
+    ends (then the server stops)."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+@contextmanager
+def served(template: Any = TEMPLATE, model: Any = None, **options: Any) -> Iterator[str]:
+    """A bot served with sign-in by token (ann, bob, the operator olga) under uvicorn."""
+    app = create_app(template, model or FunctionModel(reply), auth=USERS, **options)
+    with uvicorn_app(app) as url:
+        yield url

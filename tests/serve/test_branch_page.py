@@ -1,0 +1,99 @@
+"""The chat page's branches (API.md §28) in real Chromium against `convo serve`: "Edit" on a
+user message shows the tool calls that stay done before the user sends the edited text, and
+the page then shows the branch (its URL, a "Branched from …" link, the branch under its parent
+in the list); "Regenerate" makes the last reply again."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from serve_kit import ROOT, Served
+
+sync_api = pytest.importorskip("playwright.sync_api")
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+BOT = str(ROOT / "tests" / "serve_fixtures" / "branch_page_bot.py")
+expect.set_options(timeout=20_000)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder: Path = tmp_path_factory.mktemp("branches")
+    s = Served(BOT, folder, "--store", f"sqlite:///{folder / 'convo.db'}")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1000, "height": 700})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == []
+
+
+def say(page: Page, text: str) -> None:
+    page.locator("#box").fill(text)
+    page.locator("#box").press("Enter")
+
+
+def test_edit_shows_what_stays_done_then_sends_the_edit_on_a_branch(
+        page: Page, served: Served) -> None:
+    page.goto(served.url)
+    replies = page.locator("#log .msg.assistant .body")
+    say(page, "hello")
+    expect(replies).to_have_text(["You said 'hello' (call 1)"])
+    say(page, "add tea")
+    expect(replies).to_have_text(["You said 'hello' (call 1)", "Done: added tea (call 3)"])
+    original = page.url
+    cid = original.split("?c=")[1]
+    expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_count(0)
+
+    page.locator("#log .msg.user").nth(1).get_by_role("button", name="Edit").click()
+    editor = page.get_by_role("textbox", name="Edit your message")
+    expect(editor).to_have_value("add tea")
+    expect(page.locator("form.edit .undone li")).to_have_text(['add_to_cart {"item":"tea"}'])
+    editor.fill("add jam")
+    page.locator("form.edit").get_by_role("button", name="Send").click()
+
+    expect(page).not_to_have_url(original)
+    expect(replies).to_have_text(["You said 'hello' (call 1)", "Done: added jam (call 5)"])
+    expect(page.locator("#log .msg.user .body")).to_have_text(["hello", "add jam"])
+    back = page.get_by_role("link", name=re.compile("^Branched from"))
+    expect(back).to_have_attribute("href", f"?c={cid}")
+    branch = page.url.split("?c=")[1]
+    state = served.client.get(f"/api/conversations/{branch}").json()["state"]
+    assert state == {"cart": ["jam"]}  # tea was added after the branch point: not here
+    assert served.client.get(f"/api/conversations/{cid}").json()["state"] == {"cart": ["tea"]}
+    nested = page.locator(f'#convs li:has(> a[data-id="{cid}"]) ul a[data-id="{branch}"]')
+    expect(nested).to_have_count(1)  # the branch is listed under its parent
+
+    page.get_by_role("button", name="Regenerate").click()
+    expect(replies).to_have_text(["You said 'hello' (call 1)", "Done: added jam (call 6)"])
+    expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_attribute(
+        "href", f"?c={branch}")
+
+    back = page.get_by_role("link", name=re.compile("^Branched from"))
+    back.click()
+    expect(page).to_have_url(re.compile(re.escape(f"?c={branch}") + "$"))
+    expect(replies).to_have_text(["You said 'hello' (call 1)", "Done: added jam (call 5)"])
+
+
+def test_regenerate_confirms_first_when_calls_stay_done(page: Page, served: Served) -> None:
+    page.goto(served.url)
+    replies = page.locator("#log .msg.assistant .body")
+    say(page, "add cup")
+    expect(replies).to_have_count(1)
+    first = replies.nth(0).inner_text()
+    # The reply before the tool call is empty (a call only): regenerate the user's turn's last
+    # reply; its tool ran before it, so nothing is listed and it goes at once.
+    page.get_by_role("button", name="Regenerate").click()
+    expect(replies).to_have_count(1)
+    expect(replies.nth(0)).not_to_have_text(first)
+    expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_count(1)

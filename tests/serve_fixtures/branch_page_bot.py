@@ -1,0 +1,42 @@
+"""A bot for the chat page's branches (tests/serve/test_branch_page.py): ``add ITEM`` calls a
+tool that puts the item in the cart (``state``); every reply says which model call made it, so
+a regenerated reply differs from the one it replaces."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+
+CALLS = [0]
+
+
+@tool
+def add_to_cart(context: ToolContext, item: str) -> str:
+    """Put an item in the cart."""
+    context.state.setdefault("cart", []).append(item)
+    return f"added {item}"
+
+
+def reply(messages: Sequence[Message], tools: Any) -> str:
+    CALLS[0] += 1
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Done: {last.content} (call {CALLS[0]})"
+    if str(last.content).startswith("add "):
+        return f"{{add_to_cart(item='{str(last.content)[4:]}')}}"
+    return f"You said {last.content!r} (call {CALLS[0]})"
+
+
+template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([add_to_cart])])])
+mock_model = FunctionModel(reply)
