@@ -3,7 +3,7 @@
 ``serve_bot.py`` (a model call, the tool, a model call), five turns per conversation.
 
     python benchmarks/serve_cpu.py [--turns 3000] [--store sqlite|memory] [--inline]
-                                   [--openai] [--rounds 5] [--face json|sse|agui]
+                                   [--openai] [--rounds 5] [--face json|sse|agui|aisdk]
 
 The model is a ``FunctionModel`` (convo's own cost, the HTTP client's included), or with
 ``--openai`` the real ``OpenAIModel`` against the fake model server in a process of its own
@@ -11,8 +11,10 @@ The model is a ``FunctionModel`` (convo's own cost, the HTTP client's included),
 processes on a shared machine disturb least. Prints each round's ms per turn and the median.
 
 ``--face``: how each turn is sent and read — ``json`` (the native JSON answer, the default),
-``sse`` (the native API streamed: convo's SSE) or ``agui`` (``POST /agui`` with the whole
-history, as an AG-UI client sends it, and its events read back); the same bot, model and turns.
+``sse`` (the native API streamed: convo's SSE), ``agui`` (``POST /agui`` with the whole
+history, as an AG-UI client sends it, and its events read back) or ``aisdk`` (``POST
+/ai-sdk/chat`` with the whole chat as UI messages, as ``useChat`` sends it, its chunks read
+back); the same bot, model and turns.
 """
 
 from __future__ import annotations
@@ -67,6 +69,16 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
                 assert r.status_code == 200, r.text
                 history += _agui_messages(r.text)
                 continue
+            if args.face == "aisdk":
+                if i % 5 == 0:
+                    cid, history = uuid.uuid4().hex, []
+                history.append({"id": uuid.uuid4().hex, "role": "user",
+                                "parts": [{"type": "text", "text": "Hi"}]})
+                r = await client.post("/ai-sdk/chat", json={
+                    "id": cid, "messages": history, "trigger": "submit-message"})
+                assert r.status_code == 200, r.text
+                history.append(_ui_message(r.text))
+                continue
             if i % 5 == 0:
                 cid = (await client.post("/api/conversations", json={})).json()["id"]
             headers = {"Accept": "text/event-stream"} if args.face == "sse" else {}
@@ -116,6 +128,34 @@ def _agui_messages(text: str) -> list[dict[str, object]]:
     return list(kept.values())
 
 
+def _ui_message(text: str) -> dict[str, object]:
+    """The UI message ``useChat`` keeps from a reply's chunks (its next request sends it)."""
+    message: dict[str, object] = {"role": "assistant", "parts": []}
+    parts: list[dict[str, object]] = message["parts"]  # type: ignore[assignment]
+    for line in text.splitlines():
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        chunk = json.loads(line[6:])
+        kind = chunk["type"]
+        if kind == "start":
+            message["id"] = chunk["messageId"]
+        elif kind == "start-step":
+            parts.append({"type": "step-start"})
+        elif kind == "text-start":
+            parts.append({"type": "text", "text": ""})
+        elif kind == "text-delta":
+            parts[-1]["text"] = f"{parts[-1]['text']}{chunk['delta']}"
+        elif kind == "tool-input-available":
+            parts.append({"type": f"tool-{chunk['toolName']}", "toolCallId": chunk["toolCallId"],
+                          "state": "input-available", "input": chunk["input"]})
+        elif kind == "tool-output-available":
+            part = next(p for p in parts if p.get("toolCallId") == chunk["toolCallId"])
+            part.update(state="output-available", output=chunk["output"])
+        elif kind == "error":
+            raise AssertionError(chunk)
+    return message
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=3000)
@@ -123,8 +163,8 @@ def main() -> None:
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--inline", action="store_true", help="the tool marked inline=True")
     parser.add_argument("--openai", action="store_true", help="OpenAIModel, fake server")
-    parser.add_argument("--face", choices=("json", "sse", "agui"), default="json",
-                        help="the native JSON answer, convo's SSE, or AG-UI")
+    parser.add_argument("--face", choices=("json", "sse", "agui", "aisdk"), default="json",
+                        help="the native JSON answer, convo's SSE, AG-UI or the AI SDK")
     args = parser.parse_args()
     fake = None
     if args.openai:

@@ -215,7 +215,9 @@ convo.run convo.run.answerer convo.run.branch convo.run.cancel convo.run.driver 
 convo.run.replay convo.run.stack convo.run.state
 convo.runner
 convo.serve.branches convo.serve.engine convo.serve.events convo.serve.http convo.serve.http.agui
-convo.serve.http.agui_events convo.serve.http.agui_input convo.serve.http.app convo.serve.http.auth
+convo.serve.http.agui_events convo.serve.http.agui_input convo.serve.http.aisdk
+convo.serve.http.aisdk_events convo.serve.http.aisdk_input convo.serve.http.app
+convo.serve.http.auth
 convo.serve.http.bodies convo.serve.http.faces convo.serve.http.host convo.serve.http.keys
 convo.serve.http.logs convo.serve.http.mcp convo.serve.http.openai_asks convo.serve.http.openai_face
 convo.serve.http.openai_wire convo.serve.http.operators convo.serve.http.owners

@@ -27,6 +27,7 @@ FACES: Final = ("native", "agui", "ai-sdk", "openai", "mcp")
 ROUTES: Final[dict[str, str]] = {
     "native": "convo.serve.http.app:native_routes",
     "agui": "convo.serve.http.agui:routes",
+    "ai-sdk": "convo.serve.http.aisdk:routes",
     "mcp": "convo.serve.http.mcp:mcp_routes",
     "openai": "convo.serve.http.openai_face:routes",
 }

@@ -65,11 +65,12 @@ async def stream_turn(turn: Callable[[Sink], Awaitable[ServedEvent]], *,
                       tasks: set[asyncio.Task[Any]],
                       cut: Callable[[Exception], ServedEvent],
                       encoder: Encoder | None = None,
-                      media_type: str = "text/event-stream") -> StreamingResponse:
+                      media_type: str = "text/event-stream",
+                      headers: dict[str, str] | None = None) -> StreamingResponse:
     """Run ``turn`` (which emits served events and gives the last one, ``TurnEnded`` or
     ``TurnFailed``) and stream what ``encoder`` (convo's SSE by default) makes of them. An
     exception before anything was sent is raised here; after it, ``cut`` makes the event
-    that ends the stream."""
+    that ends the stream. ``headers``: the protocol's own, beside ``Cache-Control``."""
     shows = (encoder or SSEEncoder()).encode
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     started = asyncio.Event()
@@ -103,7 +104,7 @@ async def stream_turn(turn: Callable[[Sink], Awaitable[ServedEvent]], *,
     if task.done() and not started.is_set():
         task.result()  # raises the refusal
     return StreamingResponse(_sent(queue), media_type=media_type,
-                             headers={"Cache-Control": "no-store"})
+                             headers={"Cache-Control": "no-store", **(headers or {})})
 
 
 async def _sent(queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:

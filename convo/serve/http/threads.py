@@ -85,10 +85,13 @@ def unstored(live: Live, messages: Iterable[Said]) -> list[Any]:
 class Keyed:
     """A run under an ``Idempotency-Key`` (API.md §20, §24): the first keeps the text of every
     event it streamed; a repeat with the same content streams that text again, one with other
-    content is 409. ``claim`` gives the repeat's answer, or ``None`` for a first run."""
+    content is 409. ``claim`` gives the repeat's answer, or ``None`` for a first run;
+    ``headers``: the protocol's own, sent with a repeat's stream as with the first."""
 
-    def __init__(self, api: Host, thread_id: str, key: str, content: Any) -> None:
+    def __init__(self, api: Host, thread_id: str, key: str, content: Any, *,
+                 headers: dict[str, str] | None = None) -> None:
         self.api, self.thread_id, self.key = api, thread_id, key
+        self.headers = dict(headers or {})
         self.digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         self.texts: list[str] = []
 
@@ -115,7 +118,7 @@ class Keyed:
             raise HTTPProblem(409, "a request with this Idempotency-Key is still running "
                                    "(or was cut off): wait, or use a new key")
         return StreamingResponse(iter(record["events"]), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store"})
+                                 headers={"Cache-Control": "no-store", **self.headers})
 
     async def forget(self) -> None:
         """The run was refused before anything ran: the key stays unused."""

@@ -1,0 +1,165 @@
+"""The AI SDK face (API.md §24): ``POST /ai-sdk/chat`` takes the ``useChat`` body and streams
+the reply as the UI message stream — the engine's one stream of served events through
+``UIStreamEncoder``.
+
+The chat ``id`` is the conversation's (``threads.py``: its owner's, made on its first
+request, only new user messages added, under their ids). Approvals are the SDK's own: the
+stream asks with ``tool-approval-request`` and the next request's messages carry the
+responses. Everything that refuses a request — the body (400 naming the field), the chat
+(404, 409), approvals not all answered (400 naming them), an operator's approval (403) — is
+answered as JSON before any stream, as the native API does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from ...requests import Approve
+from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
+from ..live import Live
+from ..problems import Conflict, Forbidden, Refused
+from .aisdk_events import HEADERS, UIStreamEncoder
+from .aisdk_input import ChatInput, UIInput, chat_input
+from .bodies import HTTPProblem, read_object
+from .sse import stream_turn
+from .threads import Keyed, open_thread, unstored
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ..engine import Engine
+    from ..stores.base import Stored
+    from .auth import Caller
+    from .host import Host
+
+    Step = Callable[[Live, Sink], Awaitable[tuple[int, dict[str, Any]]]]
+
+
+def routes(api: Host) -> list[BaseRoute]:
+    return [Route("/ai-sdk/chat", partial(chat, api), methods=["POST"])]
+
+
+async def chat(api: Host, request: Request) -> Response:
+    caller = await api.caller(request)
+    body = await read_object(request, api.message_body_limit)
+    given = chat_input(body)
+    for index, message in enumerate(given.messages):
+        if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
+            raise HTTPProblem(413, f'"messages[{index}].parts" hold over '
+                                   f"{api.max_message_bytes} bytes of text")
+    stored, failed = await open_thread(api, caller, given.chat_id, None)
+    request.state.conversation = given.chat_id
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return await _run(api, request, caller, given, stored, failed)
+    keyed = Keyed(api, given.chat_id, key, {"messages": body["messages"],
+                                            "trigger": given.trigger}, headers=HEADERS)
+    repeat = await keyed.claim()
+    if repeat is not None:
+        return repeat
+    try:
+        return await _run(api, request, caller, given, stored, failed, keyed)
+    except (HTTPProblem, Refused) as exc:
+        if not isinstance(exc, HTTPProblem) or exc.status < 500:
+            await keyed.forget()  # refused before anything ran
+        raise
+
+
+async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, stored: Stored,
+               failed: dict[str, Any] | None, keyed: Keyed | None = None) -> Response:
+    """The reply, streamed (what the chat cannot take is refused first, as JSON)."""
+    stack = contextlib.AsyncExitStack()
+    live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
+    try:
+        new: list[UIInput] = unstored(live, given.messages)
+        continues = live.waits == "approval" and failed is None
+        steps = _plan(api.engine, live, given, new, caller) if failed is None else []
+    except BaseException:
+        await stack.aclose()
+        raise
+    encoder = UIStreamEncoder(given.chat_id, _reply_id(live) if continues else None)
+    scope = request.scope
+
+    async def go(sink: Sink) -> ServedEvent:
+        async with stack:
+            code, body = (502, failed) if failed is not None else (200, live.view(
+                live.committed))
+            for step in steps:
+                if step.func is _say and live.waits not in ("user", "operator"):
+                    break  # the rest wait for a later request (they stay new until stored)
+                code, body = await step(live, api.plain_events(sink))
+                if code >= 400:
+                    break
+        body = api.present(scope, code, body)
+        return TurnEnded(body) if code < 400 else TurnFailed(body, code)
+
+    return await stream_turn(go, tasks=api.tasks, cut=lambda exc: api._cut(scope, exc),
+                             encoder=encoder if keyed is None else keyed.keeping(encoder),
+                             headers=HEADERS)
+
+
+def _reply_id(live: Live) -> str | None:
+    """The id of the reply being continued: the first assistant message after the last
+    user message (the UI message the client holds the approval requests in)."""
+    messages = live.session.messages
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    return next((m.id for m in messages[last_user + 1:] if m.role == "assistant"), None)
+
+
+def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], caller: Caller
+          ) -> list[partial[Any]]:
+    """The engine calls the request makes, in order; a refusal (JSON, before any stream)
+    when the chat cannot take them."""
+    pending = live.pending
+    chat_id = given.chat_id
+    if pending is None:
+        raise Conflict(f"chat {chat_id!r} has ended: start a new chat")
+    if given.trigger == "regenerate-message" and live.waits != "retry":
+        raise HTTPProblem(501, "regenerate is not available yet: /ai-sdk/chat cannot branch "
+                               "a chat before a reply; send a new message instead")
+    steps: list[partial[Any]] = []
+    if live.waits == "approval":
+        assert isinstance(pending, Approve)
+        open_ids = [c.id for c in pending.calls]
+        answers = {a.interrupt_id: a for a in given.answers if a.interrupt_id in open_ids}
+        missing = [i for i in open_ids if i not in answers]
+        if missing:
+            raise HTTPProblem(400, f"chat {chat_id!r} waits for tool approvals: the request's "
+                                   "messages must answer every one (approval-responded); "
+                                   f"not answered: {', '.join(missing)}")
+        if pending.needs_operator and not caller.operator:
+            raise Forbidden("this approval waits for an operator: an operator decides it "
+                            "(the tool's approver is 'operator'), not the user")
+        decisions = [{"call_id": a.interrupt_id, "approve": a.approve, "reason": a.reason}
+                     for a in answers.values()]
+        steps.append(partial(_approve, engine, decisions, caller.operator))
+    elif live.waits == "client_tool":
+        raise Conflict(f"chat {chat_id!r} waits for the result of a frontend tool offered "
+                       "over AG-UI: send it there")
+    elif live.waits == "retry":
+        if new:
+            raise Conflict("the last reply failed before it ended: send a request with no "
+                           "new message (or regenerate) to retry it, then send the message")
+        steps.append(partial(_retry, engine))
+    steps += [partial(_say, engine, message) for message in new]
+    return steps
+
+
+async def _approve(engine: Engine, decisions: list[dict[str, Any]], operator: bool,
+                   live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
+    return await engine.approve(live, decisions, sink, operator=operator)
+
+
+async def _retry(engine: Engine, live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
+    return await engine.retry(live, sink)
+
+
+async def _say(engine: Engine, message: UIInput, live: Live, sink: Sink
+               ) -> tuple[int, dict[str, Any]]:
+    return await engine.message(live, message.text, sink, message_id=message.id)

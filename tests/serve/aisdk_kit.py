@@ -1,0 +1,107 @@
+"""Shared by the AI SDK tests: an app served on a free port, and a chat driven against it by
+the `ai` package itself (node): its `DefaultChatTransport` posts the `useChat` body and parses
+the stream, its `readUIMessageStream` builds the UI message from the chunks, as `useChat`
+does. The script answers approvals as `addToolApprovalResponse` does."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from node_clients import run_node
+
+CHAT = """
+import { DefaultChatTransport, readUIMessageStream } from "ai";
+const [url, chatId, opsJson, headersJson] = process.argv.slice(2);
+const transport = new DefaultChatTransport({ api: url + "/ai-sdk/chat",
+  headers: JSON.parse(headersJson) });
+const messages = [];
+const runs = [];
+for (const op of JSON.parse(opsJson)) {
+  let trigger = "submit-message";
+  if (op.say) messages.push({ id: op.say[0], role: "user",
+                              parts: [{ type: "text", text: op.say[1] }] });
+  if (op.decide !== undefined) {
+    for (const part of messages.at(-1).parts) {
+      if (part.state === "approval-requested") {
+        part.state = "approval-responded";
+        part.approval = { id: part.approval.id, approved: op.decide, reason: op.reason };
+      }
+    }
+  }
+  if (op.regenerate) {
+    trigger = "regenerate-message";
+    if (messages.at(-1).role === "assistant") messages.pop();
+  }
+  const last = messages.at(-1);
+  const continued = last.role === "assistant" ? structuredClone(last) : undefined;
+  const run = { chunks: [], errors: [] };
+  try {
+    const stream = await transport.sendMessages({ chatId, messages, trigger,
+      messageId: continued?.id, abortSignal: undefined });
+    const [mine, reader] = stream.tee();
+    const seen = (async () => { for await (const c of mine) run.chunks.push(c); })();
+    let message;
+    for await (const m of readUIMessageStream({ stream: reader, message: continued,
+        onError: (e) => run.errors.push(e.message) })) message = m;
+    await seen;
+    run.message = message ? structuredClone(message) : null;
+    if (message) {
+      if (continued) messages[messages.length - 1] = message; else messages.push(message);
+    }
+  } catch (e) {
+    run.refused = e.message;
+  }
+  runs.push(run);
+}
+console.log(JSON.stringify({ runs, messages }));
+"""
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free port of 127.0.0.1: its base URL, stopped after."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def chat(url: str, chat_id: str, *ops: dict[str, Any], **headers: str) -> dict[str, Any]:
+    """The chat's requests, one per op (``{"say": [id, text]}``, ``{"decide": bool}`` to
+    answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}``),
+    each read by the `ai` package: per request its chunks, the UI message the reader built,
+    the errors it reported (``refused``: the transport's error for a non-2xx answer)."""
+    return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers))  # type: ignore[no-any-return]
+
+
+def types(run: dict[str, Any]) -> list[str]:
+    return [c["type"] for c in run["chunks"]]
+
+
+def parts(message: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A UI message's parts, shortly: text and reasoning with their text, tools with their
+    state and output (or error)."""
+    shown: list[tuple[Any, ...]] = []
+    for part in message["parts"]:
+        kind = part["type"]
+        if kind in ("text", "reasoning"):
+            shown.append((kind, part["text"]))
+        elif kind.startswith("tool-"):
+            shown.append((kind, part["state"], part.get("output", part.get("errorText"))))
+        else:
+            shown.append((kind,))
+    return shown
