@@ -217,15 +217,14 @@ convo.runner
 convo.serve.branches convo.serve.engine convo.serve.events convo.serve.http convo.serve.http.agui
 convo.serve.http.agui_events convo.serve.http.agui_input convo.serve.http.aisdk
 convo.serve.http.aisdk_events convo.serve.http.aisdk_input convo.serve.http.app
-convo.serve.http.auth
-convo.serve.http.bodies convo.serve.http.faces convo.serve.http.host convo.serve.http.keys
-convo.serve.http.logs convo.serve.http.mcp convo.serve.http.openai_asks convo.serve.http.openai_face
-convo.serve.http.openai_wire convo.serve.http.operators convo.serve.http.owners
-convo.serve.http.pages convo.serve.http.sse convo.serve.http.threads convo.serve.live
-convo.serve.mcp_face convo.serve.problems convo.serve.stores convo.serve.stores.base
-convo.serve.stores.feedback convo.serve.stores.holders convo.serve.stores.listing
-convo.serve.stores.memory convo.serve.stores.postgres convo.serve.stores.releases
-convo.serve.stores.rows convo.serve.stores.sqlite convo.serve.turns
+convo.serve.http.auth convo.serve.http.bodies convo.serve.http.faces convo.serve.http.host
+convo.serve.http.keys convo.serve.http.logs convo.serve.http.mcp convo.serve.http.openai_asks
+convo.serve.http.openai_face convo.serve.http.openai_wire convo.serve.http.operators
+convo.serve.http.owners convo.serve.http.pages convo.serve.http.sse convo.serve.http.threads
+convo.serve.live convo.serve.mcp_face convo.serve.problems convo.serve.stores
+convo.serve.stores.base convo.serve.stores.feedback convo.serve.stores.holders
+convo.serve.stores.listing convo.serve.stores.memory convo.serve.stores.postgres
+convo.serve.stores.releases convo.serve.stores.rows convo.serve.stores.sqlite convo.serve.turns
 convo.session
 convo.summary
 convo.templates.base convo.templates.batch convo.templates.checks convo.templates.control
