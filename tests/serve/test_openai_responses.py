@@ -53,8 +53,11 @@ def test_a_response_starts_a_conversation_that_later_responses_continue() -> Non
         second = bot.responses.create(model="m", input="two", previous_response_id=first.id)
         third = bot.responses.create(model="m", input=[
             {"role": "user", "content": "three"}], conversation=conversation)
-        with pytest.raises(openai.ConflictError) as forked:
-            bot.responses.create(model="m", input="again", previous_response_id=first.id)
+        forked = bot.responses.create(model="m", input="again", previous_response_id=first.id)
+        fork = forked.conversation.id  # type: ignore[union-attr]
+        on_fork = messages(url, fork)
+        parent = httpx.get(f"{url}/api/conversations/{fork}",
+                           headers={"Authorization": f"Bearer {ANN}"}).json()["parent"]
         with pytest.raises(openai.NotFoundError) as theirs:
             client(url, BOB).responses.create(model="m", input="x",
                                               previous_response_id=third.id)
@@ -69,9 +72,13 @@ def test_a_response_starts_a_conversation_that_later_responses_continue() -> Non
     assert shown[1:] == [("user", "hi"), ("assistant", "You said 'hi'"), ("user", "two"),
                          ("assistant", "You said 'two'"), ("user", "three"),
                          ("assistant", "You said 'three'")]
-    assert counted.calls == 3
-    assert forked.value.body["message"].startswith(  # type: ignore[index]
-        "previous_response_id names a response that is not the conversation's latest")
+    # An earlier response forks the conversation before the message that followed it (§28):
+    # the fork holds the first exchange and the new one; the original is unchanged.
+    assert forked.output_text == "You said 'again'" and fork != conversation
+    assert on_fork[1:] == [("user", "hi"), ("assistant", "You said 'hi'"), ("user", "again"),
+                           ("assistant", "You said 'again'")]
+    assert parent == {"id": conversation, "before": 3}
+    assert counted.calls == 4  # the fork's reply only: nothing of the prefix is called again
     assert theirs.value.body["message"] == f"no conversation {conversation!r}"  # type: ignore[index]
     assert unknown.value.body["param"] == "conversation"  # type: ignore[index]
 

@@ -24,11 +24,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ...parts import Content
+from ..branches import branch
 from ..events import Encoder, ServedEvent, Sink, TurnEnded, TurnFailed
 from ..live import Live
 from ..problems import NotFollowed, Refused, status_of
@@ -87,7 +89,9 @@ class OpenAIFace:
         created = int(time.time())
         model = self.api.model_name
         if follows is not None:
-            await self.latest(caller, *follows)
+            forked = await self.latest(caller, *follows)
+            if forked is not None:  # an earlier response: the new input goes on the fork
+                ask = attrs.evolve(ask, conversation=forked)
 
         def shown(body: dict[str, Any]) -> dict[str, Any]:
             at = len(body.get("messages", ())) - len(body.get("added", ()))
@@ -96,20 +100,26 @@ class OpenAIFace:
         return await self.converse(request, caller, ask, lambda conversation: (
             ResponsesEncoder(conversation, model=model, created=created)), shown)
 
-    async def latest(self, caller: Caller, conversation: str, at: int) -> None:
-        """A ``previous_response_id`` must name the conversation's latest response: one
-        before it would fork the conversation (§28), which this server does not do yet."""
+    async def latest(self, caller: Caller, conversation: str, at: int) -> str | None:
+        """Where a response that follows ``previous_response_id`` goes: ``None`` when it names
+        the conversation's latest response (the conversation itself goes on); an earlier one
+        forks the conversation before the user message that came after it (§28: a branch,
+        its ``parent`` the conversation) and the fork's id is returned."""
         stored = await self._owned(caller, conversation, messages=True)
         if stored is None or at >= len(stored.messages) \
                 or stored.messages[at].role != "user":
             raise Problem(404, f"no response {f'resp_{at}_{conversation}'!r}",
                           "previous_response_id")
-        if any(m.role == "user" for m in stored.messages[at + 1:]):
-            raise Problem(409, "previous_response_id names a response that is not the "
-                               "conversation's latest: forking a conversation at an earlier "
-                               "response is not served yet; continue from its latest "
-                               f"response, or pass conversation={conversation!r}",
+        later = next((i for i in range(at + 1, len(stored.messages))
+                      if stored.messages[i].role == "user"), None)
+        if later is None:
+            return None
+        code, body = await branch(self.api.engine, conversation, later, None)
+        if code >= 400:
+            raise Problem(code, str(body.get("error", "the fork failed")),
                           "previous_response_id")
+        forked: str = body["id"]
+        return forked
 
     async def _owned(self, caller: Caller, conversation: str, *, messages: bool = False
                      ) -> Stored | None:
