@@ -204,6 +204,7 @@ def test_one_dispatch_on_request_types_remains() -> None:
         "serve/engine.py:greets:AskUser",
         "serve/engine.py:tool_results:RunTools",
         "serve/http/agui.py:_plan:Approve",
+        "serve/http/aisdk.py:_plan:Approve",
         "serve/live.py:client_calls:RunTools",
         "serve/mcp_face.py:_answered:Approve",
         "serve/mcp_face.py:_elicitable:Approve",
