@@ -1,4 +1,5 @@
-"""A bot for branches in the terminal (tests/terminal/test_branch_commands.py): ``add ITEM`` calls a
+"""A bot for branches, in the terminal (tests/terminal/test_branch_commands.py) and on the
+chat page (tests/serve/test_branch_page.py): ``add ITEM`` calls a
 tool that puts the item in the cart (``state``); every reply says which model call made it, so
 a regenerated reply differs from the one it replaces."""
 

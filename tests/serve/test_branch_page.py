@@ -15,7 +15,7 @@ from serve_kit import ROOT, Served
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
-BOT = str(ROOT / "tests" / "serve_fixtures" / "branch_page_bot.py")
+BOT = str(ROOT / "tests" / "cli_fixtures" / "branch_bot.py")
 expect.set_options(timeout=20_000)
 
 
