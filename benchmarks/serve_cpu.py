@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
-
-import json
 import uuid
+from pathlib import Path
 
 import httpx
 
