@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def test_queued_messages_survive_a_killed_worker_and_are_answered_once_in_order(
         postgres: Any, serve: Callable[..., Any], entered: Callable[[], None],
         calls: Callable[[], list[str]], folder: Path,
