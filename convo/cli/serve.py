@@ -208,7 +208,8 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
                       while_busy=spec.get("while_busy", "reject"),
-                      max_queued=spec.get("max_queued", 16), faces=spec["faces"], tool_name=spec.get("tool_name") or bot,
+                      max_queued=spec.get("max_queued", 16), faces=spec["faces"],
+                      tool_name=spec.get("tool_name") or bot,
                       description=description, model_name=spec.get("model_name") or bot)
 
 
