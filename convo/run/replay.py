@@ -234,11 +234,11 @@ class Replay(Forwarding):
 
     def saved_take_steered(self, request: TakeSteered) -> Any:
         """The user messages saved at this safe point (a steered message was taken here), or
-        none; past the saved messages, the answerers say (``Session.queued``), and the
-        replay goes on to the request after it."""
+        none; past the saved messages, the answerers take what ``Session.queued`` holds (a
+        resumed run's), and the replay goes on to the request after it."""
         frame = self.frames[-1]
-        if frame.live or frame.at >= len(frame.messages):
-            return NOTHING
+        if frame.live or frame.at >= len(frame.messages):  # the answerers', if any is queued
+            return NOTHING if self.state.session.queued else ()
         end = frame.at
         while end < len(frame.messages) and frame.messages[end].role == "user":
             end += 1
