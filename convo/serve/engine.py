@@ -297,10 +297,9 @@ class Engine:
         live.stored()
         if stored.waiting_for and stored.waiting_for.get("type") == "retry":
             live.error = stored.waiting_for.get("error")
-        if isinstance(self.store, Queues) and replaying is Replay:
-            live.queued = await self.store.queued(conversation_id)
-            if live.queued:  # (another worker queued them, or died holding the turn)
-                self._watch(conversation_id)
+        live.queued = list(stored.queued)
+        if live.queued:  # (another worker queued them, or died holding the turn)
+            self._watch(conversation_id)
         self._keep(live)
         return live
 
@@ -733,16 +732,7 @@ class Engine:
                     live = await self._rebuild(conversation_id)
                     await self._commit(live, final=True)
                     return live.view()
-        store = self.store
-        if not isinstance(store, Queues) or stored.status == "ended":
-            return stored_view(stored)
-        for _ in range(3):  # the queue as it was with these messages (a take adds messages)
-            queued = await store.queued(conversation_id)
-            row = await store.load(conversation_id, messages=False)
-            if row is None or row.length == len(stored.messages):
-                break
-            stored = await store.load(conversation_id) or stored
-        return stored_view(stored, queued)
+        return stored_view(stored, stored.queued if stored.status != "ended" else ())
 
     async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
         """Stop the running turn (here or in another worker); the conversation once it

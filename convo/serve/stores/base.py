@@ -76,6 +76,16 @@ class StoreError(Exception):
     """The store cannot be reached or refused a write (the server answers 503)."""
 
 
+@attrs.frozen(slots=True)
+class Queued:
+    """A message sent while a turn ran (API.md §26), waiting in the conversation's queue:
+    ``steer``: handed to the running turn at its next safe point, else answered as a turn of
+    its own. ``message.id`` is its id in the queue and, once taken, in ``messages``."""
+
+    message: Message
+    steer: bool = False
+
+
 @attrs.define(slots=True)
 class Stored:
     """A conversation as stored."""
@@ -96,6 +106,9 @@ class Stored:
     updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
     #: ``{"id", "before"}`` of the conversation it was branched from (``Session.parent``).
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
+    #: Its queue (API.md §26), read with its messages (``load(id)``; read before them, so a
+    #: message taken meanwhile is in one or both, never in neither); ``[]`` with the row alone.
+    queued: list[Queued] = attrs.field(factory=list, kw_only=True)
 
 
 @attrs.frozen(slots=True)
@@ -113,16 +126,6 @@ class Change:
     outcome: dict[str, Any] | None = None
     #: The ids of queued messages this write adds to ``messages`` (they leave the queue).
     dequeued: tuple[str, ...] = ()
-
-
-@attrs.frozen(slots=True)
-class Queued:
-    """A message sent while a turn ran (API.md §26), waiting in the conversation's queue:
-    ``steer``: handed to the running turn at its next safe point, else answered as a turn of
-    its own. ``message.id`` is its id in the queue and, once taken, in ``messages``."""
-
-    message: Message
-    steer: bool = False
 
 
 @runtime_checkable

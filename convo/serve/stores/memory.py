@@ -60,7 +60,9 @@ class MemoryStore:
         copy = attrs.evolve(row, messages=list(row.messages) if messages else [],
                             subroutines=list(row.subroutines) if messages else [],
                             state=json.loads(dumps(row.state)),
-                            internal=json.loads(dumps(row.internal)))
+                            internal=json.loads(dumps(row.internal)),
+                            queued=list(self._queues.get(conversation_id, ()))
+                            if messages else [])
         copy.length = len(row.messages)
         copy.child_length = sum(len(r.messages) for r in row.subroutines)
         return copy

@@ -269,7 +269,11 @@ class PostgresStore:
                             length=row[5], child_length=int(row[6]), internal=internal,
                             owner=row[8], title=row[9],
                             updated=0 if row[10] is None else micros(row[10]), parent=row[11])
-            if messages:
+            if messages:  # the queue first: a message taken meanwhile is in the messages
+                cur = await conn.execute("SELECT steer, message FROM queued WHERE "
+                                         "conversation_id = %s ORDER BY seq", (conversation_id,))
+                stored.queued = [Queued(Message.from_dict(m), bool(steer))
+                                 for steer, m in await cur.fetchall()]
                 cur = await conn.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
                     "a.digest = m.digest WHERE m.conversation_id = %s", (conversation_id,))

@@ -319,7 +319,11 @@ class SQLiteStore:
                             length=row[5], child_length=row[6], internal=internal,
                             owner=row[8], title=row[9], updated=row[10] or 0,
                             parent=json.loads(row[11]) if row[11] else None)
-            if messages:
+            if messages:  # (one transaction: the queue and the messages agree)
+                stored.queued = [Queued(Message.from_dict(json.loads(m)), bool(steer))
+                                 for steer, m in db.execute(
+                                     "SELECT steer, message FROM queued WHERE conversation_id "
+                                     "= ? ORDER BY seq", (conversation_id,))]
                 blobs = dict(db.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
                     "a.digest = m.digest WHERE m.conversation_id = ?", (conversation_id,)))
