@@ -78,6 +78,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="how long a turn's lock lasts unless renewed; renewed every third "
                             "of it while the turn runs, it lets a dead worker's turns go "
                             "(default: 30)")
+    serve.add_argument("--while-busy", choices=("reject", "queue", "interrupt", "steer"),
+                       default="reject",
+                       help="what a message sent while a turn runs does when it does not say: "
+                            "reject (409), queue, interrupt or steer (default: reject)")
+    serve.add_argument("--max-queued", type=positive_int, default=16, metavar="N",
+                       help="messages a conversation's queue holds at most; past it, 429 "
+                            "(default: 16)")
     serve.add_argument("--faces", type=_faces, default=None, metavar="A,B",
                        help="the protocols served, among native, agui, ai-sdk, openai, mcp "
                             "(default: all); /api/health is always served, the pages need "
@@ -140,7 +147,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators", "faces", "tool_name", "model_name")}
+                                          "operators", "faces", "tool_name", "model_name",
+                                          "while_busy", "max_queued")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -199,7 +207,9 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
-                      faces=spec["faces"], tool_name=spec.get("tool_name") or bot,
+                      while_busy=spec.get("while_busy", "reject"),
+                      max_queued=spec.get("max_queued", 16), faces=spec["faces"],
+                      tool_name=spec.get("tool_name") or bot,
                       description=description, model_name=spec.get("model_name") or bot)
 
 

@@ -51,6 +51,7 @@ from ..requests import (
     RunHooks,
     RunTools,
     StoreToolRun,
+    TakeSteered,
 )
 from ..session import NO_USAGE, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
@@ -230,6 +231,18 @@ class Replay(Forwarding):
         else:
             tally[4] += 1
         return nxt
+
+    def saved_take_steered(self, request: TakeSteered) -> Any:
+        """The user messages saved at this safe point (a steered message was taken here), or
+        none; past the saved messages, the answerers take what ``Session.queued`` holds (a
+        resumed run's), and the replay goes on to the request after it."""
+        frame = self.frames[-1]
+        if frame.live or frame.at >= len(frame.messages):  # the answerers', if any is queued
+            return NOTHING if self.state.session.queued else ()
+        end = frame.at
+        while end < len(frame.messages) and frame.messages[end].role == "user":
+            end += 1
+        return tuple(frame.messages[frame.at:end])
 
     def saved_ask_user(self, request: AskUser) -> Any:
         frame = self.frames[-1]
