@@ -43,7 +43,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                first_prompt: str | None = None,
                faces: Iterable[str] | None = None, tool_name: str | None = None,
                description: str | None = None, model_name: str | None = None,
-               guards: Sequence[Any] = ()) -> Starlette:
+               guards: Sequence[Any] = (), engine: str | None = None,
+               task_queue: str = "convo") -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -69,6 +70,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``model_name`` is the bot's name as a model at ``/v1`` (§25; default: ``title``).
     ``guards`` (``convo.guards``) check every conversation's messages, replies and tool calls
     as a ``Runner``'s do (API.md §27), on every face.
+    ``engine``: ``"temporal://HOST:PORT[/NAMESPACE]"`` runs each conversation as a Temporal
+    workflow on the ``convo worker`` processes polling ``task_queue`` (the ``temporal``
+    extra; docs/serving.md, "Running on Temporal"); this app then makes no model call.
     """
     try:
         from .http.app import API, build
@@ -86,9 +90,17 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages, guards=guards)
-    engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
-                    cache_size=cache_size, lease=lease)
-    return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
+    opened = open_store(store) if isinstance(store, str) else store
+    if engine is not None:
+        from ..temporal.engine import TemporalEngine, parse_engine
+
+        address, namespace = parse_engine(engine)
+        turns: Engine = TemporalEngine(runner, opened,  # type: ignore[arg-type]
+                                       address=address, namespace=namespace,
+                                       task_queue=task_queue)
+    else:
+        turns = Engine(runner, opened, cache_size=cache_size, lease=lease)
+    return build(API(turns, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
                      first_prompt=first_prompt, faces=served, tool_name=tool_name,

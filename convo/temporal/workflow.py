@@ -147,6 +147,16 @@ class Activities(Forwarding):
             session_state.update(state)
 
 
+def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
+    """An Update's answer: the row but its messages, what the turn added, the status."""
+    added = body.pop("added", [])
+    body.pop("messages", None)  # in the store: the history holds each message once
+    said: dict[str, Any] = {"conversation": body, "added": added, "code": code}
+    if "error" in body:
+        said["error"] = body.pop("error")
+    return said
+
+
 def _clock() -> float:
     """The workflow's time; 0 when a run evicted from the worker's cache closes outside it."""
     return workflow.time() if workflow.in_workflow() else 0.0
@@ -191,10 +201,12 @@ class ConvoConversation:
         self.live: Live | None = None
         self.turn = asyncio.Lock()  # one turn at a time
         self.ran = 0  # Updates that ran a turn since this run started
+        self.opened: tuple[int, dict[str, Any]] | None = None  # the first drive's answer
 
     @workflow.run
     async def run(self, start: dict[str, Any]) -> dict[str, Any]:
         cid = self.conversation_id
+        opened: tuple[int, dict[str, Any]] | None = None
         async with self.turn:
             if start.get("continued"):
                 stored = await self.store.load(cid)
@@ -205,9 +217,10 @@ class ConvoConversation:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)
                 live = self.engine._start(cid, Session(state=dict(start.get("state") or {})))
-                await self.engine._advance(live, None, None, first=True)
+                opened = await self.engine._advance(live, None, None, first=True)
                 self.live = live
             await self.store.flush(cid)
+            self.opened = opened  # (in the store now: what the HTTP front reads)
         live = self.live
         await workflow.wait_condition(
             lambda: live.pending is None or self.ran >= self.bot.continue_every)
@@ -254,17 +267,21 @@ class ConvoConversation:
             finally:
                 await self.store.flush(self.conversation_id)
             self.ran += 1
-        added = body.pop("added", [])
-        body.pop("messages", None)  # in the store: the history holds each message once
-        said: dict[str, Any] = {"conversation": body, "added": added, "code": code}
-        if "error" in body:
-            said["error"] = body.pop("error")
-        return said
+        return _said(code, body)
+
+    @workflow.update(name="opened")
+    async def opened_(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What the conversation's first drive added (the HTTP front's create answers it)."""
+        await workflow.wait_condition(lambda: self.opened is not None)
+        assert self.opened is not None
+        code, said = self.opened
+        return _said(code, dict(said))
 
     @workflow.update(name="message")
     async def message(self, body: dict[str, Any]) -> dict[str, Any]:
+        content = Message.from_dict({"role": "user", "content": body["content"]}).content
         return await self._turn(lambda live: self.engine.message(
-            live, body["content"], None, message_id=body.get("id")))
+            live, content, None, message_id=body.get("id")))
 
     @message.validator
     def _message_ok(self, body: dict[str, Any]) -> None:
@@ -294,7 +311,7 @@ class ConvoConversation:
     @workflow.update(name="operator_message")
     async def operator_message(self, body: dict[str, Any]) -> dict[str, Any]:
         said = Message("assistant", body["content"], id=body.get("id"),
-                       metadata={"operator": body.get("operator") or "operator"})
+                       metadata={"author": body.get("author") or "operator"})
         return await self._turn(lambda live: self.engine.hand_off(live, said, None))
 
     @operator_message.validator

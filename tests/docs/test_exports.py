@@ -232,8 +232,8 @@ convo.templates.end convo.templates.execute convo.templates.graph convo.template
 convo.templates.guarding convo.templates.handoff convo.templates.messages convo.templates.states
 convo.templates.subroutine convo.templates.subroutine_tool convo.templates.tooling
 convo.templates.toolsets convo.templates.tree
-convo.temporal convo.temporal.activities convo.temporal.bots convo.temporal.wire
-convo.temporal.worker convo.temporal.workflow
+convo.temporal convo.temporal.activities convo.temporal.bots convo.temporal.engine
+convo.temporal.wire convo.temporal.worker convo.temporal.workflow
 convo.terminal convo.terminal.async_cancel convo.terminal.cancel convo.terminal.conversation
 convo.terminal.demo convo.terminal.editor convo.terminal.history convo.terminal.input
 convo.terminal.interrupts convo.terminal.markdown convo.terminal.notices convo.terminal.paths

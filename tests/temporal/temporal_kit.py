@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Sequence
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from convo import (
     FinishTool,
@@ -24,6 +31,8 @@ from convo.runner import Runner
 from convo.serve.stores import open_store
 
 _queues = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
+GATED_BOT = ROOT / "tests" / "serve_fixtures" / "gated_bot.py"
 
 
 @tool(needs_approval=True)
@@ -83,3 +92,40 @@ async def start(client: Any, queue: str, conversation_id: str) -> Any:
 
 def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(m["role"], m["content"]) for m in messages]
+
+
+class Worker:
+    """A `convo worker` process of the gated bot, ready once it said so on stderr."""
+
+    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+        env.pop("OPENAI_API_KEY", None)
+        env.pop("OPENAI_BASE_URL", None)
+        self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "convo", "worker", str(GATED_BOT), "--temporal", address,
+             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
+            env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+        until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
+               f"the worker did not start: {Path(self.log.name).read_text()}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+def until(ready: Callable[[], object], why: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            pytest.fail(why)
+        time.sleep(0.05)
