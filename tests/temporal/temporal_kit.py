@@ -54,9 +54,15 @@ class Counted:
             return f"Done: {last.content} {{finish()}}"
         if last.content.startswith("refund "):
             return f"{{refund(order='{last.content[7:]}')}}"
+        if last.content == "tools?":
+            return ", ".join(sorted(_name(t) for t in tools))
         if last.content.startswith("fail"):
             raise ModelError("the model server answered 500")
         return f"You said {last.content[:20]!r}"
+
+
+def _name(tool: Any) -> str:
+    return str(tool["function"]["name"] if "function" in tool else tool["name"])
 
 
 TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
@@ -76,7 +82,7 @@ async def worker(address: str, tmp_path: Path, **bot: Any
     store = open_store(f"sqlite:///{tmp_path / 'convo.db'}")
     await store.open()
     client = await Client.connect(address)
-    queue = f"q{next(_queues)}-{tmp_path.name}"
+    queue = bot.pop("queue", None) or f"q{next(_queues)}-{tmp_path.name}"
     runner = Runner(FunctionModel(counted), bot.pop("template", TEMPLATE), raise_errors=False)
     try:
         async with running(client, Bot(runner, store, **bot), task_queue=queue):
