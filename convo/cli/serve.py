@@ -95,6 +95,11 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--model-name", metavar="NAME",
                        help="the bot's name as a model at /v1 (GET /v1/models; default: the "
                             "file's title, else its name without .py)")
+    serve.add_argument("--engine", metavar="temporal://HOST:PORT[/NS]",
+                       help="run conversations as Temporal workflows on convo worker "
+                            "processes (the temporal extra; default: convo's own engine)")
+    serve.add_argument("--task-queue", default="convo", metavar="NAME",
+                       help="with --engine: the task queue of the workers (default: convo)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -148,7 +153,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
                                           "operators", "faces", "tool_name", "model_name",
-                                          "while_busy", "max_queued")}
+                                          "while_busy", "max_queued",
+                                          "engine", "task_queue")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -210,7 +216,30 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       while_busy=spec.get("while_busy", "reject"),
                       max_queued=spec.get("max_queued", 16), faces=spec["faces"],
                       tool_name=spec.get("tool_name") or bot,
-                      description=description, model_name=spec.get("model_name") or bot)
+                      description=description, model_name=spec.get("model_name") or bot,
+                      engine=spec.get("engine"), task_queue=spec.get("task_queue") or "convo")
+
+
+def _check_engine(args: argparse.Namespace) -> None:
+    """``--engine temporal://…``: the extra is there, the URL is one, the store is shared."""
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        raise UsageProblem(
+            "convo serve --engine needs temporalio, in the temporal extra: pip install -e "
+            '".[temporal]" in convo\'s checkout, or '
+            'pip install "convo[temporal]" from an index that serves this convo '
+            '(the "convo" on the public package index is another project)') from None
+    from ..temporal.engine import parse_engine
+
+    try:
+        parse_engine(args.engine)
+    except ValueError as exc:
+        raise UsageProblem(f"--engine: {exc}") from None
+    if args.store == "memory":
+        raise UsageProblem("--store memory cannot be shared with convo worker: give "
+                           "sqlite:///PATH or postgresql://...")
+
 
 
 def _quietly(fn: Any, *args: Any) -> Any:
@@ -267,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     _check_store(args.store)
+    if args.engine is not None:
+        _check_engine(args)
     if args.workers > 1 and args.store == "memory":
         raise UsageProblem("--workers N needs a store they share: --store sqlite:///PATH or "
                            "--store postgresql://...; memory is one process's")

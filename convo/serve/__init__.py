@@ -44,7 +44,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                faces: Iterable[str] | None = None, tool_name: str | None = None,
                description: str | None = None, model_name: str | None = None,
                guards: Sequence[Any] = (), while_busy: str = "reject",
-               max_queued: int = 16) -> Starlette:
+               max_queued: int = 16, engine: str | None = None,
+               task_queue: str = "convo") -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -73,6 +74,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``while_busy`` is what a message sent while a turn runs does when it does not say
     (API.md §26): ``"reject"`` (409), ``"queue"``, ``"interrupt"`` or ``"steer"``;
     ``max_queued`` bounds each conversation's queue (429 past it).
+    ``engine``: ``"temporal://HOST:PORT[/NAMESPACE]"`` runs each conversation as a Temporal
+    workflow on the ``convo worker`` processes polling ``task_queue`` (the ``temporal``
+    extra; docs/serving.md, "Running on Temporal"); this app then makes no model call.
     """
     try:
         from .http.app import API, build
@@ -97,9 +101,18 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                          f"{max_queued!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages, guards=guards)
-    engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
-                    cache_size=cache_size, lease=lease, max_queued=max_queued)
-    return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
+    opened = open_store(store) if isinstance(store, str) else store
+    if engine is not None:
+        from ..temporal.engine import TemporalEngine, parse_engine
+
+        address, namespace = parse_engine(engine)
+        turns: Engine = TemporalEngine(runner, opened,  # type: ignore[arg-type]
+                                       address=address, namespace=namespace,
+                                       task_queue=task_queue)
+    else:
+        turns = Engine(runner, opened, cache_size=cache_size, lease=lease,
+                       max_queued=max_queued)
+    return build(API(turns, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      while_busy=while_busy,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,

@@ -12,7 +12,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -111,6 +111,8 @@ class Live:
     #: rebuilt or drained, added to when a message is queued here; ``[]``: nothing queued.
     queued: list[Queued] = attrs.field(factory=list)
     dequeuing: set[str] = attrs.field(factory=set)  # queued ids the turn takes: leave the queue
+    # Where new message ids come from (a Temporal workflow gives its own deterministic ones).
+    new_id: Callable[[], str] = attrs.field(default=new_message_id, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -120,7 +122,7 @@ class Live:
         sink = self.sink
         if sink is not None and isinstance(event, TextDelta | ReasoningDelta):
             if self.reply_id is None:  # streamed before it is stored: its id is chosen now
-                self.reply_id = new_message_id()
+                self.reply_id = self.new_id()
             if isinstance(event, TextDelta):
                 sink(Text(event.text, self.reply_id))
             else:
@@ -198,7 +200,7 @@ class Live:
             chosen, self.reply_id = self.reply_id, None
         elif message.role == "tool" and message.tool_call_id is not None:
             chosen = self.tool_ids.pop(message.tool_call_id, None)
-        return chosen or new_message_id()
+        return chosen or self.new_id()
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
