@@ -15,7 +15,6 @@ import pytest
 from starlette.testclient import TestClient
 
 from convo import (
-    AssistantTemplate,
     ExecuteToolTemplate,
     FunctionModel,
     LoopTemplate,
@@ -82,20 +81,23 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     CALLS[0] += 1
     last = messages[-1]
     text = str(last.content)
-    if last.role == "user" and text.startswith("add "):
-        return f"{{add_to_cart(item='{text[4:]}')}}"
-    if last.role == "user" and text.startswith("buy "):  # the cart's subroutine pays
-        return f"{{add_to_cart(item='{text[4:]}')}} {{pay(input='charge 3')}}"
-    if last.role == "user" and text.startswith("charge "):  # inside pay's own child
-        return f"{{charge(amount={text[7:]})}}"
+    if last.role == "user":
+        if text.startswith(("add ", "buy ")):  # the cart's subroutine adds it
+            return f"{{add_to_cart(item='{text[4:]}')}}"
+        if text.startswith("charge "):  # inside pay's child
+            return f"{{charge(amount={text[7:]})}}"
+    if last.role == "assistant":  # the turn after the cart's subroutine: pay, if buying
+        said = next(str(m.content) for m in reversed(messages) if m.role == "user")
+        if said.startswith("buy "):
+            return "{pay(input='charge 3')}"
     return f"re: {text}"
 
 
 TEMPLATE = LoopTemplate([
     Turns(), UserTemplate(), ExecuteToolTemplate(weather, arguments={"city": "Oslo"},
                                                  store_as="weather"),
-    SubroutineTemplate(ToolingTemplate([add_to_cart, PAY]), inherit="all"),
-    AssistantTemplate(after=replied)])
+    SubroutineTemplate(ToolingTemplate([add_to_cart]), inherit="all"),
+    ToolingTemplate([PAY], after=replied)])
 
 
 @pytest.fixture
@@ -148,3 +150,25 @@ def test_the_state_of_a_served_branch_is_the_state_at_before_whoever_wrote_it(
     assert again["state"] == {"name": "Ann", "turn": 3, "again": True, "weather": "Oslo #2",
                               "cart": ["tea", "jam"], "replies": 2}  # the hook ran after it
     assert client.get(f"/api/conversations/{cid}").json() == body  # the original: unchanged
+
+
+def test_not_undone_lists_the_calls_made_inside_subroutines_in_the_order_they_ran(
+        client: TestClient) -> None:
+    cid, body = original(client, "add tea", "buy ham")
+    assert [m["role"] for m in body["messages"]] == [
+        "user", "assistant", "assistant",  # the cart's child's reply kept, then the turn's
+        "user", "assistant", "assistant", "tool", "assistant"]  # pay called, its result
+    assert RAN == ["weather Oslo", "add tea", "weather Oslo", "add ham", "charge 3"]
+    made = branched(client, cid, 3)  # before "buy ham"
+    assert [(c["name"], c["arguments"]) for c in made["not_undone"]] == [
+        ("add_to_cart", {"item": "ham"}),  # in the cart's child
+        ("charge", {"amount": 3}),  # in pay's child, which ran before pay's result
+        ("pay", {"input": "charge 3"})]
+    assert all(c["id"] for c in made["not_undone"])
+    made = branched(client, cid, 0)
+    assert [c["name"] for c in made["not_undone"]] == ["add_to_cart", "add_to_cart", "charge",
+                                                        "pay"]
+    # Regenerating the last reply: every call was made before it.
+    assert branched(client, cid, 7)["not_undone"] == []
+    assert branched(client, cid, 2)["not_undone"] == [
+        {k: c[k] for k in ("id", "name", "arguments")} for c in made["not_undone"][1:]]
