@@ -172,3 +172,20 @@ def test_not_undone_lists_the_calls_made_inside_subroutines_in_the_order_they_ra
     assert branched(client, cid, 7)["not_undone"] == []
     assert branched(client, cid, 2)["not_undone"] == [
         {k: c[k] for k in ("id", "name", "arguments")} for c in made["not_undone"][1:]]
+
+
+def test_the_limits_of_a_served_branch_cover_only_its_own_messages(store_url: str) -> None:
+    RAN.clear()
+    CALLS[0] = 0
+    # Three model calls a turn: the cart's child, its reply after the tool, the turn's reply.
+    with TestClient(create_app(TEMPLATE, FunctionModel(reply), store=store_url, cache_size=0,
+                               limits={"model_calls": 7})) as client:
+        cid, _ = original(client, "add tea", "add jam")
+        made = branched(client, cid, 3)  # before "add jam": 3 calls replayed
+        went_on = say(client, made["id"], "add ham")  # 3 + 3 of the 7
+        assert (went_on["status"], went_on["outcome"]) == ("waiting", None)
+        assert went_on["state"]["cart"] == ["tea", "ham"]
+        over = say(client, cid, "add ham")  # 6 + 3: the original's own count is over
+        assert over["status"] == "ended", over
+        assert over["outcome"]["status"] == "usage_limit"
+        assert over["outcome"]["limit"] == "model_calls"
