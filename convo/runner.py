@@ -227,20 +227,23 @@ class Runner:
 
     async def abranch(self, saved: Saved, *, before: int) -> Session:
         """``branch`` on the running event loop."""
-        source, run = self._branching(saved, before, 0)
+        source, state, run = self._branching(saved, before, 0)
         pause = await adrive(run.driver, run.answerer)
-        return self._branched(source, saved, before, run, pause)
+        return self._branched(source, saved, before, state, run, pause)
 
     def _branch_given(self, saved: Saved, *, before: int, given: int = 0) -> Session:
         """``branch``, for a conversation whose first ``given`` messages were in the session
         before its template ran (``convo chat``'s system prompt): they are not replayed.
         (The terminal's; not public: a template normally yields every message.)"""
-        source, run = self._branching(saved, before, given)
-        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+        source, state, run = self._branching(saved, before, given)
+        return self._branched(source, saved, before, state, run,
+                              drive(run.driver, run.answerer))
 
-    def _branching(self, saved: Saved, before: int, given: int) -> tuple[Session, Run]:
+    def _branching(self, saved: Saved, before: int, given: int
+                   ) -> tuple[Session, tuple[dict[str, Any], Any] | None, Run]:
         source = _saved_session(saved)
         cut = branching.cut(source, before)
+        state = branching.kept(cut, source)
         given = min(given, before)
         session = Session(cut.messages[:given], dict(cut.state), approvals=dict(cut.approvals),
                           internal=dict(cut.internal))
@@ -248,15 +251,15 @@ class Runner:
         run = self.start(session, saved=cut, layers=(branching.Holding,))
         run.answerer.quiet()  # nothing is heard of what a branch rebuilds
         run.state.listen(None)
-        return source, run
+        return source, state, run
 
-    def _branched(self, source: Session, saved: Saved, before: int, run: Run,
-                  pause: Any) -> Session:
+    def _branched(self, source: Session, saved: Saved, before: int,
+                  state: tuple[dict[str, Any], Any] | None, run: Run, pause: Any) -> Session:
         try:
             branching.reached(run.session, source, before, pause)
             parent = {"id": None if isinstance(saved, Session) else os.fspath(saved),
                       "before": before}
-            return branching.made(run.session, parent)
+            return branching.made(run.session, state, parent)
         finally:
             run.driver.close()
 

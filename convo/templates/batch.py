@@ -30,7 +30,7 @@ from ..requests import Approve, CheckGuards, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import STATE_UNDO, ToolContext
+from ..tools.context import ToolContext
 from ..tools.endings import (
     CONTINUE,
     Ending,
@@ -151,9 +151,6 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             content, error, asked, metadata = outcome(invocation, run)
             if run.skipped is not None:  # a limit, or an unknown tool: not invoked
                 metadata = {**(metadata or {}), NOT_RUN: True}
-            if run.state_undo is not None:  # what the batch's tools changed in the state,
-                # kept for a branch before it (``Runner.branch``; the answerer took it)
-                metadata = {**(metadata or {}), STATE_UNDO: run.state_undo}
             if asked is not CONTINUE:
                 if asked.__class__ is MoveState:
                     if move is None:
