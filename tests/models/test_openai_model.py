@@ -13,6 +13,7 @@ from typing import Any
 
 import openai
 import pytest
+from weather_tools import agent, answer, weather
 
 from convo import (
     AssistantTemplate,
@@ -28,10 +29,8 @@ from convo import (
     SystemTemplate,
     Template,
     ToolCall,
-    ToolingTemplate,
     Usage,
     UserTemplate,
-    tool,
 )
 from convo.events import Event, ModelCallEnded, TextDelta
 from convo.testing import ErrorReply, OpenAIServer, SlowReply
@@ -54,31 +53,6 @@ def server() -> Iterator[OpenAIServer]:
 def chat_template() -> LinearTemplate:
     return LinearTemplate([SystemTemplate("You are terse."), UserTemplate("Say hello."),
                            AssistantTemplate()])
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-@tool(terminal=True)
-def answer(text: str) -> str:
-    """Give the final answer to the user.
-
-    Args:
-        text: The answer.
-    """
-    return f"ANSWER: {text}"
-
-
-def agent(*tools: Any) -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate("Weather?"),
-                           ToolingTemplate(list(tools))])
 
 
 def run(server: OpenAIServer, api: str, template: Template, *replies: Any,
@@ -415,7 +389,7 @@ def test_running_out_of_script_names_the_script(api: str, server: OpenAIServer) 
 
 
 def test_two_parallel_tool_calls(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather),
+    session = run(server, api, agent("Weather?", weather),
                   "{weather(city='Oslo')} {weather(city='Rome')}",
                   "Sunny in both.")
     assert session.outcome is not None
@@ -454,7 +428,7 @@ def test_streamed_fragmented_tool_calls_give_the_same_session(api: str) -> None:
     sessions = []
     for stream in (False, True):
         with OpenAIServer() as server:
-            sessions.append(run(server, api, agent(weather), *replies, stream=stream))
+            sessions.append(run(server, api, agent("Weather?", weather), *replies, stream=stream))
             sent = server.requests[1]
             arguments = (sent["input"][4] if api == "responses"
                          else sent["messages"][2]["tool_calls"][1]["function"])
@@ -468,7 +442,7 @@ def test_streamed_fragmented_tool_calls_give_the_same_session(api: str) -> None:
 
 
 def test_finish_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, FinishTool()),
+    session = run(server, api, agent("Weather?", weather, FinishTool()),
                   "{weather(city='Oslo')}", "{finish(note='reported the weather')}",
                   stream=True)
     assert session.outcome is not None
@@ -482,11 +456,11 @@ def test_finish_flow(api: str, server: OpenAIServer) -> None:
 
 
 def test_terminal_tool_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, answer), "{answer(text='42')}")
+    session = run(server, api, agent("Weather?", weather, answer), "{answer(text='42')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.COMPLETED
     assert session.messages[-1].role == "assistant"
-    assert session.messages[-1].content == "ANSWER: 42"
+    assert session.messages[-1].content == "Answer: 42"
     description = next(tool_of(t)["description"] for t in server.requests[0]["tools"]
                        if tool_of(t)["name"] == "answer")
     assert description.endswith("Calling this tool ends your turn: its output is your "
@@ -495,7 +469,7 @@ def test_terminal_tool_flow(api: str, server: OpenAIServer) -> None:
 
 
 def test_end_conversation_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, EndConversationTool()),
+    session = run(server, api, agent("Weather?", weather, EndConversationTool()),
                   "{end_conversation(message='Goodbye!')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.ENDED
@@ -508,7 +482,7 @@ def test_malformed_tool_arguments_from_the_wire_reach_the_model_as_an_error(
         api: str, server: OpenAIServer) -> None:
     broken = Message("assistant", "", tool_calls=[
         ToolCall("c1", "weather", raw_arguments='{"city": "Os')])
-    session = run(server, api, agent(weather), broken, "Sorry.")
+    session = run(server, api, agent("Weather?", weather), broken, "Sorry.")
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
     if api == "responses":
         call, output = server.requests[1]["input"][-2:]

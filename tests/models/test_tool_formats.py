@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weather_tools import answer, weather
 
 from convo import (
     EndConversationTool,
@@ -24,7 +25,6 @@ from convo import (
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
 from convo.events import Event, TextDelta, ToolCallsRecovered
 from convo.models.text_tools import MALFORMED_CALL
@@ -37,26 +37,6 @@ from convo.transcript import TranscriptWriter, load_transcript
 def server() -> Iterator[OpenAIServer]:
     with OpenAIServer() as s:
         yield s
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-@tool(terminal=True)
-def answer(text: str) -> str:
-    """Give the final answer.
-
-    Args:
-        text: The answer.
-    """
-    return f"Answer: {text}"
 
 
 def call(name: str, arguments: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from weather_tools import answer, weather
 
 from convo import (
     FinishTool,
@@ -24,32 +25,11 @@ from convo import (
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
 from convo.events import Event, ModelCallStarted, TextDelta, ToolCallsRecovered
 from convo.models.openai.text_protocol import tools_prompt
 from convo.models.text_tools import MALFORMED_CALL
 from convo.testing.llama import LlamaServer
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-@tool(terminal=True)
-def answer(text: str) -> str:
-    """Give the final answer to the user.
-
-    Args:
-        text: The answer.
-    """
-    return f"Answer: {text}"
 
 
 def model(llama: LlamaServer, **kw: Any) -> OpenAIModel:
