@@ -6,6 +6,7 @@ from serve_kit import (  # noqa: F401  (fixtures)
     calls,
     entered,
     folder,
+    page,
     postgres,
     serve,
     store_url,

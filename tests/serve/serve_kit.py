@@ -7,6 +7,7 @@ file-size limit (a full disk for SQLite)."""
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import resource
 import shutil
@@ -309,3 +310,66 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def page_of(browser: Any, *, width: int = 900, height: int = 800,
+            init_script: str | None = None) -> Iterator[Any]:
+    """A tab in a browser context of its own (``init_script`` run in it before the page's);
+    a script error in it fails the test when it is closed."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    if init_script is not None:
+        pg.add_init_script(init_script)
+    yield pg
+    context.close()
+    assert errors == []
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    yield from page_of(browser)
+
+
+class Person:
+    """One person's browser context and tab at ``url``, signed in with ``token`` (or not: the
+    sign-in prompt shows); a script error in it fails the test when it is closed."""
+
+    def __init__(self, browser: Any, url: str, token: str | None, **options: Any) -> None:
+        self.context = browser.new_context(**({"viewport": {"width": 1100, "height": 720}}
+                                              | options))
+        if token is not None:
+            key = "convo-operator-token" if "/operator" in url else "convo-token"
+            self.context.add_init_script(f"sessionStorage.setItem({key!r}, {token!r})")
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(url)
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.errors == []
+
+
+def say(page: Any, text: str) -> None:
+    """Fill the message box and send it."""
+    page.locator("#box").fill(text)
+    page.locator("#box").press("Enter")
+
+
+def type_in(page: Any, text: str) -> None:
+    """Type into the message box key by key and press Enter, as a person would."""
+    page.locator("#box").focus()
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def served_with_tokens(bot: str, folder: Path, tokens: dict[str, Any], store: str = "",
+                       *options: str) -> Served:
+    """`convo serve` of ``bot`` signing people in with a table of ``tokens`` (SQLite in
+    ``folder`` unless ``store`` is named)."""
+    users = folder / "users.json"
+    users.write_text(json.dumps(tokens))
+    return Served(bot, folder, "--store", store or f"sqlite:///{folder / 'convo.db'}",
+                  "--users", str(users), *options)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from serve_kit import ROOT, Served
+from serve_kit import ROOT, Served, say, served_with_tokens
 
 from convo.botfile import UsageProblem, bot_page
 
@@ -29,13 +28,10 @@ TITLE = "Mugs & Co. <Support>"
 expect.set_options(timeout=20_000)
 
 
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("people")
-    users = folder / "users.json"
-    users.write_text(json.dumps(TOKENS))
-    s = Served(BOT, folder, "--store", f"sqlite:///{folder / 'convo.db'}", "--users", str(users))
+    s = served_with_tokens(BOT, folder, TOKENS)
     yield s
     s.stop()
 
@@ -59,11 +55,6 @@ def closed(context: BrowserContext) -> None:
     errors = context.errors  # type: ignore[attr-defined]
     context.close()
     assert errors == []
-
-
-def say(page: Page, text: str) -> None:
-    page.locator("#box").fill(text)
-    page.locator("#box").press("Enter")
 
 
 def test_the_bots_title_and_first_prompt(browser: Browser, served: Served) -> None:
