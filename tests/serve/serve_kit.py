@@ -127,6 +127,22 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres").fresh())
 
 
+def healthy(process: subprocess.Popen[bytes], client: httpx.Client, log: Path,
+            seconds: float) -> bool:
+    """Whether `convo serve` answered /api/health within ``seconds`` (it failing the test
+    with its stderr if it exited first)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"convo serve exited: {log.read_text()!r}")
+        try:
+            if client.get("/api/health").status_code == 200:
+                return True
+        except httpx.TransportError:
+            time.sleep(0.05)  # polling for the server to listen, not timing the test
+    return False
+
+
 class Served:
     """One `convo serve` process on a free port; its stderr is kept in ``log``."""
 
@@ -145,17 +161,9 @@ class Served:
                 [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
                  *options], env=environ, stdout=subprocess.DEVNULL, stderr=log)
         self.client = httpx.Client(base_url=self.url, timeout=20.0)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-            try:
-                if self.client.get("/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling for the server to listen, not timing the test
-        self.stop()
-        raise AssertionError("convo serve did not become healthy")
+        if not healthy(self.process, self.client, self.log, 30):
+            self.stop()
+            raise AssertionError("convo serve did not become healthy")
 
     def stop(self) -> str:
         """Ctrl-C; what it wrote on stderr."""
@@ -168,6 +176,12 @@ class Served:
                 self.process.wait()
         self.client.close()
         return self.log.read_text()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 # -- the fault suite (faults/) ------------------------------------------------------------
@@ -200,16 +214,8 @@ class Worker:
                 preexec_fn=limit)
         self.client = httpx.Client(base_url=self.url, timeout=GATED_WAIT_S)
         self.pool = concurrent.futures.ThreadPoolExecutor(4)
-        deadline = time.monotonic() + GATED_WAIT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-            try:
-                if self.client.get("/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling until the server listens
-        raise AssertionError("convo serve did not become healthy")
+        if not healthy(self.process, self.client, self.log, GATED_WAIT_S):
+            raise AssertionError("convo serve did not become healthy")
 
     def post(self, path: str, body: dict[str, Any] | None = None, **kw: Any) -> httpx.Response:
         return self.client.post(path, json=body or {}, **kw)

@@ -5,13 +5,20 @@ the stateless replay of histories holding the template's own words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from openai_kit import ANN, BOB, Counted, served
+from openai_kit import (
+    ANN,
+    BOB,
+    HEADER,
+    Counted,
+    client,
+    closed_clients,  # noqa: F401  (an autouse fixture)
+    served,
+)
 
 from convo import (
     AssistantTemplate,
@@ -20,22 +27,6 @@ from convo import (
     LoopTemplate,
     UserTemplate,
 )
-
-HEADER = "X-Convo-Conversation"
-CLIENTS: list[openai.OpenAI] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    yield
-    while CLIENTS:
-        CLIENTS.pop().close()
-
-
-def client(url: str, token: str = ANN) -> openai.OpenAI:
-    made = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
-    CLIENTS.append(made)
-    return made
 
 
 def messages(url: str, conversation: str) -> list[tuple[str, str]]:

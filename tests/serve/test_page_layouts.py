@@ -35,10 +35,8 @@ expect.set_options(timeout=20_000)  # the pages ask the server again every 1.5 s
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("layouts")
-    s = served_with_tokens(BOT, folder, TOKENS)
-    yield s
-    s.stop()
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("layouts"), TOKENS) as s:
+        yield s
 
 
 def api(served: Served, token: str) -> httpx.Client:

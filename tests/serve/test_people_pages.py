@@ -1,7 +1,8 @@
 """The chat page's people features and the operators' page (API.md §19), in real Chromium
 against `convo serve` on ``serve_fixtures/people_page_bot.py`` with a table of tokens: the
 bot's title and first prompt, the conversation list (a sidebar, a drawer at phone width),
-thumbs, and `/operator`. The two-browser refund story on Postgres is test_staff_e2e.py."""
+thumbs, and `/operator`. The two-browser refund story on Postgres is
+test_staffed_refund_story.py."""
 
 from __future__ import annotations
 
@@ -30,10 +31,8 @@ expect.set_options(timeout=20_000)
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("people")
-    s = served_with_tokens(BOT, folder, TOKENS)
-    yield s
-    s.stop()
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("people"), TOKENS) as s:
+        yield s
 
 
 def signed_in(browser: Browser, served: Served, token: str, path: str = "/",

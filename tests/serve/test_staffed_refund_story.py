@@ -1,12 +1,13 @@
-"""Issue 30's "done when": a customer and an operator, in two browser contexts at once (real
-Chromium), hold a refund conversation end to end against a real `convo serve` on a
-throwaway Postgres, signed in with a table of tokens: the customer asks for a refund, the bot
-calls the refund tool, the operator approves from `/operator`, the customer sees the result;
-then a handoff, the operator's reply, the hand-back, and the bot goes on with the whole
-history. The bot is ``examples/staffed_support_bot.py`` on its mock model.
+"""A customer and an operator, in two browser contexts at once (real Chromium), hold a
+refund conversation end to end against a real `convo serve` on a throwaway Postgres, signed in
+with a table of tokens: the customer asks for a refund, the bot calls the refund tool, the
+operator approves from `/operator`, the customer sees the result; then a handoff, the
+operator's reply, the hand-back, and the bot goes on with the whole history. The bot is
+``examples/staffed_support_bot.py`` on its mock model.
 
-Screenshots of both views go to docs/images/ (``python tests/serve/test_staff_e2e.py``
-redraws them; the test itself writes nothing into the checkout).
+Screenshots of both views go to docs/images/ (``python
+tests/serve/test_staffed_refund_story.py`` redraws them; the test itself writes nothing into
+the checkout).
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ expect.set_options(timeout=20_000)  # the pages ask the server again every 1.5 s
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, postgres: Postgres) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("staff")
-    s = served_with_tokens(BOT, folder, TOKENS, postgres.fresh())
-    yield s
-    s.stop()
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("staff"), TOKENS,
+                            postgres.fresh()) as s:
+        yield s
 
 
 def story(browser: Browser, served: Served, shots: Path | None) -> None:
