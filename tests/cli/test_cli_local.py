@@ -4,30 +4,11 @@ options, the note about ignored tools, ``convo models``. The server is an OpenAI
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from cli_kit import WEATHER, convo
 
 from convo.terminal.notices import IGNORED_TOOLS_NOTE
 from convo.testing import ErrorReply, OpenAIServer
-
-WEATHER = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "weather.py")
-TIMEOUT = 30
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update(HOME=str(tmp_path), NO_COLOR="1", PYTHONIOENCODING="utf-8")
-    return env
-
-
-def convo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "convo", *args], env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
 
 
 def test_text_tool_format_and_model_options(env: dict[str, str]) -> None:

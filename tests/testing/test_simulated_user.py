@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from testing_kit import fails_saying
 
 from convo import (
     AssistantTemplate,
@@ -161,9 +162,7 @@ def test_order(mock_model, simulated_user):
     session = Runner(mock_model(["Sorry?"], repeat_last=True), bot, user).run()
     user.assert_goal_reached(session)
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "E *AssertionError: the simulated user did not reach its goal: it reached "
         "max_turns=3 without reaching its goal",
         "E *  persona: an impatient man",
@@ -186,9 +185,7 @@ def test_order(mock_model, simulated_user):
     user = simulated_user(["[DONE]", "never said"], persona="p", goal="g")
     Runner(mock_model([]), bot, user).run()
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*simulated_user #1: 1 of 2 scripted replies were not used (the model was called "
         "1 times)",
         "*UNUSED reply 2: 'never said'",

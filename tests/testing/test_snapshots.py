@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testing_kit import fails_saying
 
 from convo import (
     EndTemplate,
@@ -146,9 +147,7 @@ def test_update_writes_then_a_change_fails_with_a_diff(pytester: pytest.Pytester
     pytester.runpytest().assert_outcomes(passed=1)
 
     pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello there!'"))
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "E *AssertionError: the conversation differs from the snapshot "
         "tests/snapshots/test_barista_chat/test_hello.txt (- snapshot, + this run):",
         "E *--- snapshot tests/snapshots/test_barista_chat/test_hello.txt",
