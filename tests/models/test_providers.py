@@ -99,7 +99,8 @@ def test_cli_anthropic_without_a_key_runs_on_the_mock_and_with_one_on_the_messag
 
 
 @pytest.mark.parametrize(("name", "kind"), [("anthropic:claude-x", AnthropicModel),
-                                              ("gemini:gemini-x", GeminiModel)])
+                                              ("gemini:gemini-x", GeminiModel)],
+                         ids=["anthropic", "gemini"])
 def test_resolve_makes_a_provider_model(name: str, kind: type) -> None:
     model = resolve(name, base_url="http://127.0.0.1:9", stream=True)
     assert isinstance(model, kind)
@@ -110,7 +111,7 @@ def test_resolve_makes_a_provider_model(name: str, kind: type) -> None:
 @pytest.mark.parametrize(("provider", "module", "unset", "key"), [
     ("anthropic", "anthropic", ("ANTHROPIC_",), "ANTHROPIC_API_KEY"),
     ("gemini", "google.genai", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_API_KEY"),
-])
+], ids=["anthropic", "gemini"])
 def test_cli_without_the_sdk_says_what_to_install(tmp_path: Path, provider: str, module: str,
                                                   unset: tuple[str, ...], key: str) -> None:
     name = {"anthropic": "anthropic:claude-x", "gemini": "gemini:gemini-x"}[provider]
