@@ -10,7 +10,8 @@ import pytest
 from testing_kit import fails_saying
 
 from convo import Message
-from convo.testing import ErrorReply, OpenAIServer
+from convo.testing import ErrorReply
+from convo.testing import OpenAIServer
 
 
 def ask(server: OpenAIServer, text: str = "hi") -> Any:
