@@ -20,7 +20,9 @@ Where a provider cannot do what a test needs, the test skips that case saying wh
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 import attrs

@@ -13,7 +13,9 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import attrs

@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from terminal_harness import convo_cmd, env
+from terminal_harness import convo_cmd
+from terminal_harness import env
 
-from convo.cli import COMMANDS, _parser
+from convo.cli import COMMANDS
+from convo.cli import _parser
 
 __all__ = ["env"]  # the fixture
 

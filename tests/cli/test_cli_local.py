@@ -4,30 +4,13 @@ options, the note about ignored tools, ``convo models``. The server is an OpenAI
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from cli_kit import WEATHER
+from cli_kit import convo
 
 from convo.terminal.notices import IGNORED_TOOLS_NOTE
-from convo.testing import ErrorReply, OpenAIServer
-
-WEATHER = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "weather.py")
-TIMEOUT = 30
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update(HOME=str(tmp_path), NO_COLOR="1", PYTHONIOENCODING="utf-8")
-    return env
-
-
-def convo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "convo", *args], env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
+from convo.testing import ErrorReply
+from convo.testing import OpenAIServer
 
 
 def test_text_tool_format_and_model_options(env: dict[str, str]) -> None:
@@ -104,7 +87,8 @@ def test_no_note_once_the_server_has_called_a_tool(env: dict[str, str]) -> None:
 
 def test_the_note_is_meant_for_servers_other_than_openais(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from convo import MockModel, OpenAIModel
+    from convo import MockModel
+    from convo import OpenAIModel
     from convo.terminal.notices import may_ignore_tools
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

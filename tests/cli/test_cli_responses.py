@@ -3,31 +3,16 @@ an OpenAIServer on 127.0.0.1 (the command runs in a subprocess)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from cli_kit import WEATHER
+from cli_kit import convo
 
-from convo import Message, ToolCall
+from convo import Message
+from convo import ToolCall
 from convo.testing import OpenAIServer
 
-WEATHER = str(Path(__file__).parents[1] / "cli_fixtures" / "weather.py")
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "opaque",
            "summary": [{"type": "summary_text", "text": "The user asks about Oslo."}]}
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update(HOME=str(tmp_path), NO_COLOR="1", PYTHONIOENCODING="utf-8")
-    return env
-
-
-def convo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "convo", *args], env=env, capture_output=True,
-                          text=True, timeout=30, check=False)
 
 
 def replies() -> list[Message]:

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ import httpx
 import pytest
 from test_readme import code_blocks
 
-from convo import Runner, ScriptedInterface, Usage
+from convo import Runner
+from convo import ScriptedInterface
+from convo import Usage
 from convo.models import resolve
 from convo.models.providers import _registered
 from convo.reply import Finish

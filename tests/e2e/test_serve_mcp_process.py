@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from test_serve_processes import WAIT_S, Server
+from test_serve_processes import WAIT_S
+from test_serve_processes import Server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "serve_fixtures"
 BOT = str(FIXTURES / "mcp_bot.py")

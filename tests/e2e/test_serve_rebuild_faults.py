@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import httpx
-from test_serve_processes import WAIT_S, Server
+from test_serve_processes import WAIT_S
+from test_serve_processes import Server
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "blocking_tool_bot.py")
 

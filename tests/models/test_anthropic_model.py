@@ -8,49 +8,33 @@ import asyncio
 from typing import Any
 
 import pytest
-from rawserver import Raw, RawServer
+from rawserver import Raw
+from rawserver import RawServer
+from weather_tools import agent
 
-from convo import (
-    AnthropicModel,
-    AssistantTemplate,
-    ContextLengthError,
-    Document,
-    Image,
-    LinearTemplate,
-    Message,
-    ModelError,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import AnthropicModel
+from convo import AssistantTemplate
+from convo import ContextLengthError
+from convo import Document
+from convo import Image
+from convo import LinearTemplate
+from convo import Message
+from convo import ModelError
+from convo import Runner
+from convo import RunStatus
+from convo import Session
+from convo import SystemTemplate
+from convo import ToolCall
+from convo import UserTemplate
 from convo.models.deltas import Deltas
 from convo.parts import Text
 from convo.reply import Finish
-from convo.testing import AnthropicServer, ErrorReply
+from convo.testing import AnthropicServer
+from convo.testing import ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "Two cities: call both.", "signature": "sig-A"}
 LATER = {"type": "redacted_thinking", "data": "opaque-B"}
 EPH = {"type": "ephemeral"}
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-def agent() -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate("Oslo and Rome?"),
-                           ToolingTemplate([weather])])
 
 
 def both_cities() -> Message:
@@ -84,7 +68,7 @@ def test_parallel_tool_calls_with_thinking_sent_back_in_place(
         anthropic_server: AnthropicServer, stream: bool, asynchronous: bool) -> None:
     anthropic_server.add(both_cities(), Message.assistant("Both sunny.", reasoning=[LATER]))
     with claude(anthropic_server, stream=stream) as model:
-        runner = Runner(model, agent())
+        runner = Runner(model, agent("Oslo and Rome?"))
         session = asyncio.run(runner.arun()) if asynchronous else runner.run()
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
     assert [m.role for m in session.messages] == ["system", "user", "assistant", "tool",
@@ -106,7 +90,7 @@ def test_a_resumed_conversation_sends_its_thinking_in_place(anthropic_server: An
                                                             ) -> None:
     anthropic_server.add(both_cities(), "Both sunny.", "You are welcome.")
     with claude(anthropic_server) as model:
-        first = Runner(model, agent()).run()
+        first = Runner(model, agent("Oslo and Rome?")).run()
         saved = Session.from_json(first.to_json())
         more = LinearTemplate([UserTemplate("Thanks!"), AssistantTemplate()])
         Runner(model, more).run(saved)
@@ -151,7 +135,7 @@ def test_usage_and_cache_tokens_add_up_in_the_outcome(anthropic_server: Anthropi
                                                       ) -> None:
     anthropic_server.add(both_cities(), "Both sunny.")
     with claude(anthropic_server) as model:
-        session = Runner(model, agent()).run()
+        session = Runner(model, agent("Oslo and Rome?")).run()
     replies = [m.usage for m in session.messages if m.role == "assistant"]
     assert all(u is not None for u in replies)
     first, second = replies

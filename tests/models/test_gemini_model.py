@@ -11,29 +11,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weather_tools import agent
 
-from convo import (
-    AssistantTemplate,
-    ContextLengthError,
-    Document,
-    GeminiModel,
-    Image,
-    LinearTemplate,
-    Message,
-    ModelError,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import AssistantTemplate
+from convo import ContextLengthError
+from convo import Document
+from convo import GeminiModel
+from convo import Image
+from convo import LinearTemplate
+from convo import Message
+from convo import ModelError
+from convo import Runner
+from convo import RunStatus
+from convo import Session
+from convo import ToolCall
+from convo import UserTemplate
 from convo.models.deltas import Deltas
 from convo.parts import Text
-from convo.reply import Finish, Usage
-from convo.testing import CutReply, ErrorReply, GeminiServer, RecordingModel, ReplayModel
+from convo.reply import Finish
+from convo.reply import Usage
+from convo.testing import CutReply
+from convo.testing import ErrorReply
+from convo.testing import GeminiServer
+from convo.testing import RecordingModel
+from convo.testing import ReplayModel
 
 SIGNATURE = b"\xfb\xef\xbe-signature-A"  # its standard base64 has '+' and '/'
 SIG = base64.b64encode(SIGNATURE).decode()
@@ -42,21 +43,6 @@ THOUGHT = {"text": "Two cities: call both.", "thought": True}
 
 def decoded(value: str) -> bytes:
     return base64.urlsafe_b64decode(value.replace("+", "-").replace("/", "_"))
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-def agent() -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate("Oslo and Rome?"),
-                           ToolingTemplate([weather])])
 
 
 def both_cities() -> Message:
@@ -101,7 +87,7 @@ def test_parallel_calls_with_signatures_sent_back_unchanged_in_place(
         gemini_server: GeminiServer, stream: bool, asynchronous: bool) -> None:
     gemini_server.add(both_cities(), "Both sunny.")
     with gemini(gemini_server, stream=stream) as model:
-        runner = Runner(model, agent())
+        runner = Runner(model, agent("Oslo and Rome?"))
         session = asyncio.run(runner.arun()) if asynchronous else runner.run()
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
     assert [m.role for m in session.messages] == ["system", "user", "assistant", "tool",
@@ -131,7 +117,7 @@ def test_a_resumed_conversation_sends_its_signatures_in_place(gemini_server: Gem
                                                              ) -> None:
     gemini_server.add(both_cities(), "Both sunny.", "You are welcome.")
     with gemini(gemini_server) as model:
-        first = Runner(model, agent()).run()
+        first = Runner(model, agent("Oslo and Rome?")).run()
         saved = Session.from_json(first.to_json())
         more = LinearTemplate([UserTemplate("Thanks!"), AssistantTemplate()])
         Runner(model, more).run(saved)
@@ -146,8 +132,8 @@ def test_recorded_and_replayed_with_the_signatures(gemini_server: GeminiServer,
     gemini_server.add(both_cities(), "Both sunny.")
     path = tmp_path / "oslo.json"
     with gemini(gemini_server) as model:
-        recorded = Runner(RecordingModel(model, path), agent()).run()
-    replayed = Runner(ReplayModel(path), agent()).run()
+        recorded = Runner(RecordingModel(model, path), agent("Oslo and Rome?")).run()
+    replayed = Runner(ReplayModel(path), agent("Oslo and Rome?")).run()
     assert replayed.messages == recorded.messages
     assert replayed.messages[2].reasoning == recorded.messages[2].reasoning
     assert [decoded(i["part"]["thoughtSignature"]) for i in replayed.messages[2].reasoning
@@ -169,7 +155,7 @@ def test_calls_without_ids_get_made_up_ones_never_sent_back(gemini_server: Gemin
     gemini_server.add(Message.assistant("", [ToolCall("", "weather", {"city": "Oslo"})]),
                       "Sunny.")
     with gemini(gemini_server) as model:
-        session = Runner(model, agent()).run()
+        session = Runner(model, agent("Oslo and Rome?")).run()
     call = session.messages[2].tool_calls[0]
     assert call.id.startswith("gemini_") and session.messages[3].tool_call_id == call.id
     second = gemini_server.requests[1]["contents"]

@@ -15,9 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rawserver import Raw, RawServer, sse
+from rawserver import Raw
+from rawserver import RawServer
+from rawserver import sse
 
-from convo import Message, ModelError, OpenAIModel
+from convo import Message
+from convo import ModelError
+from convo import OpenAIModel
 
 TIMEOUT_S = 0.5
 BOUND_S = 15.0

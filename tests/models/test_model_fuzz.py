@@ -8,64 +8,35 @@ The fuzzing is bounded for CI; ``CONVO_FUZZ_EXAMPLES=2000`` runs it longer.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from rawserver import Raw, RawServer, sse
+from models_kit import EXAMPLES
+from models_kit import FUZZ
+from models_kit import check_ends_well
+from models_kit import encoded
+from models_kit import fuzzed_models
+from models_kit import json_values
+from models_kit import malformed_said
+from models_kit import or_anything as _one_of_or
+from models_kit import split
+from rawserver import Raw
+from rawserver import RawServer
+from rawserver import sse
 
-from convo import (
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
-
-EXAMPLES = int(os.environ.get("CONVO_FUZZ_EXAMPLES", "40"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="CONVO_FUZZ_EXAMPLES" not in
-                os.environ, suppress_health_check=[HealthCheck.too_slow,
-                                                   HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope="module")
-def raw() -> Iterator[RawServer]:
-    with RawServer() as server:
-        yield server
+from convo import Message
+from convo import ModelError
+from convo import OpenAIModel
 
 
 @pytest.fixture(scope="module")
 def models(raw: RawServer) -> Iterator[dict[bool, OpenAIModel]]:
-    """A plain and a streaming model, made once: an SDK client takes ~0.2 s to make."""
-    made = {stream: OpenAIModel("m", base_url=raw.base_url, api_key="k", max_retries=0,
-                                stream=stream, timeout=10) for stream in (False, True)}
-    yield made
-    for model in made.values():
-        model.close()
-
-
-# -- what a server may send --------------------------------------------------------------------
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                  max_size=3),
-    max_leaves=8,
-)
-
-
-def _one_of_or(value: Any) -> st.SearchStrategy[Any]:
-    """A well-formed value, or anything else in its place."""
-    return st.one_of(st.just(value), json_values)
+    yield from fuzzed_models(raw)
 
 
 @st.composite
@@ -115,51 +86,21 @@ def chunk(draw: st.DrawFn) -> Any:
                             "usage": draw(_one_of_or(None))}))
 
 
-def _encoded(value: Any) -> bytes:
-    return json.dumps(value).encode()
-
-
 bodies = st.one_of(
-    completion().map(_encoded),
+    completion().map(encoded),
     st.binary(max_size=64),
     st.just(b"[" * 100_000),  # deeper than any JSON parser recurses
     st.just(b'{"choices": [{"message": {"content": "\xff\xfe"}}]}'),  # not UTF-8
 )
-event_data = st.one_of(chunk().map(_encoded), st.binary(max_size=24), st.just(b"{" * 50_000),
+event_data = st.one_of(chunk().map(encoded), st.binary(max_size=24), st.just(b"{" * 50_000),
                        st.just(b'{"choices": [{"delta": {"content": "\xc3"}}]}'))
 streams = st.one_of(
     st.lists(event_data, max_size=4).map(lambda events: sse(*events)),
     st.lists(event_data, max_size=3).map(lambda events: sse(*events, done=False)),
     st.binary(max_size=64),
-    st.lists(chunk().map(_encoded), max_size=3).map(
+    st.lists(chunk().map(encoded), max_size=3).map(
         lambda events: b":keep-alive\n\n" + sse(*events)),
 )
-
-
-def _split(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-
-
-@tool
-def lookup(city: str) -> str:
-    """Looks a city up."""
-    return f"{city}: found"
-
-
-def _conversation() -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("s"), UserTemplate("hi"), ToolingTemplate([lookup])])
-
-
-def _check(raw: RawServer, model: OpenAIModel) -> None:
-    runner = Runner(model, _conversation(), raise_errors=False, max_messages=8)
-    session = runner.run()
-    outcome = session.outcome
-    assert outcome is not None
-    if outcome.status == RunStatus.ERROR:  # any other ending is a conversation that went on
-        assert (outcome.error or "").startswith("ModelError: "), outcome.error
-        assert raw.base_url in (outcome.error or ""), outcome.error
-    assert outcome.messages == len(session.messages)
 
 
 # -- the fuzzing -------------------------------------------------------------------------------
@@ -171,16 +112,16 @@ def _check(raw: RawServer, model: OpenAIModel) -> None:
 def test_any_plain_reply_ends_in_a_reply_or_a_model_error(
         raw: RawServer, models: dict[bool, OpenAIModel], body: bytes, cuts: list[int],
         status: int) -> None:
-    raw.reply = Raw(_split(body, cuts), status=status, chunked=bool(cuts))
-    _check(raw, models[False])
+    raw.reply = Raw(split(body, cuts), status=status, chunked=bool(cuts))
+    check_ends_well(raw, models[False])
 
 
 @FUZZ
 @given(body=streams, cuts=st.lists(st.integers(0, 10_000), max_size=6))
 def test_any_stream_ends_in_a_reply_or_a_model_error(
         raw: RawServer, models: dict[bool, OpenAIModel], body: bytes, cuts: list[int]) -> None:
-    raw.reply = Raw(_split(body, cuts), content_type="text/event-stream", chunked=True)
-    _check(raw, models[True])
+    raw.reply = Raw(split(body, cuts), content_type="text/event-stream", chunked=True)
+    check_ends_well(raw, models[True])
 
 
 @settings(max_examples=max(4, EXAMPLES // 8), deadline=None, derandomize=True,
@@ -225,11 +166,7 @@ SEEN = [
 def test_malformed_plain_replies_say_what_was_wrong(raw: RawServer,
                                                     models: dict[bool, OpenAIModel], body: Any,
                                                     said: str) -> None:
-    raw.reply = Raw([_encoded(body)])
-    with pytest.raises(ModelError) as info:
-        models[False].complete([Message("user", "hi")])
-    assert str(info.value).startswith(f"malformed reply from {raw.base_url} (model 'm'): ")
-    assert said in str(info.value)
+    assert said in malformed_said(raw, models, encoded(body), stream=False)
 
 
 STREAMS_SEEN = [
@@ -250,12 +187,7 @@ STREAMS_SEEN = [
 @pytest.mark.parametrize(("body", "said"), STREAMS_SEEN)
 def test_malformed_streams_say_what_was_wrong(raw: RawServer, models: dict[bool, OpenAIModel],
                                               body: bytes, said: str) -> None:
-    raw.reply = Raw([body], content_type="text/event-stream", chunked=True)
-    with pytest.raises(ModelError) as info:
-        models[True].complete([Message("user", "hi")])
-    assert str(info.value).startswith(f"malformed streamed reply from {raw.base_url} "
-                                      "(model 'm'): ")
-    assert said in str(info.value)
+    assert said in malformed_said(raw, models, body, stream=True)
 
 
 def test_an_empty_stream_suggests_the_server_log(raw: RawServer,
@@ -275,12 +207,12 @@ def _calls_lookup_with_an_object(stream: bool) -> Raw:
     call = {"id": "call_1", "type": "function",
             "function": {"name": "lookup", "arguments": {"city": "Oslo"}}}
     if not stream:
-        return Raw([_encoded({"choices": [{"message": {"role": "assistant", "content": None,
+        return Raw([encoded({"choices": [{"message": {"role": "assistant", "content": None,
                                                        "tool_calls": [call]},
                                            "finish_reason": "tool_calls"}]})])
     fragment = {"index": 0, **call}
-    return Raw([sse(_encoded({"choices": [{"delta": {"tool_calls": [fragment]}}]}),
-                    _encoded({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}))],
+    return Raw([sse(encoded({"choices": [{"delta": {"tool_calls": [fragment]}}]}),
+                    encoded({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}))],
                content_type="text/event-stream", chunked=True)
 
 

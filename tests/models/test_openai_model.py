@@ -13,28 +13,31 @@ from typing import Any
 
 import openai
 import pytest
+from weather_tools import agent
+from weather_tools import answer
+from weather_tools import weather
 
-from convo import (
-    AssistantTemplate,
-    EndConversationTool,
-    FinishTool,
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    Template,
-    ToolCall,
-    ToolingTemplate,
-    Usage,
-    UserTemplate,
-    tool,
-)
-from convo.events import Event, ModelCallEnded, TextDelta
-from convo.testing import ErrorReply, OpenAIServer, SlowReply
+from convo import AssistantTemplate
+from convo import EndConversationTool
+from convo import FinishTool
+from convo import LinearTemplate
+from convo import Message
+from convo import ModelError
+from convo import OpenAIModel
+from convo import Runner
+from convo import RunStatus
+from convo import Session
+from convo import SystemTemplate
+from convo import Template
+from convo import ToolCall
+from convo import Usage
+from convo import UserTemplate
+from convo.events import Event
+from convo.events import ModelCallEnded
+from convo.events import TextDelta
+from convo.testing import ErrorReply
+from convo.testing import OpenAIServer
+from convo.testing import SlowReply
 from convo.testing.server import CutReply
 
 
@@ -54,31 +57,6 @@ def server() -> Iterator[OpenAIServer]:
 def chat_template() -> LinearTemplate:
     return LinearTemplate([SystemTemplate("You are terse."), UserTemplate("Say hello."),
                            AssistantTemplate()])
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-@tool(terminal=True)
-def answer(text: str) -> str:
-    """Give the final answer to the user.
-
-    Args:
-        text: The answer.
-    """
-    return f"ANSWER: {text}"
-
-
-def agent(*tools: Any) -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate("Weather?"),
-                           ToolingTemplate(list(tools))])
 
 
 def run(server: OpenAIServer, api: str, template: Template, *replies: Any,
@@ -415,7 +393,7 @@ def test_running_out_of_script_names_the_script(api: str, server: OpenAIServer) 
 
 
 def test_two_parallel_tool_calls(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather),
+    session = run(server, api, agent("Weather?", weather),
                   "{weather(city='Oslo')} {weather(city='Rome')}",
                   "Sunny in both.")
     assert session.outcome is not None
@@ -454,7 +432,7 @@ def test_streamed_fragmented_tool_calls_give_the_same_session(api: str) -> None:
     sessions = []
     for stream in (False, True):
         with OpenAIServer() as server:
-            sessions.append(run(server, api, agent(weather), *replies, stream=stream))
+            sessions.append(run(server, api, agent("Weather?", weather), *replies, stream=stream))
             sent = server.requests[1]
             arguments = (sent["input"][4] if api == "responses"
                          else sent["messages"][2]["tool_calls"][1]["function"])
@@ -468,7 +446,7 @@ def test_streamed_fragmented_tool_calls_give_the_same_session(api: str) -> None:
 
 
 def test_finish_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, FinishTool()),
+    session = run(server, api, agent("Weather?", weather, FinishTool()),
                   "{weather(city='Oslo')}", "{finish(note='reported the weather')}",
                   stream=True)
     assert session.outcome is not None
@@ -482,11 +460,11 @@ def test_finish_flow(api: str, server: OpenAIServer) -> None:
 
 
 def test_terminal_tool_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, answer), "{answer(text='42')}")
+    session = run(server, api, agent("Weather?", weather, answer), "{answer(text='42')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.COMPLETED
     assert session.messages[-1].role == "assistant"
-    assert session.messages[-1].content == "ANSWER: 42"
+    assert session.messages[-1].content == "Answer: 42"
     description = next(tool_of(t)["description"] for t in server.requests[0]["tools"]
                        if tool_of(t)["name"] == "answer")
     assert description.endswith("Calling this tool ends your turn: its output is your "
@@ -495,7 +473,7 @@ def test_terminal_tool_flow(api: str, server: OpenAIServer) -> None:
 
 
 def test_end_conversation_flow(api: str, server: OpenAIServer) -> None:
-    session = run(server, api, agent(weather, EndConversationTool()),
+    session = run(server, api, agent("Weather?", weather, EndConversationTool()),
                   "{end_conversation(message='Goodbye!')}")
     assert session.outcome is not None
     assert session.outcome.status == RunStatus.ENDED
@@ -508,7 +486,7 @@ def test_malformed_tool_arguments_from_the_wire_reach_the_model_as_an_error(
         api: str, server: OpenAIServer) -> None:
     broken = Message("assistant", "", tool_calls=[
         ToolCall("c1", "weather", raw_arguments='{"city": "Os')])
-    session = run(server, api, agent(weather), broken, "Sorry.")
+    session = run(server, api, agent("Weather?", weather), broken, "Sorry.")
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
     if api == "responses":
         call, output = server.requests[1]["input"][-2:]

@@ -11,10 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from convo import AnthropicModel, EchoModel, GeminiModel, OpenAIModel
-from convo.models import register, resolve
-from convo.models.providers import BUILT_IN, BuiltIn, _registered
-from convo.testing import AnthropicServer, GeminiServer, OpenAIServer
+from convo import AnthropicModel
+from convo import EchoModel
+from convo import GeminiModel
+from convo import OpenAIModel
+from convo.models import register
+from convo.models import resolve
+from convo.models.providers import BUILT_IN
+from convo.models.providers import BuiltIn
+from convo.models.providers import _registered
+from convo.testing import AnthropicServer
+from convo.testing import GeminiServer
+from convo.testing import OpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 
@@ -98,26 +106,35 @@ def test_cli_anthropic_without_a_key_runs_on_the_mock_and_with_one_on_the_messag
         assert server.requests[0]["model"] == "claude-x"
 
 
-def test_resolve_makes_an_anthropic_model() -> None:
-    model = resolve("anthropic:claude-x", base_url="http://127.0.0.1:9", stream=True)
-    assert isinstance(model, AnthropicModel)
-    assert (model.model, model.base_url, model.stream) == ("claude-x", "http://127.0.0.1:9",
-                                                           True)
+@pytest.mark.parametrize(("name", "kind"), [("anthropic:claude-x", AnthropicModel),
+                                              ("gemini:gemini-x", GeminiModel)],
+                         ids=["anthropic", "gemini"])
+def test_resolve_makes_a_provider_model(name: str, kind: type) -> None:
+    model = resolve(name, base_url="http://127.0.0.1:9", stream=True)
+    assert isinstance(model, kind)
+    assert (model.model, model.base_url, model.stream) == (name.split(":")[1],
+                                                           "http://127.0.0.1:9", True)
 
 
-def test_cli_without_the_anthropic_sdk_says_what_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['anthropic'] = None; from convo.cli import main; "
+@pytest.mark.parametrize(("provider", "module", "unset", "key"), [
+    ("anthropic", "anthropic", ("ANTHROPIC_",), "ANTHROPIC_API_KEY"),
+    ("gemini", "google.genai", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_API_KEY"),
+], ids=["anthropic", "gemini"])
+def test_cli_without_the_sdk_says_what_to_install(tmp_path: Path, provider: str, module: str,
+                                                  unset: tuple[str, ...], key: str) -> None:
+    name = {"anthropic": "anthropic:claude-x", "gemini": "gemini:gemini-x"}[provider]
+    code = (f"import sys; sys.modules[{module!r}] = None; from convo.cli import main; "
             f"sys.exit(main(['run', {str(FIXTURES / 'chat.py')!r}, "
-            "'--model', 'anthropic:claude-x', '--demo', '--no-log']))")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    done = subprocess.run([sys.executable, "-c", code], env=base | {"ANTHROPIC_API_KEY": "k"},
+            f"'--model', {name!r}, '--demo', '--no-log']))")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
+    done = subprocess.run([sys.executable, "-c", code], env=base | {key: "k"},
                           cwd=tmp_path, capture_output=True, text=True, timeout=30,
                           check=False)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        'convo: error: --model anthropic:claude-x: the anthropic: provider needs the '
-        'anthropic package, in the anthropic extra: pip install -e ".[anthropic]" in '
-        'convo\'s checkout, or pip install "convo[anthropic]" from an index that serves this '
+        f'convo: error: --model {name}: the {provider}: provider needs the '
+        f'{module} package, in the {provider} extra: pip install -e ".[{provider}]" in '
+        f'convo\'s checkout, or pip install "convo[{provider}]" from an index that serves this '
         'convo (the "convo" on the public package index is another project)']
 
 
@@ -136,29 +153,6 @@ def test_cli_gemini_without_a_key_runs_on_the_mock_and_with_one_on_the_gemini_ap
         assert "Hi from Gemini." in done.stdout
         assert server.paths == ["/v1/models/gemini-x:streamGenerateContent"]
         assert server.keys == ["k"]
-
-
-def test_resolve_makes_a_gemini_model() -> None:
-    model = resolve("gemini:gemini-x", base_url="http://127.0.0.1:9", stream=True)
-    assert isinstance(model, GeminiModel)
-    assert (model.model, model.base_url, model.stream) == ("gemini-x", "http://127.0.0.1:9",
-                                                           True)
-
-
-def test_cli_without_the_google_genai_sdk_says_what_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['google.genai'] = None; from convo.cli import main; "
-            f"sys.exit(main(['run', {str(FIXTURES / 'chat.py')!r}, "
-            "'--model', 'gemini:gemini-x', '--demo', '--no-log']))")
-    base = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
-    done = subprocess.run([sys.executable, "-c", code], env=base | {"GEMINI_API_KEY": "k"},
-                          cwd=tmp_path, capture_output=True, text=True, timeout=30,
-                          check=False)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        'convo: error: --model gemini:gemini-x: the gemini: provider needs the '
-        'google.genai package, in the gemini extra: pip install -e ".[gemini]" in '
-        'convo\'s checkout, or pip install "convo[gemini]" from an index that serves this '
-        'convo (the "convo" on the public package index is another project)']
 
 
 def test_cli_openai_responses_prefix_uses_the_responses_api(tmp_path: Path) -> None:

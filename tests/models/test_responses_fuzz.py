@@ -7,62 +7,30 @@ The fuzzing is bounded for CI; ``CONVO_FUZZ_EXAMPLES=2000`` runs it longer.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from rawserver import Raw, RawServer
+from models_kit import FUZZ
+from models_kit import check_ends_well
+from models_kit import encoded
+from models_kit import fuzzed_models
+from models_kit import json_values
+from models_kit import malformed_said
+from models_kit import or_anything as _or
+from models_kit import split
+from rawserver import Raw
+from rawserver import RawServer
 
-from convo import (
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
-
-EXAMPLES = int(os.environ.get("CONVO_FUZZ_EXAMPLES", "40"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="CONVO_FUZZ_EXAMPLES" not in
-                os.environ, suppress_health_check=[HealthCheck.too_slow,
-                                                   HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope="module")
-def raw() -> Iterator[RawServer]:
-    with RawServer() as server:
-        yield server
+from convo import Message
+from convo import OpenAIModel
 
 
 @pytest.fixture(scope="module")
 def models(raw: RawServer) -> Iterator[dict[bool, OpenAIModel]]:
-    made = {stream: OpenAIModel("m", base_url=raw.base_url, api_key="k", max_retries=0,
-                                stream=stream, timeout=10, api="responses")
-            for stream in (False, True)}
-    yield made
-    for model in made.values():
-        model.close()
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                  max_size=3),
-    max_leaves=8,
-)
-
-
-def _or(value: Any) -> st.SearchStrategy[Any]:
-    """A well-formed value, or anything else in its place."""
-    return st.one_of(st.just(value), json_values)
+    yield from fuzzed_models(raw, api="responses")
 
 
 @st.composite
@@ -100,61 +68,35 @@ def event(draw: st.DrawFn) -> Any:
                      "message": draw(_or("boom"))}))
 
 
-def _encoded(value: Any) -> bytes:
-    return json.dumps(value).encode()
-
-
 def _sse(*events: bytes) -> bytes:
     return b"".join(b"event: x\ndata: " + e + b"\n\n" for e in events)
 
 
-bodies = st.one_of(response().map(_encoded), st.binary(max_size=64),
+bodies = st.one_of(response().map(encoded), st.binary(max_size=64),
                    st.just(b"[" * 100_000))
 streams = st.one_of(
-    st.lists(event().map(_encoded), max_size=5).map(lambda events: _sse(*events)),
-    st.lists(st.one_of(event().map(_encoded), st.binary(max_size=24)), max_size=3).map(
+    st.lists(event().map(encoded), max_size=5).map(lambda events: _sse(*events)),
+    st.lists(st.one_of(event().map(encoded), st.binary(max_size=24)), max_size=3).map(
         lambda events: b":keep-alive\n\n" + _sse(*events)),
 )
-
-
-def _split(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-
-
-@tool
-def lookup(city: str) -> str:
-    """Looks a city up."""
-    return f"{city}: found"
-
-
-def _check(raw: RawServer, model: OpenAIModel) -> None:
-    template = LinearTemplate([SystemTemplate("s"), UserTemplate("hi"),
-                               ToolingTemplate([lookup])])
-    session = Runner(model, template, raise_errors=False, max_messages=8).run()
-    outcome = session.outcome
-    assert outcome is not None
-    if outcome.status == RunStatus.ERROR:
-        assert (outcome.error or "").startswith(("ModelError: ", "ContextLengthError: ")), \
-            outcome.error
-        assert raw.base_url in (outcome.error or ""), outcome.error
-    assert outcome.messages == len(session.messages)
 
 
 @FUZZ
 @given(body=bodies, cuts=st.lists(st.integers(0, 10_000), max_size=4))
 def test_any_plain_response_ends_in_a_reply_or_a_model_error(
         raw: RawServer, models: dict[bool, OpenAIModel], body: bytes, cuts: list[int]) -> None:
-    raw.reply = Raw(_split(body, cuts), chunked=bool(cuts))
-    _check(raw, models[False])
+    raw.reply = Raw(split(body, cuts), chunked=bool(cuts))
+    check_ends_well(raw, models[False],
+                    errors=("ModelError: ", "ContextLengthError: "))
 
 
 @FUZZ
 @given(body=streams, cuts=st.lists(st.integers(0, 10_000), max_size=6))
 def test_any_event_stream_ends_in_a_reply_or_a_model_error(
         raw: RawServer, models: dict[bool, OpenAIModel], body: bytes, cuts: list[int]) -> None:
-    raw.reply = Raw(_split(body, cuts), content_type="text/event-stream", chunked=True)
-    _check(raw, models[True])
+    raw.reply = Raw(split(body, cuts), content_type="text/event-stream", chunked=True)
+    check_ends_well(raw, models[True],
+                    errors=("ModelError: ", "ContextLengthError: "))
 
 
 STREAMS_SEEN = [
@@ -175,17 +117,12 @@ STREAMS_SEEN = [
 @pytest.mark.parametrize(("body", "said"), STREAMS_SEEN)
 def test_malformed_event_streams_say_what_was_wrong(
         raw: RawServer, models: dict[bool, OpenAIModel], body: bytes, said: str) -> None:
-    raw.reply = Raw([body], content_type="text/event-stream", chunked=True)
-    with pytest.raises(ModelError) as info:
-        models[True].complete([Message("user", "hi")])
-    assert str(info.value).startswith(f"malformed streamed reply from {raw.base_url} "
-                                      "(model 'm'): ")
-    assert said in str(info.value)
+    assert said in malformed_said(raw, models, body, stream=True)
 
 
 def test_arguments_sent_as_an_object_are_taken(raw: RawServer,
                                                models: dict[bool, OpenAIModel]) -> None:
-    raw.reply = Raw([_encoded({"status": "completed", "output": [
+    raw.reply = Raw([encoded({"status": "completed", "output": [
         {"type": "function_call", "call_id": "c", "name": "lookup",
          "arguments": {"city": "Oslo"}}]})])
     reply = models[False].complete([Message("user", "hi")])

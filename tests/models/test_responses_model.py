@@ -12,48 +12,35 @@ from typing import Any
 
 import openai
 import pytest
+from weather_tools import agent
 
-from convo import (
-    AssistantTemplate,
-    ContextLengthError,
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    Usage,
-    UserTemplate,
-    tool,
-)
-from convo.events import Event, ReplyTruncated, TextDelta
+from convo import AssistantTemplate
+from convo import ContextLengthError
+from convo import LinearTemplate
+from convo import Message
+from convo import ModelError
+from convo import OpenAIModel
+from convo import Runner
+from convo import RunStatus
+from convo import Session
+from convo import ToolCall
+from convo import Usage
+from convo import UserTemplate
+from convo.events import Event
+from convo.events import ReplyTruncated
+from convo.events import TextDelta
 from convo.models.deltas import Deltas
-from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
-from convo.testing.server.responses_wire import events_from_message, response_from_message
+from convo.testing import ErrorReply
+from convo.testing import OpenAIServer
+from convo.testing import RecordingModel
+from convo.testing import ReplayModel
+from convo.testing.server.responses_wire import events_from_message
+from convo.testing.server.responses_wire import response_from_message
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque-1",
            "summary": [{"type": "summary_text", "text": "Oslo: look up the weather."}]}
 SECOND_THOUGHT = {"id": "rs_2", "type": "reasoning", "encrypted_content": "gAAA-opaque-2",
                   "summary": []}
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
-
-def agent() -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate("Oslo?"),
-                           ToolingTemplate([weather])])
 
 
 @pytest.fixture
@@ -81,7 +68,7 @@ def test_reasoning_is_kept_on_the_reply_and_sent_back_in_place(server: OpenAISer
     server.add(calling("Checking."),
                Message("assistant", "Sunny.", metadata={"reasoning": [SECOND_THOUGHT]}))
     with responses_model(server, stream=stream) as model:
-        session = Runner(model, agent()).run()
+        session = Runner(model, agent("Oslo?")).run()
     assert session.outcome is not None and session.outcome.status == RunStatus.COMPLETED
     assert session.messages[2].metadata["reasoning"] == [THOUGHT]
     assert session.messages[-1].metadata["reasoning"] == [SECOND_THOUGHT]
@@ -104,7 +91,7 @@ def test_reasoning_is_kept_on_the_reply_and_sent_back_in_place(server: OpenAISer
 def test_a_resumed_conversation_sends_its_reasoning(server: OpenAIServer) -> None:
     server.add(calling(""), "Sunny.", "You are welcome.")
     with responses_model(server) as model:
-        first = Runner(model, agent()).run()
+        first = Runner(model, agent("Oslo?")).run()
         saved = Session.from_json(first.to_json())
         more = LinearTemplate([UserTemplate("Thanks!"), AssistantTemplate()])
         Runner(model, more).run(saved)
@@ -241,8 +228,8 @@ def test_record_and_replay_on_the_responses_api(server: OpenAIServer, tmp_path: 
     server.add(calling("Checking."), "Sunny.")
     path = tmp_path / "oslo.json"
     with responses_model(server) as model:
-        recorded = Runner(RecordingModel(model, path), agent()).run()
-    replayed = Runner(ReplayModel(path), agent()).run()
+        recorded = Runner(RecordingModel(model, path), agent("Oslo?")).run()
+    replayed = Runner(ReplayModel(path), agent("Oslo?")).run()
     assert replayed.messages == recorded.messages
     assert replayed.messages[2].metadata["reasoning"] == [THOUGHT]
 

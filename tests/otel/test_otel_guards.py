@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from otel_kit import Telemetry
 
-from convo import LinearTemplate, MockModel, Runner, ToolingTemplate, UserTemplate
+from convo import LinearTemplate
+from convo import MockModel
+from convo import Runner
+from convo import ToolingTemplate
+from convo import UserTemplate
 from convo.guards import pii
 
 

@@ -5,18 +5,31 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from serve_kit import TEMPLATE, reply
+import openai
+import pytest
+from serve_kit import TEMPLATE
+from serve_kit import reply
 
-from convo import AssistantTemplate, FunctionModel, LinearTemplate, Message, UserTemplate
-from convo.serve import TokenTable, create_app
+from convo import AssistantTemplate
+from convo import FunctionModel
+from convo import LinearTemplate
+from convo import Message
+from convo import UserTemplate
+from convo.serve import TokenTable
+from convo.serve import create_app
 
 ANN, BOB = "ann-token", "bob-token"
 USERS = TokenTable({ANN: {"user": "ann"}, BOB: {"user": "bob"}, "op-token": {
     "user": "olga", "role": "operator"}})
+
+#: The header a served reply names its conversation in.
+HEADER = "X-Convo-Conversation"
+CLIENTS: list[openai.OpenAI] = []
 
 #: One question, one answer, and the conversation is over.
 ONCE = LinearTemplate([UserTemplate(), AssistantTemplate()])
@@ -32,6 +45,21 @@ class Counted:
     def reply(self, messages: Sequence[Message], tools: Any) -> str:
         self.calls += 1
         return reply(messages, tools)
+
+
+@pytest.fixture(autouse=True)
+def closed_clients() -> Iterator[None]:
+    """Every SDK client a test made with ``client`` is closed after it (no socket left open)."""
+    yield
+    while CLIENTS:
+        CLIENTS.pop().close()
+
+
+def client(url: str, token: str = ANN) -> openai.OpenAI:
+    """The OpenAI SDK's client of the app at ``url``, signed in with ``token``."""
+    made = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
+    CLIENTS.append(made)
+    return made
 
 
 @contextmanager

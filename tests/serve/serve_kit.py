@@ -7,6 +7,7 @@ file-size limit (a full disk for SQLite)."""
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import resource
 import shutil
@@ -16,25 +17,25 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FinishTool
+from convo import FunctionModel
+from convo import LinearTemplate
+from convo import LoopTemplate
+from convo import Message
+from convo import ModelError
+from convo import SystemTemplate
+from convo import ToolingTemplate
+from convo import UserTemplate
+from convo import tool
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -126,6 +127,22 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres").fresh())
 
 
+def healthy(process: subprocess.Popen[bytes], client: httpx.Client, log: Path,
+            seconds: float) -> bool:
+    """Whether `convo serve` answered /api/health within ``seconds`` (it failing the test
+    with its stderr if it exited first)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"convo serve exited: {log.read_text()!r}")
+        try:
+            if client.get("/api/health").status_code == 200:
+                return True
+        except httpx.TransportError:
+            time.sleep(0.05)  # polling for the server to listen, not timing the test
+    return False
+
+
 class Served:
     """One `convo serve` process on a free port; its stderr is kept in ``log``."""
 
@@ -144,17 +161,9 @@ class Served:
                 [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
                  *options], env=environ, stdout=subprocess.DEVNULL, stderr=log)
         self.client = httpx.Client(base_url=self.url, timeout=20.0)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-            try:
-                if self.client.get("/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling for the server to listen, not timing the test
-        self.stop()
-        raise AssertionError("convo serve did not become healthy")
+        if not healthy(self.process, self.client, self.log, 30):
+            self.stop()
+            raise AssertionError("convo serve did not become healthy")
 
     def stop(self) -> str:
         """Ctrl-C; what it wrote on stderr."""
@@ -167,6 +176,12 @@ class Served:
                 self.process.wait()
         self.client.close()
         return self.log.read_text()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 # -- the fault suite (faults/) ------------------------------------------------------------
@@ -199,16 +214,8 @@ class Worker:
                 preexec_fn=limit)
         self.client = httpx.Client(base_url=self.url, timeout=GATED_WAIT_S)
         self.pool = concurrent.futures.ThreadPoolExecutor(4)
-        deadline = time.monotonic() + GATED_WAIT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-            try:
-                if self.client.get("/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling until the server listens
-        raise AssertionError("convo serve did not become healthy")
+        if not healthy(self.process, self.client, self.log, GATED_WAIT_S):
+            raise AssertionError("convo serve did not become healthy")
 
     def post(self, path: str, body: dict[str, Any] | None = None, **kw: Any) -> httpx.Response:
         return self.client.post(path, json=body or {}, **kw)
@@ -309,3 +316,66 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def page_of(browser: Any, *, width: int = 900, height: int = 800,
+            init_script: str | None = None) -> Iterator[Any]:
+    """A tab in a browser context of its own (``init_script`` run in it before the page's);
+    a script error in it fails the test when it is closed."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    if init_script is not None:
+        pg.add_init_script(init_script)
+    yield pg
+    context.close()
+    assert errors == []
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    yield from page_of(browser)
+
+
+class Person:
+    """One person's browser context and tab at ``url``, signed in with ``token`` (or not: the
+    sign-in prompt shows); a script error in it fails the test when it is closed."""
+
+    def __init__(self, browser: Any, url: str, token: str | None, **options: Any) -> None:
+        self.context = browser.new_context(**({"viewport": {"width": 1100, "height": 720}}
+                                              | options))
+        if token is not None:
+            key = "convo-operator-token" if "/operator" in url else "convo-token"
+            self.context.add_init_script(f"sessionStorage.setItem({key!r}, {token!r})")
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(url)
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.errors == []
+
+
+def say(page: Any, text: str) -> None:
+    """Fill the message box and send it."""
+    page.locator("#box").fill(text)
+    page.locator("#box").press("Enter")
+
+
+def type_in(page: Any, text: str) -> None:
+    """Type into the message box key by key and press Enter, as a person would."""
+    page.locator("#box").focus()
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def served_with_tokens(bot: str, folder: Path, tokens: dict[str, Any], store: str = "",
+                       *options: str) -> Served:
+    """`convo serve` of ``bot`` signing people in with a table of ``tokens`` (SQLite in
+    ``folder`` unless ``store`` is named)."""
+    users = folder / "users.json"
+    users.write_text(json.dumps(tokens))
+    return Served(bot, folder, "--store", store or f"sqlite:///{folder / 'convo.db'}",
+                  "--users", str(users), *options)

@@ -11,10 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import ROOT, Served
+from serve_kit import ROOT
+from serve_kit import Served
+from serve_kit import page_of
+from serve_kit import say
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 BOT = str(ROOT / "tests" / "cli_fixtures" / "branch_bot.py")
 expect.set_options(timeout=20_000)
@@ -30,18 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1000, "height": 700})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert errors == []
-
-
-def say(page: Page, text: str) -> None:
-    page.locator("#box").fill(text)
-    page.locator("#box").press("Enter")
+    yield from page_of(browser, width=1000, height=700)
 
 
 def test_edit_shows_what_stays_done_then_sends_the_edit_on_a_branch(

@@ -11,18 +11,21 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from serve_kit import ROOT, Served
+from serve_kit import CHROMIUM
+from serve_kit import ROOT
+from serve_kit import Served
+from serve_kit import page_of
+from serve_kit import type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
                 allow_module_level=True)
 BOT = str(ROOT / "tests" / "serve_fixtures" / "faults_bot.py")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 # Counts the characters of every node put into the page: a reply redrawn whole at each delta
 # puts in the square of its length; one drawn by appending, about its length.
 COUNT_ADDED = """window.__added = 0;
@@ -30,14 +33,6 @@ new MutationObserver((records) => { for (const r of records) for (const n of r.a
   window.__added += (n.textContent || "").length; })
   .observe(document, {childList: true, subtree: true});"""
 expect.set_options(timeout=30_000)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +45,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 900, "height": 800})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.add_init_script(COUNT_ADDED)
-    yield pg
-    context.close()
-    assert errors == []
-
-
-def _say(page: Page, text: str) -> None:
-    page.locator("#box").focus()
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
+    yield from page_of(browser, init_script=COUNT_ADDED)
 
 
 def _open(page: Page, url: str) -> None:
@@ -75,7 +57,7 @@ def _open(page: Page, url: str) -> None:
 def test_a_large_streamed_reply_is_drawn_in_linear_time(page: Page, served: Served) -> None:
     _open(page, served.url)
     page.evaluate("window.__added = 0")
-    _say(page, "big 300")  # 30,000 characters in 300 deltas
+    type_in(page, "big 300")  # 30,000 characters in 300 deltas
     reply = page.locator("#log .msg.assistant:not(.streaming) .body")
     expect(reply).to_have_count(1)
     expect(page.locator("#thinking")).to_be_hidden()
@@ -89,7 +71,7 @@ def test_a_large_streamed_reply_is_drawn_in_linear_time(page: Page, served: Serv
 def test_turn_ending_tools_are_hidden_after_every_reply(page: Page, served: Served) -> None:
     _open(page, served.url)
     for i in range(2):
-        _say(page, "done")
+        type_in(page, "done")
         expect(page.locator("#log .msg.assistant .body")).to_have_count(i + 1)
         expect(page.locator("#thinking")).to_be_hidden()
     assert page.locator("#log .msg.assistant .body").all_inner_texts() == ["All done."] * 2

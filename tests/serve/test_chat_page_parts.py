@@ -7,19 +7,18 @@ from __future__ import annotations
 import base64
 import os
 import pathlib
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from parts_files import png
-from serve_kit import CHROMIUM, CHROMIUM_ARGS
+from serve_kit import CHROMIUM
+from serve_kit import CHROMIUM_ARGS
+from serve_kit import Served
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from convo.testing import OpenAIServer  # noqa: E402
 
@@ -33,38 +32,6 @@ BOT = """
 from convo import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 template = LinearTemplate([LoopTemplate([UserTemplate(), AssistantTemplate()])])
 """
-
-
-class Served:
-    """``convo serve`` of a one-line bot, on the fake OpenAI server as its model."""
-
-    def __init__(self, workdir: pathlib.Path, base_url: str) -> None:
-        (workdir / "bot.py").write_text(BOT)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}/"
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "convo", "serve", str(workdir / "bot.py"), "--port",
-             str(port), "--store", "memory", "--base-url", base_url, "--no-stream",
-             "--max-attachment-bytes", "2000"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "api/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)  # polling for the server to listen, not timing the test
-        self.proc.kill()
-        raise RuntimeError("convo serve did not answer /api/health within 30 s")
-
-    def stop(self) -> None:
-        self.proc.kill()  # SIGKILL: nothing to keep (a memory store)
-        self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +51,10 @@ def vision(model_server: OpenAIServer) -> OpenAIServer:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, model_server: OpenAIServer
            ) -> Iterator[Served]:
-    s = Served(tmp_path_factory.mktemp("bot"), model_server.base_url)
+    workdir = tmp_path_factory.mktemp("bot")
+    (workdir / "bot.py").write_text(BOT)
+    s = Served(str(workdir / "bot.py"), workdir, "--store", "memory", "--base-url",
+               model_server.base_url, "--no-stream", "--max-attachment-bytes", "2000")
     yield s
     s.stop()
 
@@ -95,17 +65,6 @@ def browser(model_server: OpenAIServer) -> Iterator[Browser]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 900, "height": 800})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert errors == []
 
 
 def test_an_image_chosen_with_the_file_chooser_reaches_the_model(

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import TEMPLATE, Postgres, model
+from serve_kit import TEMPLATE
+from serve_kit import Postgres
+from serve_kit import model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

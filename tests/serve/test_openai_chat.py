@@ -5,36 +5,23 @@ continuation, waiting and ended conversations, usage, errors, sign-in and keys."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from openai_kit import ANN, BOB, ONCE, Counted, served
+from openai_kit import ANN
+from openai_kit import BOB
+from openai_kit import HEADER
+from openai_kit import ONCE
+from openai_kit import Counted
+from openai_kit import client
+from openai_kit import closed_clients  # noqa: F401  (an autouse fixture)
+from openai_kit import served
 from serve_kit import TEMPLATE
 
 from convo import OpenAIModel
 from convo.testing import OpenAIServer
-
-HEADER = "X-Convo-Conversation"
-
-
-CLIENTS: list[openai.OpenAI] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    """Every SDK client a test made is closed after it (no socket left open)."""
-    yield
-    while CLIENTS:
-        CLIENTS.pop().close()
-
-
-def client(url: str, token: str = ANN) -> openai.OpenAI:
-    made = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
-    CLIENTS.append(made)
-    return made
 
 
 def stored(url: str, conversation: str, token: str = ANN) -> dict[str, Any]:

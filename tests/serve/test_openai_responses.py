@@ -5,37 +5,24 @@ the stateless replay of histories holding the template's own words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from openai_kit import ANN, BOB, Counted, served
+from openai_kit import ANN
+from openai_kit import BOB
+from openai_kit import HEADER
+from openai_kit import Counted
+from openai_kit import client
+from openai_kit import closed_clients  # noqa: F401  (an autouse fixture)
+from openai_kit import served
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    UserTemplate,
-)
-
-HEADER = "X-Convo-Conversation"
-CLIENTS: list[openai.OpenAI] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    yield
-    while CLIENTS:
-        CLIENTS.pop().close()
-
-
-def client(url: str, token: str = ANN) -> openai.OpenAI:
-    made = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
-    CLIENTS.append(made)
-    return made
+from convo import AssistantTemplate
+from convo import FunctionModel
+from convo import LinearTemplate
+from convo import LoopTemplate
+from convo import UserTemplate
 
 
 def messages(url: str, conversation: str) -> list[tuple[str, str]]:

@@ -11,17 +11,22 @@ Each layout test writes its screenshot to tests/.artifacts/pages/ (git-ignored),
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from serve_kit import ROOT, Served
+from serve_kit import ROOT
+from serve_kit import Person
+from serve_kit import Served
+from serve_kit import say
+from serve_kit import served_with_tokens
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import Locator  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
 GREETER = str(ROOT / "tests" / "serve_fixtures" / "greeting_bot.py")
@@ -36,12 +41,8 @@ expect.set_options(timeout=20_000)  # the pages ask the server again every 1.5 s
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("layouts")
-    users = folder / "users.json"
-    users.write_text(json.dumps(TOKENS))
-    s = Served(BOT, folder, "--store", f"sqlite:///{folder / 'convo.db'}", "--users", str(users))
-    yield s
-    s.stop()
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("layouts"), TOKENS) as s:
+        yield s
 
 
 def api(served: Served, token: str) -> httpx.Client:
@@ -62,36 +63,19 @@ def listed(served: Served, token: str) -> list[str | None]:
         return [c["title"] for c in client.get("/api/conversations").json()["conversations"]]
 
 
-class Person:
-    """A browser context at one size and colour scheme, signed in with ``token`` (or not);
-    a script error in it fails the test when it is closed."""
+class Sized(Person):
+    """A person's browser context at one size and colour scheme, its motion reduced."""
 
     def __init__(self, browser: Browser, url: str, token: str | None, size: str = "desktop",
                  scheme: str = "light") -> None:
         width, height = SIZES[size]
-        self.context: BrowserContext = browser.new_context(
-            viewport={"width": width, "height": height}, color_scheme=scheme,  # type: ignore[arg-type]
-            is_mobile=size == "phone", reduced_motion="reduce")
-        if token is not None:
-            key = "convo-operator-token" if "/operator" in url else "convo-token"
-            self.context.add_init_script(f"sessionStorage.setItem({key!r}, {token!r})")
-        self.page: Page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(url)
+        super().__init__(browser, url, token, viewport={"width": width, "height": height},
+                         color_scheme=scheme, is_mobile=size == "phone",
+                         reduced_motion="reduce")
 
     def shot(self, name: str, *, full_page: bool = False) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
-
-    def close(self) -> None:
-        self.context.close()
-        assert self.errors == []
-
-
-def say(page: Page, text: str) -> None:
-    page.locator("#box").fill(text)
-    page.locator("#box").press("Enter")
 
 
 def box_of(locator: Locator) -> dict[str, float]:
@@ -119,7 +103,7 @@ def test_nothing_sits_over_the_sign_in_box(browser: Browser, served: Served, siz
     """Opening a conversation's link asks for a token: the box stands alone (no "Thinking"
     line under it: nothing runs until the token is given), its parts stacked inside it."""
     conversation = started(served, "t-ann", "Where is my order A1?")
-    person = Person(browser, f"{served.url}/?c={conversation}", None, size, scheme)
+    person = Sized(browser, f"{served.url}/?c={conversation}", None, size, scheme)
     pg = person.page
     dialog = pg.get_by_role("dialog")
     token = pg.get_by_role("textbox", name="This chat needs an access token")
@@ -145,7 +129,7 @@ def test_nothing_sits_over_the_sign_in_box(browser: Browser, served: Served, siz
 @pytest.mark.parametrize(("size", "scheme"), LOOKS)
 def test_the_comment_box_shows_whole_above_the_message_box(browser: Browser, served: Served,
                                                             size: str, scheme: str) -> None:
-    person = Person(browser, served.url + "/", "t-bob", size, scheme)
+    person = Sized(browser, served.url + "/", "t-bob", size, scheme)
     pg = person.page
     for n in range(4):  # more than the window holds: the last reply is at its bottom
         say(pg, f"Where is my order C{n}? " * 2)
@@ -168,7 +152,7 @@ def test_the_comment_box_shows_whole_above_the_message_box(browser: Browser, ser
 
 def test_the_attachment_limit_is_said_in_binary_units(browser: Browser, served: Served) -> None:
     """docs/parts.md gives the limit as 10 MiB (10485760 bytes): the page says the same."""
-    person = Person(browser, served.url + "/", "t-bob")
+    person = Sized(browser, served.url + "/", "t-bob")
     pg = person.page
     expect(pg.locator("#box")).to_be_focused()
     drop = """([name, size]) => {
@@ -190,7 +174,7 @@ def test_the_attachment_limit_is_said_in_binary_units(browser: Browser, served: 
 
 def test_opening_the_chat_page_stores_nothing_until_the_first_message(
         browser: Browser, served: Served) -> None:
-    person = Person(browser, served.url + "/", "t-cy")
+    person = Sized(browser, served.url + "/", "t-cy")
     pg = person.page
     expect(pg.locator("#box")).to_be_focused()
     expect(pg.locator("#first")).to_have_text("Ask me anything.")
@@ -217,7 +201,7 @@ def test_opening_the_chat_page_stores_nothing_until_the_first_message(
 
 def test_another_users_link_says_so_and_makes_nothing(browser: Browser, served: Served) -> None:
     bobs = started(served, "t-bob", "my own business")
-    person = Person(browser, f"{served.url}/?c={bobs}", "t-dee")
+    person = Sized(browser, f"{served.url}/?c={bobs}", "t-dee")
     pg = person.page
     alert = pg.locator("#panel .card.error")
     expect(alert.locator("p")).to_have_text(
@@ -244,7 +228,7 @@ def test_a_conversation_that_greets_is_stored_on_opening(browser: Browser,
                                                           tmp_path: Path) -> None:
     greeter = Served(GREETER, tmp_path, "--store", "memory")
     try:
-        person = Person(browser, greeter.url + "/", None)
+        person = Sized(browser, greeter.url + "/", None)
         pg = person.page
         expect(pg.locator("#log .msg.assistant .body")).to_have_text(
             ["Hello! What can I do for you?"])
@@ -260,7 +244,7 @@ def test_a_conversation_that_greets_is_stored_on_opening(browser: Browser,
 
 def test_staffs_rejection_and_the_hand_back_read_as_staffs(browser: Browser,
                                                            served: Served) -> None:
-    person = Person(browser, served.url + "/", "t-eve")
+    person = Sized(browser, served.url + "/", "t-eve")
     me = person.page
     panel = me.locator("#panel .card")
     say(me, "Please refund order B2")
@@ -321,7 +305,7 @@ def test_at_phone_width_each_list_shows_its_entries_or_how_many_more(
         browser: Browser, served: Served, crowd: None, scheme: str) -> None:
     """No list scrolls inside a box of its own; past its first five entries a list says how
     many more it has, and shows them on demand."""
-    person = Person(browser, served.url + "/operator", "t-olga", "phone", scheme)
+    person = Sized(browser, served.url + "/operator", "t-olga", "phone", scheme)
     op = person.page
     with api(served, "t-olga") as olga:
         counts = {name: len(olga.get(f"/api/conversations?limit=50{query}").json()[
@@ -348,7 +332,7 @@ def test_at_phone_width_each_list_shows_its_entries_or_how_many_more(
 def test_the_operators_page_heads_a_conversation_with_its_title(
         browser: Browser, served: Served, size: str, scheme: str) -> None:
     conversation = started(served, "t-ann", f"Please refund order B2 ({size}, {scheme})")
-    person = Person(browser, f"{served.url}/operator?c={conversation}", "t-olga", size, scheme)
+    person = Sized(browser, f"{served.url}/operator?c={conversation}", "t-olga", size, scheme)
     op = person.page
     head = op.locator("#head strong")
     expect(head).to_have_text(f"Please refund order B2 ({size}, {scheme})")

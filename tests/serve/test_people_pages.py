@@ -1,25 +1,32 @@
 """The chat page's people features and the operators' page (API.md §19), in real Chromium
 against `convo serve` on ``serve_fixtures/people_page_bot.py`` with a table of tokens: the
 bot's title and first prompt, the conversation list (a sidebar, a drawer at phone width),
-thumbs, and `/operator`. The two-browser refund story on Postgres is test_staff_e2e.py."""
+thumbs, and `/operator`. The two-browser refund story on Postgres is
+test_staffed_refund_story.py."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from serve_kit import ROOT, Served
+from serve_kit import ROOT
+from serve_kit import Served
+from serve_kit import say
+from serve_kit import served_with_tokens
 
-from convo.botfile import UsageProblem, bot_page
+from convo.botfile import UsageProblem
+from convo.botfile import bot_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import BrowserContext  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
 TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"}, "t-cy": {"user": "cy"},
@@ -29,15 +36,10 @@ TITLE = "Mugs & Co. <Support>"
 expect.set_options(timeout=20_000)
 
 
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("people")
-    users = folder / "users.json"
-    users.write_text(json.dumps(TOKENS))
-    s = Served(BOT, folder, "--store", f"sqlite:///{folder / 'convo.db'}", "--users", str(users))
-    yield s
-    s.stop()
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("people"), TOKENS) as s:
+        yield s
 
 
 def signed_in(browser: Browser, served: Served, token: str, path: str = "/",
@@ -59,11 +61,6 @@ def closed(context: BrowserContext) -> None:
     errors = context.errors  # type: ignore[attr-defined]
     context.close()
     assert errors == []
-
-
-def say(page: Page, text: str) -> None:
-    page.locator("#box").fill(text)
-    page.locator("#box").press("Enter")
 
 
 def test_the_bots_title_and_first_prompt(browser: Browser, served: Served) -> None:
@@ -111,7 +108,8 @@ def test_the_pages_are_self_contained_with_their_script_hashed() -> None:
 def test_create_app_takes_the_title_and_first_prompt() -> None:
     from starlette.testclient import TestClient
 
-    from convo import LinearTemplate, UserTemplate
+    from convo import LinearTemplate
+    from convo import UserTemplate
     from convo.serve import create_app
 
     template = LinearTemplate([UserTemplate()])

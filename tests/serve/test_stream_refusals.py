@@ -9,7 +9,8 @@ import gc
 from typing import Any
 
 import httpx
-from serve_kit import TEMPLATE, model
+from serve_kit import TEMPLATE
+from serve_kit import model
 
 from convo.serve import create_app
 

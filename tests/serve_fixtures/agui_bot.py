@@ -6,7 +6,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "serve"))
 
-from serve_kit import TEMPLATE, model
+from serve_kit import TEMPLATE
+from serve_kit import model
 
 template = TEMPLATE
 mock_model = model()

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from convo import (
-    LinearTemplate,
-    RenderError,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    UserTemplate,
-)
+from convo import LinearTemplate
+from convo import RenderError
+from convo import Runner
+from convo import RunStatus
+from convo import ScriptedInterface
+from convo import Session
+from convo import SystemTemplate
+from convo import UserTemplate
 
 ESCAPES = [
     "{{ lipsum.__globals__['os'].popen('echo pwned').read() }}",

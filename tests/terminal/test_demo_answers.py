@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terminal_harness import convo_cmd, env
+from terminal_harness import convo_cmd
+from terminal_harness import env
 
 __all__ = ["env"]  # the fixture
 

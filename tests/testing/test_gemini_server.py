@@ -13,12 +13,15 @@ from typing import Any
 import httpx
 import pytest
 from google import genai
-from google.genai import errors, types
+from google.genai import errors
+from google.genai import types
 
 from convo import Message
 from convo.messages import ToolCall
-from convo.reply import Finish, Usage
-from convo.testing import ErrorReply, GeminiServer
+from convo.reply import Finish
+from convo.reply import Usage
+from convo.testing import ErrorReply
+from convo.testing import GeminiServer
 
 # Bytes whose standard base64 has '+' and '/': the SDK writes them URL-safe ('-', '_').
 SIGNATURE = b"\xfb\xef\xbe-sig"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testing_kit import fails_saying
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -33,9 +34,7 @@ def test_chat(mock_model, scripted_user):
     model = mock_model(["Hello!", "never said"])
     Runner(model, chat, scripted_user(["hi"])).run()
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*the conversation ended before its script did*",
         "*mock_model #1: 1 of 2 scripted replies were not used (the model was called 1 times)",
         "*used   reply 1: 'Hello!'",
@@ -51,9 +50,7 @@ def test_chat(mock_model, scripted_user):
     tree = LinearTemplate([UserTemplate(), EndTemplate("Bye")])
     Runner(mock_model([]), tree, scripted_user(["hi", "left over"])).run()
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*scripted_user #1: 1 of 2 scripted replies were not used (the user was asked 1 times)",
         "*UNUSED reply 2: 'left over'",
     ])
@@ -78,9 +75,7 @@ def test_chat(mock_model, scripted_user):
     model = mock_model(["Hello!"])
     Runner(model, chat, scripted_user(["hi", "and then?"])).run()
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    result = fails_saying(pytester, [
         # the model's own error: which call ran out, and the conversation so far
         "*ScriptError: MockModel ran out of replies: 1 scripted, and model call 2 *",
         "*2] user: 'and then?'*",

@@ -7,9 +7,11 @@ from typing import Any
 
 import openai
 import pytest
+from testing_kit import fails_saying
 
 from convo import Message
-from convo.testing import ErrorReply, OpenAIServer
+from convo.testing import ErrorReply
+from convo.testing import OpenAIServer
 
 
 def ask(server: OpenAIServer, text: str = "hi") -> Any:
@@ -86,9 +88,7 @@ def test_server(openai_server):
 
 def test_the_fixture_fails_a_test_that_leaves_replies_unused(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(FIXTURE_TEST.replace("CHECK", ""))
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*the conversation ended before its script did (pass check_complete=False to the "
         "factory, or set openai_server.check_complete = False, to allow this):",
         "*openai_server #1: 1 of 2 scripted replies were not used (the server received "
@@ -113,9 +113,7 @@ def test_server(openai_server):
         client.chat.completions.create(model="m", messages=[])
     assert False, "the test itself failed"
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*Captured convo scripts call*",
         "openai_server #1: 1 replies scripted, 1 requests received",
         "  used   reply 1: 'Hello!'",

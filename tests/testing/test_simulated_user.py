@@ -5,21 +5,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from testing_kit import fails_saying
 
-from convo import (
-    AssistantTemplate,
-    EndTemplate,
-    FunctionModel,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    SystemTemplate,
-    UserTemplate,
-)
-from convo.testing import SimulatedUser, assert_outcome, assert_transcript
+from convo import AssistantTemplate
+from convo import EndTemplate
+from convo import FunctionModel
+from convo import IfTemplate
+from convo import LinearTemplate
+from convo import LoopTemplate
+from convo import Message
+from convo import MockModel
+from convo import Runner
+from convo import SystemTemplate
+from convo import UserTemplate
+from convo.testing import SimulatedUser
+from convo.testing import assert_outcome
+from convo.testing import assert_transcript
 
 barista = LinearTemplate([
     SystemTemplate("You are a barista."),
@@ -161,9 +162,7 @@ def test_order(mock_model, simulated_user):
     session = Runner(mock_model(["Sorry?"], repeat_last=True), bot, user).run()
     user.assert_goal_reached(session)
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "E *AssertionError: the simulated user did not reach its goal: it reached "
         "max_turns=3 without reaching its goal",
         "E *  persona: an impatient man",
@@ -186,9 +185,7 @@ def test_order(mock_model, simulated_user):
     user = simulated_user(["[DONE]", "never said"], persona="p", goal="g")
     Runner(mock_model([]), bot, user).run()
 """)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "*simulated_user #1: 1 of 2 scripted replies were not used (the model was called "
         "1 times)",
         "*UNUSED reply 2: 'never said'",

@@ -5,20 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testing_kit import fails_saying
 
-from convo import (
-    EndTemplate,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    Session,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import EndTemplate
+from convo import LinearTemplate
+from convo import Message
+from convo import MockModel
+from convo import Runner
+from convo import Session
+from convo import ToolingTemplate
+from convo import UserTemplate
+from convo import tool
 from convo.testing import assert_matches_snapshot
-from convo.testing.snapshots import render, snapshot_path, snapshot_text
+from convo.testing.snapshots import render
+from convo.testing.snapshots import snapshot_path
+from convo.testing.snapshots import snapshot_text
 
 
 @tool
@@ -146,9 +147,7 @@ def test_update_writes_then_a_change_fails_with_a_diff(pytester: pytest.Pytester
     pytester.runpytest().assert_outcomes(passed=1)
 
     pytester.makepyfile(test_barista_chat=CHAT.replace("REPLY", "'Hello there!'"))
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
+    fails_saying(pytester, [
         "E *AssertionError: the conversation differs from the snapshot "
         "tests/snapshots/test_barista_chat/test_hello.txt (- snapshot, + this run):",
         "E *--- snapshot tests/snapshots/test_barista_chat/test_hello.txt",

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from convo import DefinitionError, MCPServer
+from convo import DefinitionError
+from convo import MCPServer
 
 
 def test_the_common_config_gives_one_server_per_entry(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from convo import MCPServer
-from convo.tools.mcp import loop, server
+from convo.tools.mcp import loop
+from convo.tools.mcp import server
 
 
 async def _on_which_loop() -> asyncio.AbstractEventLoop:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from convo import Message, ToolCall
+from convo import Message
+from convo import ToolCall
 
 
 @pytest.mark.parametrize("role", ["system", "user", "assistant", "tool"])

@@ -4,38 +4,22 @@ while a turn runs, and Retry for a conversation whose server was killed during a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from serve_kit import CHROMIUM
+from serve_kit import type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
                 allow_module_level=True)
 expect.set_options(timeout=30_000)
-
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 900, "height": 800})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert errors == []
-
-
-def _say(page: Page, text: str) -> None:
-    page.locator("#box").focus()
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
 
 
 def test_the_stop_button_stops_a_running_turn(
@@ -46,7 +30,7 @@ def test_the_stop_button_stops_a_running_turn(
     expect(page.locator("#box")).to_be_focused()
     stop = page.get_by_role("button", name="Stop")
     expect(stop).to_be_hidden()
-    _say(page, "wait")
+    type_in(page, "wait")
     expect(stop).to_be_visible()
     entered()
     stop.click()
@@ -54,7 +38,7 @@ def test_the_stop_button_stops_a_running_turn(
     expect(stop).to_be_hidden()
     expect(page.locator("#thinking")).to_be_hidden()
     assert calls() == ["model wait", "cancelled wait"]
-    _say(page, "hi")
+    type_in(page, "hi")
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial", "You said 'hi'"])
 
 
@@ -65,7 +49,7 @@ def test_killed_during_a_model_call_the_page_shows_retry(
     first = serve(store)
     page.goto(first.url)
     expect(page.locator("#box")).to_be_focused()
-    _say(page, "wait")
+    type_in(page, "wait")
     entered()
     first.kill()
     cid = page.evaluate("new URLSearchParams(location.search).get('c')")
@@ -89,7 +73,7 @@ def test_the_page_left_open_while_the_server_is_killed_offers_retry(
     first = serve(store)
     page.goto(first.url)
     expect(page.locator("#box")).to_be_focused()
-    _say(page, "wait")
+    type_in(page, "wait")
     entered()
     first.kill()
     card = page.locator("#panel .card.error")

@@ -1,25 +1,34 @@
-"""Issue 30's "done when": a customer and an operator, in two browser contexts at once (real
-Chromium), hold a refund conversation end to end against a real `convo serve` on a
-throwaway Postgres, signed in with a table of tokens: the customer asks for a refund, the bot
-calls the refund tool, the operator approves from `/operator`, the customer sees the result;
-then a handoff, the operator's reply, the hand-back, and the bot goes on with the whole
-history. The bot is ``examples/staffed_support_bot.py`` on its mock model.
+"""A customer and an operator, in two browser contexts at once (real Chromium), hold a
+refund conversation end to end against a real `convo serve` on a throwaway Postgres, signed in
+with a table of tokens: the customer asks for a refund, the bot calls the refund tool, the
+operator approves from `/operator`, the customer sees the result; then a handoff, the
+operator's reply, the hand-back, and the bot goes on with the whole history. The bot is
+``examples/staffed_support_bot.py`` on its mock model.
 
-Screenshots of both views go to docs/images/ (``python tests/serve/test_staff_e2e.py``
-redraws them; the test itself writes nothing into the checkout).
+Screenshots of both views go to docs/images/ (``python
+tests/serve/test_staffed_refund_story.py`` redraws them; the test itself writes nothing into
+the checkout).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import CHROMIUM, CHROMIUM_ARGS, ROOT, Postgres, Served
+from serve_kit import CHROMIUM
+from serve_kit import CHROMIUM_ARGS
+from serve_kit import ROOT
+from serve_kit import Person
+from serve_kit import Postgres
+from serve_kit import Served
+from serve_kit import say
+from serve_kit import served_with_tokens
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
+from playwright.sync_api import Browser  # noqa: E402
+from playwright.sync_api import Page  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
@@ -28,42 +37,11 @@ IMAGES = ROOT / "docs" / "images"
 expect.set_options(timeout=20_000)  # the pages ask the server again every 1.5 s and 3 s
 
 
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, postgres: Postgres) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("staff")
-    s = serve(folder, postgres.fresh())
-    yield s
-    s.stop()
-
-
-def serve(folder: Path, store: str) -> Served:
-    users = folder / "users.json"
-    users.write_text(json.dumps(TOKENS))
-    return Served(BOT, folder, "--store", store, "--users", str(users))
-
-
-class Person:
-    """One person's browser context and tab; a script error in it fails the test."""
-
-    def __init__(self, browser: Browser, url: str, token: str, **options: object) -> None:
-        self.context: BrowserContext = browser.new_context(
-            **({"viewport": {"width": 1100, "height": 720}} | options))
-        key = "convo-operator-token" if url.endswith("/operator") else "convo-token"
-        self.context.add_init_script(f"sessionStorage.setItem({key!r}, {token!r})")
-        self.page: Page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(url)
-
-    def close(self) -> None:
-        self.context.close()
-        assert self.errors == []
-
-
-def say(page: Page, text: str) -> None:
-    page.locator("#box").fill(text)
-    page.locator("#box").press("Enter")
+    with served_with_tokens(BOT, tmp_path_factory.mktemp("staff"), TOKENS,
+                            postgres.fresh()) as s:
+        yield s
 
 
 def story(browser: Browser, served: Served, shots: Path | None) -> None:
@@ -171,7 +149,7 @@ def redraw_screenshots() -> None:  # pragma: no cover - run by hand
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="staff-shots-"))
-    s = serve(folder, f"sqlite:///{folder / 'convo.db'}")
+    s = served_with_tokens(BOT, folder, TOKENS)
     try:
         with sync_api.sync_playwright() as p:
             b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
