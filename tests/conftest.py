@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from provider_fakes import PROVIDERS
-from provider_fakes import FakeProvider
-from provider_fakes import provider_fake
+from provider_fakes import PROVIDERS, FakeProvider, provider_fake
 
 pytest_plugins = ["pytester"]
 

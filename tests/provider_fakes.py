@@ -20,9 +20,7 @@ Where a provider cannot do what a test needs, the test skips that case saying wh
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs

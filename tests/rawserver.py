@@ -13,9 +13,7 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs

@@ -12,8 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect

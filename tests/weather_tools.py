@@ -3,12 +3,7 @@ city's weather, always sunny) and ``answer`` (a terminal tool: its result ends t
 
 from __future__ import annotations
 
-from convo import LinearTemplate
-from convo import SystemTemplate
-from convo import Tool
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import LinearTemplate, SystemTemplate, Tool, ToolingTemplate, UserTemplate, tool
 
 
 @tool

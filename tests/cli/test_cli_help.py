@@ -8,11 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from terminal_harness import convo_cmd
-from terminal_harness import env
+from terminal_harness import convo_cmd, env
 
-from convo.cli import COMMANDS
-from convo.cli import _parser
+from convo.cli import COMMANDS, _parser
 
 __all__ = ["env"]  # the fixture
 

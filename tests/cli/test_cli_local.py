@@ -5,12 +5,10 @@ options, the note about ignored tools, ``convo models``. The server is an OpenAI
 from __future__ import annotations
 
 import pytest
-from cli_kit import WEATHER
-from cli_kit import convo
+from cli_kit import WEATHER, convo
 
 from convo.terminal.notices import IGNORED_TOOLS_NOTE
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
+from convo.testing import ErrorReply, OpenAIServer
 
 
 def test_text_tool_format_and_model_options(env: dict[str, str]) -> None:
@@ -87,8 +85,7 @@ def test_no_note_once_the_server_has_called_a_tool(env: dict[str, str]) -> None:
 
 def test_the_note_is_meant_for_servers_other_than_openais(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from convo import MockModel
-    from convo import OpenAIModel
+    from convo import MockModel, OpenAIModel
     from convo.terminal.notices import may_ignore_tools
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -4,11 +4,9 @@ an OpenAIServer on 127.0.0.1 (the command runs in a subprocess)."""
 from __future__ import annotations
 
 import pytest
-from cli_kit import WEATHER
-from cli_kit import convo
+from cli_kit import WEATHER, convo
 
-from convo import Message
-from convo import ToolCall
+from convo import Message, ToolCall
 from convo.testing import OpenAIServer
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "opaque",

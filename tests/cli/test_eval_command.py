@@ -136,8 +136,7 @@ def test_json_and_a_baseline_that_was_better(
 
 def test_junit_is_read_back_by_a_junit_parser(
         offline: None, bot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from junitparser import Failure
-    from junitparser import JUnitXml
+    from junitparser import Failure, JUnitXml
 
     report = tmp_path / "junit.xml"
     assert main(["eval", str(bot), str(scenarios(tmp_path, FAILING)), "--junit",

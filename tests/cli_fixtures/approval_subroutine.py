@@ -6,16 +6,18 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from convo import AssistantTemplate
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SubroutineTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SubroutineTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 
 @tool(needs_approval=True)

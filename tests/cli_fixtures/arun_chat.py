@@ -15,13 +15,15 @@ import sys
 import threading
 from pathlib import Path
 
-from convo import CommandLineRunner
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    CommandLineRunner,
+    LoopTemplate,
+    Message,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 
 @tool(inline=True)  # on the loop: it is done before `wait` starts, whatever the machine's load

@@ -8,15 +8,17 @@ one before a call that ran."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 CALLS = [0]
 

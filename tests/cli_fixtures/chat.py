@@ -7,14 +7,16 @@ echoed with the number of user messages so far (so a resumed chat shows what it 
 
 import threading
 
-from convo import AssistantTemplate
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import SystemTemplate
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    EndTemplate,
+    FunctionModel,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    UserTemplate,
+)
 
 template = LinearTemplate([
     SystemTemplate("You are a {{ subject }} tutor."),

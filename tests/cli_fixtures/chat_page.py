@@ -26,18 +26,20 @@ import pathlib
 import time
 from collections.abc import Sequence
 
-from convo import EndConversationTool
-from convo import EndTemplate
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    EndConversationTool,
+    EndTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.errors import ModelError
 
 EVIL = (

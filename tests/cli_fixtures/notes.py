@@ -5,16 +5,18 @@ after a tool result the model repeats it. Each tool prints when it runs, so a te
 that a resumed run does not run a saved call again.
 """
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 
 @tool

@@ -10,13 +10,15 @@ else is echoed, word by word. Every reply reports its token usage.
 import os
 import threading
 
-from convo import FinishTool
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    LoopTemplate,
+    Message,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.models.base import SyncModel
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}

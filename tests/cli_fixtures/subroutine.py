@@ -10,14 +10,16 @@ Each model call and tool run appends one line to the file named by ``SUB_LOG``.
 import os
 import threading
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SubroutineTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SubroutineTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.models.base import SyncModel
 
 

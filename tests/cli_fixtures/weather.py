@@ -1,11 +1,6 @@
 """A chat with one tool, for the command-line tests of local-model options."""
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import MockModel
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import LinearTemplate, LoopTemplate, MockModel, ToolingTemplate, UserTemplate, tool
 
 
 @tool

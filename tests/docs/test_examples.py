@@ -11,22 +11,23 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from convo import FunctionModel
-from convo import Message
-from convo import Model
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import Template
+from convo import (
+    FunctionModel,
+    Message,
+    Model,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    Template,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))

@@ -152,11 +152,7 @@ def test_names_of_the_contract_are_exported_where_api_md_says() -> None:
 
 
 def test_names_say_their_face_in_reprs_and_pickles() -> None:
-    from convo import Approval
-    from convo import ModelError
-    from convo import RunStatus
-    from convo import ToolCall
-    from convo import Usage
+    from convo import Approval, ModelError, RunStatus, ToolCall, Usage
 
     assert repr(convo.Runner) == "<class 'convo.Runner'>"
     assert repr(convo.Template) == "<class 'convo.templates.Template'>"

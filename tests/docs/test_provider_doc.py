@@ -13,8 +13,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,7 @@ import httpx
 import pytest
 from test_readme import code_blocks
 
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Usage
+from convo import Runner, ScriptedInterface, Usage
 from convo.models import resolve
 from convo.models.providers import _registered
 from convo.reply import Finish

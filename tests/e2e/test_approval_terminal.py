@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terminal_harness import Spawn
-from terminal_harness import env  # noqa: F401  (fixtures)
-from terminal_harness import terminal  # noqa: F401  (fixtures)
+from terminal_harness import Spawn, env, terminal  # noqa: F401  (fixtures)
 
 BOT = str(Path(__file__).resolve().parents[2] / "examples" / "refund_bot.py")
 PROMPT = "[y]es / [n]o / or type a reason to reject:"

@@ -9,18 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from starlette.testclient import TestClient
-from terminal_harness import convo_cmd
-from terminal_harness import env
+from terminal_harness import convo_cmd, env
 from test_serve_processes import Server
 
-from convo import AssistantTemplate
-from convo import ContextWindow
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    ContextWindow,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
 from convo.testing import OpenAIServer
 from convo.transcript import read_transcript

@@ -15,14 +15,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from terminal_harness import TIMEOUT
-from terminal_harness import Spawn
-from terminal_harness import convo_cmd
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import TIMEOUT, Spawn, convo_cmd, env, terminal
 
-from convo import Message
-from convo import RunStatus
+from convo import Message, RunStatus
 from convo.testing import OpenAIServer
 from convo.testing.server import SlowReply
 from convo.transcript import load_transcript

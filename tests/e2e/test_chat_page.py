@@ -25,9 +25,7 @@ from collections.abc import Iterator
 import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):

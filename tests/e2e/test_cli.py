@@ -10,17 +10,11 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from terminal_harness import TIMEOUT
-from terminal_harness import Spawn
-from terminal_harness import convo_cmd
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import TIMEOUT, Spawn, convo_cmd, env, terminal
 
 import convo
-from convo import Message
-from convo import RunStatus
-from convo.transcript import load_transcript
-from convo.transcript import read_transcript
+from convo import Message, RunStatus
+from convo.transcript import load_transcript, read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 CHAT = str(FIXTURES / "chat.py")

@@ -7,9 +7,7 @@ import signal
 from pathlib import Path
 
 import pexpect
-from terminal_harness import Spawn
-from terminal_harness import env  # noqa: F401  (fixtures)
-from terminal_harness import terminal  # noqa: F401  (fixtures)
+from terminal_harness import Spawn, env, terminal  # noqa: F401  (fixtures)
 
 BOT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "approval_subroutine.py")
 

@@ -13,8 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from test_serve_processes import WAIT_S
-from test_serve_processes import Server
+from test_serve_processes import WAIT_S, Server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "serve_fixtures"
 BOT = str(FIXTURES / "mcp_bot.py")

@@ -287,8 +287,7 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapse
 
 def test_subroutines_on_two_workers_sharing_postgres(postgres: Postgres, tmp_path: Path) -> None:
     from starlette.testclient import TestClient
-    from test_serve_api import check_subroutines_on_two_workers
-    from test_serve_api import subroutine_bot
+    from test_serve_api import check_subroutines_on_two_workers, subroutine_bot
 
     from convo.serve import create_app
     from convo.serve.postgres import PostgresStore

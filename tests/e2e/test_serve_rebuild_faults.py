@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx
-from test_serve_processes import WAIT_S
-from test_serve_processes import Server
+from test_serve_processes import WAIT_S, Server
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "blocking_tool_bot.py")
 

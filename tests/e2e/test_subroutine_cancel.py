@@ -11,13 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from terminal_harness import Spawn
-from terminal_harness import Terminal
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import Spawn, Terminal, env, terminal
 
-from convo import Message
-from convo import RunStatus
+from convo import Message, RunStatus
 from convo.transcript import load_transcript
 
 __all__ = ["env", "terminal"]  # fixtures

@@ -14,28 +14,25 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from terminal_harness import COLUMNS
-from terminal_harness import ROWS
-from terminal_harness import TIMEOUT
-from terminal_harness import Terminal
-from terminal_harness import user_env
+from terminal_harness import COLUMNS, ROWS, TIMEOUT, Terminal, user_env
 
-from convo import AssistantTemplate
-from convo import CommandLineRunner
-from convo import EchoModel
-from convo import LoopTemplate
-from convo import Message
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    CommandLineRunner,
+    EchoModel,
+    LoopTemplate,
+    Message,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    UserTemplate,
+)
 from convo.terminal.printer import ConsolePrinter
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "arun_chat.py")

@@ -8,19 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo.guards import json_schema
-from convo.guards import matches
-from convo.guards import max_length
-from convo.guards import pii
-from convo.guards.pii import find
-from convo.guards.pii import iban_valid
-from convo.guards.pii import luhn
-from convo.guards.pii import redact
+from convo import LinearTemplate, MockModel, Runner, ToolingTemplate, UserTemplate
+from convo.guards import json_schema, matches, max_length, pii
+from convo.guards.pii import find, iban_valid, luhn, redact
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pii"
 

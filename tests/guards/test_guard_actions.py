@@ -8,18 +8,19 @@ from typing import Any
 
 import pytest
 
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import GuardTripped
+from convo import (
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, GuardTripped
 from convo.guards import Guard
 
 SORRY = "Sorry, I can't help with that."

@@ -10,19 +10,11 @@ import json
 from typing import Any
 
 import httpx
-from guard_kit import HOSTILE
-from guard_kit import Streaming
+from guard_kit import HOSTILE, Streaming
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ReplyRetracted
-from convo.events import TextDelta
-from convo.guards import Guard
-from convo.guards import pii
+from convo import LinearTemplate, LoopTemplate, Runner, ToolingTemplate, UserTemplate
+from convo.events import Event, ReplyRetracted, TextDelta
+from convo.guards import Guard, pii
 from convo.serve import create_app
 
 TEMPLATE = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([])])])

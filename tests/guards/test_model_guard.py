@@ -7,14 +7,16 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FunctionModel,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.guards import ModelGuard
 from convo.runner import Runner as _Runner
 from convo.serve.engine import Engine

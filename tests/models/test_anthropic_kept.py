@@ -15,22 +15,22 @@ import pytest
 from starlette.testclient import TestClient
 from terminal_harness import env
 
-from convo import AnthropicModel
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import Runner
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AnthropicModel,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    Runner,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
-from convo.testing import AnthropicServer
-from convo.testing import RecordingModel
-from convo.testing import ReplayModel
+from convo.testing import AnthropicServer, RecordingModel, ReplayModel
 
 __all__ = ["env"]  # the fixture
 

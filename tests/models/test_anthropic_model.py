@@ -8,29 +8,29 @@ import asyncio
 from typing import Any
 
 import pytest
-from rawserver import Raw
-from rawserver import RawServer
+from rawserver import Raw, RawServer
 from weather_tools import agent
 
-from convo import AnthropicModel
-from convo import AssistantTemplate
-from convo import ContextLengthError
-from convo import Document
-from convo import Image
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import UserTemplate
+from convo import (
+    AnthropicModel,
+    AssistantTemplate,
+    ContextLengthError,
+    Document,
+    Image,
+    LinearTemplate,
+    Message,
+    ModelError,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    UserTemplate,
+)
 from convo.models.deltas import Deltas
 from convo.parts import Text
 from convo.reply import Finish
-from convo.testing import AnthropicServer
-from convo.testing import ErrorReply
+from convo.testing import AnthropicServer, ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "Two cities: call both.", "signature": "sig-A"}
 LATER = {"type": "redacted_thinking", "data": "opaque-B"}

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from convo import Document
-from convo import Image
-from convo import Message
-from convo import ModelError
+from convo import Document, Image, Message, ModelError
 from convo.messages import ToolCall
-from convo.models.anthropic.wire import StreamAccumulator
-from convo.models.anthropic.wire import message_from_response
-from convo.models.anthropic.wire import request_body
-from convo.parts import Audio
-from convo.parts import Text
-from convo.reply import Finish
-from convo.reply import Usage
+from convo.models.anthropic.wire import StreamAccumulator, message_from_response, request_body
+from convo.parts import Audio, Text
+from convo.reply import Finish, Usage
 
 TOOL = {"type": "function", "function": {"name": "lookup", "description": "Look a city up.",
                                           "parameters": {"type": "object", "properties": {

@@ -13,28 +13,25 @@ from typing import Any
 import pytest
 from weather_tools import agent
 
-from convo import AssistantTemplate
-from convo import ContextLengthError
-from convo import Document
-from convo import GeminiModel
-from convo import Image
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import ToolCall
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    ContextLengthError,
+    Document,
+    GeminiModel,
+    Image,
+    LinearTemplate,
+    Message,
+    ModelError,
+    Runner,
+    RunStatus,
+    Session,
+    ToolCall,
+    UserTemplate,
+)
 from convo.models.deltas import Deltas
 from convo.parts import Text
-from convo.reply import Finish
-from convo.reply import Usage
-from convo.testing import CutReply
-from convo.testing import ErrorReply
-from convo.testing import GeminiServer
-from convo.testing import RecordingModel
-from convo.testing import ReplayModel
+from convo.reply import Finish, Usage
+from convo.testing import CutReply, ErrorReply, GeminiServer, RecordingModel, ReplayModel
 
 SIGNATURE = b"\xfb\xef\xbe-signature-A"  # its standard base64 has '+' and '/'
 SIG = base64.b64encode(SIGNATURE).decode()

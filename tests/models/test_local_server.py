@@ -8,11 +8,8 @@ import socket
 
 import pytest
 
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo.models.openai.local import ServerWait
-from convo.models.openai.local import is_local
+from convo import Message, ModelError, OpenAIModel
+from convo.models.openai.local import ServerWait, is_local
 from convo.testing import OpenAIServer
 
 # -- a local server that is still starting --------------------------------------------------

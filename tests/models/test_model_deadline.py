@@ -15,13 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rawserver import Raw
-from rawserver import RawServer
-from rawserver import sse
+from rawserver import Raw, RawServer, sse
 
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
+from convo import Message, ModelError, OpenAIModel
 
 TIMEOUT_S = 0.5
 BOUND_S = 15.0

@@ -12,26 +12,26 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from models_kit import EXAMPLES
-from models_kit import FUZZ
-from models_kit import check_ends_well
-from models_kit import encoded
-from models_kit import fuzzed_models
-from models_kit import json_values
-from models_kit import malformed_said
+from models_kit import (
+    EXAMPLES,
+    FUZZ,
+    check_ends_well,
+    encoded,
+    fuzzed_models,
+    json_values,
+    malformed_said,
+    split,
+)
 from models_kit import or_anything as _one_of_or
-from models_kit import split
-from rawserver import Raw
-from rawserver import RawServer
-from rawserver import sse
+from rawserver import Raw, RawServer, sse
 
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
+from convo import (
+    Message,
+    ModelError,
+    OpenAIModel,
+)
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import Message
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ModelCallEnded
-from convo.events import ReplyTruncated
+from convo import (
+    AssistantTemplate,
+    FunctionModel,
+    LinearTemplate,
+    Message,
+    Runner,
+    RunStatus,
+    Session,
+    UserTemplate,
+)
+from convo.events import Event, ModelCallEnded, ReplyTruncated
 from convo.session import Usage
 from convo.terminal.printer import ConsolePrinter
 

@@ -7,21 +7,23 @@ from collections.abc import Sequence
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import EchoModel
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Model
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import ScriptError
-from convo import Session
-from convo import ToolCall
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    EchoModel,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Model,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    ScriptError,
+    Session,
+    ToolCall,
+    UserTemplate,
+)
 from convo.errors import ModelError
 from convo.models.base import ToolSchemas
 
@@ -215,8 +217,7 @@ def test_the_test_models_implement_the_model_protocol(model: object) -> None:
 
 def test_the_parser_raises_its_own_error_not_an_assertion() -> None:
     from convo.errors import ToolCallParseError
-    from convo.models.script import CallIds
-    from convo.models.script import parse_reply
+    from convo.models.script import CallIds, parse_reply
 
     with pytest.raises(ToolCallParseError) as info:
         parse_reply("{f(x=y)}", CallIds())

@@ -13,31 +13,27 @@ from typing import Any
 
 import openai
 import pytest
-from weather_tools import agent
-from weather_tools import answer
-from weather_tools import weather
+from weather_tools import agent, answer, weather
 
-from convo import AssistantTemplate
-from convo import EndConversationTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import Template
-from convo import ToolCall
-from convo import Usage
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ModelCallEnded
-from convo.events import TextDelta
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
-from convo.testing import SlowReply
+from convo import (
+    AssistantTemplate,
+    EndConversationTool,
+    FinishTool,
+    LinearTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    Template,
+    ToolCall,
+    Usage,
+    UserTemplate,
+)
+from convo.events import Event, ModelCallEnded, TextDelta
+from convo.testing import ErrorReply, OpenAIServer, SlowReply
 from convo.testing.server import CutReply
 
 

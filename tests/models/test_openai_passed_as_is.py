@@ -10,12 +10,7 @@ from typing import Any
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 
-from convo import LinearTemplate
-from convo import OpenAIModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import LinearTemplate, OpenAIModel, Runner, ToolingTemplate, UserTemplate, tool
 from convo.models.openai.request import passed_as_is
 from convo.testing import OpenAIServer
 

@@ -8,26 +8,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from parts_files import pdf
-from parts_files import png
-from parts_files import wav
+from parts_files import pdf, png, wav
 
-from convo import AssistantTemplate
-from convo import Audio
-from convo import DefinitionError
-from convo import Document
-from convo import Image
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import Session
-from convo import Text
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    Audio,
+    DefinitionError,
+    Document,
+    Image,
+    LinearTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    Session,
+    Text,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.models.openai.text_protocol import messages_for_text
 from convo.models.openai.wire import messages_to_wire
 from convo.testing import OpenAIServer

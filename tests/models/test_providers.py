@@ -11,18 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from convo import AnthropicModel
-from convo import EchoModel
-from convo import GeminiModel
-from convo import OpenAIModel
-from convo.models import register
-from convo.models import resolve
-from convo.models.providers import BUILT_IN
-from convo.models.providers import BuiltIn
-from convo.models.providers import _registered
-from convo.testing import AnthropicServer
-from convo.testing import GeminiServer
-from convo.testing import OpenAIServer
+from convo import AnthropicModel, EchoModel, GeminiModel, OpenAIModel
+from convo.models import register, resolve
+from convo.models.providers import BUILT_IN, BuiltIn, _registered
+from convo.testing import AnthropicServer, GeminiServer, OpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 

@@ -13,19 +13,22 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from models_kit import FUZZ
-from models_kit import check_ends_well
-from models_kit import encoded
-from models_kit import fuzzed_models
-from models_kit import json_values
-from models_kit import malformed_said
+from models_kit import (
+    FUZZ,
+    check_ends_well,
+    encoded,
+    fuzzed_models,
+    json_values,
+    malformed_said,
+    split,
+)
 from models_kit import or_anything as _or
-from models_kit import split
-from rawserver import Raw
-from rawserver import RawServer
+from rawserver import Raw, RawServer
 
-from convo import Message
-from convo import OpenAIModel
+from convo import (
+    Message,
+    OpenAIModel,
+)
 
 
 @pytest.fixture(scope="module")

@@ -14,28 +14,24 @@ import openai
 import pytest
 from weather_tools import agent
 
-from convo import AssistantTemplate
-from convo import ContextLengthError
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import ToolCall
-from convo import Usage
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ReplyTruncated
-from convo.events import TextDelta
+from convo import (
+    AssistantTemplate,
+    ContextLengthError,
+    LinearTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    Session,
+    ToolCall,
+    Usage,
+    UserTemplate,
+)
+from convo.events import Event, ReplyTruncated, TextDelta
 from convo.models.deltas import Deltas
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
-from convo.testing import RecordingModel
-from convo.testing import ReplayModel
-from convo.testing.server.responses_wire import events_from_message
-from convo.testing.server.responses_wire import response_from_message
+from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
+from convo.testing.server.responses_wire import events_from_message, response_from_message
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque-1",
            "summary": [{"type": "summary_text", "text": "Oslo: look up the weather."}]}

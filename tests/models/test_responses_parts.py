@@ -6,21 +6,21 @@ from __future__ import annotations
 import base64
 
 import pytest
-from parts_files import pdf
-from parts_files import png
-from parts_files import wav
+from parts_files import pdf, png, wav
 
-from convo import Audio
-from convo import Document
-from convo import Image
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import Text
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    Audio,
+    Document,
+    Image,
+    LinearTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    Text,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.models.openai.wire_responses import input_to_wire
 from convo.testing import OpenAIServer
 

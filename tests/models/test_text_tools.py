@@ -7,17 +7,20 @@ from collections.abc import Callable
 
 import pytest
 
-from convo import Message
-from convo import ToolCall
+from convo import Message, ToolCall
 from convo.errors import ToolCallParseError
-from convo.models.openai.text_protocol import messages_for_text
-from convo.models.openai.text_protocol import read_reply
-from convo.models.openai.text_protocol import tools_prompt
-from convo.models.text_tools import MALFORMED_CALL
-from convo.models.text_tools import new_call_id
-from convo.models.text_tools import parse_block
-from convo.models.text_tools import parse_text_calls
-from convo.models.text_tools import recover_tool_calls
+from convo.models.openai.text_protocol import (
+    messages_for_text,
+    read_reply,
+    tools_prompt,
+)
+from convo.models.text_tools import (
+    MALFORMED_CALL,
+    new_call_id,
+    parse_block,
+    parse_text_calls,
+    recover_tool_calls,
+)
 
 
 def ids() -> Callable[[], str]:

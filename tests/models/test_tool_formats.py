@@ -9,30 +9,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weather_tools import answer
-from weather_tools import weather
+from weather_tools import answer, weather
 
-from convo import EndConversationTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import TextDelta
-from convo.events import ToolCallsRecovered
+from convo import (
+    EndConversationTool,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.events import Event, TextDelta, ToolCallsRecovered
 from convo.models.text_tools import MALFORMED_CALL
 from convo.resume import resume
 from convo.testing import OpenAIServer
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 
 @pytest.fixture

@@ -9,15 +9,9 @@ import json
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import Runner
-from convo import Usage
+from convo import AssistantTemplate, LinearTemplate, Message, OpenAIModel, Runner, Usage
 from convo import UserTemplate as User
-from convo.models.openai import wire
-from convo.models.openai import wire_responses
+from convo.models.openai import wire, wire_responses
 from convo.testing import OpenAIServer
 
 CHAT = LinearTemplate([User("Hi"), AssistantTemplate()])

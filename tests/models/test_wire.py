@@ -6,16 +6,19 @@ from typing import Any
 
 import pytest
 
-from convo import Message
-from convo import ToolCall
-from convo.models.openai.wire import StreamAccumulator
-from convo.models.openai.wire import WireError
-from convo.models.openai.wire import message_from_response
-from convo.models.openai.wire import message_to_wire
-from convo.models.openai.wire import tool_to_wire
-from convo.testing.server.chat_wire import chunks_from_message
-from convo.testing.server.chat_wire import message_from_wire
-from convo.testing.server.chat_wire import response_from_message
+from convo import Message, ToolCall
+from convo.models.openai.wire import (
+    StreamAccumulator,
+    WireError,
+    message_from_response,
+    message_to_wire,
+    tool_to_wire,
+)
+from convo.testing.server.chat_wire import (
+    chunks_from_message,
+    message_from_wire,
+    response_from_message,
+)
 
 USAGE = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
 

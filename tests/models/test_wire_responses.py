@@ -6,24 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import Message
-from convo import OpenAIModel
-from convo import ToolCall
+from convo import Message, OpenAIModel, ToolCall
 from convo.models.openai.wire import WireError
-from convo.models.openai.wire_responses import ReplyFailed
-from convo.models.openai.wire_responses import ResponsesAccumulator
-from convo.models.openai.wire_responses import input_to_wire
-from convo.models.openai.wire_responses import message_from_response
-from convo.models.openai.wire_responses import tool_choice_to_wire
-from convo.models.openai.wire_responses import tools_to_wire
-from convo.models.openai.wire_responses import usage_from_wire
-from convo.testing.server.responses_wire import events_from_message
-from convo.testing.server.responses_wire import messages_from_input
-from convo.testing.server.responses_wire import response_from_message
+from convo.models.openai.wire_responses import (
+    ReplyFailed,
+    ResponsesAccumulator,
+    input_to_wire,
+    message_from_response,
+    tool_choice_to_wire,
+    tools_to_wire,
+    usage_from_wire,
+)
+from convo.testing.server.responses_wire import (
+    events_from_message,
+    messages_from_input,
+    response_from_message,
+)
 
 REASONING = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque",
              "summary": [{"type": "summary_text", "text": "The user wants Oslo's weather."}]}

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from otel_kit import Telemetry
 
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import LinearTemplate, MockModel, Runner, ToolingTemplate, UserTemplate
 from convo.guards import pii
 
 

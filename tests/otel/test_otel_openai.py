@@ -7,28 +7,23 @@ import asyncio
 import json
 
 import pytest
-from opentelemetry.trace import SpanKind
-from opentelemetry.trace import StatusCode
-from otel_kit import Telemetry
-from otel_kit import one
-from otel_kit import shape
-from rawserver import Raw
-from rawserver import RawServer
-from rawserver import sse
+from opentelemetry.trace import SpanKind, StatusCode
+from otel_kit import Telemetry, one, shape
+from rawserver import Raw, RawServer, sse
 
-from convo import LinearTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import Runner
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
+from convo import (
+    LinearTemplate,
+    Message,
+    OpenAIModel,
+    Runner,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.testing import ErrorReply, OpenAIServer
 from convo.testing.server import responses_wire as responses
-from convo.testing.server.chat_wire import chunks_from_message
-from convo.testing.server.chat_wire import response_from_message
+from convo.testing.server.chat_wire import chunks_from_message, response_from_message
 
 
 @tool

@@ -13,31 +13,30 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import SpanKind
-from opentelemetry.trace import StatusCode
-from otel_kit import Telemetry
-from otel_kit import one
-from otel_kit import shape
+from opentelemetry.trace import SpanKind, StatusCode
+from otel_kit import Telemetry, one, shape
 
 import convo.otel
-from convo import AssistantTemplate
-from convo import ContextWindow
-from convo import FunctionModel
-from convo import GotoTemplate
-from convo import Limits
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import ModelError
-from convo import Runner
-from convo import ScriptedInterface
-from convo import StateMachineTemplate
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import Usage
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    ContextWindow,
+    FunctionModel,
+    GotoTemplate,
+    Limits,
+    LinearTemplate,
+    Message,
+    MockModel,
+    ModelError,
+    Runner,
+    ScriptedInterface,
+    StateMachineTemplate,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    Usage,
+    UserTemplate,
+    tool,
+)
 from convo.reply import Finish
 from convo.resume import resume
 from convo.run.state import _WATCHERS

@@ -9,20 +9,19 @@ import threading
 import time
 
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind
-from opentelemetry.trace import StatusCode
-from otel_kit import Telemetry
-from otel_kit import one
-from otel_kit import shape
+from opentelemetry.trace import SpanKind, StatusCode
+from otel_kit import Telemetry, one, shape
 
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 RUN = ("invoke_agent convo", None)
 CHAT = ("chat", "invoke_agent convo")

@@ -12,9 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from convo.testing.llama import LlamaServer
-from convo.testing.llama import llama_cpp_crashes
-from convo.testing.llama import llama_cpp_missing
+from convo.testing.llama import LlamaServer, llama_cpp_crashes, llama_cpp_missing
 
 N_CTX = 1024
 

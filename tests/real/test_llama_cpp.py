@@ -11,24 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from weather_tools import answer
-from weather_tools import weather
+from weather_tools import answer, weather
 
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ModelCallStarted
-from convo.events import TextDelta
-from convo.events import ToolCallsRecovered
+from convo import (
+    FinishTool,
+    LinearTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.events import Event, ModelCallStarted, TextDelta, ToolCallsRecovered
 from convo.models.openai.text_protocol import tools_prompt
 from convo.models.text_tools import MALFORMED_CALL
 from convo.testing.llama import LlamaServer

@@ -17,22 +17,13 @@ from typing import Any
 
 import pytest
 
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo.events import Event
-from convo.events import StateEntered
-from convo.internal import CONTEXT
-from convo.internal import MACHINE
-from convo.internal import checked
-from convo.internal import reserved_keys
+from convo import Message, MockModel, Runner, ScriptedInterface, Session
+from convo.events import Event, StateEntered
+from convo.internal import CONTEXT, MACHINE, checked, reserved_keys
 from convo.record.transcript import records_session
 from convo.resume import resume
 from convo.terminal.history import History
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY = ROOT / "tests" / "data" / "legacy"

@@ -8,28 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import EndConversationTool
-from convo import FinishResponseTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    EndConversationTool,
+    FinishResponseTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.errors import TranscriptError
-from convo.events import CaughtUp
-from convo.events import Event
+from convo.events import CaughtUp, Event
 from convo.resume import resume
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
-from convo.transcript import read_transcript
+from convo.transcript import TranscriptWriter, load_transcript, read_transcript
 
 CHAT = LinearTemplate([
     SystemTemplate("You teach {{ subject }}."),

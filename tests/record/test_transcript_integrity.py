@@ -14,29 +14,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.errors import TranscriptError
 from convo.resume import resume
-from convo.transcript import TranscriptWriter
-from convo.transcript import read_transcript
+from convo.transcript import TranscriptWriter, read_transcript
 
 CHAT = LinearTemplate([
     SystemTemplate("Tu parles {{ subject }} ☃."),

@@ -9,23 +9,25 @@ from typing import Any
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import Approval
-from convo import ApprovalDecided
-from convo import ApprovalRequested
-from convo import Event
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopGuard
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import Tool
-from convo import ToolArgument
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    Approval,
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    FinishTool,
+    LinearTemplate,
+    LoopGuard,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    Tool,
+    ToolArgument,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.resume import resume
 
 ran: list[str] = []
@@ -201,8 +203,7 @@ def test_a_decision_recorded_before_a_crash_is_used_when_the_call_is_asked_live(
 
 
 def test_transcripts_record_decisions(tmp_path: Any) -> None:
-    from convo.transcript import TranscriptWriter
-    from convo.transcript import load_transcript
+    from convo.transcript import TranscriptWriter, load_transcript
 
     path = tmp_path / "t.jsonl"
     session = Session()

@@ -13,18 +13,20 @@ from typing import Any
 
 import pytest
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.models.base import ToolSchemas
 
 # A failing test must not hang the suite: every wait below is bounded by this.

@@ -13,20 +13,21 @@ from typing import Any
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import Limits
-from convo import LoopTemplate
-from convo import Message
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.record.transcript import TranscriptWriter
-from convo.record.transcript import load_transcript
+from convo import (
+    AssistantTemplate,
+    FunctionModel,
+    Limits,
+    LoopTemplate,
+    Message,
+    Runner,
+    ScriptedInterface,
+    Session,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.record.transcript import TranscriptWriter, load_transcript
 
 RAN: list[str] = []
 

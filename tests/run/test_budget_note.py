@@ -12,23 +12,25 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from convo import AssistantTemplate
-from convo import ContextWindow
-from convo import DefinitionError
-from convo import FinishTool
-from convo import FunctionModel
-from convo import Limits
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    ContextWindow,
+    DefinitionError,
+    FinishTool,
+    FunctionModel,
+    Limits,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    OpenAIModel,
+    Runner,
+    ScriptedInterface,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.resume import resume
 from convo.serve import create_app
 from convo.testing import OpenAIServer

@@ -7,17 +7,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from convo import LinearTemplate
-from convo import Message
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import ModelCallEnded
-from convo.run.cancel import CANCELLED
-from convo.run.cancel import Cancellable
-from convo.run.cancel import Scope
-from convo.run.cancel import cut
+from convo import LinearTemplate, Message, Runner, ToolingTemplate, UserTemplate
+from convo.events import Event, ModelCallEnded
+from convo.run.cancel import CANCELLED, Cancellable, Scope, cut
 from convo.run.driver import adrive
 
 

@@ -9,26 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import ContextLengthError
-from convo import ContextWindow
-from convo import DefinitionError
-from convo import Message
-from convo import Session
-from convo import ToolCall
-from convo.context import Index
-from convo.context import context_length_hint
-from convo.context import estimate_message
-from convo.context import estimate_text
-from convo.events import ContextTrimmed
-from convo.events import Event
+from convo import ContextLengthError, ContextWindow, DefinitionError, Message, Session, ToolCall
+from convo.context import Index, context_length_hint, estimate_message, estimate_text
+from convo.events import ContextTrimmed, Event
 from convo.requests import CallModel
-from convo.summary import CONTEXT_KEY
-from convo.summary import SUMMARY_HEADER
-from convo.summary import fit
+from convo.summary import CONTEXT_KEY, SUMMARY_HEADER, fit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "context"
 TOOLS = ({"type": "function", "function": {"name": "look", "description": "Look it up.",

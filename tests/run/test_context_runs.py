@@ -14,38 +14,34 @@ from typing import Any
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import AssistantTemplate
-from convo import ContextLengthError
-from convo import ContextTrimmed
-from convo import ContextWindow
-from convo import DefinitionError
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ModelError
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import ModelCallStarted
-from convo.events import TextDelta
-from convo.models.base import DeltaCallback
-from convo.models.base import SyncModel
-from convo.models.base import ToolSchemas
+from convo import (
+    AssistantTemplate,
+    ContextLengthError,
+    ContextTrimmed,
+    ContextWindow,
+    DefinitionError,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, ModelCallStarted, TextDelta
+from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
 from convo.resume import resume
 from convo.summary import CONTEXT_KEY
 from convo.terminal.printer import ConsolePrinter
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.testing import ErrorReply, OpenAIServer
+from convo.transcript import TranscriptWriter, load_transcript
 
 
 class Chat(SyncModel):

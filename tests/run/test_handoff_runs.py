@@ -11,17 +11,19 @@ from typing import Any
 
 import pytest
 
-from convo import HandoffTool
-from convo import InterfaceError
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    HandoffTool,
+    InterfaceError,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.resume import resume
 
 HANDED = "The conversation was handed to a person: stuck."

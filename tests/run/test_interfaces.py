@@ -6,23 +6,25 @@ import io
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import CLIInterface
-from convo import CommandLineRunner
-from convo import EchoMockInterface
-from convo import EndTemplate
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import UserInterface
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    CLIInterface,
+    CommandLineRunner,
+    EchoMockInterface,
+    EndTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    UserInterface,
+    UserTemplate,
+)
 from convo.terminal.printer import ConsolePrinter
 
 

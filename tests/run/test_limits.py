@@ -7,24 +7,25 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_fakes import FakeProvider
 
-from convo import DefinitionError
-from convo import FinishTool
-from convo import Limits
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Tool
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    DefinitionError,
+    FinishTool,
+    Limits,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Tool,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.resume import resume
 
 calls: list[int] = []

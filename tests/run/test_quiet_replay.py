@@ -7,29 +7,32 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from convo import Approval
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MessageAdded
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import CaughtUp
-from convo.events import Event
-from convo.events import ReplayStarted
-from convo.events import RunEnded
-from convo.events import SubroutineEnded
-from convo.events import SubroutineStarted
-from convo.run.driver import adrive
-from convo.run.driver import drive
+from convo import (
+    Approval,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MessageAdded,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    SubroutineTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import (
+    CaughtUp,
+    Event,
+    ReplayStarted,
+    RunEnded,
+    SubroutineEnded,
+    SubroutineStarted,
+)
+from convo.run.driver import adrive, drive
 from convo.run.replay import Replay
 
 

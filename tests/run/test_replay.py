@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptError
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import UserTemplate
-from convo.testing import RecordingModel
-from convo.testing import ReplayModel
-from convo.testing.replay import load_recording
-from convo.testing.replay import replay_or_record
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptError,
+    SystemTemplate,
+    ToolCall,
+    UserTemplate,
+)
+from convo.testing import RecordingModel, ReplayModel
+from convo.testing.replay import load_recording, replay_or_record
 
 TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add.",
                                            "parameters": {"type": "object", "properties": {}}}}]

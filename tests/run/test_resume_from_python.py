@@ -11,24 +11,26 @@ from pathlib import Path
 import pytest
 
 import convo
-from convo import Approval
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MessageAdded
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserInterface
-from convo import UserTemplate
-from convo import load_transcript
-from convo import tool
+from convo import (
+    Approval,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MessageAdded,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SubroutineTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserInterface,
+    UserTemplate,
+    load_transcript,
+    tool,
+)
 from convo.transcript import TranscriptWriter
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])

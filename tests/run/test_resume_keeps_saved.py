@@ -3,17 +3,19 @@ too), and the replayed replies' calls and tokens count in the outcome as they di
 
 from __future__ import annotations
 
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import ToolResult
-from convo import Usage
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    ToolCall,
+    ToolingTemplate,
+    ToolResult,
+    Usage,
+    UserTemplate,
+    tool,
+)
 
 
 @tool

@@ -8,36 +8,40 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import GenerateTemplate
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import ModelError
-from convo import Outcome
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import ScriptError
-from convo import Session
-from convo import SystemTemplate
-from convo import Template
-from convo import TurnResult
-from convo import Usage
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    EndTemplate,
+    FunctionModel,
+    GenerateTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    ModelError,
+    Outcome,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    ScriptError,
+    Session,
+    SystemTemplate,
+    Template,
+    TurnResult,
+    Usage,
+    UserTemplate,
+)
 from convo.errors import InterfaceError
-from convo.events import Event
-from convo.events import MessageAdded
-from convo.events import ModelCallEnded
-from convo.events import ModelCallStarted
-from convo.events import RunEnded
-from convo.events import TurnEnded
-from convo.events import UserInput
+from convo.events import (
+    Event,
+    MessageAdded,
+    ModelCallEnded,
+    ModelCallStarted,
+    RunEnded,
+    TurnEnded,
+    UserInput,
+)
 from convo.models.base import ToolSchemas
 from convo.requests import Flow
 

@@ -10,25 +10,20 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import ModelCallEnded
-from convo.requests import AskUser
-from convo.requests import CallModel
-from convo.requests import Request
-from convo.requests import RunTools
-from convo.requests import StoreToolRun
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, ModelCallEnded
+from convo.requests import AskUser, CallModel, Request, RunTools, StoreToolRun
 from convo.run.driver import drive
-from convo.run.stack import Answerer
-from convo.run.stack import Forwarding
-from convo.run.stack import stack
+from convo.run.stack import Answerer, Forwarding, stack
 
 
 @attrs.frozen

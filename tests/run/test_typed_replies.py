@@ -4,17 +4,19 @@ as an OpenAI reply is."""
 
 from __future__ import annotations
 
-from convo import Event
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import ReplyTruncated
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import ToolingTemplate
-from convo import Usage
-from convo import UserTemplate
+from convo import (
+    Event,
+    LoopTemplate,
+    Message,
+    MockModel,
+    ReplyTruncated,
+    Runner,
+    ScriptedInterface,
+    Session,
+    ToolingTemplate,
+    Usage,
+    UserTemplate,
+)
 from convo.reply import Finish
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])

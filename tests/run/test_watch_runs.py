@@ -6,15 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import SystemTemplate
-from convo import UserTemplate
-from convo.events import Event
-from convo.events import MessageAdded
-from convo.run.state import RunState
-from convo.run.state import watch_runs
+from convo import LinearTemplate, MockModel, Runner, SystemTemplate, UserTemplate
+from convo.events import Event, MessageAdded
+from convo.run.state import RunState, watch_runs
 
 BOT = LinearTemplate([SystemTemplate("Be brief."), UserTemplate("Hi."), SystemTemplate("Go.")])
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ag_ui.core import Event
-from ag_ui.core import RunAgentInput
-from ag_ui_validate import ValidatorOptions
-from ag_ui_validate import create_validator
-from pydantic import BaseModel
-from pydantic import TypeAdapter
+from ag_ui.core import Event, RunAgentInput
+from ag_ui_validate import ValidatorOptions, create_validator
+from pydantic import BaseModel, TypeAdapter
 
 EVENT = TypeAdapter(Event)
 

@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import openai
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import reply
+from serve_kit import TEMPLATE, reply
 
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import Message
-from convo import UserTemplate
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo import AssistantTemplate, FunctionModel, LinearTemplate, Message, UserTemplate
+from convo.serve import TokenTable, create_app
 
 ANN, BOB = "ann-token", "bob-token"
 USERS = TokenTable({ANN: {"user": "ann"}, BOB: {"user": "bob"}, "op-token": {

@@ -8,21 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from agui_kit import post_run
-from agui_kit import run_input
-from agui_kit import types
-from agui_kit import user
-from agui_kit import validate
-from serve_kit import TEMPLATE
-from serve_kit import reply
+from agui_kit import post_run, run_input, types, user, validate
+from serve_kit import TEMPLATE, reply
 from starlette.testclient import TestClient
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
 
-from convo import FunctionModel
-from convo import Message
-from convo.serve import TrustedHeader
-from convo.serve import create_app
+from convo import FunctionModel, Message
+from convo.serve import TrustedHeader, create_app
 
 
 class Counted:

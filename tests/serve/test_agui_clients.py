@@ -16,8 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from node_clients import run_node
-from serve_kit import ROOT
-from serve_kit import free_port
+from serve_kit import ROOT, free_port
 
 pytestmark = pytest.mark.e2e  # a server process and node
 

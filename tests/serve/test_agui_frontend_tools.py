@@ -8,17 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agui_kit import post_run
-from agui_kit import run_input
-from agui_kit import types
-from agui_kit import user
-from agui_kit import validate
-from serve_kit import TEMPLATE
-from serve_kit import reply
+from agui_kit import post_run, run_input, types, user, validate
+from serve_kit import TEMPLATE, reply
 from starlette.testclient import TestClient
 
-from convo import FunctionModel
-from convo import Message
+from convo import FunctionModel, Message
 from convo.serve import create_app
 
 COLOR = {"name": "pick_color", "description": "Ask the user to pick a color.",

@@ -8,27 +8,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agui_kit import post_run
-from agui_kit import run_input
-from agui_kit import types
-from agui_kit import user
-from agui_kit import validate
-from serve_kit import TEMPLATE
-from serve_kit import model
-from serve_kit import reply
+from agui_kit import post_run, run_input, types, user, validate
+from serve_kit import TEMPLATE, model, reply
 from starlette.testclient import TestClient
-from test_staff_and_handoff import OLGA
+from test_staff_and_handoff import OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
-from test_staff_and_handoff import USERS
 from test_staff_and_handoff import reply as staffed_reply
 
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import Message
-from convo import ModelError
-from convo import SystemTemplate
-from convo import UserTemplate
+from convo import (
+    EndTemplate,
+    FunctionModel,
+    LinearTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
 from convo.serve.http.logs import MODEL_FAILED
 

@@ -12,21 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
-from serve_kit import reply
+from serve_kit import TEMPLATE, model, reply
 from starlette.testclient import TestClient
-from test_staff_and_handoff import ANN
-from test_staff_and_handoff import OLGA
+from test_staff_and_handoff import ANN, OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
-from test_staff_and_handoff import USERS
 from test_staff_and_handoff import reply as staffed_reply
 
-from convo import FunctionModel
-from convo import Message
-from convo import ModelError
-from convo.serve import TrustedHeader
-from convo.serve import create_app
+from convo import FunctionModel, Message, ModelError
+from convo.serve import TrustedHeader, create_app
 from convo.serve.http.logs import MODEL_FAILED
 
 

@@ -10,25 +10,22 @@ from typing import Any
 
 import httpx
 import pytest
-from aisdk_kit import chat
-from aisdk_kit import parts
-from aisdk_kit import serving
-from aisdk_kit import types
-from serve_kit import TEMPLATE
-from serve_kit import model
-from serve_kit import reply
+from aisdk_kit import chat, parts, serving, types
+from serve_kit import TEMPLATE, model, reply
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ModelError
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.serve.http.logs import MODEL_FAILED
 

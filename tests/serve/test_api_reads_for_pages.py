@@ -8,26 +8,26 @@ user."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from convo import Approval
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import HandoffTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo import (
+    Approval,
+    AssistantTemplate,
+    FunctionModel,
+    HandoffTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.serve import TokenTable, create_app
 
 seen: list[str] = []  # the last message of each model call
 

@@ -3,8 +3,7 @@ conversation ends at N messages, not at the Runner's default 1,000."""
 
 from __future__ import annotations
 
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

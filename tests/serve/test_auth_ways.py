@@ -8,12 +8,8 @@ import time
 import jwt
 import pytest
 
-from convo.serve import JWT
-from convo.serve import SharedToken
-from convo.serve import TokenTable
-from convo.serve import TrustedHeader
-from convo.serve.auth import Caller
-from convo.serve.auth import Open
+from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader
+from convo.serve.auth import Caller, Open
 from convo.serve.bodies import HTTPProblem
 
 

@@ -10,17 +10,14 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo.serve import TokenTable, create_app
 
 ANN, OLGA = {"Authorization": "Bearer t-ann"}, {"Authorization": "Bearer t-olga"}
 AUTH = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})

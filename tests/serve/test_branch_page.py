@@ -11,15 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import ROOT
-from serve_kit import Served
-from serve_kit import page_of
-from serve_kit import say
+from serve_kit import ROOT, Served, page_of, say
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 BOT = str(ROOT / "tests" / "cli_fixtures" / "branch_bot.py")
 expect.set_options(timeout=20_000)

@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.errors import ModelError
 from convo.serve import create_app
 from convo.serve.store import Store

@@ -11,16 +11,10 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from serve_kit import CHROMIUM
-from serve_kit import ROOT
-from serve_kit import Served
-from serve_kit import page_of
-from serve_kit import type_in
+from serve_kit import CHROMIUM, ROOT, Served, page_of, type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",

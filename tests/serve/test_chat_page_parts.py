@@ -11,14 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 from parts_files import png
-from serve_kit import CHROMIUM
-from serve_kit import CHROMIUM_ARGS
-from serve_kit import Served
+from serve_kit import CHROMIUM, CHROMIUM_ARGS, Served
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 from convo.testing import OpenAIServer  # noqa: E402
 

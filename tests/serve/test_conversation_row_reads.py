@@ -8,16 +8,17 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
-from convo.serve.store import MemoryStore
-from convo.serve.store import Stored
+from convo.serve.store import MemoryStore, Stored
 
 
 class Counting(MemoryStore):

@@ -8,12 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo.serve import TokenTable, create_app
 from convo.serve.stores import open_store
 
 PEOPLE = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},

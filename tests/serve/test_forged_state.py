@@ -11,26 +11,27 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from convo import ContextWindow
-from convo import FunctionModel
-from convo import Limits
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    ContextWindow,
+    FunctionModel,
+    Limits,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.summary import fingerprint
 

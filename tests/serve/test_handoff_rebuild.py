@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 from message_json import unnumbered
-from serve_kit import ROOT
-from serve_kit import Served
+from serve_kit import ROOT, Served
 
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
 ANN = {"Authorization": "Bearer t-ann"}

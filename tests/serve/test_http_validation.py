@@ -7,8 +7,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

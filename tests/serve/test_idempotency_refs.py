@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import Postgres
-from serve_kit import model
+from serve_kit import TEMPLATE, Postgres, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app

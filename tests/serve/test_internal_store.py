@@ -20,8 +20,7 @@ import pytest
 from serve_kit import Postgres
 from starlette.testclient import TestClient
 
-from convo import FunctionModel
-from convo import Message
+from convo import FunctionModel, Message
 from convo.serve import create_app
 from convo.serve.store import SCHEMA_VERSION
 

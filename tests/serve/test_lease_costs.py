@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.runner import Runner
 from convo.serve.engine import Engine
 from convo.serve.sqlite import SQLiteStore

@@ -12,8 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from serve_kit import TEMPLATE
-from serve_kit import free_port
-from serve_kit import model
+from serve_kit import TEMPLATE, free_port, model
 
 from convo.serve import create_app
 

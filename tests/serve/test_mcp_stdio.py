@@ -15,8 +15,7 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from convo.botfile import bot_identity
-from convo.botfile import load_file
+from convo.botfile import bot_identity, load_file
 from convo.serve.mcp_face import tool_name
 
 ROOT = Path(__file__).resolve().parents[2]

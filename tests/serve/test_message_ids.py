@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
-from convo import Message
-from convo import Session
+from convo import Message, Session
 from convo.serve import create_app
 
 

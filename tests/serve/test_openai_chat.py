@@ -10,14 +10,16 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from openai_kit import ANN
-from openai_kit import BOB
-from openai_kit import HEADER
-from openai_kit import ONCE
-from openai_kit import Counted
-from openai_kit import client
-from openai_kit import closed_clients  # noqa: F401  (an autouse fixture)
-from openai_kit import served
+from openai_kit import (
+    ANN,
+    BOB,
+    HEADER,
+    ONCE,
+    Counted,
+    client,
+    closed_clients,  # noqa: F401  (an autouse fixture)
+    served,
+)
 from serve_kit import TEMPLATE
 
 from convo import OpenAIModel

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openai_kit import ANN
-from openai_kit import Counted
-from openai_kit import served
+from openai_kit import ANN, Counted, served
 
 llm = pytest.importorskip("llm", reason="the llm tests need `pip install llm` (the test extra)")
 

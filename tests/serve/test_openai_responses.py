@@ -10,19 +10,23 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from openai_kit import ANN
-from openai_kit import BOB
-from openai_kit import HEADER
-from openai_kit import Counted
-from openai_kit import client
-from openai_kit import closed_clients  # noqa: F401  (an autouse fixture)
-from openai_kit import served
+from openai_kit import (
+    ANN,
+    BOB,
+    HEADER,
+    Counted,
+    client,
+    closed_clients,  # noqa: F401  (an autouse fixture)
+    served,
+)
 
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    UserTemplate,
+)
 
 
 def messages(url: str, conversation: str) -> list[tuple[str, str]]:

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from serve_kit import ROOT
-from serve_kit import Served
+from serve_kit import ROOT, Served
 
 GREETER = str(ROOT / "tests" / "serve_fixtures" / "greeting_bot.py")
 

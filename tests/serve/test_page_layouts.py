@@ -17,16 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_kit import ROOT
-from serve_kit import Person
-from serve_kit import Served
-from serve_kit import say
-from serve_kit import served_with_tokens
+from serve_kit import ROOT, Person, Served, say, served_with_tokens
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Locator  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Locator, expect  # noqa: E402
 
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")
 GREETER = str(ROOT / "tests" / "serve_fixtures" / "greeting_bot.py")

@@ -11,12 +11,14 @@ from message_json import unnumbered
 from parts_files import png
 from starlette.testclient import TestClient
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import OpenAIModel
-from convo import SystemTemplate
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    OpenAIModel,
+    SystemTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
 from convo.serve.store import Store
 from convo.serve.stores import open_store

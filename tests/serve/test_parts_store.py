@@ -14,12 +14,8 @@ from typing import Any
 
 import pytest
 
-from convo import Document
-from convo import Image
-from convo import Message
-from convo import Text
-from convo.serve.store import Change
-from convo.serve.store import Store
+from convo import Document, Image, Message, Text
+from convo.serve.store import Change, Store
 from convo.serve.stores import open_store
 
 MEGABYTE = os.urandom(1_000_000)  # random: nothing to compress

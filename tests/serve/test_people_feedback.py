@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo.serve import TokenTable, create_app
 from convo.serve.store import Store
 from convo.serve.stores import open_store
 

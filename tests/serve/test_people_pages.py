@@ -14,19 +14,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_kit import ROOT
-from serve_kit import Served
-from serve_kit import say
-from serve_kit import served_with_tokens
+from serve_kit import ROOT, Served, say, served_with_tokens
 
-from convo.botfile import UsageProblem
-from convo.botfile import bot_page
+from convo.botfile import UsageProblem, bot_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import BrowserContext  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
 
 BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
 TOKENS = {"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"}, "t-cy": {"user": "cy"},
@@ -108,8 +101,7 @@ def test_the_pages_are_self_contained_with_their_script_hashed() -> None:
 def test_create_app_takes_the_title_and_first_prompt() -> None:
     from starlette.testclient import TestClient
 
-    from convo import LinearTemplate
-    from convo import UserTemplate
+    from convo import LinearTemplate, UserTemplate
     from convo.serve import create_app
 
     template = LinearTemplate([UserTemplate()])

@@ -11,20 +11,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_kit import TEMPLATE
-from serve_kit import Postgres
-from serve_kit import model
+from serve_kit import TEMPLATE, Postgres, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.listing import Query
-from convo.serve.listing import iso
-from convo.serve.listing import page
-from convo.serve.listing import read_cursor
+from convo.serve.listing import Query, iso, page, read_cursor
 from convo.serve.stores import open_store
 
 BASE = 1_700_000_000_000_000

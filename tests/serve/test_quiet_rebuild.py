@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.events import Event
 from convo.runner import Runner
 from convo.serve.engine import Engine

@@ -11,17 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo.serve import TokenTable, create_app
 from convo.serve.logs import JSONLines
-from convo.serve.store import Change
-from convo.serve.store import MemoryStore
-from convo.serve.store import Stored
-from convo.serve.store import StoreError
+from convo.serve.store import Change, MemoryStore, Stored, StoreError
 
 PLAIN = "The assistant could not answer. Please try again."
 CAUSE = "HTTP 500 from http://10.0.0.7:8000/v1 (secret host)"

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +17,22 @@ from message_json import unnumbered
 from provider_fakes import FakeProvider
 from starlette.testclient import TestClient
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ModelError
-from convo import SubroutineTemplate
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SubroutineTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import SCHEMA_VERSION
-from convo.serve.store import Store
-from convo.serve.store import Stored
+from convo.serve.store import SCHEMA_VERSION, Store, Stored
 
 ran: list[str] = []
 

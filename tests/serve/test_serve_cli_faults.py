@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from serve_kit import ROOT
-from serve_kit import Served
-from serve_kit import free_port
+from serve_kit import ROOT, Served, free_port
 
 BOT = str(ROOT / "tests" / "serve_fixtures" / "faults_bot.py")
 

@@ -9,14 +9,16 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from convo import GeminiModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    GeminiModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.testing import GeminiServer
 

@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import MCPServer
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FunctionModel,
+    LoopTemplate,
+    MCPServer,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
 
 SERVERS = str(Path(__file__).parent.parent / "tools" / "mcp_test_servers.py")

@@ -8,12 +8,14 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    OpenAIModel,
+    UserTemplate,
+)
 from convo.serve import create_app
 from convo.testing import OpenAIServer
 
@@ -50,8 +52,7 @@ def test_a_rebuilt_conversation_sends_its_reasoning_back(tmp_path: Path) -> None
 def test_convo_serve_takes_the_api_and_the_reasoning_effort() -> None:
     import argparse
 
-    from convo.botfile import choose_model
-    from convo.botfile import load_file
+    from convo.botfile import choose_model, load_file
     from convo.cli import _parser
     from convo.cli.serve import _spec
 

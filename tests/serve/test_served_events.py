@@ -8,30 +8,31 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from message_json import SERVER_ID
-from message_json import unnumbered_text
+from message_json import SERVER_ID, unnumbered_text
 from starlette.testclient import TestClient
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.models.base import DeltaCallback
-from convo.models.base import SyncModel
-from convo.models.base import ToolSchemas
+from convo import (
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
 from convo.models.deltas import reasoning_callback
 from convo.serve import create_app
-from convo.serve.events import Encoder
-from convo.serve.events import ServedEvent
-from convo.serve.events import Sink
-from convo.serve.events import ToolCallStarted
-from convo.serve.events import ToolResult
-from convo.serve.events import TurnEnded
-from convo.serve.events import TurnFailed
+from convo.serve.events import (
+    Encoder,
+    ServedEvent,
+    Sink,
+    ToolCallStarted,
+    ToolResult,
+    TurnEnded,
+    TurnFailed,
+)
 
 
 @tool
@@ -103,12 +104,14 @@ def test_the_sse_stream_of_a_turn_is_unchanged_byte_for_byte() -> None:
 def test_a_turn_emits_the_typed_served_events_in_order() -> None:
     from convo import Runner
     from convo.serve.engine import Engine
-    from convo.serve.events import MessageCommitted
-    from convo.serve.events import ReasoningDelta
-    from convo.serve.events import TextDelta
-    from convo.serve.events import ToolCallArguments
-    from convo.serve.events import ToolCallEnded
-    from convo.serve.events import WaitingFor
+    from convo.serve.events import (
+        MessageCommitted,
+        ReasoningDelta,
+        TextDelta,
+        ToolCallArguments,
+        ToolCallEnded,
+        WaitingFor,
+    )
     from convo.serve.store import MemoryStore
 
     async def main() -> list[ServedEvent]:
@@ -174,9 +177,7 @@ def test_another_encoder_streams_the_same_turn_in_its_own_words() -> None:
 def test_a_turn_stopped_by_a_cancel_says_so_then_where_it_waits() -> None:
     from convo import Runner
     from convo.serve.engine import Engine
-    from convo.serve.events import MessageCommitted
-    from convo.serve.events import Paused
-    from convo.serve.events import WaitingFor
+    from convo.serve.events import MessageCommitted, Paused, WaitingFor
     from convo.serve.store import MemoryStore
 
     async def main() -> list[ServedEvent]:

@@ -11,8 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,9 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from serve_kit import ROOT
-from serve_kit import TEMPLATE
-from serve_kit import Served
-from serve_kit import free_port
-from serve_kit import model
+from serve_kit import ROOT, TEMPLATE, Served, free_port, model
 
-from convo.serve import JWT
-from convo.serve import SharedToken
-from convo.serve import TokenTable
-from convo.serve import TrustedHeader
-from convo.serve import create_app
+from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader, create_app
 from convo.serve.auth import Auth
 
 SECRET = "s" * 32

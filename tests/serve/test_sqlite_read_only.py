@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_kit import ROOT
-from serve_kit import free_port
+from serve_kit import ROOT, free_port
 
 BOT = str(ROOT / "tests" / "serve_fixtures" / "faults_bot.py")
 HOW = ("convo serve writes every turn to it: make it writable, or choose another --store")

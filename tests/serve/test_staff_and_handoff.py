@@ -4,25 +4,25 @@ the handoff routes and their statuses, and a rebuild from the store in the middl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 from message_json import unnumbered
 from starlette.testclient import TestClient
 
-from convo import FunctionModel
-from convo import HandoffTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.serve import TokenTable
-from convo.serve import create_app
+from convo import (
+    FunctionModel,
+    HandoffTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.serve import TokenTable, create_app
 
 ran: list[str] = []
 seen: list[list[str]] = []  # what each model call was sent (its messages' texts)

@@ -16,19 +16,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_kit import CHROMIUM
-from serve_kit import CHROMIUM_ARGS
-from serve_kit import ROOT
-from serve_kit import Person
-from serve_kit import Postgres
-from serve_kit import Served
-from serve_kit import say
-from serve_kit import served_with_tokens
+from serve_kit import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    Person,
+    Postgres,
+    Served,
+    say,
+    served_with_tokens,
+)
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 BOT = str(ROOT / "examples" / "staffed_support_bot.py")

@@ -5,29 +5,32 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.testclient import TestClient
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
-from convo.serve.store import Change
-from convo.serve.store import Conversations
-from convo.serve.store import Idempotency
-from convo.serve.store import Leases
-from convo.serve.store import Listing
-from convo.serve.store import MemoryStore
-from convo.serve.store import Ratings
-from convo.serve.store import Store
-from convo.serve.store import Stored
+from convo.serve.store import (
+    Change,
+    Conversations,
+    Idempotency,
+    Leases,
+    Listing,
+    MemoryStore,
+    Ratings,
+    Store,
+    Stored,
+)
 
 
 class Bare:

@@ -9,8 +9,7 @@ import gc
 from typing import Any
 
 import httpx
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import TEMPLATE, model
 
 from convo.serve import create_app
 

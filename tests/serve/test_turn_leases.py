@@ -13,18 +13,18 @@ from typing import Any
 import httpx
 import pytest
 from message_json import unnumbered
-from serve_kit import ROOT
-from serve_kit import TEMPLATE
-from serve_kit import model
+from serve_kit import ROOT, TEMPLATE, model
 
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 from convo.serve.store import MemoryStore
 

@@ -9,12 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import LinearTemplate, LoopTemplate, Message, ToolingTemplate, UserTemplate, tool
 from convo.runner import Runner
 from convo.serve.engine import Engine
 from convo.serve.sqlite import SQLiteStore

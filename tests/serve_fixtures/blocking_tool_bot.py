@@ -7,15 +7,17 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 

@@ -10,14 +10,16 @@ The model's reply depends on the last user message:
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.errors import ModelError
 
 LINE = ("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ " * 2)[:99] + "\n"

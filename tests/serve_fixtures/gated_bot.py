@@ -17,16 +17,18 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolCall,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 

@@ -4,12 +4,14 @@ stores a new conversation as it opens, to show the greeting; it echoes each mess
 from collections.abc import Sequence
 from typing import Any
 
-from convo import AssistantTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    UserTemplate,
+)
 
 title = "Greeter"
 

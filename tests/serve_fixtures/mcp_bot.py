@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import MCPServer
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LoopTemplate,
+    MCPServer,
+    Message,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 SERVERS = str(Path(__file__).resolve().parents[1] / "tools" / "mcp_test_servers.py")
 server = MCPServer.stdio(sys.executable, [SERVERS, "tools"], include=["pid"], timeout=30)

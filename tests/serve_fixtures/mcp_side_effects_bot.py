@@ -8,12 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import MCPServer
-from convo import Message
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import FunctionModel, LoopTemplate, MCPServer, Message, ToolingTemplate, UserTemplate
 
 SERVERS = str(Path(__file__).resolve().parents[1] / "tools" / "mcp_test_servers.py")
 server = MCPServer.stdio(sys.executable, [SERVERS, "side_effects"], include=["act"],

@@ -5,14 +5,16 @@ number, and ``refund ORDER`` calls a tool that needs the user's approval."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 title = "Mugs & Co. <Support>"
 first_prompt = "Ask about an order, a refund or a return."

@@ -6,14 +6,16 @@ fails the model call, "bye" ends the conversation."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import EndConversationTool
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import Message
-from convo import ModelError
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    EndConversationTool,
+    FunctionModel,
+    LoopTemplate,
+    Message,
+    ModelError,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 title = "Refund desk (test)"
 description = "Refunds orders after the user approves each refund."

@@ -8,24 +8,26 @@ from typing import Any
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import ExecuteToolTemplate
-from convo import Limits
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import RunError
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTool
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolContext
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    ExecuteToolTemplate,
+    Limits,
+    LinearTemplate,
+    Message,
+    MockModel,
+    RunError,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SubroutineTool,
+    SystemTemplate,
+    ToolCall,
+    ToolContext,
+    UserTemplate,
+    tool,
+)
 
 looked_up: list[str] = []
 

@@ -7,22 +7,23 @@ from typing import Any
 
 import pytest
 
-from convo import DEFAULT_RESTRICTION_MESSAGE
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopGuard
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import TurnResult
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import ToolCallStarted
+from convo import (
+    DEFAULT_RESTRICTION_MESSAGE,
+    FinishTool,
+    LinearTemplate,
+    LoopGuard,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    Session,
+    ToolCall,
+    ToolingTemplate,
+    TurnResult,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, ToolCallStarted
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 
@@ -242,8 +243,7 @@ def test_limits_are_configurable_and_zero_switches_a_rule_off() -> None:
 
 
 def test_the_guard_state_is_per_turn() -> None:
-    from convo import LoopTemplate
-    from convo import ScriptedInterface
+    from convo import LoopTemplate, ScriptedInterface
 
     model = MockModel(["{search(query='x')}", "{search(query='x')}", "Done searching.",
                        "{search(query='x')}", "{search(query='x')}", "Done again."])

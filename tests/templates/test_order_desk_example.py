@@ -10,11 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
+from convo import MockModel, Runner, RunStatus, ScriptedInterface, Session
 
 PATH = Path(__file__).resolve().parents[2] / "examples" / "order_desk.py"
 

@@ -13,31 +13,29 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convo import EndConversationTool
-from convo import FinishResponseTool
-from convo import FinishTaskTool
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopGuard
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.models.script import CallIds
-from convo.models.script import as_message
-from convo.models.script import parse_reply
+from convo import (
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopGuard,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.models.script import CallIds, as_message, parse_reply
 from convo.testing import strategies as cst
 
 PROPERTY = settings(max_examples=60, deadline=None,

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import Message
-from convo import MessageTemplate
-from convo import RenderError
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import TemplateSyntaxError
-from convo import UserTemplate
-from convo.errors import DefinitionError
-from convo.errors import RunError
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    Message,
+    MessageTemplate,
+    RenderError,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    TemplateSyntaxError,
+    UserTemplate,
+)
+from convo.errors import DefinitionError, RunError
 from convo.rendering import ENVIRONMENT
 
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from convo import LinearTemplate
-from convo import RenderError
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import UserTemplate
+from convo import (
+    LinearTemplate,
+    RenderError,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    UserTemplate,
+)
 
 ESCAPES = [
     "{{ lipsum.__globals__['os'].popen('echo pwned').read() }}",

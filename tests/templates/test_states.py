@@ -8,30 +8,32 @@ import re
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import EndConversationTool
-from convo import FinishTool
-from convo import GotoTemplate
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import RunError
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import StateEntered
-from convo import StateMachineTemplate
-from convo import SubroutineTemplate
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import Transition
-from convo import TurnResult
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    EndConversationTool,
+    FinishTool,
+    GotoTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    RunError,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    StateEntered,
+    StateMachineTemplate,
+    SubroutineTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    Transition,
+    TurnResult,
+    UserTemplate,
+    tool,
+)
 from convo.events import Event
 from convo.templates.states import STATE_KEY
 

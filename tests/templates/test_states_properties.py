@@ -15,30 +15,29 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import GotoTemplate
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import StateEntered
-from convo import StateMachineTemplate
-from convo import SystemTemplate
-from convo import Template
-from convo import ToolingTemplate
-from convo import Transition
-from convo.events import Event
-from convo.events import MessageAdded
+from convo import (
+    FinishTool,
+    FunctionModel,
+    GotoTemplate,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    Session,
+    StateEntered,
+    StateMachineTemplate,
+    SystemTemplate,
+    Template,
+    ToolingTemplate,
+    Transition,
+)
+from convo.events import Event, MessageAdded
 from convo.resume import resume
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 
 @st.composite

@@ -12,20 +12,12 @@ from types import ModuleType
 
 import pytest
 
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import StateEntered
-from convo.events import CaughtUp
-from convo.events import Event
+from convo import Message, MockModel, Runner, RunStatus, ScriptedInterface, Session, StateEntered
+from convo.events import CaughtUp, Event
 from convo.resume import resume
 from convo.templates.graph import mermaid
 from convo.templates.states import STATE_KEY
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support_bot.py"

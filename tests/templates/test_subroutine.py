@@ -9,29 +9,30 @@ from pathlib import Path
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import EndConversationTool
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTemplate
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    EndConversationTool,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SubroutineTemplate,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.resume import resume
 from convo.session import SubroutineRun
 from convo.templates.subroutine import inherited
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 SYSTEM = Message("system", "You are a support bot.")
 ASKED = Message("user", "Please email my receipt.")
@@ -72,9 +73,7 @@ def test_the_child_runs_on_its_own_session_and_its_last_reply_is_kept() -> None:
 
 
 def test_the_start_event_shows_the_child_as_it_grows_and_a_resume_sends_it_too() -> None:
-    from convo.events import SubroutineEnded
-    from convo.events import SubroutineStarted
-    from convo.events import describe
+    from convo.events import SubroutineEnded, SubroutineStarted, describe
 
     seen: list[tuple[str, SubroutineRun]] = []
 

@@ -9,31 +9,30 @@ from pathlib import Path
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import EndConversationTool
-from convo import EndTemplate
-from convo import Limits
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MessageAdded
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTool
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import SubroutineEnded
-from convo.events import SubroutineStarted
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    EndConversationTool,
+    EndTemplate,
+    Limits,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MessageAdded,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SubroutineTool,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, SubroutineEnded, SubroutineStarted
 from convo.resume import resume
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 looked_up: list[str] = []
 

@@ -11,18 +11,20 @@ from typing import Any
 from message_json import unnumbered
 from starlette.testclient import TestClient
 
-from convo import AssistantTemplate
-from convo import ExecuteToolTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import ModelError
-from convo import SubroutineTool
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    ExecuteToolTemplate,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SubroutineTool,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.serve import create_app
 
 jotted: list[str] = []

@@ -12,21 +12,23 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import AssistantTemplate
-from convo import BreakTemplate
-from convo import DefinitionError
-from convo import EndTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import MessageTemplate
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SubroutineTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    BreakTemplate,
+    DefinitionError,
+    EndTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    MessageTemplate,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SubroutineTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.requests import Flow
 from convo.transcript import TranscriptWriter
 

@@ -6,36 +6,33 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from provider_fakes import FakeProvider
-from provider_fakes import plain
+from provider_fakes import FakeProvider, plain
 
-from convo import AssistantTemplate
-from convo import BreakTemplate
-from convo import DefinitionError
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import GenerateTemplate
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MessageTemplate
-from convo import MockModel
-from convo import ReachedEndTemplateException
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import Template
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    BreakTemplate,
+    DefinitionError,
+    EndTemplate,
+    FunctionModel,
+    GenerateTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MessageTemplate,
+    MockModel,
+    ReachedEndTemplateException,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    Template,
+    UserTemplate,
+)
 from convo.errors import RunError
-from convo.models.base import Model
-from convo.models.base import ToolSchemas
-from convo.requests import AskUser
-from convo.requests import CallModel
-from convo.requests import CheckGuards
-from convo.requests import Flow
+from convo.models.base import Model, ToolSchemas
+from convo.requests import AskUser, CallModel, CheckGuards, Flow
 
 NO_CONTENTS = ("Gemini refuses a request with no contents (its SDK checks it before "
                "sending): a first model call with no message cannot run on Gemini")

@@ -16,35 +16,34 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from provider_fakes import FakeProvider
-from provider_fakes import plain
+from provider_fakes import FakeProvider, plain
 
-from convo import DEFAULT_RESTRICTION_MESSAGE
-from convo import EndConversationTool
-from convo import FinishResponseTool
-from convo import FinishTaskTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import ReachedEndTemplateException
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import TerminateResponse
-from convo import Tool
-from convo import ToolArgument
-from convo import ToolCall
-from convo import ToolingTemplate
-from convo import TurnResult
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import TaskCompleted
-from convo.events import TurnEnded
+from convo import (
+    DEFAULT_RESTRICTION_MESSAGE,
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    ReachedEndTemplateException,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    TerminateResponse,
+    Tool,
+    ToolArgument,
+    ToolCall,
+    ToolingTemplate,
+    TurnResult,
+    UserTemplate,
+    tool,
+)
+from convo.events import Event, TaskCompleted, TurnEnded
 from convo.interfaces import EchoMockInterface
 from convo.resume import resume
 

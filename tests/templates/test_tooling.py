@@ -10,42 +10,43 @@ from typing import Any
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import DEFAULT_RESTRICTION_MESSAGE
-from convo import DefinitionError
-from convo import FinishResponseTool
-from convo import FinishTaskTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import Tool
-from convo import ToolArgument
-from convo import ToolCall
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import ToolResult
-from convo import TurnResult
-from convo import UserTemplate
-from convo import tool
-from convo.events import Event
-from convo.events import MessageAdded
-from convo.events import ModelCallEnded
-from convo.events import ModelCallStarted
-from convo.events import RestrictionInjected
-from convo.events import RunEnded
-from convo.events import ToolCallEnded
-from convo.events import ToolCallStarted
-from convo.events import TurnEnded
-from convo.requests import CallModel
-from convo.requests import CheckGuards
-from convo.requests import RunTools
-from convo.requests import ToolRun
+from convo import (
+    DEFAULT_RESTRICTION_MESSAGE,
+    DefinitionError,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    Tool,
+    ToolArgument,
+    ToolCall,
+    ToolDefinitionError,
+    ToolingTemplate,
+    ToolResult,
+    TurnResult,
+    UserTemplate,
+    tool,
+)
+from convo.events import (
+    Event,
+    MessageAdded,
+    ModelCallEnded,
+    ModelCallStarted,
+    RestrictionInjected,
+    RunEnded,
+    ToolCallEnded,
+    ToolCallStarted,
+    TurnEnded,
+)
+from convo.requests import CallModel, CheckGuards, RunTools, ToolRun
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 

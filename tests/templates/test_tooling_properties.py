@@ -10,27 +10,27 @@ from __future__ import annotations
 
 import warnings
 
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import EndConversationTool
-from convo import FinishResponseTool
-from convo import FinishTaskTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopGuard
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.models.script import CallIds
-from convo.models.script import parse_reply
+from convo import (
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    LinearTemplate,
+    LoopGuard,
+    Message,
+    MockModel,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.models.script import CallIds, parse_reply
 
 PROPERTY = settings(max_examples=100, deadline=None)
 

@@ -13,24 +13,25 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from convo import FunctionModel
-from convo import Limits
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import Tool
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    Limits,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    Tool,
+    ToolDefinitionError,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.events import CaughtUp
 from convo.requests import ListTools
-from convo.tools.toolset import Toolset
-from convo.tools.toolset import is_toolset
+from convo.tools.toolset import Toolset, is_toolset
 
 
 @tool

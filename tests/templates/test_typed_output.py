@@ -8,28 +8,28 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from convo import AssistantTemplate
-from convo import DefinitionError
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import OpenAIModel
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import ToolCall
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import TurnResult
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    DefinitionError,
+    LinearTemplate,
+    Message,
+    MockModel,
+    OpenAIModel,
+    Runner,
+    RunStatus,
+    Session,
+    ToolCall,
+    ToolDefinitionError,
+    ToolingTemplate,
+    TurnResult,
+    UserTemplate,
+    tool,
+)
 from convo.testing import OpenAIServer
 from convo.tools.output import OUTPUT_MESSAGE
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 
 class Forecast(BaseModel):
@@ -190,8 +190,7 @@ def test_typed_output_through_the_openai_sdk_and_the_fake_server() -> None:
 
 
 def test_a_resumed_turn_has_its_output_object_again(tmp_path: Path) -> None:
-    from convo import LoopTemplate
-    from convo import ScriptedInterface
+    from convo import LoopTemplate, ScriptedInterface
     from convo.resume import resume
 
     chat = LoopTemplate([UserTemplate(), ToolingTemplate([weather], output_type=Forecast)])

@@ -8,15 +8,9 @@ import base64
 from pathlib import Path
 
 from parts_files import png
-from terminal_harness import Spawn
-from terminal_harness import convo_cmd
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import Spawn, convo_cmd, env, terminal
 
-from convo import Image
-from convo import Message
-from convo import Session
-from convo import Text
+from convo import Image, Message, Session, Text
 from convo.terminal.slash_commands import Commands
 from convo.testing import OpenAIServer
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terminal_harness import Spawn
-from terminal_harness import convo_cmd
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import Spawn, convo_cmd, env, terminal
 
 from convo.terminal.history import History
 

@@ -6,12 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 
-from convo import Limits
-from convo import LinearTemplate
-from convo import MockModel
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import Limits, LinearTemplate, MockModel, ToolingTemplate, UserTemplate, tool
 from convo.session import RunStatus
 from convo.terminal.printer import ConsolePrinter
 from convo.terminal.runner import CommandLineRunner

@@ -7,17 +7,17 @@ import io
 import pytest
 from terminal_harness import plain
 
-from convo import FinishResponseTool
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import ScriptedInterface
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.events import MessageAdded
-from convo.events import ModelCallEnded
-from convo.events import TextDelta
+from convo import (
+    FinishResponseTool,
+    LinearTemplate,
+    Message,
+    MockModel,
+    ScriptedInterface,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.events import MessageAdded, ModelCallEnded, TextDelta
 from convo.session import Usage
 from convo.terminal.printer import ConsolePrinter
 from convo.terminal.runner import CommandLineRunner

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terminal_harness import convo_cmd
-from terminal_harness import env
+from terminal_harness import convo_cmd, env
 
 __all__ = ["env"]  # the fixture
 

@@ -9,12 +9,7 @@ import time
 from pathlib import Path
 
 import pexpect
-from terminal_harness import TIMEOUT
-from terminal_harness import Spawn
-from terminal_harness import Terminal
-from terminal_harness import convo_cmd
-from terminal_harness import env
-from terminal_harness import terminal
+from terminal_harness import TIMEOUT, Spawn, Terminal, convo_cmd, env, terminal
 
 __all__ = ["env", "terminal"]  # the fixtures
 

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from convo import Message
-from convo import Session
-from convo.events import MessageAdded
-from convo.events import RunEnded
+from convo import Message, Session
+from convo.events import MessageAdded, RunEnded
 from convo.session import Outcome
-from convo.terminal.history import History
-from convo.terminal.history import Recorder
-from convo.terminal.paths import data_dir
-from convo.terminal.paths import input_history_path
+from convo.terminal.history import History, Recorder
+from convo.terminal.paths import data_dir, input_history_path
 
 
 def test_data_dir_follows_convo_home_then_xdg(monkeypatch: pytest.MonkeyPatch,

@@ -8,8 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from terminal_harness import convo_cmd
-from terminal_harness import env
+from terminal_harness import convo_cmd, env
 
 from convo.transcript import read_transcript
 

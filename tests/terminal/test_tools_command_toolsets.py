@@ -3,8 +3,7 @@ asked, and a toolset that cannot be listed is named with the cause."""
 
 from __future__ import annotations
 
-from convo import Tool
-from convo import tool
+from convo import Tool, tool
 from convo.terminal.slash_commands import tools_text
 
 

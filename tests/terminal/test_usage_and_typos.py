@@ -10,12 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from terminal_harness import TIMEOUT
-from terminal_harness import convo_cmd
-from terminal_harness import env
+from terminal_harness import TIMEOUT, convo_cmd, env
 
-from convo import Message
-from convo import Session
+from convo import Message, Session
 from convo.terminal.slash_commands import Commands
 from convo.testing import OpenAIServer
 

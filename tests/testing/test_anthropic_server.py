@@ -14,8 +14,7 @@ import pytest
 
 from convo import Message
 from convo.messages import ToolCall
-from convo.testing import AnthropicServer
-from convo.testing import ErrorReply
+from convo.testing import AnthropicServer, ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "The user wants Oslo.", "signature": "c2lnLTE="}
 EPH = {"type": "ephemeral"}

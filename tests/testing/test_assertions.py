@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptError
-from convo import Session
-from convo import ToolCall
-from convo import UserTemplate
-from convo.testing import assert_model_calls
-from convo.testing import assert_outcome
-from convo.testing import assert_tool_called
-from convo.testing import assert_tool_not_called
-from convo.testing import assert_transcript
-from convo.testing import expect
+from convo import (
+    AssistantTemplate,
+    EndTemplate,
+    FunctionModel,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptError,
+    Session,
+    ToolCall,
+    UserTemplate,
+)
+from convo.testing import (
+    assert_model_calls,
+    assert_outcome,
+    assert_tool_called,
+    assert_tool_not_called,
+    assert_transcript,
+    expect,
+)
 from convo.testing.assertions import tool_calls
 
 

@@ -7,24 +7,15 @@ recording goes through the real SDK and the wire format."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import Message
-from convo import OpenAIModel
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import FunctionModel, LoopTemplate, Message, OpenAIModel, ToolingTemplate, UserTemplate
 from convo import tool as make_tool
-from convo.testing import Cassette
-from convo.testing import OpenAIServer
-from convo.testing import Scenario
-from convo.testing import evaluate
+from convo.testing import Cassette, OpenAIServer, Scenario, evaluate
 
 
 @make_tool

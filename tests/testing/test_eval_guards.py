@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import MockModel
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import LinearTemplate, LoopTemplate, MockModel, ToolingTemplate, UserTemplate
 from convo.guards import pii
-from convo.testing.evaluation import Scenario
-from convo.testing.evaluation import evaluate
+from convo.testing.evaluation import Scenario, evaluate
 from convo.testing.evaluation.scenario import ScenarioError
 
 BOT = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([])])])

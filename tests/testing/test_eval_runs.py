@@ -9,21 +9,20 @@ from typing import Any
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import ToolContext
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.testing import EvalResult
-from convo.testing import Scenario
-from convo.testing import evaluate
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    ToolContext,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.testing import EvalResult, Scenario, evaluate
 from convo.testing.evaluation import aevaluate
-from convo.testing.evaluation.judge import transcript
-from convo.testing.evaluation.judge import verdict
+from convo.testing.evaluation.judge import transcript, verdict
 
 
 @tool

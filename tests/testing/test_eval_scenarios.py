@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from convo.testing import Scenario
-from convo.testing import load_scenarios
-from convo.testing.evaluation import Checks
-from convo.testing.evaluation import Judge
-from convo.testing.evaluation import ScenarioError
-from convo.testing.evaluation import Simulated
+from convo.testing import Scenario, load_scenarios
+from convo.testing.evaluation import Checks, Judge, ScenarioError, Simulated
 
 
 def write(tmp_path: Path, text: str) -> Path:

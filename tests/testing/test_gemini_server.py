@@ -13,15 +13,12 @@ from typing import Any
 import httpx
 import pytest
 from google import genai
-from google.genai import errors
-from google.genai import types
+from google.genai import errors, types
 
 from convo import Message
 from convo.messages import ToolCall
-from convo.reply import Finish
-from convo.reply import Usage
-from convo.testing import ErrorReply
-from convo.testing import GeminiServer
+from convo.reply import Finish, Usage
+from convo.testing import ErrorReply, GeminiServer
 
 # Bytes whose standard base64 has '+' and '/': the SDK writes them URL-safe ('-', '_').
 SIGNATURE = b"\xfb\xef\xbe-sig"

@@ -12,12 +12,9 @@ from typing import Any
 import openai
 import pytest
 
-from convo import Message
-from convo import ToolCall
+from convo import Message, ToolCall
 from convo.errors import ScriptError
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
-from convo.testing import SlowReply
+from convo.testing import ErrorReply, OpenAIServer, SlowReply
 from convo.testing.server import CutReply
 
 

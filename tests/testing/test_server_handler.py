@@ -10,8 +10,7 @@ import pytest
 from testing_kit import fails_saying
 
 from convo import Message
-from convo.testing import ErrorReply
-from convo.testing import OpenAIServer
+from convo.testing import ErrorReply, OpenAIServer
 
 
 def ask(server: OpenAIServer, text: str = "hi") -> Any:

@@ -7,20 +7,20 @@ import asyncio
 import pytest
 from testing_kit import fails_saying
 
-from convo import AssistantTemplate
-from convo import EndTemplate
-from convo import FunctionModel
-from convo import IfTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import SystemTemplate
-from convo import UserTemplate
-from convo.testing import SimulatedUser
-from convo.testing import assert_outcome
-from convo.testing import assert_transcript
+from convo import (
+    AssistantTemplate,
+    EndTemplate,
+    FunctionModel,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Runner,
+    SystemTemplate,
+    UserTemplate,
+)
+from convo.testing import SimulatedUser, assert_outcome, assert_transcript
 
 barista = LinearTemplate([
     SystemTemplate("You are a barista."),

@@ -4,30 +4,26 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any
-from typing import ClassVar
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from convo import EndConversationTool
-from convo import FinishTool
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Tool
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.testing import SmokeModel
-from convo.testing import assert_outcome
-from convo.testing import assert_tool_called
-from convo.testing import assert_tool_not_called
-from convo.testing.smoke import example_arguments
-from convo.testing.smoke import example_value
+from convo import (
+    EndConversationTool,
+    FinishTool,
+    LinearTemplate,
+    LoopTemplate,
+    Runner,
+    ScriptedInterface,
+    Tool,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.testing import SmokeModel, assert_outcome, assert_tool_called, assert_tool_not_called
+from convo.testing.smoke import example_arguments, example_value
 
 
 class Unit(enum.Enum):

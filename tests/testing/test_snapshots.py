@@ -7,19 +7,19 @@ from pathlib import Path
 import pytest
 from testing_kit import fails_saying
 
-from convo import EndTemplate
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import Session
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    EndTemplate,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    Session,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.testing import assert_matches_snapshot
-from convo.testing.snapshots import render
-from convo.testing.snapshots import snapshot_path
-from convo.testing.snapshots import snapshot_text
+from convo.testing.snapshots import render, snapshot_path, snapshot_text
 
 
 @tool

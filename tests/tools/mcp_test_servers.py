@@ -19,17 +19,18 @@ import sys
 import time
 
 import anyio
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import AudioContent
-from mcp.types import BlobResourceContents
-from mcp.types import CallToolResult
-from mcp.types import EmbeddedResource
-from mcp.types import ImageContent
-from mcp.types import ResourceLink
-from mcp.types import TextContent
-from mcp.types import TextResourceContents
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"0" * 52
 WAV = b"RIFF" + b"\0" * 40

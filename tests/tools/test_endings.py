@@ -8,30 +8,32 @@ from typing import Any
 
 import pytest
 
-from convo import EndConversationTool
-from convo import FinishTool
-from convo import ReachedEndTemplateException
-from convo import TerminateResponse
-from convo import Tool
-from convo import ToolCall
-from convo import Transition
-from convo import tool
+from convo import (
+    EndConversationTool,
+    FinishTool,
+    ReachedEndTemplateException,
+    TerminateResponse,
+    Tool,
+    ToolCall,
+    Transition,
+    tool,
+)
 from convo.templates.tree import termination_tools
-from convo.tools.calls import Invocation
-from convo.tools.calls import execute
-from convo.tools.calls import outcome
-from convo.tools.endings import CONTINUE
-from convo.tools.endings import PRECEDENCE
-from convo.tools.endings import Continue
-from convo.tools.endings import EndConversation
-from convo.tools.endings import FinalOutput
-from convo.tools.endings import GuardEnd
-from convo.tools.endings import HandOver
-from convo.tools.endings import MoveState
-from convo.tools.endings import RetriesSpent
-from convo.tools.endings import TerminalReply
-from convo.tools.endings import Terminate
-from convo.tools.endings import stronger
+from convo.tools.calls import Invocation, execute, outcome
+from convo.tools.endings import (
+    CONTINUE,
+    PRECEDENCE,
+    Continue,
+    EndConversation,
+    FinalOutput,
+    GuardEnd,
+    HandOver,
+    MoveState,
+    RetriesSpent,
+    TerminalReply,
+    Terminate,
+    stronger,
+)
 from convo.tools.handoff import HandoffTool
 from convo.tools.transition import Move
 
@@ -114,8 +116,7 @@ def test_each_kind_of_result_is_read_into_its_ending() -> None:
 
 
 def test_front_ends_ask_whether_a_tool_shows_its_effect_only() -> None:
-    from convo import LinearTemplate
-    from convo import ToolingTemplate
+    from convo import LinearTemplate, ToolingTemplate
 
     class Quiet(Tool):  # not terminal, not rerun on resume: shown only by what it does
         name = "quiet"

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from convo import DefinitionError
-from convo import MCPServer
+from convo import DefinitionError, MCPServer
 
 
 def test_the_common_config_gives_one_server_per_entry(tmp_path: Path) -> None:

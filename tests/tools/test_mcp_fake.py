@@ -6,15 +6,16 @@ import asyncio
 
 import pytest
 
-from convo import EndTemplate
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
-from convo.testing import FakeMCPServer
-from convo.testing import MCPCall
+from convo import (
+    EndTemplate,
+    LinearTemplate,
+    MockModel,
+    Runner,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.testing import FakeMCPServer, MCPCall
 
 
 @tool

@@ -11,18 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_kit import HttpServer
-from mcp_kit import free_port
-from mcp_kit import stdio_server
+from mcp_kit import HttpServer, free_port, stdio_server
 
-from convo import EndTemplate
-from convo import LinearTemplate
-from convo import MCPServer
-from convo import MockModel
-from convo import Runner
-from convo import Session
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    EndTemplate,
+    LinearTemplate,
+    MCPServer,
+    MockModel,
+    Runner,
+    Session,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.errors import MCPServerError
 
 

@@ -17,12 +17,7 @@ from typing import Any
 import pytest
 from mcp_kit import stdio_server
 
-from convo import LinearTemplate
-from convo import MCPServer
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
 from convo.errors import MCPServerError
 from convo.tools.mcp import connection as connection_module
 from convo.tools.mcp import server as server_module

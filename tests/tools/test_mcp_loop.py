@@ -9,8 +9,7 @@ import threading
 import pytest
 
 from convo import MCPServer
-from convo.tools.mcp import loop
-from convo.tools.mcp import server
+from convo.tools.mcp import loop, server
 
 
 async def _on_which_loop() -> asyncio.AbstractEventLoop:

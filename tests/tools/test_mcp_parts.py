@@ -8,22 +8,22 @@ import base64
 from collections.abc import Iterator
 
 import pytest
-from mcp_test_servers import PDF
-from mcp_test_servers import PNG
-from mcp_test_servers import WAV
+from mcp_test_servers import PDF, PNG, WAV
 
-from convo import Audio
-from convo import Document
-from convo import Image
-from convo import LinearTemplate
-from convo import MCPServer
-from convo import MockModel
-from convo import OpenAIModel
-from convo import Runner
-from convo import Session
-from convo import Text
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    Audio,
+    Document,
+    Image,
+    LinearTemplate,
+    MCPServer,
+    MockModel,
+    OpenAIModel,
+    Runner,
+    Session,
+    Text,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.resume import resume
 from convo.testing import OpenAIServer
 

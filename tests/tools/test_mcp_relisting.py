@@ -13,15 +13,17 @@ import pytest
 from mcp_kit import stdio_server
 from starlette.testclient import TestClient
 
-from convo import FinishTool
-from convo import FunctionModel
-from convo import LoopTemplate
-from convo import MCPServer
-from convo import Message
-from convo import Runner
-from convo import ScriptedInterface
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LoopTemplate,
+    MCPServer,
+    Message,
+    Runner,
+    ScriptedInterface,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.serve import create_app
 
 WARNING = (

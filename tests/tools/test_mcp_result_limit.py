@@ -13,12 +13,7 @@ from typing import Any
 
 import pytest
 
-from convo import LinearTemplate
-from convo import MCPServer
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
 from convo.errors import DefinitionError
 
 LIMIT = 256 * 1024

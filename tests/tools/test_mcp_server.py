@@ -9,22 +9,23 @@ import sys
 from collections.abc import Iterable
 
 import pytest
-from mcp_kit import HttpServer
-from mcp_kit import stdio_server
+from mcp_kit import HttpServer, stdio_server
 
-from convo import Approval
-from convo import EndTemplate
-from convo import Limits
-from convo import LinearTemplate
-from convo import MCPServer
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import Tool
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import (
+    Approval,
+    EndTemplate,
+    Limits,
+    LinearTemplate,
+    MCPServer,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    Tool,
+    ToolDefinitionError,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.events import ToolCallEnded
 from convo.parts import shown
 from convo.resume import resume

@@ -9,11 +9,7 @@ import logging
 import pytest
 from mcp_kit import stdio_server
 
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ToolingTemplate
-from convo import UserTemplate
+from convo import LinearTemplate, MockModel, Runner, ToolingTemplate, UserTemplate
 
 
 def test_a_tool_that_requires_tasks_is_left_out_with_a_warning(

@@ -13,27 +13,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_kit import HttpServer
-from mcp_kit import stdio_server
+from mcp_kit import HttpServer, stdio_server
 from starlette.testclient import TestClient
 
-from convo import FunctionModel
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import MCPServer
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    MCPServer,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    ToolDefinitionError,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.record.transcript import TranscriptWriter
 from convo.serve import create_app
-from convo.testing import FakeMCPServer
-from convo.testing import MCPCall
+from convo.testing import FakeMCPServer, MCPCall
 from convo.tools.mcp.connection import Connection
 
 

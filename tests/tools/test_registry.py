@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from convo import EndConversationTool
-from convo import FinishResponseTool
-from convo import FinishTaskTool
-from convo import FinishTool
-from convo import tool
-from convo.tools import ToolRegistry
-from convo.tools import registry
+from convo import EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool, tool
+from convo.tools import ToolRegistry, registry
 
 
 @pytest.mark.parametrize(("name", "cls", "title"), [

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from collections.abc import Sequence
-from typing import Any
-from typing import Literal
-from typing import Optional
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Optional
 
 import pytest
 
-from convo import Tool
-from convo import ToolArgument
-from convo import ToolArgumentError
-from convo import ToolDefinitionError
-from convo import tool
-from convo.tools.schema import describe
-from convo.tools.schema import json_schema
+from convo import Tool, ToolArgument, ToolArgumentError, ToolDefinitionError, tool
+from convo.tools.schema import describe, json_schema
 from convo.tools.validation import check
 
 

@@ -8,16 +8,18 @@ from typing import Any
 
 import pytest
 
-from convo import AssistantTemplate
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import SubroutineTool
-from convo import Tool
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    AssistantTemplate,
+    LinearTemplate,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    SubroutineTool,
+    Tool,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.requests import Approve
 
 

@@ -13,23 +13,24 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import Event
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import Tool
-from convo import ToolContext
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    Event,
+    LinearTemplate,
+    LoopTemplate,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    Tool,
+    ToolContext,
+    ToolDefinitionError,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.events import ToolCallEnded
 from convo.resume import resume
-from convo.transcript import TranscriptWriter
-from convo.transcript import load_transcript
+from convo.transcript import TranscriptWriter, load_transcript
 
 NOTES = Path(__file__).resolve().parents[1] / "cli_fixtures" / "notes.py"
 

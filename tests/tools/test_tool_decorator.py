@@ -7,12 +7,8 @@ from typing import Any
 
 import pytest
 
-from convo import Tool
-from convo import ToolArgumentError
-from convo import ToolDefinitionError
-from convo import tool
-from convo.tools.decorator import FunctionTool
-from convo.tools.decorator import parse_docstring
+from convo import Tool, ToolArgumentError, ToolDefinitionError, tool
+from convo.tools.decorator import FunctionTool, parse_docstring
 
 
 @tool

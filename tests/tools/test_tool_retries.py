@@ -10,21 +10,23 @@ import threading
 
 import pytest
 
-from convo import DefinitionError
-from convo import LinearTemplate
-from convo import MockModel
-from convo import RenderError
-from convo import Runner
-from convo import RunStatus
-from convo import Session
-from convo import SystemTemplate
-from convo import TemplateSyntaxError
-from convo import ToolContext
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import ToolRetry
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    DefinitionError,
+    LinearTemplate,
+    MockModel,
+    RenderError,
+    Runner,
+    RunStatus,
+    Session,
+    SystemTemplate,
+    TemplateSyntaxError,
+    ToolContext,
+    ToolDefinitionError,
+    ToolingTemplate,
+    ToolRetry,
+    UserTemplate,
+    tool,
+)
 
 ATTEMPTS: list[int] = []
 
@@ -210,11 +212,9 @@ def test_jinja_errors_are_also_jinja2_errors() -> None:
 def test_a_resumed_turn_counts_saved_failures_again(tmp_path: object) -> None:
     from pathlib import Path
 
-    from convo import LoopTemplate
-    from convo import ScriptedInterface
+    from convo import LoopTemplate, ScriptedInterface
     from convo.resume import resume
-    from convo.transcript import TranscriptWriter
-    from convo.transcript import load_transcript
+    from convo.transcript import TranscriptWriter, load_transcript
 
     @tool(retries=1)
     def odd_only(n: int) -> str:

@@ -7,24 +7,23 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-from typing import Annotated
-from typing import Any
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
-from pydantic import Field
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from convo import LinearTemplate
-from convo import MockModel
-from convo import Runner
-from convo import Tool
-from convo import ToolArgumentError
-from convo import ToolDefinitionError
-from convo import ToolingTemplate
-from convo import UserTemplate
-from convo import tool
+from convo import (
+    LinearTemplate,
+    MockModel,
+    Runner,
+    Tool,
+    ToolArgumentError,
+    ToolDefinitionError,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 from convo.tools.base import to_text
 
 
@@ -379,9 +378,7 @@ def test_strict_mode_refuses_a_free_form_object() -> None:
 
 
 def test_a_strict_tool_through_the_openai_sdk_and_the_fake_server() -> None:
-    from convo import Message
-    from convo import OpenAIModel
-    from convo import ToolCall
+    from convo import Message, OpenAIModel, ToolCall
     from convo.testing import OpenAIServer
 
     @tool(strict=True)

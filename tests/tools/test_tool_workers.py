@@ -10,8 +10,7 @@ from typing import Any
 
 from convo.messages import ToolCall
 from convo.tools import workers
-from convo.tools.calls import Invocation
-from convo.tools.calls import aexecute
+from convo.tools.calls import Invocation, aexecute
 from convo.tools.decorator import tool
 
 seen: list[threading.Thread] = []  # kept, so no two threads are ever confused

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
-from convo import Tool
-from convo import ToolArgument
-from convo import ToolArgumentError
-from convo import ToolCall
-from convo import ToolResult
-from convo.tools.base import TERMINAL_NOTE
-from convo.tools.base import to_text
+from convo import Tool, ToolArgument, ToolArgumentError, ToolCall, ToolResult
+from convo.tools.base import TERMINAL_NOTE, to_text
 
 
 class Greet(Tool):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from convo import Message
-from convo import ToolCall
+from convo import Message, ToolCall
 
 
 @pytest.mark.parametrize("role", ["system", "user", "assistant", "tool"])

@@ -8,35 +8,28 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
-from parts_files import pdf
-from parts_files import png
-from parts_files import wav
+from parts_files import pdf, png, wav
 
-from convo import AssistantTemplate
-from convo import Audio
-from convo import Document
-from convo import Image
-from convo import LinearTemplate
-from convo import Message
-from convo import MockModel
-from convo import Runner
-from convo import ScriptedInterface
-from convo import Session
-from convo import Text
-from convo import UserTemplate
-from convo import load_transcript
-from convo.context import IMAGE_TOKENS
-from convo.context import MESSAGE_OVERHEAD
-from convo.context import estimate_message
-from convo.parts import PartError
-from convo.parts import describe
-from convo.parts import from_path
-from convo.parts import part_from_dict
-from convo.parts import shown
+from convo import (
+    AssistantTemplate,
+    Audio,
+    Document,
+    Image,
+    LinearTemplate,
+    Message,
+    MockModel,
+    Runner,
+    ScriptedInterface,
+    Session,
+    Text,
+    UserTemplate,
+    load_transcript,
+)
+from convo.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_message
+from convo.parts import PartError, describe, from_path, part_from_dict, shown
 from convo.rendering import environment
 from convo.testing import assert_matches_snapshot
-from convo.testing.strategies import contents
-from convo.testing.strategies import messages
+from convo.testing.strategies import contents, messages
 from convo.transcript import TranscriptWriter
 
 PNG = png()

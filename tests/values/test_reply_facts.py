@@ -7,12 +7,7 @@ import json
 
 import pytest
 
-from convo import Message
-from convo import Outcome
-from convo import RunStatus
-from convo import Session
-from convo import ToolCall
-from convo import Usage
+from convo import Message, Outcome, RunStatus, Session, ToolCall, Usage
 from convo.reply import Finish
 
 

@@ -8,22 +8,24 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import AssistantTemplate
-from convo import EndTemplate
-from convo import LinearTemplate
-from convo import LoopTemplate
-from convo import Message
-from convo import MockModel
-from convo import Outcome
-from convo import Runner
-from convo import RunStatus
-from convo import ScriptedInterface
-from convo import Session
-from convo import SystemTemplate
-from convo import ToolCall
-from convo import TurnResult
-from convo import Usage
-from convo import UserTemplate
+from convo import (
+    AssistantTemplate,
+    EndTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    MockModel,
+    Outcome,
+    Runner,
+    RunStatus,
+    ScriptedInterface,
+    Session,
+    SystemTemplate,
+    ToolCall,
+    TurnResult,
+    Usage,
+    UserTemplate,
+)
 from convo.events import TurnEnded
 from convo.requests import Flow
 from convo.templates import Template

@@ -10,11 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agui_kit import parsed
-from agui_kit import run_input
-from agui_kit import types
-from agui_kit import user
-from agui_kit import validate
+from agui_kit import parsed, run_input, types, user, validate
 
 
 def events(text: str) -> list[dict[str, Any]]:

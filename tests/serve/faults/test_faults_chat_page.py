@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_kit import CHROMIUM
-from serve_kit import type_in
+from serve_kit import CHROMIUM, type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Page  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}",
