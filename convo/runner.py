@@ -11,7 +11,7 @@ run's ``RunState``, for every way of answering.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -19,7 +19,7 @@ import attrs
 from .context import ContextWindow, check_window
 from .errors import DefinitionError
 from .events import Event
-from .guards.base import AnyGuard, as_guards, check_names
+from .guards.base import AnyGuard, check_names
 from .interfaces.base import UserInterface
 from .limits import Limits
 from .models.base import Model
@@ -71,6 +71,13 @@ class Run:
         return self.driver.state.session
 
 
+def _runner_guards(guards: Iterable[AnyGuard]) -> tuple[AnyGuard, ...]:
+    """``guards=`` checked (``check_names``); nothing to check when there are none."""
+    if guards == () or guards == []:
+        return ()
+    return check_names(tuple(guards), "Runner")
+
+
 @attrs.define(slots=False, eq=False)
 class Runner:
     """Runs a template tree against a model and a user interface.
@@ -98,8 +105,8 @@ class Runner:
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
-    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
-                                               validator=lambda _, __, v: check_names(v, "Runner"))
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True,
+                                               converter=_runner_guards)
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)

@@ -230,6 +230,11 @@ class Session:
     #: The conversation this one was branched from (``Runner.branch``): ``{"id", "before"}``,
     #: ``id`` the served conversation's id, a transcript's path or ``None``; else ``None``.
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
+    # Where the guards of the run on this session look (``"input"``, ``"output"``...), set by
+    # the run (``RunState``); ``None``: not known, every check is asked for. Never written,
+    # compared or copied: a template reads it so that a run without guards pays nothing.
+    _guards_on: frozenset[str] | None = attrs.field(default=None, init=False, eq=False,
+                                                    repr=False)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
