@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -21,7 +21,7 @@ import attrs
 from .context import ContextWindow, check_window
 from .errors import DefinitionError
 from .events import Event
-from .guards.base import AnyGuard, as_guards, check_names
+from .guards.base import AnyGuard, check_names
 from .interfaces.base import UserInterface
 from .limits import Limits
 from .messages import Message
@@ -75,6 +75,13 @@ class Run:
         return self.driver.state.session
 
 
+def _runner_guards(guards: Iterable[AnyGuard]) -> tuple[AnyGuard, ...]:
+    """``guards=`` checked (``check_names``); nothing to check when there are none."""
+    if guards == () or guards == []:
+        return ()
+    return check_names(tuple(guards), "Runner")
+
+
 @attrs.define(slots=False, eq=False)
 class Runner:
     """Runs a template tree against a model and a user interface.
@@ -102,8 +109,8 @@ class Runner:
     limits: Limits | None = attrs.field(default=None, kw_only=True, converter=_to_limits)
     context: ContextWindow | None = attrs.field(default=None, kw_only=True,
                                                 validator=check_window)
-    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
-                                               validator=lambda _, __, v: check_names(v, "Runner"))
+    guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True,
+                                               converter=_runner_guards)
     #: The sessions of the runs in progress (``steer``), by ``id``, and how many runs each.
     _running: dict[int, tuple[Session, int]] = attrs.field(factory=dict, init=False, repr=False)
     _guard: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)

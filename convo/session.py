@@ -234,6 +234,11 @@ class Session:
     #: takes them at its next safe point (before its next model call) or ``AskUser``; kept
     #: in transcripts when a run stopped early with some not taken.
     queued: list[Message] = attrs.field(factory=list, kw_only=True, eq=False)
+    # Where the guards of the run on this session look (``"input"``, ``"output"``...), set by
+    # the run (``RunState``); ``None``: not known, every check is asked for. Never written,
+    # compared or copied: a template reads it so that a run without guards pays nothing.
+    _guards_on: frozenset[str] | None = attrs.field(default=None, init=False, eq=False,
+                                                    repr=False)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)

@@ -102,13 +102,13 @@ class Guard(_Rule):
 
     def judge(self, value: Any, ctx: GuardContext) -> tuple[Any, dict[str, Any] | None]:
         result = self.check(value, ctx)
-        if inspect.isawaitable(result):  # an async check under the blocking run()
+        if result is not True and inspect.isawaitable(result):  # an async check under run()
             result = _run_sync(result)
         return result, None
 
     async def ajudge(self, value: Any, ctx: GuardContext) -> tuple[Any, dict[str, Any] | None]:
         result = self.check(value, ctx)
-        if inspect.isawaitable(result):
+        if result is not True and inspect.isawaitable(result):
             result = await result
         return result, None
 
@@ -290,11 +290,13 @@ def check(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext) -> Checked 
             result, verdict = guard.judge(value, ctx)
         except Exception as exc:
             result, verdict = _failed(guard, exc)
+        if result is True and verdict is None:
+            continue  # passed, nothing to record: the common case
         steps.append((guard, result, verdict))
         value, stop = _step(steps, value)
         if stop:
             break
-    return _summed(steps, value)
+    return _summed(steps, value) if steps else None
 
 
 async def acheck(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext) -> Checked | None:
@@ -305,11 +307,13 @@ async def acheck(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext) -> C
             result, verdict = await guard.ajudge(value, ctx)
         except Exception as exc:
             result, verdict = _failed(guard, exc)
+        if result is True and verdict is None:
+            continue  # passed, nothing to record: the common case
         steps.append((guard, result, verdict))
         value, stop = _step(steps, value)
         if stop:
             break
-    return _summed(steps, value)
+    return _summed(steps, value) if steps else None
 
 
 def _step(steps: list[tuple[AnyGuard, Any, Any]], value: Any) -> tuple[Any, bool]:

@@ -45,6 +45,9 @@ def pii(kinds: tuple[str, ...] = _pii.KINDS, *, on: str = "output", action: str 
 
     def check(value: Any, ctx: GuardContext) -> Any:
         if action == "redact":
+            if isinstance(value, str):  # a message's text: the common case
+                redacted = _pii.redact(value, kinds)
+                return True if redacted == value else redacted
             redacted = _each_text(value, lambda text: _pii.redact(text, kinds))
             return True if redacted == value else redacted
         found = _pii.find(_text(value), kinds)

@@ -6,7 +6,10 @@ under it, in order, ``chat {model}`` per model call and ``execute_tool {tool}`` 
 A tool's span is made when its ``ToolCallEnded`` arrives, with the times its own run began
 and ended (``convo.tools.calls`` notes them; the calls of a batch may run at once), so that
 what a resumed run replays never becomes a span. A model call that fails sends no event: its
-span ends in error at the run's end (or the served turn's).
+span ends in error at the run's end (or the served turn's). With ``capture_content``, a model
+call's span ends when its reply is stored (``MessageAdded``), at the time the call ended, and
+its output is the stored reply: what the output guards left of it, as the user was shown it
+(API.md §27: a redaction keeps no copy of the original anywhere, spans included).
 
 (Just over 300 lines: one handler per event kind, each a few lines, and the table of them.)
 """
@@ -30,6 +33,7 @@ from ..events import (
     ContextTrimmed,
     Event,
     GuardTripped,
+    MessageAdded,
     ModelCallEnded,
     ModelCallStarted,
     ReplayStarted,
@@ -71,6 +75,10 @@ class RunSpans:
         self.root_context: Context | None = None
         self.chat: Span | None = None
         self.chat_started = 0.0
+        # A model call's span and when the call ended, until its reply is stored.
+        self.replied: tuple[Span, int] | None = None
+        if telemetry.capture_content:
+            self.hears_messages = True  # the stored reply is the span's output
         self.responded = Responded()
         self.tools: dict[str, int] = {}  # a call's id -> when it was asked for, until it ends
         self.sessions = [session]  # the innermost subroutine's session last
@@ -138,6 +146,7 @@ class RunSpans:
     # -- model calls -------------------------------------------------------------------------
 
     def model_started(self, event: ModelCallStarted) -> None:
+        self.unstored()
         if self.chat is not None:  # the last call failed and the template went on
             self.end_chat("_OTHER")
         attributes = self.measured  # the same as the metrics' (start_span copies them)
@@ -182,12 +191,30 @@ class RunSpans:
             tokens.record(usage.prompt_tokens, {**measured, "gen_ai.token.type": "input"})
             tokens.record(usage.completion_tokens, {**measured, "gen_ai.token.type": "output"})
             attributes.update(cache_attributes(usage))
-        if self.telemetry.capture_content:
-            attributes["gen_ai.output.messages"] = output_messages(reply)
         self.telemetry.duration.record(event.elapsed_s, measured)
         if attributes:
             span.set_attributes(attributes)
+        if self.telemetry.capture_content:  # its output: the reply as stored (message_added)
+            self.replied = span, time.time_ns()
+            return
         span.end()
+
+    def message_added(self, event: MessageAdded) -> None:
+        """The reply of the last model call is stored (the first message after it): its
+        span's output is this message, what the guards made of the model's reply."""
+        if self.replied is not None:
+            span, ended = self.replied
+            self.replied = None
+            span.set_attribute("gen_ai.output.messages", output_messages(event.message))
+            span.end(ended)
+
+    def unstored(self) -> None:
+        """A model call whose reply was never stored (the run ended, or went on without it):
+        its span ends without its output."""
+        if self.replied is not None:
+            span, ended = self.replied
+            self.replied = None
+            span.end(ended)
 
     def end_chat(self, error_type: str | None) -> None:
         """End the open model call's span: it failed (``error_type``) or was cut short."""
@@ -293,6 +320,7 @@ class RunSpans:
         if self.was_served and self.root is None and self.served() is None:
             return  # a served run closed outside any turn (evicted, collected): no turn
         failed = error_type(outcome) if outcome.status == RunStatus.ERROR else None
+        self.unstored()
         self.end_chat(failed)
         span = self.owner()
         attributes: dict[str, Any] = {"convo.outcome.status": str(outcome.status.value)}
@@ -314,6 +342,7 @@ class RunSpans:
 
     def turn_ended(self, turn: Turn) -> None:
         """A served turn is over; a model call it left open failed."""
+        self.unstored()
         if self.chat is not None:
             self.end_chat(turn.error_type or "_OTHER")
         self.turn = None
@@ -332,6 +361,7 @@ def error_type(outcome: Outcome) -> str:
 _HANDLERS: dict[type[Event], Callable[[RunSpans, Any], None]] = {
     ModelCallStarted: RunSpans.model_started,
     ModelCallEnded: RunSpans.model_ended,
+    MessageAdded: RunSpans.message_added,
     ToolCallStarted: RunSpans.tool_started,
     ToolCallEnded: RunSpans.tool_ended,
     ApprovalRequested: RunSpans.approval_requested,

@@ -123,6 +123,8 @@ class RunState:
         self.guards_on: dict[str, tuple[Any, ...]] = {}
         for guard in self.guards:
             self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
+        # What the session's templates need to ask (no attrs hook: not a field users set).
+        object.__setattr__(session, "_guards_on", frozenset(self.guards_on))
         # Whether a message a guard blocked may be in the session (kept from the model then).
         self.guarded = False
         # The state as it was when the last message was added (``follow``); ``None`` until the

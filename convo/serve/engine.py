@@ -720,8 +720,10 @@ class Engine:
             await self._advance(live, head.content, None)
             return not live.queued
 
-    async def get(self, conversation_id: str, stored: Stored | None = None) -> dict[str, Any]:
-        """The conversation as a client sees it; ``stored``: all of it, as the route read it."""
+    async def get(self, conversation_id: str, stored: Stored | None = None, *,
+                  originals: bool = False) -> dict[str, Any]:
+        """The conversation as a client sees it; ``stored``: all of it, as the route read it;
+        ``originals``: as operators see it (the originals of what guards blocked)."""
         if stored is None:
             stored = await self.store.load(conversation_id)
         if stored is None:
@@ -731,8 +733,9 @@ class Engine:
                 if taken:  # nobody runs it: it was cut off, and now waits for a retry
                     live = await self._rebuild(conversation_id)
                     await self._commit(live, final=True)
-                    return live.view()
-        return stored_view(stored, stored.queued if stored.status != "ended" else ())
+                    return live.view(originals=originals)
+        return stored_view(stored, stored.queued if stored.status != "ended" else (),
+                           originals=originals)
 
     async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
         """Stop the running turn (here or in another worker); the conversation once it

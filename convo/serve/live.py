@@ -246,9 +246,13 @@ class Live:
     def status(self) -> str:
         return "ended" if self.pending is None else "waiting"
 
-    def view(self, added_from: int | None = None) -> dict[str, Any]:
+    def view(self, added_from: int | None = None, *, originals: bool = False
+             ) -> dict[str, Any]:
+        """The conversation as a client sees it; with ``originals`` (for operators) as
+        stored, the original of each blocked reply or tool result included (API.md §27)."""
         outcome = self.session.outcome
-        messages = [public(m) for m in self.session.messages]
+        shown = _stored if originals else public
+        messages = [shown(m) for m in self.session.messages]
         body: dict[str, Any] = {
             "id": self.id, "status": self.status, "messages": messages,
             "state": self.session.state,
@@ -260,8 +264,14 @@ class Live:
         return body
 
 
-def stored_view(stored: Stored, queued: Sequence[Queued] = ()) -> dict[str, Any]:
+def _stored(message: Message) -> dict[str, Any]:
+    return message.to_dict()
+
+
+def stored_view(stored: Stored, queued: Sequence[Queued] = (), *, originals: bool = False
+                ) -> dict[str, Any]:
+    shown = _stored if originals else public
     return {"id": stored.id, "status": stored.status,
-            "messages": [public(m) for m in stored.messages], "state": stored.state,
+            "messages": [shown(m) for m in stored.messages], "state": stored.state,
             "outcome": stored.outcome, "waiting_for": stored.waiting_for,
             "parent": stored.parent, "queued": [q.message.to_dict() for q in queued]}

@@ -42,7 +42,7 @@ from ..tools.endings import (
 )
 from ..tools.output import OUTPUT_TOOL, Output
 from ..tools.transition import Move
-from .guarding import trip_mark
+from .guarding import asks, trip_mark
 from .subroutine_tool import SubroutineTool, delegate
 from .toolsets import TurnTools
 
@@ -87,7 +87,8 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         except ToolArgumentError as exc:
             done[i] = f"Error: {exc}", True
             continue
-        checked: Checked | None = yield CheckGuards("tool_call", None, args, guards, call=call)
+        checked: Checked | None = (yield CheckGuards("tool_call", None, args, guards, call=call)
+                                   ) if asks(session, "tool_call", guards) else None
         if checked is not None:
             marks[i] = checked.mark or {}
             if checked.blocked:
@@ -161,9 +162,10 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
             if i in marks:
                 metadata = {**(metadata or {}), GUARD_KEY: marks[i]}
-            content, metadata, guarded = yield from _result(call, content, metadata, guards)
-            if guarded is not None:
-                ending = stronger(ending, guarded)
+            if asks(session, "tool_result", guards):
+                content, metadata, guarded = yield from _result(call, content, metadata, guards)
+                if guarded is not None:
+                    ending = stronger(ending, guarded)
             saved = run.saved
             if saved is not None and saved.content == content \
                     and error is saved.error:

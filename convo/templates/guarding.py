@@ -7,6 +7,9 @@ template that calls a model.
   since the previous model turn, and whether a guard already answered them (the turn is over);
 - ``checked_reply``: a model's reply, before it is stored or shown (output guards);
 - ``guard_reply`` / ``blocked_reply``: a turn a guard ended (``terminated_by == "guard"``).
+
+Each is asked for only when ``asks`` says a guard may look (the run's, read from the session,
+or the turn's own): a run without guards makes no request and no step for them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ GUARD = "guard"  # TurnResult.terminated_by of a turn a guard ended
 
 def own(guards: Sequence[AnyGuard], on: str) -> tuple[AnyGuard, ...]:
     return tuple(g for g in guards if g.on == on)
+
+
+def asks(session: Session, on: str, guards: Sequence[AnyGuard] = ()) -> bool:
+    """Whether a value on ``on`` is put to the guards: the turn has guards of its own, or the
+    run's guards look there (or the session does not say: a flow pumped by hand)."""
+    kinds = session._guards_on
+    return kinds is None or on in kinds or bool(guards)
 
 
 def trip_mark(mark: Mapping[str, Any] | None) -> dict[str, Any]:

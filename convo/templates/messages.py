@@ -19,7 +19,7 @@ from ..rendering import Text
 from ..requests import AskUser, CallModel, Flow
 from ..session import Session
 from .base import Template
-from .guarding import answered_input, blocked_reply, checked_input, checked_reply, own
+from .guarding import answered_input, asks, blocked_reply, checked_input, checked_reply, own
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -104,16 +104,19 @@ class UserTemplate(Template):
 
     def render(self, session: Session) -> Flow:
         if self._text is not None:
-            yield from checked_input(Message("user", self._text.render(session)))
-            return session
-        if self._parts:
-            yield from checked_input(Message("user", [p.render(session) if isinstance(p, Text)
-                                                      else p for p in self._parts]))
-            return session
-        answer: Content = yield self._ask
-        if not answer and self.default is not None:
-            answer = self.default
-        yield from checked_input(Message("user", answer))
+            message = Message("user", self._text.render(session))
+        elif self._parts:
+            message = Message("user", [p.render(session) if isinstance(p, Text) else p
+                                       for p in self._parts])
+        else:
+            answer: Content = yield self._ask
+            if not answer and self.default is not None:
+                answer = self.default
+            message = Message("user", answer)
+        if asks(session, "input"):
+            yield from checked_input(message)
+        else:
+            yield message
         return session
 
 
@@ -125,10 +128,10 @@ class GenerateTemplate(Template):
     model: Model | None = attrs.field(default=None, kw_only=True)
 
     def render(self, session: Session) -> Flow:
-        if (yield from answered_input(session, ())):
+        if asks(session, "input") and (yield from answered_input(session, ())):
             return session
         reply: Message = yield CallModel(self.model, guards=())
-        if self.role == "assistant":
+        if self.role == "assistant" and asks(session, "output"):
             reply = yield from checked_reply(reply, ())
         if reply.role != self.role:
             reply = Message(self.role, reply.content, metadata=reply.metadata)
@@ -175,10 +178,13 @@ class AssistantTemplate(Template):
             return session
         if self._typed is not None:
             return (yield from self._typed.render(session))
-        if (yield from answered_input(session, own(self.guards, "input"))):
+        guards = self.guards
+        if asks(session, "input", guards) and (
+                yield from answered_input(session, own(guards, "input"))):
             return session
-        reply: Message = yield CallModel(self.model, context=self.context, guards=self.guards)
-        reply = yield from checked_reply(reply, self.guards)
+        reply: Message = yield CallModel(self.model, context=self.context, guards=guards)
+        if asks(session, "output", guards):
+            reply = yield from checked_reply(reply, guards)
         yield reply
         if blocked(reply):
             yield from blocked_reply(reply)

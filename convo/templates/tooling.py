@@ -48,7 +48,7 @@ from .base import Template
 from .batch import answer
 from .checks import check_count, check_tools
 from .guard import LoopGuard, TurnWatch
-from .guarding import answered_input, blocked_reply, checked_reply, ended, own
+from .guarding import answered_input, asks, blocked_reply, checked_reply, ended, own
 from .handoff import handed_off
 from .subroutine_tool import SubroutineTool
 from .toolsets import TurnTools, fixed, toolsets_of, turn_tools, with_frontend
@@ -144,8 +144,11 @@ class ToolingTemplate(Template):
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context, guards=self.guards)
-        if (yield from answered_input(session, own(self.guards, "input"))):
+        guards = self.guards
+        if asks(session, "input", guards) and (
+                yield from answered_input(session, own(guards, "input"))):
             return session
+        checks = asks(session, "output", guards)  # whether a guard reads the replies
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:
             if turn.iterations:  # the safe point: messages sent while the turn ran (§26)
@@ -153,7 +156,8 @@ class ToolingTemplate(Template):
                 yield from steered
             reply: Message = yield ask
             turn.iterations += 1
-            reply = yield from checked_reply(reply, self.guards)
+            if checks:
+                reply = yield from checked_reply(reply, guards)
             yield reply
             if GUARD_KEY in reply.metadata and blocked(reply):
                 yield from blocked_reply(reply, iterations=turn.iterations)
@@ -175,7 +179,7 @@ class ToolingTemplate(Template):
                     return session
                 ending, turn.last_tool_text = yield from answer(
                     session, reply.tool_calls, turn.tools, self.mode, self._output,
-                    turn.failures, self.guards)
+                    turn.failures, guards)
                 if ending.__class__ is Continue:
                     continue
                 yield from self._close(session, turn, ending)
@@ -232,12 +236,14 @@ class ToolingTemplate(Template):
                 yield self._ended(turn, RunStatus.COMPLETED, terminated_by=call.name,
                                   done=True)
             case TerminalReply(text=text, by=by):  # a reply like any other: guards check it
-                reply = yield from checked_reply(Message("assistant", text), self.guards)
-                yield reply
-                if GUARD_KEY in reply.metadata and blocked(reply):
-                    yield from blocked_reply(reply, iterations=turn.iterations)
+                said = Message("assistant", text)
+                if asks(session, "output", self.guards):
+                    said = yield from checked_reply(said, self.guards)
+                yield said
+                if GUARD_KEY in said.metadata and blocked(said):
+                    yield from blocked_reply(said, iterations=turn.iterations)
                     return
-                yield self._ended(turn, RunStatus.COMPLETED, response=reply.text,
+                yield self._ended(turn, RunStatus.COMPLETED, response=said.text,
                                   terminated_by=by, done=True)
             case Terminate(response=t, by=by):  # the one ending that may ask for a review
                 yield self._ended(turn, t.status, terminated_by=by, note=t.note,

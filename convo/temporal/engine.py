@@ -126,12 +126,13 @@ class TemporalEngine(Engine):
             "content": said.content, "id": said.id,
             "author": said.metadata.get("author") if said.metadata else None}, sink)
 
-    async def get(self, conversation_id: str, stored: Stored | None = None) -> dict[str, Any]:
+    async def get(self, conversation_id: str, stored: Stored | None = None, *,
+                  originals: bool = False) -> dict[str, Any]:
         if stored is None:
             stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        return stored_view(stored)
+        return stored_view(stored, originals=originals)
 
     async def delete(self, conversation_id: str) -> None:
         """The workflow is ended first (nothing it would write stays), then the rows."""

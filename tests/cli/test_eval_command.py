@@ -373,3 +373,25 @@ thanks runs 2, 3, 4: cassette: not in the cassette either (the first difference 
     assert len(captured.out.splitlines()) == 14  # each diff was printed twice per run
     assert captured.err == (f"convo: error: --frozen: 8 model calls not in the cassette "
                             f"{cassette} (see the cassette lines above)\n")
+
+
+def test_a_bot_files_guards_apply_and_guard_tripped_reads_them(
+        offline: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "guarded.py"
+    path.write_text(BOT.replace("template = ", "from convo.guards import pii\n"
+                                "guards = [pii()]\ntemplate = ").replace(
+        '"Hello!"', '"Hello! Call +47 912 34 567."'), encoding="utf-8")
+    code = main(["eval", str(path), str(scenarios(tmp_path, """
+- name: tripped
+  user: [hi]
+  checks: {guard_tripped: pii, reply_matches: "Call \\\\[phone\\\\]"}
+- name: none tripped
+  user: [hi]
+  checks: {guard_tripped: false}
+"""))])
+    out = capsys.readouterr().out
+    assert out.splitlines()[1:3] == [
+        "tripped          1/1       100%          1.0       -",
+        "none tripped     0/1         0%          1.0       -  FAIL: below min_pass_rate 100%"]
+    assert "none tripped run 1: guard_tripped: expected no guard to trip; pii did" in out
+    assert code == 1

@@ -25,6 +25,7 @@ from convo import (
     Runner,
     RunStatus,
     Session,
+    SystemTemplate,
     ToolCall,
     UserTemplate,
 )
