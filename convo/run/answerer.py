@@ -54,7 +54,7 @@ from ..requests import (
     RunHooks,
     RunTools,
 )
-from ..tools.calls import Invocation, ToolRun, aexecute, execute, state_before, with_state_undo
+from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from ..tools.toolset import Listed, alist_toolsets, list_toolsets
 from .stack import Answerer
 from .state import RunState
@@ -303,17 +303,14 @@ class LiveAnswerer(Answerer):
                   run: Callable[[Invocation], ToolRun] = execute) -> list[ToolRun]:
         """Run the calls the limits allow, one after another (``run``: how one is run)."""
         verdicts = self.state.admit_tools(request.invocations)
-        before = state_before(request.invocations)
-        return with_state_undo([run(inv) if why is None else ToolRun(skipped=why)
-                                for inv, why in zip(request.invocations, verdicts, strict=True)],
-                               before)
+        return [run(inv) if why is None else ToolRun(skipped=why)
+                for inv, why in zip(request.invocations, verdicts, strict=True)]
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         """Run the calls the limits allow, at once; results keep call order."""
         verdicts = self.state.admit_tools(request.invocations)
         allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
                    if why is None]
-        before = state_before(request.invocations)
         if len(allowed) == 1:
             ran = [await aexecute(allowed[0])]
         elif allowed:
@@ -322,7 +319,7 @@ class LiveAnswerer(Answerer):
             ran = list(await asyncio.gather(*(aexecute(inv) for inv in allowed)))
         else:
             ran = []
-        return with_state_undo(merged(verdicts, ran), before)
+        return merged(verdicts, ran)
 
     # -- the user ----------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from ..requests import AskUser, CallModel, RunTools
 from ..run.answerer import LiveAnswerer, merged
 from ..run.cancel import CANCELLED, Cancellable, stopped
 from ..session import Session
-from ..tools.calls import Invocation, ToolRun, aexecute, execute, state_before, with_state_undo
+from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from .interrupts import EXIT_INTERRUPTED, Interrupts
 
 TOOL_CANCELLED: Final = "Cancelled by the user (Ctrl-C)"
@@ -75,13 +75,12 @@ class Cancelling(Cancellable):
         allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
                    if why is None]
         scopes = _loop_scopes()
-        before = state_before(request.invocations)
         ran = await cut_off([_later(inv) for inv in allowed],
                             [] if scopes is None else scopes, ctrl_c=True)
         if CUT in ran:
             self.was_cut()
             ran = [_stop() if run is CUT else run for run in ran]
-        return with_state_undo(merged(verdicts, ran), before)
+        return merged(verdicts, ran)
 
     async def aask_user(self, request: AskUser) -> Any:
         with self._fresh_interrupts():

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -36,7 +36,6 @@ from ..messages import Message, ToolCall
 from ..parts import Part, shown
 from ..reply import ERROR_KEY, TERMINATED_KEY
 from .base import Bound, SavedToolError, Tool, ToolResult, to_content
-from .context import before_tools, state_undo
 from .endings import (
     CONTINUE,
     EndConversation,
@@ -106,37 +105,6 @@ class ToolRun:
     ended_ns: int = 0
     #: The saved tool message this run was read from (a replay), yielded again as it was.
     saved: Message | None = None
-    #: What undoes the batch's change of ``state`` (``convo.tools.context.STATE_UNDO``), on
-    #: the run of its first call that takes a ``ToolContext``; ``None``: no change.
-    state_undo: dict[str, Any] | None = None
-
-
-Before = tuple[int, dict[str, Any], dict[str, Any]] | None
-"""A live batch's state before its tools ran: the index of its first call that takes a
-``ToolContext``, that state (the session's dict), and a deep copy of it; ``None``: no such
-call."""
-
-
-def state_before(invocations: Sequence[Invocation]) -> Before:
-    """Before a live batch runs: its state, if a call of it sees the state."""
-    for i, invocation in enumerate(invocations):
-        runnable = invocation.tool
-        if isinstance(runnable, Bound):
-            state = runnable.context.session.state
-            return i, state, before_tools(state)
-    return None
-
-
-def with_state_undo(runs: list[ToolRun], before: Before) -> list[ToolRun]:
-    """After a live batch ran: what undoes its change of the state, on the run of its first
-    call that sees the state (a replayed batch ran nothing: it changes nothing)."""
-    if before is None:
-        return runs
-    i, state, was = before
-    undo = state_undo(was, state)
-    if undo is not None:
-        runs[i] = attrs.evolve(runs[i], state_undo=undo)
-    return runs
 
 
 # -- running it, once ------------------------------------------------------------------------
