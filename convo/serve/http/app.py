@@ -206,9 +206,15 @@ class API:
         _, stored = await self._owned(request, operator_may=False)
         content = content_of(await read_object(request, self.message_body_limit),
                              self.max_message_bytes, self.max_attachment_bytes)
+        key = request.headers.get("idempotency-key")
+
+        def turn(live: Live, sink: Sink | None) -> Awaitable[tuple[int, dict[str, Any]]]:
+            return self.engine.message(live, content, sink)
+
+        if key is None:  # the most frequent: no record kept, no digest taken
+            return await self._turn(request, turn, stored)
         digest = hashlib.sha256(content_digest_source(content)).hexdigest()
-        return await self._idempotent(request, stored, digest, lambda live, sink: (
-            self.engine.message(live, content, sink)))
+        return await self._idempotent(request, stored, key, digest, turn)
 
     async def approvals(self, request: Request) -> Response:
         caller, stored = await self._owned(request, operator_may=True)
@@ -283,15 +289,12 @@ class API:
         if await self.engine.store.load(conversation_id, messages=False) is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
 
-    async def _idempotent(self, request: Request, stored: Stored, digest: str, turn: Turn
-                          ) -> Response:
-        """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
-        request (4xx) leaves the key unused. ``stored``: the row the route read (so the
-        conversation is there before any record is kept)."""
-        key = request.headers.get("idempotency-key")
+    async def _idempotent(self, request: Request, stored: Stored, key: str, digest: str,
+                          turn: Turn) -> Response:
+        """A turn under an ``Idempotency-Key`` (``key``): a repeat answers as the first did; a
+        refused request (4xx) leaves the key unused. ``stored``: the row the route read (so
+        the conversation is there before any record is kept)."""
         conversation_id = stored.id
-        if key is None:
-            return await self._turn(request, turn, stored)
         store = self.engine.store
         if not isinstance(store, Idempotency):
             raise lacks(store, "Idempotency", "keep idempotency records",
