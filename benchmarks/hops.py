@@ -17,13 +17,14 @@ by a ``ScriptedInterface``, whose ``TerminateResponse`` ends the turn.
 (``POST /api/conversations/{id}/messages``; the first one warmed it up), a chat bot whose
 model answers in plain text, the memory store, through ``httpx.ASGITransport``. A hop here is
 a hand-off of the message: a call from a function of ``convo/`` to another that is given the
-message, in any of the shapes it takes on its way (the ASGI request it arrives in, the
+message in one of the shapes it takes on its way (the ASGI request it arrives in, the
 Starlette ``Request``, the parsed body, its text, the user's ``Message``, the messages or the
-``Session`` holding it, as an argument or one level inside one: a list, tuple or dict), from
-the ASGI app's call to the model's. This is what the issue "Open seams" counts ("the
-modules and hand-offs along the message's path"); the calls on the way that do not carry the
-message (auth, leases, the store's bookkeeping, events, the response) are work done beside
-it. ``--http --all`` counts every call instead, as the default mode does.
+``Session`` holding it; as an argument, or one level inside one: a list, a tuple, a dict),
+from the ASGI app's call to its response (which shows the message again). That is what the
+issue "Open seams" counts ("the modules and hand-offs along the message's path"); a call that
+is not given the message (who the caller is, the lease, the store's bookkeeping, the events
+of the turn) is work done beside its path. ``--http --all`` counts every call on the way, as
+the default mode does.
 """
 
 from __future__ import annotations
@@ -109,9 +110,8 @@ def http_hops() -> collections.Counter[tuple[str, str]]:
     import httpx
 
     from convo import FunctionModel, GenerateTemplate, LoopTemplate
-    from convo.serve import create_app
-
     from convo.messages import Message
+    from convo.serve import create_app
     from convo.session import Session
 
     edges: collections.Counter[tuple[str, str]] = collections.Counter()
