@@ -57,9 +57,11 @@ GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def _layer(name: str) -> int | None:
+    """Its layer, by its first part under convo/ (a private name, ``_x``, is x's room)."""
     parts = name.split(".")
-    return LAYERS["__init__" if len(parts) == 1 else parts[1]] \
-        if len(parts) == 1 or parts[1] in LAYERS else None
+    if len(parts) == 1:
+        return LAYERS["__init__"]
+    return LAYERS.get(parts[1] if parts[1].startswith("__") else parts[1].lstrip("_"))
 
 
 def test_every_room_has_a_layer() -> None:
