@@ -1,20 +1,21 @@
-"""Providers on their own wire: ``AnthropicModel`` against the raw ``anthropic`` SDK.
+"""Providers on their own wire: ``AnthropicModel`` against the raw ``anthropic`` SDK, and
+``GeminiModel`` against the raw ``google-genai`` SDK.
 
     python benchmarks/providers.py            # ratios in one run, JSON in results/providers.json
     python benchmarks/providers.py --quick
 
 The standard conversation (benchmarks/conversation.py: system + user -> one tool call ->
-the tool -> the final text, 2 model calls) through ``AnthropicModel`` under ``Runner``, and
-the raw SDK (``anthropic.Anthropic`` / ``AsyncAnthropic``) sending the very same two request
-bodies (checked before timing) and running the tool itself, against one ``AnthropicServer``
-in a process of its own: sequential sync, sequential async, and 200 conversations at once.
+the tool -> the final text, 2 model calls) through ``AnthropicModel`` (``GeminiModel``) under
+``Runner``, and the raw SDK (``anthropic.Anthropic`` / ``AsyncAnthropic``; ``genai.Client`` and
+its ``.aio``) sending the very same two request bodies (checked before timing) and running the
+tool itself, against one ``AnthropicServer`` (``GeminiServer``) in a process of its own:
+sequential sync, sequential async, and 200 conversations at once.
 The sides take turns round by round (ABBA), each keeping one client for the whole run; each
 round gives a ratio convo / raw and the table shows the median and its interquartile range.
 
 Each provider is one ``Provider`` entry in ``PROVIDERS`` (its server, its model, the raw
-SDK's two calls); ``GeminiModel`` against raw ``google-genai`` joins as one more. A provider
-whose extra is not installed, or that is not in this convo yet, is skipped with a line saying
-so.
+SDK's clients and two calls). A provider whose extra is not installed is skipped with a line
+saying so.
 
 Then the cache figure: a 20-turn conversation on ``AnthropicServer`` (its accounting of API.md
 §23), cached input tokens as a share of all input tokens, per turn and from turn 3 on (target
@@ -115,6 +116,71 @@ async def anthropic_raw_async(client: Any) -> str:
     return text
 
 
+# -- Gemini: the server's replies and the raw SDK's calls -------------------------------------
+
+def gemini_reply(body: dict[str, Any]) -> str | Message:
+    """A tool call until the last user turn holds a function response, then the final text."""
+    if any("functionResponse" in p for p in body["contents"][-1]["parts"]):
+        return FINAL
+    call = ToolCall(f"call_{next(_ids)}", "get_weather", {"city": "Oslo"})
+    return Message("assistant", "", tool_calls=(call,))
+
+
+GEMINI_CONFIG = {
+    "system_instruction": SYSTEM,
+    "tools": [{"function_declarations": [
+        {"name": t["function"]["name"], "description": t["function"]["description"],
+         "parameters_json_schema": t["function"]["parameters"]} for t in TOOLS]}],
+}
+GEMINI_FIRST = [{"role": "user", "parts": [{"text": USER}]}]
+
+
+def _gemini_second(reply: Any) -> list[Any]:
+    """The second request's contents: the reply's own content back, the tool run."""
+    said = reply.candidates[0].content
+    responses = [{"function_response": {"id": c.id, "name": c.name,
+                                        "response": {"output": weather(**(c.args or {}))}}}
+                 for c in reply.function_calls or ()]
+    return [*GEMINI_FIRST, said, {"role": "user", "parts": responses}]
+
+
+def gemini_raw_sync(client: Any) -> str:
+    first = client.models.generate_content(model=MODEL, contents=GEMINI_FIRST,
+                                           config=GEMINI_CONFIG)
+    second = client.models.generate_content(model=MODEL, contents=_gemini_second(first),
+                                            config=GEMINI_CONFIG)
+    text: str = second.text
+    return text
+
+
+async def gemini_raw_async(client: Any) -> str:
+    first = await client.models.generate_content(model=MODEL, contents=GEMINI_FIRST,
+                                                 config=GEMINI_CONFIG)
+    second = await client.models.generate_content(model=MODEL, contents=_gemini_second(first),
+                                                  config=GEMINI_CONFIG)
+    text: str = second.text
+    return text
+
+
+def gemini_client(base_url: str, api_key: str) -> Any:
+    from google import genai
+
+    return genai.Client(api_key=api_key, http_options={"base_url": base_url})
+
+
+def gemini_async_client(base_url: str, api_key: str) -> Any:
+    return gemini_client(base_url, api_key).aio
+
+
+def _sdk_class(what: str) -> Callable[[str, str], Any]:
+    """A client factory ``(base_url, api_key)`` for an SDK class named ``module:name``."""
+    def make(base_url: str, api_key: str) -> Any:
+        module, _, name = what.partition(":")
+        return getattr(importlib.import_module(module), name)(base_url=base_url,
+                                                              api_key=api_key)
+    return make
+
+
 @attrs.frozen
 class Provider:
     """One provider's side of the benchmark: where its fake server and its model live
@@ -123,8 +189,8 @@ class Provider:
     sdk: str
     server: str
     model: str
-    client: str
-    async_client: str
+    client: Callable[[str, str], Any]
+    async_client: Callable[[str, str], Any]
     reply: Callable[[dict[str, Any]], Any]
     raw_sync: Callable[[Any], str]
     raw_async: Callable[[Any], Awaitable[str]]
@@ -151,9 +217,11 @@ class Provider:
 PROVIDERS: dict[str, Provider] = {
     "anthropic": Provider(
         "anthropic", "convo.testing:AnthropicServer", "convo:AnthropicModel",
-        "anthropic:Anthropic", "anthropic:AsyncAnthropic", anthropic_reply,
-        anthropic_raw_sync, anthropic_raw_async, "anthropic"),
-    # "gemini": GeminiModel against raw google-genai, one entry like the one above.
+        _sdk_class("anthropic:Anthropic"), _sdk_class("anthropic:AsyncAnthropic"),
+        anthropic_reply, anthropic_raw_sync, anthropic_raw_async, "anthropic"),
+    "gemini": Provider(
+        "google.genai", "convo.testing:GeminiServer", "convo:GeminiModel", gemini_client,
+        gemini_async_client, gemini_reply, gemini_raw_sync, gemini_raw_async, "gemini"),
 }
 
 
@@ -195,7 +263,7 @@ def same_requests(provider: Provider) -> None:
         model = provider.load(provider.model)(MODEL, base_url=fake.base_url, api_key=API_KEY)
         check(Runner(model, TEMPLATE).run())
         model.close()
-        client = provider.load(provider.client)(base_url=fake.base_url, api_key=API_KEY)
+        client = provider.client(fake.base_url, API_KEY)
         provider.raw_sync(client)
         client.close()
         convo_side, raw_side = fake.requests[:2], fake.requests[2:]
@@ -223,7 +291,7 @@ def sequential_sync(provider: Provider, base_url: str, conversations: int,
                     rounds: int) -> Times:
     model = provider.load(provider.model)(MODEL, base_url=base_url, api_key=API_KEY)
     runner = Runner(model, TEMPLATE)
-    client = provider.load(provider.client)(base_url=base_url, api_key=API_KEY)
+    client = provider.client(base_url, API_KEY)
     sides: dict[str, Callable[[], Any]] = {"convo": lambda: check(runner.run()),
                                            "raw": lambda: provider.raw_sync(client)}
     for side in sides.values():  # warm up: connections, caches
@@ -245,7 +313,7 @@ async def _async_suite(provider: Provider, base_url: str, conversations: int, ro
                        at_once: int, at_once_rounds: int) -> dict[str, Times]:
     model = provider.load(provider.model)(MODEL, base_url=base_url, api_key=API_KEY)
     runner = Runner(model, TEMPLATE)
-    client = provider.load(provider.async_client)(base_url=base_url, api_key=API_KEY)
+    client = provider.async_client(base_url, API_KEY)
 
     async def convo_one() -> None:
         check(await runner.arun())
@@ -271,7 +339,7 @@ async def _async_suite(provider: Provider, base_url: str, conversations: int, ro
     results = {"async": await measure(1, conversations, rounds),
                f"{at_once}_at_once": await measure(at_once, 1, at_once_rounds)}
     await model.aclose()
-    await client.close()
+    await (client.aclose() if hasattr(client, "aclose") else client.close())
     return results
 
 
@@ -337,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     expected = ["anthropic", "gemini"]  # the providers the issue asks a ratio of
     for name in [*PROVIDERS, *(n for n in expected if n not in PROVIDERS)]:
         provider = PROVIDERS.get(name)
-        why = "its Provider entry is not written yet" if provider is None else provider.missing()
+        why = "its Provider entry is not written" if provider is None else provider.missing()
         if why is not None:
             print(f"{name}: skipped: {why}", file=sys.stderr)
             results["providers"][name] = {"skipped": why}

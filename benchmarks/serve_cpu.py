@@ -4,6 +4,7 @@
 
     python benchmarks/serve_cpu.py [--turns 3000] [--store sqlite|memory] [--inline]
                                    [--openai] [--rounds 5] [--face json|sse|agui|aisdk]
+                                   [--while-busy queue|steer|...]
 
 The model is a ``FunctionModel`` (convo's own cost, the HTTP client's included), or with
 ``--openai`` the real ``OpenAIModel`` against the fake model server in a process of its own
@@ -15,6 +16,12 @@ processes on a shared machine disturb least. Prints each round's ms per turn and
 history, as an AG-UI client sends it, and its events read back) or ``aisdk`` (``POST
 /ai-sdk/chat`` with the whole chat as UI messages, as ``useChat`` sends it, its chunks read
 back); the same bot, model and turns.
+
+``--while-busy``: the server's default for messages sent while a turn runs (API.md §26,
+``create_app(while_busy=…)``); each message is sent with it too. Nothing is ever queued (one
+client, one turn at a time): it measures what the queue costs a turn when it is empty. Run
+against an export of an earlier commit (``PYTHONPATH=that/export``) the same minutes to
+compare; with an older convo the option is left out.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ def app(args: argparse.Namespace, base_url: str | None) -> object:
     model = OpenAIModel("bench-model", base_url=base_url, api_key="x", start_wait=0) \
         if base_url else FunctionModel(reply)
     bot = serve_bot.inline_template if args.inline else serve_bot.template
+    if args.while_busy is not None:
+        return create_app(bot, model, store=store, while_busy=args.while_busy)
     return create_app(bot, model, store=store)
 
 
@@ -81,7 +90,9 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
             if i % 5 == 0:
                 cid = (await client.post("/api/conversations", json={})).json()["id"]
             headers = {"Accept": "text/event-stream"} if args.face == "sse" else {}
-            r = await client.post(f"/api/conversations/{cid}/messages", json={"content": "Hi"},
+            body = {"content": "Hi"} if args.while_busy is None else {
+                "content": "Hi", "while_busy": args.while_busy}
+            r = await client.post(f"/api/conversations/{cid}/messages", json=body,
                                   headers=headers)
             assert r.status_code == 200, r.text
             if args.face == "sse":  # read as a client does: each event's JSON
@@ -164,6 +175,8 @@ def main() -> None:
     parser.add_argument("--openai", action="store_true", help="OpenAIModel, fake server")
     parser.add_argument("--face", choices=("json", "sse", "agui", "aisdk"), default="json",
                         help="the native JSON answer, convo's SSE, AG-UI or the AI SDK")
+    parser.add_argument("--while-busy", choices=("reject", "queue", "interrupt", "steer"),
+                        default=None, help="the server's and each message's while_busy")
     args = parser.parse_args()
     fake = None
     if args.openai:

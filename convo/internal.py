@@ -7,7 +7,18 @@ instead, so that no client, tool or template text can forge them::
     {"context": {"summary": "...", "upto": 40, "check": "user:212:3954207421",
                  "calls": 2, "usage": {"prompt_tokens": 1830, ...}},   # convo.summary
      "machine": "billing",                                  # convo.templates.states
-     "unsaid": [2]}          # convo.serve.live: where a cancelled empty reply was dropped
+     "unsaid": [2],          # convo.serve.live: where a cancelled empty reply was dropped
+     "state_undo": {"set": {"step": 1}, "delete": ["total"]}}  # below
+
+Every writer of ``state`` (a tool through its ``ToolContext``, a template, a hook, an
+``ExecuteToolTemplate(store_as=)``, a subroutine's child) is followed the same way, by the run
+(``convo.run.state``), not by the writer: each message the conversation adds carries, in
+``metadata["state_undo"]``, what undoes the changes made to ``state`` since the message before it
+(``{"set": {key: value before}, "delete": [keys added]}``; none when nothing changed), and
+``internal["state_undo"]`` holds what undoes the changes made since the last message, while there
+are some. With them the state as it was when any message was added is known
+(``rewound``): what a branch starts from (``Runner.branch``). A conversation recorded before
+convo kept them has none (``recorded`` is false).
 
 Before they moved here (session format 1, transcript format 1, serve schema 3) they were the
 state keys ``"convo.context"`` and ``"_convo_state"``: ``from_legacy_state`` moves them out of
@@ -18,14 +29,19 @@ names where it was read, so a bad file costs a summary made again, never a crash
 
 from __future__ import annotations
 
+import copy
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 CONTEXT: Final = "context"
 """The ``ContextWindow``'s summary record (``convo.summary``)."""
 MACHINE: Final = "machine"
 """The state the innermost running ``StateMachineTemplate`` is in (``convo.templates.states``)."""
+STATE_UNDO: Final = "state_undo"
+"""What undoes the latest changes of ``state``: a message's metadata key (the changes made before
+it was added, since the message before it) and a record here (the changes since the last
+message)."""
 
 LEGACY_KEYS: Final = {"convo.context": CONTEXT, "_convo_state": MACHINE}
 """Where earlier versions kept each record: in ``session.state``, under these keys."""
@@ -72,8 +88,20 @@ def _machine_problem(value: Any) -> str | None:
     return f"expected a state's name (a non-empty string), got {value!r}"
 
 
+def undo_problem(record: Any) -> str | None:
+    """Why ``record`` is not a ``STATE_UNDO`` record (``None``: it is one)."""
+    if not isinstance(record, dict) or set(record) - {"set", "delete"}:
+        return f"expected an object with 'set' and 'delete', got {record!r}"
+    if not isinstance(record.get("set", {}), dict):
+        return f"'set' is {record.get('set')!r}, expected an object of values"
+    added = record.get("delete", [])
+    if not isinstance(added, list) or not all(isinstance(key, str) for key in added):
+        return f"'delete' is {added!r}, expected a list of keys"
+    return None
+
+
 _CHECKS: Final[dict[str, Callable[[Any], str | None]]] = {
-    CONTEXT: context_problem, MACHINE: _machine_problem}
+    CONTEXT: context_problem, MACHINE: _machine_problem, STATE_UNDO: undo_problem}
 
 
 def checked(internal: Any, where: str) -> dict[str, Any]:
@@ -107,3 +135,41 @@ def from_legacy_state(state: Mapping[str, Any], where: str
 def _warn(where: str, what: str, problem: str) -> None:
     warnings.warn(f"{where}: convo ignored {what} it keeps for itself ({problem}); a summary "
                   "is made again when one is needed", UserWarning, stacklevel=3)
+
+
+# -- what undoes the state's changes ---------------------------------------------------------
+
+def state_undo(was: Mapping[str, Any], now: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What undoes the change from ``was`` to ``now`` (``None``: nothing changed)."""
+    changed = {key: value for key, value in was.items() if key not in now or now[key] != value}
+    added = [key for key in now if key not in was]
+    if not changed and not added:
+        return None
+    return {"set": copy.deepcopy(changed), "delete": added}
+
+
+def undo_state(state: dict[str, Any], undo: Any) -> None:
+    """Apply one ``STATE_UNDO`` record to ``state`` (a malformed one changes nothing)."""
+    if undo is None or undo_problem(undo) is not None:
+        return
+    for key in undo.get("delete", ()):
+        state.pop(key, None)
+    state.update(copy.deepcopy(undo.get("set", {})))
+
+
+def rewound(state: Mapping[str, Any], internal: Mapping[str, Any], messages: Sequence[Any],
+            count: int) -> dict[str, Any]:
+    """A conversation's ``state`` (with its ``internal`` and ``messages``) as it was just after
+    its first ``count`` messages were added: every change recorded since undone, newest
+    first (a copy; what was not recorded stays as it is)."""
+    rewinding = copy.deepcopy(dict(state))
+    undo_state(rewinding, internal.get(STATE_UNDO))
+    for message in reversed(messages[count:]):
+        undo_state(rewinding, message.metadata.get(STATE_UNDO))
+    return rewinding
+
+
+def recorded(internal: Mapping[str, Any], messages: Sequence[Any]) -> bool:
+    """Whether a conversation has records of its state's changes (a conversation recorded
+    before convo kept them has none; nor has one whose state never changed)."""
+    return STATE_UNDO in internal or any(STATE_UNDO in m.metadata for m in messages)

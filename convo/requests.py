@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Approve", "AskUser", "CallModel", "CheckGuards", "ChildMessage", "Flow", "HandOff",
            "Invocation", "ListTools", "Listed", "Request", "RunHooks", "RunTools", "Step",
-           "StoreToolRun", "ToolRun"]
+           "StoreToolRun", "TakeSteered", "ToolRun"]
 
 A = TypeVar("A")
 
@@ -55,6 +55,15 @@ class AskUser(Request[Content]):
 
     instruction: str | None = None
     default: str | None = None
+
+
+@attrs.frozen(slots=True)
+class TakeSteered(Request[tuple[Message, ...]]):
+    """A turn's safe point (API.md §26): before a model call that follows tool results (or a
+    restriction), the turn takes the user messages handed to it while it ran (``Runner.steer``,
+    a served ``steer``); answered with them, in order (``()``: none). The template adds each
+    as an ordinary user message, so the next model call sees it. A replay answers with the
+    user messages saved at this point."""
 
 
 @attrs.frozen(slots=True)

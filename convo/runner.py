@@ -10,8 +10,10 @@ run's ``RunState``, for every way of answering.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -22,7 +24,9 @@ from .events import Event
 from .guards.base import AnyGuard, as_guards, check_names
 from .interfaces.base import UserInterface
 from .limits import Limits
+from .messages import Message
 from .models.base import Model
+from .parts import Content
 from .resume import Resume
 from .run import branch as branching
 from .run.answerer import LiveAnswerer
@@ -100,6 +104,9 @@ class Runner:
                                                 validator=check_window)
     guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True, converter=as_guards,
                                                validator=lambda _, __, v: check_names(v, "Runner"))
+    #: The sessions of the runs in progress (``steer``), by ``id``, and how many runs each.
+    _running: dict[int, tuple[Session, int]] = attrs.field(factory=dict, init=False, repr=False)
+    _guard: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)
@@ -129,7 +136,8 @@ class Runner:
         if session is None:
             session = Session() if saved_session is None else Session(
                 state=dict(saved_session.state), approvals=dict(saved_session.approvals),
-                internal=dict(saved_session.internal), parent=saved_session.parent)
+                internal=dict(saved_session.internal), parent=saved_session.parent,
+                queued=list(saved_session.queued))
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
         replay = None if saved_session is None else replaying(answerer, saved_session, state)
@@ -139,8 +147,46 @@ class Runner:
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
         run = self.start(session)
-        drive(run.driver, run.answerer)
+        with self._in_progress(run.session):
+            drive(run.driver, run.answerer)
         return run.session
+
+    def steer(self, session: Session, text: Content) -> Message:
+        """Hand ``text`` to the run in progress on ``session`` (the session given to
+        ``run``/``arun``, which works on it in place; thread-safe): the run takes it at its
+        next safe point — before its next model call, after the tool results it waits on —
+        as an ordinary user message, so the model sees it in this turn; a turn that ends
+        before such a point takes it as the reply to its next ``AskUser``. Until taken it is
+        in ``session.queued``. No run in progress on ``session``: ``RuntimeError``."""
+        message = Message("user", text)
+        with self._guard:
+            running = self._running.get(id(session))
+            if running is None or running[0] is not session:
+                raise RuntimeError("Runner.steer: no run of this runner is in progress on this "
+                                   "session; pass the Session given to run(session) or "
+                                   "arun(session) while it runs")
+            session.queued.append(message)
+        return message
+
+    async def asteer(self, session: Session, text: Content) -> Message:
+        """``steer`` from a coroutine (on the run's loop or another)."""
+        return self.steer(session, text)
+
+    @contextlib.contextmanager
+    def _in_progress(self, session: Session) -> Iterator[None]:
+        key = id(session)
+        with self._guard:
+            known = self._running.get(key)
+            self._running[key] = (session, 1 if known is None else known[1] + 1)
+        try:
+            yield
+        finally:
+            with self._guard:
+                kept, count = self._running[key]
+                if count > 1:
+                    self._running[key] = (kept, count - 1)
+                else:
+                    del self._running[key]
 
     async def arun(self, session: Session | None = None) -> Session:
         """Run the conversation to its end on the running event loop.
@@ -150,20 +196,23 @@ class Runner:
         the run with status ``stopped``, the session intact.
         """
         run = self.start(session)
-        await adrive(run.driver, run.answerer)
+        with self._in_progress(run.session):
+            await adrive(run.driver, run.answerer)
         return run.session
 
     def resume(self, saved: Saved) -> Session:
         """Continue ``saved`` (a ``Session``, or the path of a transcript), blocking: what was
         saved is replayed, then the run goes on live. Returns the new session."""
         run = self.start(saved=saved)
-        drive(run.driver, run.answerer)
+        with self._in_progress(run.session):
+            drive(run.driver, run.answerer)
         return run.session
 
     async def aresume(self, saved: Saved) -> Session:
         """``resume`` on the running event loop."""
         run = self.start(saved=saved)
-        await adrive(run.driver, run.answerer)
+        with self._in_progress(run.session):
+            await adrive(run.driver, run.answerer)
         return run.session
 
     def branch(self, saved: Saved, *, before: int) -> Session:
@@ -178,20 +227,23 @@ class Runner:
 
     async def abranch(self, saved: Saved, *, before: int) -> Session:
         """``branch`` on the running event loop."""
-        source, run = self._branching(saved, before, 0)
+        source, state, run = self._branching(saved, before, 0)
         pause = await adrive(run.driver, run.answerer)
-        return self._branched(source, saved, before, run, pause)
+        return self._branched(source, saved, before, state, run, pause)
 
     def _branch_given(self, saved: Saved, *, before: int, given: int = 0) -> Session:
         """``branch``, for a conversation whose first ``given`` messages were in the session
         before its template ran (``convo chat``'s system prompt): they are not replayed.
         (The terminal's; not public: a template normally yields every message.)"""
-        source, run = self._branching(saved, before, given)
-        return self._branched(source, saved, before, run, drive(run.driver, run.answerer))
+        source, state, run = self._branching(saved, before, given)
+        return self._branched(source, saved, before, state, run,
+                              drive(run.driver, run.answerer))
 
-    def _branching(self, saved: Saved, before: int, given: int) -> tuple[Session, Run]:
+    def _branching(self, saved: Saved, before: int, given: int
+                   ) -> tuple[Session, tuple[dict[str, Any], Any] | None, Run]:
         source = _saved_session(saved)
         cut = branching.cut(source, before)
+        state = branching.kept(cut, source)
         given = min(given, before)
         session = Session(cut.messages[:given], dict(cut.state), approvals=dict(cut.approvals),
                           internal=dict(cut.internal))
@@ -199,15 +251,15 @@ class Runner:
         run = self.start(session, saved=cut, layers=(branching.Holding,))
         run.answerer.quiet()  # nothing is heard of what a branch rebuilds
         run.state.listen(None)
-        return source, run
+        return source, state, run
 
-    def _branched(self, source: Session, saved: Saved, before: int, run: Run,
-                  pause: Any) -> Session:
+    def _branched(self, source: Session, saved: Saved, before: int,
+                  state: tuple[dict[str, Any], Any] | None, run: Run, pause: Any) -> Session:
         try:
             branching.reached(run.session, source, before, pause)
             parent = {"id": None if isinstance(saved, Session) else os.fspath(saved),
                       "before": before}
-            return branching.made(run.session, parent)
+            return branching.made(run.session, state, parent)
         finally:
             run.driver.close()
 

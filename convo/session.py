@@ -230,6 +230,10 @@ class Session:
     #: The conversation this one was branched from (``Runner.branch``): ``{"id", "before"}``,
     #: ``id`` the served conversation's id, a transcript's path or ``None``; else ``None``.
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
+    #: Messages handed to a run by ``Runner.steer`` and not yet taken (API.md §26): the run
+    #: takes them at its next safe point (before its next model call) or ``AskUser``; kept
+    #: in transcripts when a run stopped early with some not taken.
+    queued: list[Message] = attrs.field(factory=list, kw_only=True, eq=False)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -249,7 +253,8 @@ class Session:
             "approvals": {k: a.to_dict() for k, a in self.approvals.items()},
         } | ({"subroutines": [r.to_dict() for r in self.subroutines]} if self.subroutines
              else {}) | ({"internal": self.internal} if self.internal else {}) \
-            | ({"parent": self.parent} if self.parent is not None else {})
+            | ({"parent": self.parent} if self.parent is not None else {}) \
+            | ({"queued": [m.to_dict() for m in self.queued]} if self.queued else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:
@@ -277,6 +282,7 @@ class Session:
             subroutines=[SubroutineRun.from_dict(r) for r in d.get("subroutines") or ()],
             internal=internal,
             parent=read_parent(d.get("parent"), "a session"),
+            queued=[Message.from_dict(m) for m in d.get("queued") or ()],
         )
 
     def to_json(self, **dumps_kw: Any) -> str:

@@ -14,6 +14,7 @@ transcripts.
     convo graph FILE[:NAME]
     convo models [--base-url URL]
     convo feedback export [--store URL] [--since ISO]
+    convo worker FILE[:NAME] [--temporal HOST:PORT] [--task-queue Q] [--store URL]
     convo --version
     convo COMMAND --help    (every option; chat, run and serve take the model's settings too)
 
@@ -46,7 +47,7 @@ EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: The modules of the commands, in the order ``convo --help`` lists them.
 COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.mcp",
                    "convo.cli.test", "convo.cli.eval", "convo.cli.replay", "convo.cli.graph",
-                   "convo.cli.models", "convo.cli.feedback")
+                   "convo.cli.models", "convo.cli.feedback", "convo.cli.worker")
 
 
 EPILOG: Final = """\
@@ -69,6 +70,7 @@ examples:
   convo graph bot.py                    print bot.py's state machines as Mermaid
   convo models --base-url URL           list the models of an OpenAI-compatible server
   convo feedback export                 the ratings of convo serve's replies, as JSON lines
+  convo worker bot.py --temporal H:P    run bot.py's conversations on Temporal (temporal extra)
 
 exit codes: 0 normal end, 1 the run ended with an error, 2 a usage or file error,
 130 interrupted twice."""

@@ -78,6 +78,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="how long a turn's lock lasts unless renewed; renewed every third "
                             "of it while the turn runs, it lets a dead worker's turns go "
                             "(default: 30)")
+    serve.add_argument("--while-busy", choices=("reject", "queue", "interrupt", "steer"),
+                       default="reject",
+                       help="what a message sent while a turn runs does when it does not say: "
+                            "reject (409), queue, interrupt or steer (default: reject)")
+    serve.add_argument("--max-queued", type=positive_int, default=16, metavar="N",
+                       help="messages a conversation's queue holds at most; past it, 429 "
+                            "(default: 16)")
     serve.add_argument("--faces", type=_faces, default=None, metavar="A,B",
                        help="the protocols served, among native, agui, ai-sdk, openai, mcp "
                             "(default: all); /api/health is always served, the pages need "
@@ -88,6 +95,11 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--model-name", metavar="NAME",
                        help="the bot's name as a model at /v1 (GET /v1/models; default: the "
                             "file's title, else its name without .py)")
+    serve.add_argument("--engine", metavar="temporal://HOST:PORT[/NS]",
+                       help="run conversations as Temporal workflows on convo worker "
+                            "processes (the temporal extra; default: convo's own engine)")
+    serve.add_argument("--task-queue", default="convo", metavar="NAME",
+                       help="with --engine: the task queue of the workers (default: convo)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="one line per request on stderr, as text or JSON (default: text)")
     serve.add_argument("--debug-errors", action="store_true",
@@ -140,7 +152,9 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
                                           "otel_content", "api", "reasoning", "users",
                                           "jwt_secret", "jwt_jwks", "jwt_audience",
                                           "jwt_issuer", "jwt_role_claim", "trust_header",
-                                          "operators", "faces", "tool_name", "model_name")}
+                                          "operators", "faces", "tool_name", "model_name",
+                                          "while_busy", "max_queued",
+                                          "engine", "task_queue")}
 
 
 def auth_of(spec: dict[str, Any]) -> Any:
@@ -199,8 +213,33 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_attachment_bytes=spec["max_attachment_bytes"],
                       cache_size=spec["cache_size"], max_messages=spec["max_messages"],
                       debug_errors=spec["debug_errors"], lease=spec["lease"],
-                      faces=spec["faces"], tool_name=spec.get("tool_name") or bot,
-                      description=description, model_name=spec.get("model_name") or bot)
+                      while_busy=spec.get("while_busy", "reject"),
+                      max_queued=spec.get("max_queued", 16), faces=spec["faces"],
+                      tool_name=spec.get("tool_name") or bot,
+                      description=description, model_name=spec.get("model_name") or bot,
+                      engine=spec.get("engine"), task_queue=spec.get("task_queue") or "convo")
+
+
+def _check_engine(args: argparse.Namespace) -> None:
+    """``--engine temporal://…``: the extra is there, the URL is one, the store is shared."""
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        raise UsageProblem(
+            "convo serve --engine needs temporalio, in the temporal extra: pip install -e "
+            '".[temporal]" in convo\'s checkout, or '
+            'pip install "convo[temporal]" from an index that serves this convo '
+            '(the "convo" on the public package index is another project)') from None
+    from ..temporal.engine import parse_engine
+
+    try:
+        parse_engine(args.engine)
+    except ValueError as exc:
+        raise UsageProblem(f"--engine: {exc}") from None
+    if args.store == "memory":
+        raise UsageProblem("--store memory cannot be shared with convo worker: give "
+                           "sqlite:///PATH or postgresql://...")
+
 
 
 def _quietly(fn: Any, *args: Any) -> Any:
@@ -257,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     _check_store(args.store)
+    if args.engine is not None:
+        _check_engine(args)
     if args.workers > 1 and args.store == "memory":
         raise UsageProblem("--workers N needs a store they share: --store sqlite:///PATH or "
                            "--store postgresql://...; memory is one process's")

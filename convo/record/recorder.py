@@ -4,6 +4,8 @@ The records are dicts, the lines of a transcript (``convo.record.transcript`` li
 
     {"type": "message", "index": 3, "message": {...}}   a message of the conversation
     {"type": "state", "state": {...}}                  session.state, whenever it changed
+    {"type": "state", "state": {...}, "state_undo": {...}}  ... and what undoes its changes
+                                                       since the last message (below)
     {"type": "internal", "internal": {...}}            session.internal, whenever it changed
     {"type": "turn", "turn": {...}}                    a TurnResult
     {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
@@ -12,6 +14,12 @@ The records are dicts, the lines of a transcript (``convo.record.transcript`` li
     {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, "internal": {...}, ...}
                                                        a replay caught up
     {"type": "outcome", "outcome": {...}}              the run's Outcome
+
+A record-lines sink (``undo_on_state=True``: a transcript, the chat history) keeps what undoes
+the state's changes since the last message (``Session.internal["state_undo"]``) on the ``state``
+record they belong to, not in ``internal`` records: one line per change, as before; a
+``message`` record takes them over (the message carries them). A reader reads them so
+(``convo.record.transcript``).
 
 A recorder of a resumed run (``replaying=True``) records nothing of what the replay rebuilds:
 from ``CaughtUp`` on (or the run's end) it records what is new, after a ``resumed`` record.
@@ -34,6 +42,7 @@ from ..events import (
     SubroutineStarted,
     TurnEnded,
 )
+from ..internal import STATE_UNDO
 from ..jsonvalues import state_problem
 from ..session import Session, SubroutineRun
 
@@ -66,12 +75,14 @@ class Recorder:
 
     def __init__(self, session: Session, sink: Sink, *, replaying: bool = False,
                  state: dict[str, Any] | None = None,
-                 internal: dict[str, Any] | None = None) -> None:
+                 internal: dict[str, Any] | None = None, undo_on_state: bool = False) -> None:
         self.session = session
         self.sink = sink
         self.replaying = replaying
+        self.undo_on_state = undo_on_state
         self._state = state_text(session.state if state is None else state)
-        self._internal = state_text(session.internal if internal is None else internal)
+        self._internal = state_text(self._internals(
+            session.internal if internal is None else internal))
         self._refused: str | None = None
         self._next: int | None = None  # the index the next message record should have
         # session.subroutines[:ended] are recorded (or replayed); one after them at the end of
@@ -110,10 +121,11 @@ class Recorder:
     def record_state(self) -> None:
         """An ``internal`` record, if convo's own records changed since the last one, and a
         ``state`` record, if the state did."""
-        internal = state_text(self.session.internal)
+        internals = self._internals(self.session.internal)
+        internal = state_text(internals)
         if internal is not None and internal != self._internal:  # convo's records: JSON
             self._internal = internal
-            self.sink({"type": "internal", "internal": dict(self.session.internal)})
+            self.sink({"type": "internal", "internal": dict(internals)})
         state = state_text(self.session.state)
         if state is not None and state == self._state:
             return
@@ -124,7 +136,15 @@ class Recorder:
                 raise TypeError(problem)
             return
         self._state = state
-        self.sink({"type": "state", "state": self.session.state})
+        undo = self.session.internal.get(STATE_UNDO) if self.undo_on_state else None
+        self.sink({"type": "state", "state": self.session.state}
+                  | ({STATE_UNDO: undo} if undo is not None else {}))
+
+    def _internals(self, internal: dict[str, Any]) -> dict[str, Any]:
+        """The records of ``internal`` that ``internal`` records carry."""
+        if self.undo_on_state and STATE_UNDO in internal:
+            return {k: v for k, v in internal.items() if k != STATE_UNDO}
+        return internal
 
     def dropped(self, length: int) -> None:
         """Messages from ``length`` on were removed (the chat's /undo, /retry, /clear)."""
@@ -135,7 +155,7 @@ class Recorder:
         self.replaying = False
         # convo's own records as the replay left them: a file an earlier convo wrote (its
         # records in the state) is read from here on as this version writes it
-        internal = dict(self.session.internal)
+        internal = dict(self._internals(self.session.internal))
         record: Record = {"type": "resumed", "messages": len(self.session.messages),
                           "turns": len(self.session.turns), "subroutines": self.ended,
                           "at": now(), "internal": internal}

@@ -44,7 +44,7 @@ import attrs
 from ..appending import drop_cut_off_line, locked
 from ..approval import Approval
 from ..errors import TranscriptError
-from ..internal import checked, from_legacy_state
+from ..internal import STATE_UNDO, checked, from_legacy_state
 from ..jsonvalues import state_problem
 from ..messages import Message
 from ..session import Outcome, Session, SubroutineRun, TurnResult, read_parent
@@ -161,11 +161,17 @@ def _replay(session: Session, record: dict[str, Any], legacy: list[bool], where:
                 f"message index {index!r}, expected {len(session.messages)}: the file mixes "
                 "the lines of two runs (two runs wrote it at once)")
         session.messages.append(Message.from_dict(record["message"]))
+        session.internal.pop(STATE_UNDO, None)  # the message carries the changes before it
     elif kind == "state":
         _read_state(session, record["state"], legacy[0], where)
+        undo = record.get(STATE_UNDO)  # the changes since the last message (``Recorder``)
+        if undo is not None:
+            session.internal[STATE_UNDO] = undo
+        else:
+            session.internal.pop(STATE_UNDO, None)
     elif kind == "internal":
         legacy[0] = False  # a version-1 file continued by a later convo
-        session.internal = checked(record["internal"], where)
+        _read_internal(session, record["internal"], where)
     elif kind == "turn":
         session.turns.append(TurnResult.from_dict(record["turn"]))
     elif kind == "subroutine":
@@ -183,8 +189,16 @@ def _replay(session: Session, record: dict[str, Any], legacy: list[bool], where:
         session.outcome = None
         if "internal" in record:  # written by a convo that keeps them apart: read as such
             legacy[0] = False
-            session.internal = checked(record["internal"], where)
+            _read_internal(session, record["internal"], where)
     # Unknown kinds are skipped: a later minor version may add informative lines.
+
+
+def _read_internal(session: Session, internal: Any, where: str) -> None:
+    # The changes since the last message are on the state records, not in these.
+    undo = session.internal.get(STATE_UNDO)
+    session.internal = checked(internal, where)
+    if undo is not None:
+        session.internal.setdefault(STATE_UNDO, undo)
 
 
 def _read_state(session: Session, state: dict[str, Any], legacy: bool, where: str) -> None:
@@ -214,7 +228,7 @@ class TranscriptWriter(Recorder):
                  state: dict[str, Any] | None = None,
                  internal: dict[str, Any] | None = None) -> None:
         super().__init__(session, self._write, replaying=replaying, state=state,
-                         internal=internal)
+                         internal=internal, undo_on_state=True)
         self.file = file
 
     @classmethod

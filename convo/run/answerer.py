@@ -53,6 +53,7 @@ from ..requests import (
     Request,
     RunHooks,
     RunTools,
+    TakeSteered,
 )
 from ..tools.calls import Invocation, ToolRun, aexecute, execute
 from ..tools.toolset import Listed, alist_toolsets, list_toolsets
@@ -333,16 +334,29 @@ class LiveAnswerer(Answerer):
             )
         return ui
 
+    # -- messages handed to the run while it ran (``Runner.steer``, API.md §26) ---------------
+
+    def take_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return _taken(self.state.session.queued)
+
+    async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return _taken(self.state.session.queued)
+
     def ask_user(self, request: AskUser) -> Content:
+        queued = self.state.session.queued
+        if queued:  # a steered message the turn ended before taking: it is the reply
+            return queued.pop(0).content
         ui = self._interface()
         answer: Content = ui.ask(self.state.session, request.instruction, request.default)
         self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
         return answer
 
     async def aask_user(self, request: AskUser) -> Content:
+        session = self.state.session
+        if session.queued:
+            return session.queued.pop(0).content
         ui = self._interface()
         aask = getattr(ui, "aask", None)
-        session = self.state.session
         if aask is not None:
             answer: Content = await aask(session, request.instruction, request.default)
         else:
@@ -428,3 +442,12 @@ def merged(verdicts: Sequence[str | None], ran: Sequence[ToolRun]) -> list[ToolR
     """One result per call, in call order: what ran, and the calls a limit stopped."""
     results = iter(ran)
     return [next(results) if why is None else ToolRun(skipped=why) for why in verdicts]
+
+
+def _taken(queued: list[Message]) -> tuple[Message, ...]:
+    """Every message ``Runner.steer`` queued, taken in order (another thread may append
+    meanwhile: each ``pop`` is atomic)."""
+    taken: list[Message] = []
+    while queued:
+        taken.append(queued.pop(0))
+    return tuple(taken)

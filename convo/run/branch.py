@@ -2,19 +2,21 @@
 replay (``convo.run.replay``) to the point where that message was made, with nothing called.
 
 ``cut(saved, before)`` checks ``before`` and makes the prefix to replay: the messages before it,
-the state as it was there (the saved state with every change its tools recorded at or after
-``before`` undone, newest first: ``convo.tools.context.STATE_UNDO``), and convo's own records
-that still hold for it. ``Runner.branch`` replays that prefix with ``Holding`` behind the
-replay, so the first request the prefix does not answer pauses the run instead of reaching a
-model, a tool or a person; ``reached`` checks that the replay stopped where ``before``'s message
-was made (a user's message: asked of the user; an assistant's: a model's reply), and ``made``
-is the branch's session. The branch's counts and limits then cover only its own messages: its
-resume replays only them.
+the state as it was when ``before``'s message was made (the saved state with every change
+recorded after it undone, newest first: ``convo.internal.STATE_UNDO``, kept for every writer
+of the state), and convo's own records that still hold for it. ``Runner.branch`` replays that
+prefix with ``Holding`` behind the replay, so the first request the prefix does not answer
+pauses the run instead of reaching a model, a tool or a person; ``reached`` checks that the
+replay stopped where ``before``'s message was made (a user's message: asked of the user; an
+assistant's: a model's reply), and ``made`` is the branch's session, with that state exactly
+(``kept``: what the replay's templates wrote again is not kept, since a tool's, a hook's or a
+stored run's value they may have overwritten is not made again). The branch's counts and
+limits then cover only its own messages: its resume replays only them.
 
-A conversation recorded before tools' state changes were kept with their tool messages has no
-such records: its branch starts from its last saved state (templates replayed over it, as a
-resume does), so what its tools changed after ``before`` stays. Keys that templates or hooks
-wrote only after ``before`` keep their last value in any conversation.
+A conversation recorded before convo kept these records has none: its branch starts from its
+last saved state with the templates replayed over it (as a resume does), so what its tools,
+hooks and ``store_as`` runs changed after ``before`` stays, and a key a template wrote only
+after ``before`` keeps its last value.
 """
 
 from __future__ import annotations
@@ -22,11 +24,10 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from ..internal import CONTEXT, MACHINE
+from ..internal import CONTEXT, MACHINE, STATE_UNDO, recorded, rewound
 from ..messages import Message
 from ..requests import AskUser, CallModel, HandOff, ListTools, Request
 from ..session import Session
-from ..tools.context import STATE_UNDO, undo_state
 from .answerer import Pause
 from .stack import Forwarding
 
@@ -81,29 +82,33 @@ def check(messages: list[Message], before: Any) -> Message:
 
 
 def cut(saved: Session, before: int) -> Session:
-    """The prefix of ``saved`` a branch replays (``before`` checked first)."""
+    """The prefix of ``saved`` a branch replays (``before`` checked first); its
+    ``internal[STATE_UNDO]``: the changes made before ``before``'s message since the one
+    before it, still to come."""
     messages = saved.messages
     check(messages, before)
-    state = copy.deepcopy(saved.state)
-    for message in reversed(messages[before:]):  # newest first: each undone in turn
-        undo = message.metadata.get(STATE_UNDO) if message.role == "tool" else None
-        if undo is not None:
-            undo_state(state, undo)
+    state = rewound(saved.state, saved.internal, messages, before + 1)
     prefix = messages[:before]
     subroutines = [run for run in saved.subroutines if run.index <= before]
     calls = {call.id for m in prefix for call in m.tool_calls} | {
         call.id for run in subroutines for m in run.messages for call in m.tool_calls}
+    internal = _internal(saved, calls)
+    undo = messages[before].metadata.get(STATE_UNDO)
+    if undo is not None:
+        internal[STATE_UNDO] = undo
     return Session(prefix, state, approvals={k: a for k, a in saved.approvals.items()
                                              if k in calls},
-                   subroutines=subroutines, internal=_internal(saved, calls))
+                   subroutines=subroutines, internal=internal)
 
 
 def _internal(saved: Session, calls: set[str]) -> dict[str, Any]:
     """convo's own records that hold for the prefix: the summary (made from messages that may
-    be cut, its calls the original's), the state machine's position (the replay sets it) and
-    where a served conversation dropped empty replies (the server keeps its own) are left out;
-    the handoffs of calls in the prefix are kept."""
-    internal = {k: v for k, v in saved.internal.items() if k not in (CONTEXT, MACHINE, UNSAID)}
+    be cut, its calls the original's), the state machine's position (the replay sets it),
+    where a served conversation dropped empty replies (the server keeps its own) and the
+    changes since its last message are left out; the handoffs of calls in the prefix are
+    kept."""
+    internal = {k: v for k, v in saved.internal.items()
+                if k not in (CONTEXT, MACHINE, UNSAID, STATE_UNDO)}
     handoffs = internal.get(HANDOFFS)
     if isinstance(handoffs, dict):
         internal[HANDOFFS] = {k: v for k, v in handoffs.items() if k in calls}
@@ -130,9 +135,26 @@ def reached(session: Session, saved: Session, before: int, pause: Pause | None) 
                      f"template, replayed, went another way before it); {WHERE}")
 
 
-def made(session: Session, parent: dict[str, Any]) -> Session:
-    """The branch: what the replay rebuilt (a copy: the run it came from is closed after)."""
-    return Session(list(session.messages), copy.deepcopy(session.state),
+def kept(prefix: Session, saved: Session) -> tuple[dict[str, Any], Any] | None:
+    """The state a branch of ``saved`` has, exactly, and its record of the changes still to
+    come (copies, taken before the replay runs); ``None`` for a conversation without records,
+    whose branch keeps what the replay makes."""
+    if not recorded(saved.internal, saved.messages):
+        return None
+    return copy.deepcopy(prefix.state), copy.deepcopy(prefix.internal.get(STATE_UNDO))
+
+
+def made(session: Session, state: tuple[dict[str, Any], Any] | None,
+         parent: dict[str, Any]) -> Session:
+    """The branch: what the replay rebuilt (a copy: the run it came from is closed after),
+    with ``state`` (``kept``) when it is known exactly."""
+    internal = copy.deepcopy(session.internal)
+    internal.pop(STATE_UNDO, None)
+    values = copy.deepcopy(session.state)
+    if state is not None:
+        values, undo = state
+        if undo is not None:
+            internal[STATE_UNDO] = undo
+    return Session(list(session.messages), values,
                    turns=list(session.turns), approvals=dict(session.approvals),
-                   subroutines=list(session.subroutines),
-                   internal=copy.deepcopy(session.internal), parent=parent)
+                   subroutines=list(session.subroutines), internal=internal, parent=parent)

@@ -16,6 +16,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event
+from ..internal import rewound
 from ..messages import Message
 from ..requests import CheckGuards, ChildMessage, Flow, Request
 from .answerer import Pause
@@ -41,6 +42,8 @@ class Driver:
         self.state = state
         self.replay = replay
         self._gen = self._pump(flow)
+        if replay is None:  # (a replay has the run follow the state's changes once it is live)
+            state.follow(rewound(state.session.state, state.session.internal, (), 0))
 
     def step(self, answer: Any = None) -> Request[Any] | None:
         """Answer the last request (``None`` to start) and run to the next one."""
@@ -71,8 +74,12 @@ class Driver:
                 step = flow.send(answer)
                 answer = None
                 if isinstance(step, Message):
-                    if self.replay is not None and not self.replay.saw(step):
-                        self.replay = None  # it went live
+                    replay = self.replay
+                    if replay is not None:
+                        if not replay.saw(step):
+                            self.replay = None  # it went live
+                        elif replay.kept is not None:  # the saved one, with its records
+                            step, replay.kept = replay.kept, None
                     state.add(step)
                 elif isinstance(step, Request):
                     if step.__class__ is CheckGuards and not step.guards \
@@ -84,11 +91,15 @@ class Driver:
                             continue
                         if not self.replay.replaying:
                             self.replay = None
+                    if state.was is not None:  # what changed since the last message: kept
+                        state.mark()
                     answer = yield step
                 elif isinstance(step, Event):
                     if self.replay is not None and isinstance(step, self.replay.watched) \
                             and not self.replay.saw(step):
                         self.replay = None
+                    if state.was is not None:  # (before a recorder hears of the event)
+                        state.mark()
                     state.event(step)
                 elif isinstance(step, ChildMessage):
                     if self.replay is not None and not self.replay.saw(step):

@@ -36,8 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
+
 from ..approval import Approval
 from ..events import CaughtUp, Event, ReplayStarted, SubroutineEnded, SubroutineStarted
+from ..internal import STATE_UNDO, rewound
 from ..messages import Message
 from ..requests import (
     Approve,
@@ -51,6 +54,7 @@ from ..requests import (
     RunHooks,
     RunTools,
     StoreToolRun,
+    TakeSteered,
 )
 from ..session import NO_USAGE, Session, SubroutineRun, Usage
 from ..summary import replayed_summaries
@@ -86,7 +90,7 @@ class Replay(Forwarding):
     """An answerer that answers from ``saved`` while it can, then hands over to ``inner``; the
     ``Driver`` it is given to shows it every step while it replays."""
 
-    __slots__ = ("approvals", "frames", "listed", "replaying", "saved_internal",
+    __slots__ = ("approvals", "frames", "kept", "listed", "replaying", "saved_internal",
                  "saved_state", "started", "state", "tally", "watched")
 
     def __init__(self, inner: Any, saved: Session, state: RunState) -> None:
@@ -98,6 +102,9 @@ class Replay(Forwarding):
         self.frames = [Frame(saved.messages, saved.subroutines)]
         self.started = False
         self.replaying = True  # until ``go_live``
+        # The saved message to add in place of the one just followed (``saw``): the same,
+        # with the record of the state's changes the template's own does not carry.
+        self.kept: Message | None = None
         self.watched: tuple[type[Event], ...] = (Event,)  # the events ``saw`` is shown
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
         # What the replayed answers count, added to the run's state once (``settle``): model
@@ -153,6 +160,11 @@ class Replay(Forwarding):
                                   and message.tool_call_id == was.tool_call_id
                                   and message.name == was.name):
                 frame.at = at + 1
+                if message is not was and len(self.frames) == 1:
+                    undo = was.metadata.get(STATE_UNDO)
+                    if undo is not None:
+                        self.kept = attrs.evolve(message, metadata={**message.metadata,
+                                                                    STATE_UNDO: undo})
                 return True
         if self.adopts(frame, message):
             return True
@@ -188,6 +200,9 @@ class Replay(Forwarding):
         self.settle()
         self.state.release()
         root = self.frames[0]
+        # From here the run records the state's changes, from the state as it was when the
+        # last message it followed was added.
+        self.state.follow(rewound(self.saved_state, self.saved_internal, root.messages, root.at))
         self.state.emit(CaughtUp(root.at, len(root.messages)))
 
     # -- answering -------------------------------------------------------------------------
@@ -230,6 +245,18 @@ class Replay(Forwarding):
         else:
             tally[4] += 1
         return nxt
+
+    def saved_take_steered(self, request: TakeSteered) -> Any:
+        """The user messages saved at this safe point (a steered message was taken here), or
+        none; past the saved messages, the answerers take what ``Session.queued`` holds (a
+        resumed run's), and the replay goes on to the request after it."""
+        frame = self.frames[-1]
+        if frame.live or frame.at >= len(frame.messages):  # the answerers', if any is queued
+            return NOTHING if self.state.session.queued else ()
+        end = frame.at
+        while end < len(frame.messages) and frame.messages[end].role == "user":
+            end += 1
+        return tuple(frame.messages[frame.at:end])
 
     def saved_ask_user(self, request: AskUser) -> Any:
         frame = self.frames[-1]

@@ -29,6 +29,7 @@ from ..requests import (
     RunHooks,
     RunTools,
     StoreToolRun,
+    TakeSteered,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ A = TypeVar("A")
 KINDS: Final[dict[type[Request[Any]], str]] = {
     CallModel: "call_model", RunTools: "run_tools", StoreToolRun: "store_tool_run",
     AskUser: "ask_user", Approve: "approve", HandOff: "hand_off", RunHooks: "run_hooks",
-    ListTools: "list_tools", CheckGuards: "check_guards"}
+    ListTools: "list_tools", CheckGuards: "check_guards",
+    TakeSteered: "take_steered"}
 """Each request class, and the name of the method that answers it."""
 
 
@@ -123,8 +125,14 @@ class Answerer:
     def check_guards(self, request: CheckGuards) -> Checked | None:
         raise self._refuse(request)
 
+    def take_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return ()  # nothing steered unless an answerer keeps them (``LiveAnswerer``, served)
+
     async def acall_model(self, request: CallModel) -> Message:
         return self.call_model(request)
+
+    async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return self.take_steered(request)
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         return self.run_tools(request)
@@ -184,7 +192,13 @@ class Forwarding(Answerer):
     def check_guards(self, request: CheckGuards) -> Checked | None:
         return self.inner.answer(request)  # type: ignore[no-any-return]
 
+    def take_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return self.inner.answer(request)  # type: ignore[no-any-return]
+
     async def acall_model(self, request: CallModel) -> Message:
+        return await self.inner.aanswer(request)  # type: ignore[no-any-return]
+
+    async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
         return await self.inner.aanswer(request)  # type: ignore[no-any-return]
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:

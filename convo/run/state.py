@@ -11,6 +11,7 @@ template's generator ended.
 
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from ..approval import Approval
 from ..errors import ReachedEndTemplateException
 from ..events import ApprovalDecided, Event, MessageAdded, RunEnded, TurnEnded
 from ..guards.base import GuardEnded
+from ..internal import STATE_UNDO, state_undo
 from ..messages import Message, ToolCall
 from ..session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
 from ..tools.toolset import Unlisted
@@ -90,7 +92,7 @@ class RunState:
     __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
                  "limit_reached", "listeners",
                  "model_calls", "on_event", "on_message", "quiet", "session", "settings",
-                 "started", "tool_calls", "turn", "usage")
+                 "started", "tool_calls", "turn", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
                  clock: Callable[[], float] | None = None) -> None:
@@ -123,6 +125,9 @@ class RunState:
             self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
         # Whether a message a guard blocked may be in the session (kept from the model then).
         self.guarded = False
+        # The state as it was when the last message was added (``follow``); ``None`` until the
+        # run follows its changes (a replay rebuilds what its saved records already say).
+        self.was: dict[str, Any] | None = None
 
     def listen(self, handler: Handler | None) -> None:
         """Hand the run's events to ``handler`` (instead of the runner's ``on_event``; a
@@ -172,10 +177,45 @@ class RunState:
                 raise MaxMessages
             self.added += 1
             session = self.session
+            if self.was is not None:
+                message = self.noted(message)
         messages = session.messages
         messages.append(message)
         if self.on_message is not None:
             self.on_message(MessageAdded(message, len(messages) - 1, scope))
+
+    # -- what changed the state (``convo.internal.STATE_UNDO``) --------------------------------
+
+    def follow(self, was: dict[str, Any]) -> None:
+        """From now on, record each change of the session's state: ``was`` is the state as it
+        was when its last message was added (the changes since are recorded as still to
+        come on the next message)."""
+        self.was = was
+        self.mark()
+
+    def noted(self, message: Message) -> Message:
+        """``message`` with what undoes the state's changes since the last message, if any."""
+        state, was = self.session.state, self.was
+        self.session.internal.pop(STATE_UNDO, None)
+        if was is None or state == was:
+            return message
+        undo = state_undo(was, state)
+        self.was = copy.deepcopy(state)
+        if undo is None:
+            return message
+        return attrs.evolve(message, metadata={**message.metadata, STATE_UNDO: undo})
+
+    def mark(self) -> None:
+        """Keep what undoes the changes since the last message in ``session.internal`` (where
+        they are stored before a message carries them), or none when there are none."""
+        was, session = self.was, self.session
+        if was is None:
+            return
+        undo = None if session.state == was else state_undo(was, session.state)
+        if undo is not None:
+            session.internal[STATE_UNDO] = undo
+        elif STATE_UNDO in session.internal:
+            del session.internal[STATE_UNDO]
 
     def event(self, event: Event) -> None:
         """Pass an event on (``TurnEnded`` also lands on ``session.turns``)."""
@@ -283,6 +323,7 @@ class RunState:
             usage=self.usage, elapsed_s=self.clock() - self.started, limit=limit,
         )
         self.session.outcome = outcome
+        self.mark()
         if self.on_event is not None:
             try:
                 self.on_event(RunEnded(outcome))

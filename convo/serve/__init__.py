@@ -43,7 +43,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                first_prompt: str | None = None,
                faces: Iterable[str] | None = None, tool_name: str | None = None,
                description: str | None = None, model_name: str | None = None,
-               guards: Sequence[Any] = ()) -> Starlette:
+               guards: Sequence[Any] = (), while_busy: str = "reject",
+               max_queued: int = 16, engine: str | None = None,
+               task_queue: str = "convo") -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -69,6 +71,12 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``model_name`` is the bot's name as a model at ``/v1`` (§25; default: ``title``).
     ``guards`` (``convo.guards``) check every conversation's messages, replies and tool calls
     as a ``Runner``'s do (API.md §27), on every face.
+    ``while_busy`` is what a message sent while a turn runs does when it does not say
+    (API.md §26): ``"reject"`` (409), ``"queue"``, ``"interrupt"`` or ``"steer"``;
+    ``max_queued`` bounds each conversation's queue (429 past it).
+    ``engine``: ``"temporal://HOST:PORT[/NAMESPACE]"`` runs each conversation as a Temporal
+    workflow on the ``convo worker`` processes polling ``task_queue`` (the ``temporal``
+    extra; docs/serving.md, "Running on Temporal"); this app then makes no model call.
     """
     try:
         from .http.app import API, build
@@ -84,11 +92,28 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     served = chosen(faces)  # before anything opens: an unknown face is a ValueError
     if not lease > 0:
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
+    from .engine import WHILE_BUSY
+    if while_busy not in WHILE_BUSY:
+        raise ValueError(f"while_busy must be one of {', '.join(map(repr, WHILE_BUSY))}, got "
+                         f"{while_busy!r}")
+    if isinstance(max_queued, bool) or not isinstance(max_queued, int) or max_queued < 1:
+        raise ValueError(f"max_queued must be a whole number of messages from 1, got "
+                         f"{max_queued!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages, guards=guards)
-    engine = Engine(runner, open_store(store) if isinstance(store, str) else store,
-                    cache_size=cache_size, lease=lease)
-    return build(API(engine, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
+    opened = open_store(store) if isinstance(store, str) else store
+    if engine is not None:
+        from ..temporal.engine import TemporalEngine, parse_engine
+
+        address, namespace = parse_engine(engine)
+        turns: Engine = TemporalEngine(runner, opened,  # type: ignore[arg-type]
+                                       address=address, namespace=namespace,
+                                       task_queue=task_queue)
+    else:
+        turns = Engine(runner, opened, cache_size=cache_size, lease=lease,
+                       max_queued=max_queued)
+    return build(API(turns, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
+                     while_busy=while_busy,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),
                      max_attachment_bytes=max_attachment_bytes, title=title,
                      first_prompt=first_prompt, faces=served, tool_name=tool_name,

@@ -11,18 +11,24 @@ never written. ``not_undone`` lists the tool calls of the original at or after `
 that ran (their effects stay): every tool message's call but those whose tool was not
 invoked (bad arguments, an unknown tool, a limit: ``NOT_RUN``; rejected; stopped by a cancel
 before it ran), in stored order; a pending approval has no tool message, so it is not there.
+The calls made inside a subroutine (a ``SubroutineTemplate``'s child, a ``SubroutineTool``'s
+call) that started after ``before``'s message was made are listed too, the same way, where the
+child started (before the conversation's message at its ``index``: a ``SubroutineTool``'s own
+call, whose message is written when its child is done, after them); the child's inherited
+messages are the conversation's, not listed again.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..approval import Approval
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ..requests import CallModel
 from ..run import branch as branching
-from ..session import Session
+from ..session import Session, SubroutineRun
 from ..templates.batch import NOT_RUN
 from .events import Sink
 from .live import UNSAID, with_unsaid
@@ -34,11 +40,34 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 
-def not_undone(messages: list[Message], before: int) -> list[dict[str, Any]]:
-    """The calls at or after ``before`` whose tool was invoked, in stored order."""
-    calls = {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
+def not_undone(messages: Sequence[Message], before: int,
+               subroutines: Sequence[SubroutineRun] = ()) -> list[dict[str, Any]]:
+    """The calls at or after ``before`` whose tool was invoked, in stored order, with those
+    of the subroutines that started after ``before``'s message was made."""
+    children: dict[int, list[SubroutineRun]] = {}
+    for run in subroutines:
+        if run.index > before:
+            children.setdefault(run.index, []).append(run)
+    calls = _calls(messages)
     listed: list[dict[str, Any]] = []
-    for message in messages[before:]:
+    for index in range(before, max(len(messages), max(children, default=0) + 1)):
+        for run in children.get(index, ()):
+            own = run.messages[run.inherited:]
+            listed += _ran(own, _calls(own))
+        if index < len(messages) and messages[index].role == "tool":
+            listed += _ran(messages[index:index + 1], calls)
+    return listed
+
+
+def _calls(messages: Sequence[Message]) -> dict[str, ToolCall]:
+    return {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
+
+
+def _ran(messages: Sequence[Message], calls: dict[str, ToolCall]) -> list[dict[str, Any]]:
+    """The calls (from ``calls``) answered by the tool messages of ``messages`` whose tool was
+    invoked."""
+    listed: list[dict[str, Any]] = []
+    for message in messages:
         if message.role != "tool" or message.rejected \
                 or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
             continue
@@ -74,7 +103,7 @@ async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink |
             session = await engine.runner.abranch(saved, before=at)
         except ValueError as exc:
             raise Invalid(str(exc).replace(f"before={at} ", f"before={before} ", 1)) from None
-        calls = not_undone(stored.messages, before)
+        calls = not_undone(stored.messages, before, stored.subroutines)
     branch_id = secrets.token_urlsafe(16)
     internal = dict(session.internal) | ({UNSAID: unsaid} if unsaid else {})
     await engine.store.create(branch_id, session.state, owner=stored.owner,

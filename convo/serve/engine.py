@@ -21,8 +21,10 @@ cancel, rebuild — each short; HTTP is ``http/``'s, the store writes ``live.py`
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
@@ -34,7 +36,17 @@ from ..approval import Approval
 from ..errors import ModelError
 from ..messages import Message
 from ..parts import Content
-from ..requests import Approve, AskUser, CallModel, HandOff, ListTools, Request, RunHooks, RunTools
+from ..requests import (
+    Approve,
+    AskUser,
+    CallModel,
+    HandOff,
+    ListTools,
+    Request,
+    RunHooks,
+    RunTools,
+    TakeSteered,
+)
 from ..run.answerer import Pause
 from ..run.cancel import CANCELLED, Cancellable, Scope, stopped
 from ..run.driver import adrive
@@ -46,9 +58,15 @@ from ..tools.calls import ToolRun
 from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
 from .events import Paused, Retract, Sink, WaitingFor, committed
 from .live import Live, client_calls, new_message_id, stored_view, with_unsaid
-from .problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
-from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
-from .turns import TOOL_STOPPED, Cancel, Turns
+from .problems import Busy, Conflict, Forbidden, Full, Invalid, NotFollowed, NotFound, Refused
+from .stores.base import DEFAULT_OWNER, LEASE_S, Queued, Queues, Stored, StoreError, TurnStore
+from .turns import POLL_S, TOOL_STOPPED, Cancel, Turns
+
+logger = logging.getLogger("convo.serve")
+#: How many messages a conversation's queue holds at most (``--max-queued``, API.md §26).
+MAX_QUEUED: Final = 16
+#: What a message sent while a turn runs may ask for (API.md §26); the first is the default.
+WHILE_BUSY: Final = ("reject", "queue", "interrupt", "steer")
 
 
 class Served(Forwarding):
@@ -64,15 +82,22 @@ class Served(Forwarding):
     says it with where the conversation waits, one write for both. A write that fails is no
     failure of the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("cancel", "commit", "failed", "rebuilding")
+    __slots__ = ("cancel", "commit", "failed", "rebuilding", "steered")
 
     def __init__(self, inner: Any, *, commit: Callable[[], Awaitable[None]] | None = None,
-                 cancel: Cancel | None = None, rebuilding: bool = False) -> None:
+                 cancel: Cancel | None = None, rebuilding: bool = False,
+                 steered: Callable[[], Awaitable[tuple[Message, ...]]] | None = None) -> None:
         super().__init__(inner)
         self.commit = commit
         self.cancel = cancel
         self.rebuilding = rebuilding
+        self.steered = steered  # the messages steered to the turn (API.md §26)
         self.failed: BaseException | None = None
+
+    async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        if self.steered is None or self.rebuilding or self.stopping:
+            return ()
+        return await self.steered()
 
     async def aask_user(self, request: AskUser) -> Content:
         raise Pause(request)
@@ -179,13 +204,17 @@ class Engine:
     """Runs served conversations of one template on one store."""
 
     def __init__(self, runner: Runner, store: TurnStore, *, cache_size: int = 1000,
-                 lease: float = LEASE_S) -> None:
+                 lease: float = LEASE_S, max_queued: int = MAX_QUEUED) -> None:
         self.runner = runner
         self.store = store
         store.lease = lease
         self.turns = Turns(store, lease)
         self.cache_size = cache_size
+        self.max_queued = max_queued
         self._cache: OrderedDict[str, Live] = OrderedDict()
+        self._watching: set[str] = set()  # conversations whose queue this worker will drain
+        self._interrupting: dict[str, int] = {}  # an interrupt waits for their lease
+        self.tasks: set[asyncio.Task[Any]] = set()
 
     # -- the cache -----------------------------------------------------------------------
 
@@ -268,6 +297,9 @@ class Engine:
         live.stored()
         if stored.waiting_for and stored.waiting_for.get("type") == "retry":
             live.error = stored.waiting_for.get("error")
+        live.queued = list(stored.queued)
+        if live.queued:  # (another worker queued them, or died holding the turn)
+            self._watch(conversation_id)
         self._keep(live)
         return live
 
@@ -288,8 +320,8 @@ class Engine:
         try:
             async with self.turns.hold(conversation_id) as turn:
                 if turn is None:
-                    raise Conflict("a turn is running in this conversation: wait for it to "
-                                   "end, then send again")
+                    raise Busy("a turn is running in this conversation: wait for it to end, "
+                               "then send again")
                 live = await self._rebuilt(Stored(conversation_id, {}, messages=history,
                                                   owner=owner), replaying=HistoryReplay)
                 replay = live.run.answerer
@@ -372,8 +404,8 @@ class Engine:
         ``stored``: its row as the route read it (``live``)."""
         async with self.turns.hold(conversation_id) as turn:
             if turn is None:
-                raise Conflict("a turn is running in this conversation: wait for it to "
-                                       "end, then send again")
+                raise Busy("a turn is running in this conversation: wait for it to end, then "
+                           "send again")
             yield await self.live(conversation_id, stored)
 
     def expect(self, live: Live, waits: Collection[str], what: str) -> None:
@@ -405,6 +437,7 @@ class Engine:
         """Answer the pending handoff (``convo.serve.http.operators``): a message said during it,
         or ``None`` to hand the conversation back to the bot."""
         assert live.waits == "operator"
+        await self._known_queue(live)
         return await self._advance(live, said, sink)
 
     async def approve(self, live: Live, decisions: list[dict[str, Any]], sink: Sink | None,
@@ -434,10 +467,12 @@ class Engine:
             bool(by_id[c.id]["approve"]), by_id[c.id].get("reason"),
             by="staff" if staff or (operator and pending.approver(i) == "operator")
             else "user")) for i, c in enumerate(calls)]
+        await self._known_queue(live)
         return await self._advance(live, answers, sink)
 
     async def retry(self, live: Live, sink: Sink | None) -> tuple[int, dict[str, Any]]:
         self.expect(live, ("retry",), "a retry")
+        await self._known_queue(live)
         return await self._advance(live, None, sink, retry=True)
 
     def offer(self, live: Live, tools: list[dict[str, Any]]) -> None:
@@ -499,6 +534,8 @@ class Engine:
             finally:
                 live.sink = None
         self._keep(live)
+        if live.queued and live.pending is not None:  # taken once this turn's lease is free
+            self._watch(live.id)
         if sink is not None:
             self._ended(live, sink)
         body = live.view(added_from)
@@ -515,7 +552,7 @@ class Engine:
         retry). What each step added is committed before the next one starts (``Served``, made
         for this drive with the turn's inputs)."""
         served = Served(live.run.answerer, commit=lambda: self._commit(live),
-                        cancel=self._cancel(live.id))
+                        cancel=self._cancel(live.id), steered=lambda: self._steered(live))
         pause = await adrive(live.run.driver, served, request, start=value)
         if served.failed is not None:
             raise served.failed
@@ -556,6 +593,133 @@ class Engine:
         if waiting is not None:
             sink(WaitingFor(waiting))
 
+    # -- messages while a turn runs (API.md §26) -------------------------------------------
+
+    def _queues(self) -> Queues:
+        store = self.store
+        if not isinstance(store, Queues):
+            raise Conflict(f"this server's store ({type(store).__name__}) keeps no queue of "
+                           "messages: send again once the turn has ended")
+        return store
+
+    async def _known_queue(self, live: Live) -> None:
+        """Read the conversation's queue before a turn that may be followed by its messages
+        (an approval, a retry, a hand-back: another worker may have queued them)."""
+        if isinstance(self.store, Queues):
+            live.queued = await self.store.queued(live.id)
+
+    async def enqueue(self, conversation_id: str, content: Content, *, steer: bool
+                      ) -> dict[str, Any]:
+        """Queue a message sent while a turn runs: stored before this returns, answered once
+        the turn ends (``steer``: handed to the turn at its next safe point). The body of the
+        202: ``{"queued": the message}``."""
+        store = self._queues()
+        queued = Queued(Message("user", content, id=new_message_id()), steer)
+        if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
+            if await self.store.load(conversation_id, messages=False) is None:
+                raise NotFound(f"no conversation {conversation_id!r}")
+            raise Full(f"{self.max_queued} messages are queued in this conversation already "
+                       "(max_queued): wait until some are answered, or withdraw one")
+        cached = self._cache.get(conversation_id)
+        if cached is not None:  # the running turn, if it runs here, sees it at once
+            cached.queued.append(queued)
+        self._watch(conversation_id)
+        return {"queued": queued.message.to_dict()}
+
+    async def withdraw(self, conversation_id: str, message_id: str) -> None:
+        """Drop a queued message not yet taken (``NotFound`` when there is none)."""
+        if not await self._queues().withdraw(conversation_id, message_id):
+            raise NotFound(f"no message {message_id!r} is queued in conversation "
+                           f"{conversation_id!r} (it was taken, withdrawn, or never queued)")
+        cached = self._cache.get(conversation_id)
+        if cached is not None:
+            cached.queued = [q for q in cached.queued if q.message.id != message_id]
+
+    async def _steered(self, live: Live) -> tuple[Message, ...]:
+        """At the running turn's safe point: the steered messages at the head of the queue,
+        which leave it in the write that adds them to the messages (``Live.dequeuing``)."""
+        if not live.queued or not live.queued[0].steer:
+            return ()  # (the common case: nothing queued, no store read)
+        queue = await self._queues().queued(live.id)  # withdrawn ones are gone
+        taken = []
+        for queued in queue:
+            if not queued.steer:
+                break
+            taken.append(queued.message)
+        live.queued = queue[len(taken):]
+        live.dequeuing.update(m.id for m in taken if m.id is not None)
+        return tuple(taken)
+
+    @contextlib.asynccontextmanager
+    async def interrupting(self, conversation_id: str) -> AsyncIterator[None]:
+        """While an interrupt stops the running turn and takes its lease, this worker's
+        drains of the queue wait (the interrupting message is answered first)."""
+        self._interrupting[conversation_id] = self._interrupting.get(conversation_id, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._interrupting.pop(conversation_id) - 1
+            if left:
+                self._interrupting[conversation_id] = left
+
+    def _watch(self, conversation_id: str) -> None:
+        """Drain the conversation's queue once no turn holds it (one watcher per
+        conversation in this worker)."""
+        if conversation_id in self._watching:
+            return
+        self._watching.add(conversation_id)
+        task = asyncio.ensure_future(self._drain_when_free(conversation_id))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _drain_when_free(self, conversation_id: str) -> None:
+        try:
+            while True:
+                turn = self.turns.running.get(conversation_id)
+                if turn is not None:
+                    await turn.stopped.wait()
+                elif conversation_id in self._interrupting \
+                        or await self.store.running(conversation_id):
+                    await asyncio.sleep(POLL_S)  # (another worker's turn: its lease is read)
+                elif not await self._takes_messages(conversation_id) \
+                        or await self.drain(conversation_id):
+                    return
+        except (StoreError, Refused) as exc:  # the queue stays: the next turn takes it
+            logger.warning("conversation %s: its queue was not taken: %s", conversation_id,
+                           exc, extra={"convo_fields": None})
+        finally:
+            self._watching.discard(conversation_id)
+
+    async def _takes_messages(self, conversation_id: str) -> bool:
+        """Whether the conversation waits for a message (read without its lease: a watcher
+        does not hold the lease of one that waits for a retry or an approval, which its
+        client may be sending)."""
+        row = await self.store.load(conversation_id, messages=False)
+        return row is not None and row.status == "waiting" and isinstance(
+            row.waiting_for, dict) and row.waiting_for.get("type") == "user"
+
+    async def drain(self, conversation_id: str) -> bool:
+        """Answer the head of the conversation's queue as a turn of its own (its lease held);
+        ``True`` when nothing more is to be taken now (the queue is empty, the conversation
+        waits for something else than a message, or it is gone), ``False`` when another turn
+        held the lease."""
+        async with self.turns.hold(conversation_id) as turn:
+            if turn is None:
+                return False
+            try:
+                live = await self.live(conversation_id)
+            except (NotFound, Conflict):  # deleted, or ended (its queue was dropped)
+                return True
+            queue = live.queued = await self._queues().queued(conversation_id)
+            if not queue or live.waits != "user":
+                return True  # (an approval, an operator or a retry first: the queue stays)
+            head = queue[0].message
+            live.user_id = head.id
+            live.dequeuing.add(head.id or "")
+            live.queued = queue[1:]
+            await self._advance(live, head.content, None)
+            return not live.queued
+
     async def get(self, conversation_id: str, stored: Stored | None = None) -> dict[str, Any]:
         """The conversation as a client sees it; ``stored``: all of it, as the route read it."""
         if stored is None:
@@ -568,7 +732,7 @@ class Engine:
                     live = await self._rebuild(conversation_id)
                     await self._commit(live, final=True)
                     return live.view()
-        return stored_view(stored)
+        return stored_view(stored, stored.queued if stored.status != "ended" else ())
 
     async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
         """Stop the running turn (here or in another worker); the conversation once it
@@ -578,7 +742,10 @@ class Engine:
         if not await self.turns.stop(conversation_id):
             raise Conflict("no turn is running in this conversation: there is nothing "
                                    "to cancel")
-        return await self.get(conversation_id)
+        body = await self.get(conversation_id)
+        if body.get("queued"):  # taken as if posted now (API.md §26)
+            self._watch(conversation_id)
+        return body
 
     async def delete(self, conversation_id: str) -> None:
         """A running turn is stopped first, so nothing it would write stays."""

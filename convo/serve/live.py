@@ -12,6 +12,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -31,7 +32,7 @@ from ..tools.frontend import FrontendTool
 from .events import ReasoningDelta as Reasoning
 from .events import Sink
 from .events import TextDelta as Text
-from .stores.base import Change, Stored
+from .stores.base import Change, Queued, Stored
 
 UNSAID: Final = "unsaid"  # Session.internal: where replies that said nothing were dropped
 
@@ -106,6 +107,12 @@ class Live:
     tool_ids: dict[str, str] = attrs.field(factory=dict)  # call id → its result's client id
     offers_changed: bool = False  # the front end's tools changed (Session.internal): to store
     retracted: bool = False  # the streamed reply was taken back: said before its replacement
+    #: The conversation's queue as this worker knows it (API.md §26): read when it was
+    #: rebuilt or drained, added to when a message is queued here; ``[]``: nothing queued.
+    queued: list[Queued] = attrs.field(factory=list)
+    dequeuing: set[str] = attrs.field(factory=set)  # queued ids the turn takes: leave the queue
+    # Where new message ids come from (a Temporal workflow gives its own deterministic ones).
+    new_id: Callable[[], str] = attrs.field(default=new_message_id, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
@@ -115,7 +122,7 @@ class Live:
         sink = self.sink
         if sink is not None and isinstance(event, TextDelta | ReasoningDelta):
             if self.reply_id is None:  # streamed before it is stored: its id is chosen now
-                self.reply_id = new_message_id()
+                self.reply_id = self.new_id()
             if isinstance(event, TextDelta):
                 sink(Text(event.text, self.reply_id))
             else:
@@ -172,11 +179,16 @@ class Live:
                 del self.session.messages[index]
             self.unsaid.clear()
         outcome = self.session.outcome
+        dequeued: tuple[str, ...] = ()
+        if self.dequeuing:  # taken from the queue: it leaves it in this write
+            dequeued = tuple(m.id for _, m in fresh if m.id in self.dequeuing)
+            self.dequeuing.difference_update(dequeued)
         return Change(
             messages=tuple(fresh), subroutines=tuple(self.unstored()), state=state,
             internal=internal, approvals=approvals, status=self.status if final else None,
             waiting_for=self.waiting_for() if final else None,
-            outcome=outcome.to_dict() if final and outcome is not None else None), fresh
+            outcome=outcome.to_dict() if final and outcome is not None else None,
+            dequeued=dequeued), fresh
 
     def _id_for(self, message: Message) -> str:
         """A new message's stored id: the client's for its user message, the one its stream
@@ -188,7 +200,7 @@ class Live:
             chosen, self.reply_id = self.reply_id, None
         elif message.role == "tool" and message.tool_call_id is not None:
             chosen = self.tool_ids.pop(message.tool_call_id, None)
-        return chosen or new_message_id()
+        return chosen or self.new_id()
 
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
@@ -241,14 +253,15 @@ class Live:
             "id": self.id, "status": self.status, "messages": messages,
             "state": self.session.state,
             "outcome": outcome.to_dict() if outcome is not None else None,
-            "waiting_for": self.waiting_for(), "parent": self.session.parent}
+            "waiting_for": self.waiting_for(), "parent": self.session.parent,
+            "queued": [] if self.pending is None else [q.message.to_dict() for q in self.queued]}
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
 
 
-def stored_view(stored: Stored) -> dict[str, Any]:
+def stored_view(stored: Stored, queued: Sequence[Queued] = ()) -> dict[str, Any]:
     return {"id": stored.id, "status": stored.status,
             "messages": [public(m) for m in stored.messages], "state": stored.state,
             "outcome": stored.outcome, "waiting_for": stored.waiting_for,
-            "parent": stored.parent}
+            "parent": stored.parent, "queued": [q.message.to_dict() for q in queued]}

@@ -24,6 +24,15 @@ class Conflict(Refused):
     """Not now: a turn runs, the conversation ended, or it waits for something else."""
 
 
+class Busy(Conflict):
+    """A turn runs in the conversation (API.md §9's 409; §26: unless the message says what to
+    do ``while_busy``)."""
+
+
+class Full(Refused):
+    """The conversation's queue holds ``max_queued`` messages already (API.md §26: 429)."""
+
+
 class Invalid(Refused):
     """What was sent cannot be taken (the message says what was expected)."""
 
@@ -33,7 +42,8 @@ class Forbidden(Refused):
 
 
 #: The HTTP status of each kind of refusal (the app answers with it).
-STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403}
+STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403,
+                                    Full: 429}
 
 
 def status_of(exc: Exception) -> int:

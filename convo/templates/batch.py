@@ -30,7 +30,7 @@ from ..requests import Approve, CheckGuards, Flow, RunTools
 from ..session import Session
 from ..tools.base import Bound, Tool
 from ..tools.calls import Invocation, Invokable, ToolRun, outcome, tool_message
-from ..tools.context import STATE_UNDO, ToolContext, before_tools, state_undo
+from ..tools.context import ToolContext
 from ..tools.endings import (
     CONTINUE,
     Ending,
@@ -129,13 +129,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 done[i] = rejected[call.id], False
         invocations = [inv for inv in invocations if inv.call.id not in rejected]
         inline = [inv for inv in inline if inv.call.id not in rejected]
-    # What the batch's tools change in ``state`` is kept, as what undoes it, on the tool
-    # message of its first call that sees the state (``Runner.branch`` reads it); a replayed
-    # batch runs nothing and so changes nothing.
-    sees = next((inv.call.id for inv in invocations if inv.tool.__class__ is Bound), None)
-    was = None if sees is None else before_tools(session.state)
     runs: list[ToolRun] = (yield RunTools(tuple(invocations))) if invocations else []
-    undo = None if was is None else state_undo(was, session.state)
     ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
     for inv in inline:  # a template cannot run inside a tool function: it runs here
         ran[inv.call.id] = inv, (yield from delegate(session, inv))
@@ -157,8 +151,6 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             content, error, asked, metadata = outcome(invocation, run)
             if run.skipped is not None:  # a limit, or an unknown tool: not invoked
                 metadata = {**(metadata or {}), NOT_RUN: True}
-            if undo is not None and call.id == sees:
-                metadata = {**(metadata or {}), STATE_UNDO: undo}
             if asked is not CONTINUE:
                 if asked.__class__ is MoveState:
                     if move is None:

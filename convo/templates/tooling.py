@@ -24,7 +24,7 @@ from ..guards.marks import KEY as GUARD_KEY
 from ..guards.marks import blocked
 from ..messages import Message
 from ..reply import Finish
-from ..requests import CallModel, Flow
+from ..requests import CallModel, Flow, TakeSteered
 from ..session import RunStatus, Session, TurnResult
 from ..tools.base import Tool
 from ..tools.calls import tool_message
@@ -61,6 +61,7 @@ DEFAULT_RESTRICTION_MESSAGE: Final = (
     "If no tool is needed, call the 'finish' tool."
 )
 MODES: Final = ("response", "task")
+STEERED: Final = TakeSteered()
 
 
 @attrs.define(slots=True)
@@ -147,6 +148,9 @@ class ToolingTemplate(Template):
             return session
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:
+            if turn.iterations:  # the safe point: messages sent while the turn ran (§26)
+                steered: tuple[Message, ...] = yield STEERED
+                yield from steered
             reply: Message = yield ask
             turn.iterations += 1
             reply = yield from checked_reply(reply, self.guards)

@@ -149,7 +149,8 @@ class Recorder(RecordsRecorder):
         replayed = saved if replaying and saved is not None else None
         super().__init__(session, lambda record: history.add(conversation, record),
                          replaying=replaying, state=None if replayed is None else replayed.state,
-                         internal=None if replayed is None else replayed.internal)
+                         internal=None if replayed is None else replayed.internal,
+                         undo_on_state=True)
         if not replaying and not history.kept(conversation):
             # version 2: convo's own records are in session.internal, not in the state
             history.add(conversation, {"type": "header", "version": 2, "state": session.state,

@@ -41,6 +41,7 @@ _LAZY = {
     "load_scenarios": "convo.testing.evaluation",
     "Cassette": "convo.testing.evaluation",
     "captured_spans": "convo.testing.spans",
+    "temporal_server": "convo.testing.temporal",
 }
 
 __getattr__, __dir__ = lazy(__name__, _LAZY)

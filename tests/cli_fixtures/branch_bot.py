@@ -1,7 +1,9 @@
 """A bot for branches, in the terminal (tests/terminal/test_branch_commands.py) and on the
 chat page (tests/serve/test_branch_page.py): ``add ITEM`` calls a
 tool that puts the item in the cart (``state``); every reply says which model call made it, so
-a regenerated reply differs from the one it replaces."""
+a regenerated reply differs from the one it replaces. ``buy ITEM`` says so in the reply that
+calls the tool, and the reply after the result says nothing: the last reply to regenerate is the
+one before a call that ran."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +34,12 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     CALLS[0] += 1
     last = messages[-1]
     if last.role == "tool":
+        if str(messages[-2].content).startswith("Buying "):
+            return ""
         return f"Done: {last.content} (call {CALLS[0]})"
+    if str(last.content).startswith("buy "):
+        item = str(last.content)[4:]
+        return f"Buying {item} (call {CALLS[0]}). {{add_to_cart(item='{item}')}}"
     if str(last.content).startswith("add "):
         return f"{{add_to_cart(item='{str(last.content)[4:]}')}}"
     return f"You said {last.content!r} (call {CALLS[0]})"

@@ -185,7 +185,7 @@ convo.approval
 convo.botfile
 convo.cli convo.cli.chat convo.cli.eval convo.cli.feedback convo.cli.graph convo.cli.mcp
 convo.cli.models convo.cli.options convo.cli.otel convo.cli.replay convo.cli.run convo.cli.serve
-convo.cli.test
+convo.cli.test convo.cli.worker
 convo.context
 convo.errors
 convo.guards.base convo.guards.builtin convo.guards.marks convo.guards.pii
@@ -232,6 +232,8 @@ convo.templates.end convo.templates.execute convo.templates.graph convo.template
 convo.templates.guarding convo.templates.handoff convo.templates.messages convo.templates.states
 convo.templates.subroutine convo.templates.subroutine_tool convo.templates.tooling
 convo.templates.toolsets convo.templates.tree
+convo.temporal convo.temporal.activities convo.temporal.bots convo.temporal.engine
+convo.temporal.wire convo.temporal.worker convo.temporal.workflow
 convo.terminal convo.terminal.async_cancel convo.terminal.cancel convo.terminal.conversation
 convo.terminal.demo convo.terminal.editor convo.terminal.history convo.terminal.input
 convo.terminal.interrupts convo.terminal.markdown convo.terminal.notices convo.terminal.paths
@@ -245,7 +247,7 @@ convo.testing.server convo.testing.server.anthropic_server convo.testing.server.
 convo.testing.server.chat_wire convo.testing.server.connection convo.testing.server.gemini_server
 convo.testing.server.gemini_wire convo.testing.server.openai_server convo.testing.server.replies
 convo.testing.server.responses_wire convo.testing.simulated_user convo.testing.smoke
-convo.testing.snapshots convo.testing.spans convo.testing.strategies
+convo.testing.snapshots convo.testing.spans convo.testing.strategies convo.testing.temporal
 convo.testing.strategies.replies convo.testing.strategies.trees convo.testing.strategies.values
 convo.tools.base convo.tools.calls convo.tools.context convo.tools.decorator convo.tools.endings
 convo.tools.frontend convo.tools.handoff convo.tools.mcp convo.tools.mcp.capped

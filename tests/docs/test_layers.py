@@ -19,7 +19,7 @@ LAYERS = {
     **dict.fromkeys(("templates", "requests"), 2),
     **dict.fromkeys(("runner", "run", "resume", "record", "summary", "appending",
                      "transcript"), 3),
-    **dict.fromkeys(("terminal", "serve", "testing", "botfile", "otel"), 4),
+    **dict.fromkeys(("terminal", "serve", "testing", "botfile", "otel", "temporal"), 4),
     **dict.fromkeys(("cli", "__main__", "__init__"), 5),
 }
 

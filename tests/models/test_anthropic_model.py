@@ -288,3 +288,88 @@ def test_a_reply_that_is_no_message_is_a_model_error(body: bytes, said: str,
         model.close()
     assert str(caught.value).startswith(f"malformed reply from http://127.0.0.1:{server.port} "
                                         f"(model 'claude-x'): {said}")
+
+
+# -- the unstreamed call on convo's own client: the client's post, not messages.create ---------
+
+def _counting_create(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Counts the calls of the SDK's ``Messages.create`` (the real one runs)."""
+    import anthropic.resources.messages as messages_module
+
+    calls: list[dict[str, Any]] = []
+    real = messages_module.Messages.create
+
+    def create(self: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(messages_module.Messages, "create", create)
+    return calls
+
+
+def test_an_unstreamed_call_posts_the_body_as_it_is(anthropic_server: AnthropicServer,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_create(monkeypatch)
+    anthropic_server.add("Sunny.", ErrorReply(429, headers={"retry-after": "0"}), "Rain.")
+    with AnthropicModel("claude-test", base_url=anthropic_server.base_url, api_key="k",
+                        temperature=0.5, stop_sequences=["END"]) as model:
+        first = model.complete([Message("system", "Be brief."), Message("user", "Oslo?")])
+        second = model.complete([Message("user", "Bergen?")])  # a 429, retried by the SDK
+    assert (first.text, second.text, calls) == ("Sunny.", "Rain.", [])
+    assert anthropic_server.requests[0] == {
+        "model": "claude-test", "max_tokens": 4096, "temperature": 0.5,
+        "stop_sequences": ["END"],
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": EPH}],
+        "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Oslo?", "cache_control": EPH}]}]}
+    assert len(anthropic_server.requests) == 3
+
+
+@pytest.mark.parametrize("how", ["injected client", "thinking", "extra_headers",
+                                 "large max_tokens"])
+def test_other_calls_go_through_messages_create(anthropic_server: AnthropicServer,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                how: str) -> None:
+    import anthropic
+
+    calls = _counting_create(monkeypatch)
+    anthropic_server.add("Sunny.")
+    options: dict[str, Any] = {
+        "injected client": {"client": anthropic.Anthropic(base_url=anthropic_server.base_url,
+                                                          api_key="k")},
+        "thinking": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+        "extra_headers": {"extra_headers": {"X-Mine": "1"}},
+        "large max_tokens": {"max_tokens": 16000},
+    }[how]
+    with AnthropicModel("claude-test", base_url=anthropic_server.base_url, api_key="k",
+                        **options) as model:
+        assert model.complete([Message("user", "Oslo?")]).text == "Sunny."
+    assert len(calls) == 1
+
+
+# -- a conversation with no user message yet ---------------------------------------------------
+
+def test_a_bot_that_speaks_first_sends_its_system_messages_as_the_user_turn(
+        anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add("Hello! How can I help?")
+    template = LinearTemplate([SystemTemplate("You are a barista."),
+                               SystemTemplate("Greet the customer."), AssistantTemplate()])
+    with AnthropicModel("claude-test", base_url=anthropic_server.base_url,
+                        api_key="k") as model:
+        session = Runner(model, template).run()
+    assert session.messages[-1].text == "Hello! How can I help?"
+    assert anthropic_server.requests[0]["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "You are a barista."},
+        {"type": "text", "text": "Greet the customer.", "cache_control": EPH}]}]
+    assert "system" not in anthropic_server.requests[0]
+
+
+def test_an_empty_conversation_is_a_model_error_before_any_request(
+        anthropic_server: AnthropicServer) -> None:
+    with AnthropicModel("claude-test", base_url=anthropic_server.base_url,
+                        api_key="k") as model, pytest.raises(ModelError) as caught:
+        model.complete([])
+    assert str(caught.value) == ("the Anthropic Messages API needs at least one message; the "
+                                 "conversation is empty: start it with a system or user "
+                                 "message")
+    assert anthropic_server.requests == []

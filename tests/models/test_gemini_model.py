@@ -413,3 +413,29 @@ def test_geminis_kept_parts_are_left_out_by_the_other_providers() -> None:
     assert turns[1]["content"][0] == {"type": "text", "text": "Checking."}
     assert [item.get("type") for item in input_to_wire(history)] == [
         None, None, "function_call", "function_call"]
+
+
+# -- a conversation with no user message yet ---------------------------------------------------
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_bot_that_speaks_first_sends_its_system_messages_as_the_user_turn(
+        gemini_server: GeminiServer, stream: bool) -> None:
+    gemini_server.add("Hello! How can I help?")
+    template = LinearTemplate([SystemTemplate("You are a barista."),
+                               SystemTemplate("Greet the customer."), AssistantTemplate()])
+    with gemini(gemini_server, stream=stream) as model:
+        session = Runner(model, template).run()
+    assert session.messages[-1].text == "Hello! How can I help?"
+    request = gemini_server.requests[0]
+    assert request["contents"] == [{"role": "user", "parts": [
+        {"text": "You are a barista.\n\nGreet the customer."}]}]
+    assert "systemInstruction" not in request
+
+
+def test_an_empty_conversation_is_a_model_error_before_any_request(gemini_server: GeminiServer
+                                                                   ) -> None:
+    with gemini(gemini_server) as model, pytest.raises(ModelError) as caught:
+        model.complete([])
+    assert str(caught.value) == ("the Gemini API needs at least one message; the conversation "
+                                 "is empty: start it with a system or user message")
+    assert gemini_server.received == 0

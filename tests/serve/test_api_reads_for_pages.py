@@ -101,7 +101,7 @@ def test_a_conversations_read_carries_the_title_its_list_shows(client: TestClien
     assert "user" not in mine  # a user's own conversation: no need to name them
     assert staffs["user"] == "ann"  # as in the operators' list
     assert list(mine) == ["id", "status", "messages", "state", "outcome", "waiting_for",
-                          "parent", "title", "feedback"]
+                          "parent", "queued", "title", "feedback"]
 
 
 # -- a new conversation, stored when there is something in it ---------------------------------

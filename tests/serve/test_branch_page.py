@@ -1,7 +1,8 @@
 """The chat page's branches (API.md §28) in real Chromium against `convo serve`: "Edit" on a
 user message shows the tool calls that stay done before the user sends the edited text, and
 the page then shows the branch (its URL, a "Branched from …" link, the branch under its parent
-in the list); "Regenerate" makes the last reply again."""
+in the list); "Regenerate" makes the last reply again, first asking whether to (listing them)
+when calls made after it stay done."""
 
 from __future__ import annotations
 
@@ -97,3 +98,36 @@ def test_regenerate_confirms_first_when_calls_stay_done(page: Page, served: Serv
     expect(replies).to_have_count(1)
     expect(replies.nth(0)).not_to_have_text(first)
     expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_count(1)
+
+
+def test_regenerate_lists_the_calls_that_stay_done_and_goes_only_when_confirmed(
+        page: Page, served: Served) -> None:
+    page.goto(served.url)
+    replies = page.locator("#log .msg.assistant .body")
+    say(page, "buy pen")
+    buying = re.compile(r"^Buying pen \(call \d+\)\.")
+    expect(replies.first).to_have_text(buying)
+    first, original = replies.first.inner_text(), page.url
+    cid = original.split("?c=")[1]
+    regenerate = page.locator("#log").get_by_role("button", name="Regenerate")
+    asked = page.get_by_role("alert").filter(has_text="Regenerate this reply?")
+
+    regenerate.click()  # the reply's call ran after it: the page asks first, saying so
+    expect(asked).to_be_visible()
+    expect(asked.locator(".undone li")).to_have_text(['add_to_cart {"item":"pen"}'])
+    asked.get_by_role("button", name="Cancel").click()
+    expect(asked).to_have_count(0)
+    expect(page).to_have_url(original)  # nothing made
+
+    regenerate.click()
+    asked.get_by_role("button", name="Regenerate").click()
+    expect(page).not_to_have_url(original)
+    expect(replies.first).to_have_text(buying)
+    expect(replies.first).not_to_have_text(first)  # made again by another model call
+    branch = page.url.split("?c=")[1]
+    # Before the reply the cart was empty; the call it made again put the pen in once.
+    assert served.client.get(f"/api/conversations/{branch}").json()["state"] == {
+        "cart": ["pen"]}
+    assert served.client.get(f"/api/conversations/{cid}").json()["state"] == {"cart": ["pen"]}
+    expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_attribute(
+        "href", f"?c={cid}")

@@ -27,7 +27,7 @@ from convo.serve.store import SCHEMA_VERSION
 ROOT = Path(__file__).resolve().parent.parent.parent
 OLD = "41iUgl9W69BVu367vR7O0g"  # the conversation of store_v3.db
 SUMMARY_TEXT = "The customer asked about prices, 6 more questions; all were answered."
-SHOWN = {"id", "status", "messages", "state", "outcome", "waiting_for", "parent"}
+SHOWN = {"id", "status", "messages", "state", "outcome", "waiting_for", "parent", "queued"}
 
 
 def long_chat() -> ModuleType:

@@ -171,3 +171,14 @@ def test_a_scripted_usage_is_served_in_anthropics_words(anthropic_server: Anthro
         usage = client.messages.create(**_ask()).usage
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens,
             usage.cache_creation_input_tokens) == (10, 5, 100, 20)
+
+
+def test_a_request_with_no_message_is_refused_as_the_api_does(
+        anthropic_server: AnthropicServer) -> None:
+    client = _client(anthropic_server, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(**_ask(messages=[]))
+    assert caught.value.status_code == 400
+    assert caught.value.body == {"type": "error", "error": {
+        "type": "invalid_request_error", "message": "messages: at least one message is required"}}
+    assert anthropic_server.requests == []

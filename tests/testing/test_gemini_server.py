@@ -210,3 +210,17 @@ def test_inline_bytes_sent_by_the_sdk_url_safe_are_read(gemini_server: GeminiSer
     assert sent == {"data": base64.urlsafe_b64encode(SIGNATURE).decode(),
                     "mime_type": "image/png"}
     _check_request(gemini_server.requests[0])
+
+
+@pytest.mark.parametrize("body", [{"contents": []}, {}])
+def test_a_request_with_no_contents_is_refused_as_the_api_does(gemini_server: GeminiServer,
+                                                               body: dict[str, Any]) -> None:
+    # (The google-genai SDK refuses empty contents itself, before sending: another client.)
+    url = f"{gemini_server.base_url}/v1beta/models/gemini-x:generateContent"
+    with httpx.Client() as http:
+        refused = http.post(url, headers={"x-goog-api-key": "k"}, json=body)
+    assert refused.status_code == 400
+    assert refused.json() == {"error": {
+        "code": 400, "status": "INVALID_ARGUMENT",
+        "message": "* GenerateContentRequest.contents: contents is not specified\n"}}
+    assert gemini_server.received == 0

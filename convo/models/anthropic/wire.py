@@ -195,8 +195,17 @@ def _has_tool_blocks(turns: Iterable[Mapping[str, Any]]) -> bool:
 
 def request_body(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (), *,
                  model: str, max_tokens: int, cache: bool = True) -> dict[str, Any]:
-    """The body of ``messages.create`` for these messages and tools."""
+    """The body of ``messages.create`` for these messages and tools.
+
+    The API takes no request without a message: a conversation of system messages alone (a
+    bot that speaks first) sends them as its one user turn, and an empty one is a
+    ``ModelError``."""
     system, turns = messages_to_wire(messages)
+    if not turns:
+        if not system:
+            raise ModelError("the Anthropic Messages API needs at least one message; the "
+                             "conversation is empty: start it with a system or user message")
+        turns, system = [{"role": "user", "content": system}], []
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": turns}
     if system:
         body["system"] = system

@@ -223,10 +223,19 @@ def tool_to_wire(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def request(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """``(contents, config)`` for ``models.generate_content``."""
+    """``(contents, config)`` for ``models.generate_content``.
+
+    The API takes no request without contents: a conversation of system messages alone (a
+    bot that speaks first) sends them as its one user turn, and an empty one is a
+    ``ModelError``."""
     for position, message in enumerate(messages):
         _check_parts(message, f"message {position + 1}")
     system, contents = messages_to_wire(messages)
+    if not contents:
+        if not system:
+            raise ModelError("the Gemini API needs at least one message; the conversation is "
+                             "empty: start it with a system or user message")
+        contents, system = [{"role": "user", "parts": [{"text": system}]}], ""
     config: dict[str, Any] = {}
     if system:
         config["system_instruction"] = system
@@ -258,6 +267,15 @@ def as_dict(obj: Any) -> dict[str, Any]:
             dumped.pop("sdkHttpResponse", None)
             return dumped
     raise WireError(f"expected a generateContent response, got {_short(obj)}")
+
+
+def response_json(body: str | bytes) -> Any:
+    """A response body's JSON; a body that is not JSON is a ``WireError``."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        raise WireError(f"the reply is not JSON ({type(exc).__name__}): {body[:200]!r}"
+                        ) from None
 
 
 def usage_from_wire(usage: Any) -> Usage | None:

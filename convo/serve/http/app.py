@@ -31,7 +31,7 @@ from ..branches import branch
 from ..engine import Engine
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from ..live import Live
-from ..problems import Conflict, Refused, status_of
+from ..problems import Busy, Conflict, Refused, status_of
 from ..stores.base import Idempotency, Stored, StoreError
 from .auth import DEFAULT_USER, Auth, Caller, Open
 from .bodies import (
@@ -41,6 +41,7 @@ from .bodies import (
     content_digest_source,
     content_of,
     read_object,
+    while_busy,
 )
 from .faces import FACES, face_routes
 from .host import Turn
@@ -73,6 +74,16 @@ def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+class Interrupt(Exception):
+    """A message sent with ``"while_busy": "interrupt"`` found a turn running: stop it, then
+    answer the message (API.md §26)."""
+
+
+#: What a request does when a turn runs: an answer of its own (a 202 of a queued message), or
+#: ``Interrupt``, or a refusal.
+Busied = Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+
+
 class API:
     """The routes, bound to one engine."""
 
@@ -81,8 +92,10 @@ class API:
                  max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
                  title: str | None = None, first_prompt: str | None = None,
                  faces: Iterable[str] = FACES, tool_name: str | None = None,
-                 tool_description: str | None = None, model_name: str | None = None) -> None:
+                 tool_description: str | None = None, model_name: str | None = None,
+                 while_busy: str = "reject") -> None:
         self.engine = engine
+        self.while_busy = while_busy  # a message's default while a turn runs (§26)
         self.model_name = model_name or title or DEFAULT_MODEL_NAME  # the bot, as a model (§25)
         self.faces = tuple(faces)  # the faces served (``faces.chosen``)
         # The bot as an MCP tool (the mcp face, ``mcp.py``): its name (default: the title)
@@ -204,17 +217,29 @@ class API:
 
     async def message(self, request: Request) -> Response:
         _, stored = await self._owned(request, operator_may=False)
-        content = content_of(await read_object(request, self.message_body_limit),
-                             self.max_message_bytes, self.max_attachment_bytes)
-        key = request.headers.get("idempotency-key")
+        body = await read_object(request, self.message_body_limit)
+        mode = while_busy(body, self.while_busy)
+        content = content_of(body, self.max_message_bytes, self.max_attachment_bytes)
+        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
 
         def turn(live: Live, sink: Sink | None) -> Awaitable[tuple[int, dict[str, Any]]]:
             return self.engine.message(live, content, sink)
 
-        if key is None:  # the most frequent: no record kept, no digest taken
-            return await self._turn(request, turn, stored)
-        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
-        return await self._idempotent(request, stored, key, digest, turn)
+        async def busy() -> tuple[int, dict[str, Any]]:  # a turn runs (API.md §26)
+            if mode in ("queue", "steer"):
+                return 202, await self.engine.enqueue(stored.id, content, steer=mode == "steer")
+            if mode == "interrupt":
+                raise Interrupt
+            raise Busy("a turn is running in this conversation: wait for it to end, then "
+                       "send again")
+
+        return await self._idempotent(request, stored, digest, turn, busy)
+
+    async def withdraw(self, request: Request) -> Response:
+        """``DELETE /api/conversations/{id}/queued/{message_id}`` (API.md §26)."""
+        await self._owned(request, operator_may=False)
+        await self.engine.withdraw(request.path_params["id"], request.path_params["message_id"])
+        return Response(status_code=204)
 
     async def approvals(self, request: Request) -> Response:
         caller, stored = await self._owned(request, operator_may=True)
@@ -289,12 +314,15 @@ class API:
         if await self.engine.store.load(conversation_id, messages=False) is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
 
-    async def _idempotent(self, request: Request, stored: Stored, key: str, digest: str,
-                          turn: Turn) -> Response:
-        """A turn under an ``Idempotency-Key`` (``key``): a repeat answers as the first did; a
-        refused request (4xx) leaves the key unused. ``stored``: the row the route read (so
-        the conversation is there before any record is kept)."""
+    async def _idempotent(self, request: Request, stored: Stored, digest: str, turn: Turn,
+                          busy: Busied | None = None) -> Response:
+        """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
+        request (4xx) leaves the key unused. ``stored``: the row the route read (so the
+        conversation is there before any record is kept)."""
+        key = request.headers.get("idempotency-key")
         conversation_id = stored.id
+        if key is None:
+            return await self._turn(request, turn, stored, busy)
         store = self.engine.store
         if not isinstance(store, Idempotency):
             raise lacks(store, "Idempotency", "keep idempotency records",
@@ -310,8 +338,15 @@ class API:
             await store.remember(conversation_id, key, digest, reference(code, result))
             return code, result
 
+        async def queued() -> tuple[int, dict[str, Any]]:
+            assert busy is not None
+            code, result = await busy()  # a queued message's 202: kept as it is
+            await store.remember(conversation_id, key, digest, {"status": code, "body": result})
+            return code, result
+
         try:
-            return await self._turn(request, remembered, stored)
+            return await self._turn(request, remembered, stored,
+                                    None if busy is None else queued)
         except (HTTPProblem, Refused) as exc:
             if status_of(exc) < 500:  # refused before anything ran: the key stays unused
                 await store.forget(conversation_id, key)
@@ -334,18 +369,25 @@ class API:
         code, body = answer(record, messages)
         return self._answer(request, code, body)
 
-    async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
-                    ) -> Response:
+    async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None,
+                    busy: Busied | None = None) -> Response:
         """Take the conversation's turn lock and run ``turn``: as JSON, or as an SSE stream.
         Problems known before the turn starts are plain JSON either way. ``stored``: the
-        conversation's row as the route read it, handed to the engine."""
+        conversation's row as the route read it, handed to the engine. ``busy``: what to do
+        when another turn runs (API.md §26), else 409."""
         conversation_id = request.path_params["id"]
         stack = contextlib.AsyncExitStack()
         try:
             live = await stack.enter_async_context(self.engine.turn(conversation_id, stored))
-        except Conflict:  # a lock refused on an id that is not there: 404
+        except Conflict as exc:  # a lock refused on an id that is not there: 404
             await self._exists(conversation_id)
-            raise
+            if busy is None or not isinstance(exc, Busy):
+                raise
+            try:
+                code, result = await busy()
+            except Interrupt:
+                return await self._interrupt(request, turn)
+            return self._answer(request, code, result)
         if active() is not None:
             turn = _traced_turn(request, live, turn)
         if "text/event-stream" not in request.headers.get("accept", ""):
@@ -353,6 +395,20 @@ class API:
                 code, result = await turn(live, None)
             return self._answer(request, code, result)
         return await self._stream(request, stack, live, turn)
+
+    async def _interrupt(self, request: Request, turn: Turn) -> Response:
+        """Stop the running turn as a cancel does (API.md §20), then run ``turn`` (a few
+        tries: a turn that another request started meanwhile is stopped too)."""
+        conversation_id = request.path_params["id"]
+        async with self.engine.interrupting(conversation_id):
+            for _ in range(3):
+                await self.engine.turns.stop(conversation_id)
+                try:
+                    return await self._turn(request, turn)
+                except Busy:
+                    continue
+        raise Busy("a turn is running in this conversation and others keep starting: send "
+                   "again")
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:
@@ -386,9 +442,14 @@ class API:
                            "error_id": error_id}, 503 if isinstance(exc, StoreError) else 500)
 
     async def drain(self, timeout: float = 30.0) -> None:
-        """Let running turns finish (the server is stopping)."""
+        """Let running turns finish (the server is stopping); the queues' watchers stop (the
+        queued messages stay stored, taken by the next turn or worker)."""
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
+        for task in list(self.engine.tasks):
+            task.cancel()
+        if self.engine.tasks:
+            await asyncio.wait(set(self.engine.tasks), timeout=timeout)
 
 
 async def _traced(request: Request, conversation_id: str | None, run: Any,
@@ -446,6 +507,8 @@ def native_routes(api: API) -> list[BaseRoute]:
         Route("/api/conversations/{id}/retry", api.retry, methods=["POST"]),
         Route("/api/conversations/{id}/cancel", api.cancel, methods=["POST"]),
         Route("/api/conversations/{id}/branch", api.branch, methods=["POST"]),
+        Route("/api/conversations/{id}/queued/{message_id}", api.withdraw,
+              methods=["DELETE"]),
         *operator_routes(api),
     ]
 

@@ -126,6 +126,19 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
+WHILE_BUSY: Final = ("reject", "queue", "interrupt", "steer")  # (the engine's, API.md §26)
+
+
+def while_busy(body: dict[str, Any], default: str) -> str:
+    """What a message asks to happen if a turn runs (``"while_busy"``, API.md §26); 400 for
+    anything but the four names, whether or not a turn runs."""
+    mode = body.get("while_busy", default)
+    if mode not in WHILE_BUSY:
+        raise HTTPProblem(400, f'"while_busy" must be one of "reject", "queue", "interrupt", '
+                               f'"steer", got {json.dumps(mode)[:80]}')
+    return str(mode)
+
+
 def content_of(body: dict[str, Any], max_bytes: int,
                max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES) -> Content:
     """The message of a ``{"content": ...}`` body: a string with some text, or a list of

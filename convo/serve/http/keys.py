@@ -17,7 +17,7 @@ from ...guards.marks import public
 from ...messages import Message
 
 _ORDER: Final = ("error", "id", "status", "messages", "state", "outcome", "waiting_for", "parent",
-                  "added")
+                  "queued", "added")
 
 
 def reference(code: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,11 @@ missing, with the indexes ``(owner, updated_at, id)`` and ``(updated_at, id)``, 
 Version 6 (branches, API.md §28) gives each row its ``parent`` (``{"id", "before"}`` of the
 conversation it was branched from; ``NULL`` for every other row, rows of earlier versions
 included), a column added on start when missing; ``create(..., parent=)`` sets it.
+Version 7 (messages while a turn runs, API.md §26) keeps a conversation's queued messages in
+a table of their own (``queued``: its order, the message's id, whether it steers, the
+message), created on start if missing (``Queues``). A queued message leaves the queue in the
+write that adds it to the messages (``Change.dequeued``), and a write that ends the
+conversation drops its queue.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ if TYPE_CHECKING:  # (the values the optional capabilities give; no import at ru
     from .feedback import Feedback, Rating
     from .listing import Query, Summary
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 DEFAULT_OWNER: Final = "default"  # the owner of rows of schema 4 and before
 LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
 HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
@@ -69,6 +74,16 @@ HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
 
 class StoreError(Exception):
     """The store cannot be reached or refused a write (the server answers 503)."""
+
+
+@attrs.frozen(slots=True)
+class Queued:
+    """A message sent while a turn ran (API.md §26), waiting in the conversation's queue:
+    ``steer``: handed to the running turn at its next safe point, else answered as a turn of
+    its own. ``message.id`` is its id in the queue and, once taken, in ``messages``."""
+
+    message: Message
+    steer: bool = False
 
 
 @attrs.define(slots=True)
@@ -91,6 +106,9 @@ class Stored:
     updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
     #: ``{"id", "before"}`` of the conversation it was branched from (``Session.parent``).
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
+    #: Its queue (API.md §26), read with its messages (``load(id)``; read before them, so a
+    #: message taken meanwhile is in one or both, never in neither); ``[]`` with the row alone.
+    queued: list[Queued] = attrs.field(factory=list, kw_only=True)
 
 
 @attrs.frozen(slots=True)
@@ -106,6 +124,8 @@ class Change:
     status: str | None = None
     waiting_for: dict[str, Any] | None = None
     outcome: dict[str, Any] | None = None
+    #: The ids of queued messages this write adds to ``messages`` (they leave the queue).
+    dequeued: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -161,6 +181,19 @@ class Idempotency(Protocol):
 
 
 @runtime_checkable
+class Queues(Protocol):
+    """Optional: messages sent while a turn runs (API.md §26). ``enqueue`` adds one at the end
+    unless the queue holds ``limit`` already (``False``); ``queued`` reads them in order;
+    ``withdraw`` drops one not yet taken (``False``: no such message queued)."""
+
+    async def enqueue(self, conversation_id: str, queued: Queued, *, limit: int) -> bool: ...
+
+    async def queued(self, conversation_id: str) -> list[Queued]: ...
+
+    async def withdraw(self, conversation_id: str, message_id: str) -> bool: ...
+
+
+@runtime_checkable
 class Ratings(Protocol):
     """Optional: feedback on replies (``feedback.py``)."""
 
@@ -183,7 +216,7 @@ class TurnStore(Conversations, Leases, Protocol):
     """What the engine needs of a store: its conversations and their turns' leases."""
 
 
-class Store(TurnStore, Idempotency, Ratings, Listing, Protocol):
+class Store(TurnStore, Idempotency, Ratings, Listing, Queues, Protocol):
     """Every capability: what convo's own stores (memory, SQLite, Postgres) are. A store of
     your own needs ``Conversations`` and ``Leases``; without one of the others, the routes
     that need it say so (501), and a conversation shows no ratings."""

@@ -9,7 +9,18 @@ from typing import Any
 
 import attrs
 
-from .base import CANCEL, DEFAULT_OWNER, HELD, LEASE_S, LOST, Change, Stored, StoreError, dumps
+from .base import (
+    CANCEL,
+    DEFAULT_OWNER,
+    HELD,
+    LEASE_S,
+    LOST,
+    Change,
+    Queued,
+    Stored,
+    StoreError,
+    dumps,
+)
 from .feedback import Feedback, Rating
 from .listing import Query, Summary, newest, now_us, title_of
 
@@ -23,6 +34,7 @@ class MemoryStore:
         self._running: dict[str, bool] = {}  # a turn's conversation: whether asked to stop
         self._keys: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
         self._ratings: dict[tuple[str, int], tuple[int, str | None, str, int]] = {}
+        self._queues: dict[str, list[Queued]] = {}
         self.clock = now_us
 
     async def open(self) -> None:
@@ -48,7 +60,9 @@ class MemoryStore:
         copy = attrs.evolve(row, messages=list(row.messages) if messages else [],
                             subroutines=list(row.subroutines) if messages else [],
                             state=json.loads(dumps(row.state)),
-                            internal=json.loads(dumps(row.internal)))
+                            internal=json.loads(dumps(row.internal)),
+                            queued=list(self._queues.get(conversation_id, ()))
+                            if messages else [])
         copy.length = len(row.messages)
         copy.child_length = sum(len(r.messages) for r in row.subroutines)
         return copy
@@ -70,6 +84,11 @@ class MemoryStore:
         if change.messages:
             row.updated = self.clock()
             row.title = row.title if row.title is not None else title_of(change.messages)
+        if change.dequeued or change.status == "ended":
+            gone = set(change.dequeued)
+            kept = [] if change.status == "ended" else [
+                q for q in self._queues.get(conversation_id, ()) if q.message.id not in gone]
+            self._queues[conversation_id] = kept
         _apply(row, change)
 
     async def delete(self, conversation_id: str) -> bool:
@@ -77,6 +96,7 @@ class MemoryStore:
             del self._keys[slot]
         for rated in [rated for rated in self._ratings if rated[0] == conversation_id]:
             del self._ratings[rated]
+        self._queues.pop(conversation_id, None)
         return self._rows.pop(conversation_id, None) is not None
 
     @contextlib.asynccontextmanager
@@ -121,6 +141,24 @@ class MemoryStore:
         if known is not None and known[1] is None:
             del self._keys[(conversation_id, key)]
 
+
+    async def enqueue(self, conversation_id: str, queued: Queued, *, limit: int) -> bool:
+        queue = self._queues.setdefault(conversation_id, [])
+        if conversation_id not in self._rows or len(queue) >= limit:
+            return False
+        queue.append(queued)
+        return True
+
+    async def queued(self, conversation_id: str) -> list[Queued]:
+        return list(self._queues.get(conversation_id, ()))
+
+    async def withdraw(self, conversation_id: str, message_id: str) -> bool:
+        queue = self._queues.get(conversation_id, [])
+        for index, queued in enumerate(queue):
+            if queued.message.id == message_id:
+                del queue[index]
+                return True
+        return False
 
     async def conversations(self, query: Query) -> list[Summary]:
         return newest((_summary(row) for row in self._rows.values()), query)

@@ -27,6 +27,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
+from ...messages import Message
 from ...session import SubroutineRun
 from .base import (
     CANCEL,
@@ -35,6 +36,7 @@ from .base import (
     LOST,
     SCHEMA_VERSION,
     Change,
+    Queued,
     Stored,
     StoreError,
     dumps,
@@ -74,6 +76,9 @@ CREATE TABLE IF NOT EXISTS feedback (
     comment TEXT, "user" TEXT NOT NULL, time TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (conversation_id, idx));
 CREATE INDEX IF NOT EXISTS feedback_time ON feedback (time);
+CREATE TABLE IF NOT EXISTS queued (
+    conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    steer BOOLEAN NOT NULL, message JSONB NOT NULL, PRIMARY KEY (conversation_id, seq));
 """
 # Schema 5: the row's owner, title and time of the last message, for lists that read no
 # message (rows of earlier versions: the user "default", their creation time).
@@ -264,7 +269,11 @@ class PostgresStore:
                             length=row[5], child_length=int(row[6]), internal=internal,
                             owner=row[8], title=row[9],
                             updated=0 if row[10] is None else micros(row[10]), parent=row[11])
-            if messages:
+            if messages:  # the queue first: a message taken meanwhile is in the messages
+                cur = await conn.execute("SELECT steer, message FROM queued WHERE "
+                                         "conversation_id = %s ORDER BY seq", (conversation_id,))
+                stored.queued = [Queued(Message.from_dict(m), bool(steer))
+                                 for steer, m in await cur.fetchall()]
                 cur = await conn.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
                     "a.digest = m.digest WHERE m.conversation_id = %s", (conversation_id,))
@@ -325,6 +334,12 @@ class PostgresStore:
                     "UPDATE conversations SET status = %s, waiting_for = %s, outcome = %s "
                     "WHERE id = %s", (change.status, _json(change.waiting_for),
                                       _json(change.outcome), conversation_id))
+            if change.status == "ended":  # its queue is dropped
+                await conn.execute("DELETE FROM queued WHERE conversation_id = %s",
+                                   (conversation_id,))
+            elif change.dequeued:
+                await conn.execute("DELETE FROM queued WHERE conversation_id = %s AND id = "
+                                   "ANY(%s)", (conversation_id, list(change.dequeued)))
 
     async def delete(self, conversation_id: str) -> bool:
         """The conversation and all of it; its attachments too, unless another conversation
@@ -348,7 +363,7 @@ class PostgresStore:
                 await conn.execute("DELETE FROM attachments a WHERE a.digest = ANY(%s) AND NOT "
                                    "EXISTS (SELECT 1 FROM message_attachments m WHERE m.digest "
                                    "= a.digest)", (used,))
-            for table in ("messages", "subroutines", "idempotency", "feedback"):
+            for table in ("messages", "subroutines", "idempotency", "feedback", "queued"):
                 await conn.execute(f"DELETE FROM {table} WHERE conversation_id = %s",
                                    (conversation_id,))
             cur = await conn.execute("DELETE FROM conversations WHERE id = %s",
@@ -454,6 +469,32 @@ class PostgresStore:
         async with self._conn() as conn:
             await conn.execute("DELETE FROM idempotency WHERE conversation_id = %s AND key = %s "
                                "AND response IS NULL", (conversation_id, key))
+
+    async def enqueue(self, conversation_id: str, queued: Queued, *, limit: int) -> bool:
+        async with self._conn() as conn, conn.transaction():
+            cur = await conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR UPDATE",
+                                     (conversation_id,))  # one enqueue at a time: the count
+            if await cur.fetchone() is None:
+                return False
+            cur = await conn.execute(
+                "INSERT INTO queued SELECT %s, COALESCE(MAX(seq), 0) + 1, %s, %s, %s FROM "
+                "queued WHERE conversation_id = %s HAVING COUNT(*) < %s",
+                (conversation_id, queued.message.id, queued.steer,
+                 dumps(queued.message.to_dict()), conversation_id, limit))
+            return bool(cur.rowcount)
+
+    async def queued(self, conversation_id: str) -> list[Queued]:
+        async with self._conn() as conn:
+            cur = await conn.execute("SELECT steer, message FROM queued WHERE conversation_id "
+                                     "= %s ORDER BY seq", (conversation_id,))
+            rows = await cur.fetchall()
+        return [Queued(Message.from_dict(m), bool(steer)) for steer, m in rows]
+
+    async def withdraw(self, conversation_id: str, message_id: str) -> bool:
+        async with self._conn() as conn:
+            cur = await conn.execute("DELETE FROM queued WHERE conversation_id = %s AND id = "
+                                     "%s", (conversation_id, message_id))
+            return bool(cur.rowcount)
 
     async def conversations(self, query: Query) -> list[Summary]:
         where: list[str] = ["true"]

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
+from ...messages import Message
 from ...session import SubroutineRun
 from .base import (
     CANCEL,
@@ -32,6 +33,7 @@ from .base import (
     LOST,
     SCHEMA_VERSION,
     Change,
+    Queued,
     Stored,
     StoreError,
     dumps,
@@ -73,6 +75,10 @@ CREATE TABLE IF NOT EXISTS feedback (
     comment TEXT, user TEXT NOT NULL, time INTEGER NOT NULL,
     PRIMARY KEY (conversation_id, idx)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS feedback_time ON feedback (time);
+CREATE TABLE IF NOT EXISTS queued (
+    conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    steer INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID;
 """
 # Schema 3: an idempotency record names the messages its answer added instead of copying them.
 TO_V3: Final = """
@@ -313,7 +319,11 @@ class SQLiteStore:
                             length=row[5], child_length=row[6], internal=internal,
                             owner=row[8], title=row[9], updated=row[10] or 0,
                             parent=json.loads(row[11]) if row[11] else None)
-            if messages:
+            if messages:  # (one transaction: the queue and the messages agree)
+                stored.queued = [Queued(Message.from_dict(json.loads(m)), bool(steer))
+                                 for steer, m in db.execute(
+                                     "SELECT steer, message FROM queued WHERE conversation_id "
+                                     "= ? ORDER BY seq", (conversation_id,))]
                 blobs = dict(db.execute(
                     "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
                     "a.digest = m.digest WHERE m.conversation_id = ?", (conversation_id,)))
@@ -357,6 +367,11 @@ class SQLiteStore:
                 db.execute("UPDATE conversations SET status = ?, waiting_for = ?, outcome = ? "
                            "WHERE id = ?", (change.status, _json(change.waiting_for),
                                             _json(change.outcome), conversation_id))
+            if change.status == "ended":  # its queue is dropped
+                db.execute("DELETE FROM queued WHERE conversation_id = ?", (conversation_id,))
+            elif change.dequeued:
+                db.executemany("DELETE FROM queued WHERE conversation_id = ? AND id = ?",
+                               [(conversation_id, i) for i in change.dequeued])
 
         await self._do(write)
 
@@ -369,7 +384,7 @@ class SQLiteStore:
             used = [d for (d,) in db.execute("SELECT digest FROM message_attachments WHERE "
                                              "conversation_id = ?", (conversation_id,))]
             for table in ("messages", "subroutines", "idempotency", "message_attachments",
-                          "feedback"):
+                          "feedback", "queued"):
                 db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))
             db.executemany("DELETE FROM attachments WHERE digest = ? AND NOT EXISTS (SELECT 1 "
                            "FROM message_attachments WHERE digest = ?)",
@@ -476,6 +491,25 @@ class SQLiteStore:
         await self._do(lambda db: db.execute(
             "DELETE FROM idempotency WHERE conversation_id = ? AND key = ? AND response IS NULL",
             (conversation_id, key)))
+
+    async def enqueue(self, conversation_id: str, queued: Queued, *, limit: int) -> bool:
+        return await self._do(lambda db: db.execute(  # one statement: the count and the add
+            "INSERT INTO queued SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM queued WHERE "
+            "conversation_id = ? HAVING COUNT(*) < ? AND EXISTS (SELECT 1 FROM conversations "
+            "WHERE id = ?)", (conversation_id, queued.message.id, int(queued.steer),
+                              dumps(queued.message.to_dict()), conversation_id, limit,
+                              conversation_id)).rowcount == 1)
+
+    async def queued(self, conversation_id: str) -> list[Queued]:
+        rows = await self._do(lambda db: db.execute(
+            "SELECT steer, message FROM queued WHERE conversation_id = ? ORDER BY seq",
+            (conversation_id,)).fetchall())
+        return [Queued(Message.from_dict(json.loads(m)), bool(steer)) for steer, m in rows]
+
+    async def withdraw(self, conversation_id: str, message_id: str) -> bool:
+        return await self._do(lambda db: db.execute(
+            "DELETE FROM queued WHERE conversation_id = ? AND id = ?",
+            (conversation_id, message_id)).rowcount > 0)
 
     async def conversations(self, query: Query) -> list[Summary]:
         where: list[str] = ["1 = 1"]

@@ -70,6 +70,8 @@ class AnthropicServer(OpenAIServer):
         if not isinstance(body, dict):
             return _json(400, error_body(400, "AnthropicServer: the request body is not a "
                                               "JSON object"))
+        if not body.get("messages"):  # the API's own words for a request with no message
+            return _json(400, error_body(400, "messages: at least one message is required"))
         counted = self.cache.count(body)
         try:
             reply = self._next(body, route)

@@ -88,6 +88,9 @@ class GeminiServer(OpenAIServer):
         if not isinstance(body, dict):
             return _json(400, error_body(400, "GeminiServer: the request body is not a JSON "
                                               "object"))
+        if not body.get("contents"):  # the API's own words for a request with no contents
+            return _json(400, error_body(400, "* GenerateContentRequest.contents: contents is "
+                                              "not specified\n"))
         stream = found["method"] == "streamGenerateContent"
         if stream and params.get("alt") != ["sse"]:
             return _json(400, error_body(400, "GeminiServer streams as SSE only: ask with "

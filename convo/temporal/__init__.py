@@ -1,0 +1,17 @@
+"""Conversations on Temporal (``convo[temporal]``): one workflow per conversation, convo's own
+driver pumping the template inside it, every side effect an activity.
+
+- ``workflow``: ``ConvoConversation``: the driver in the workflow, a person's inputs as
+  Updates (``message``, ``approve``, ``operator_message``, ``handback``, ``retry``), the
+  conversation as a Query; it continues as new every ``continue_every`` turns.
+- ``activities``: the store (create, load, write) and the model calls, tool calls and hooks,
+  each answered by rebuilding the conversation from the store to the request the workflow is
+  at (the transcript goes by reference: conversation id, never the messages themselves).
+- ``bots``: what a worker runs (the bot's runner, its store, the options), found by the
+  workflow through its task queue.
+- ``worker``: the Temporal worker of a bot (``convo worker``).
+- ``wire``: what crosses between them, as JSON.
+
+Nothing here is imported by ``import convo``: only ``convo worker`` and the test kit's
+``temporal_server`` users import it.
+"""

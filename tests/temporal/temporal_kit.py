@@ -1,0 +1,137 @@
+"""A small bot for the Temporal tests, and a worker of it in this process."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+from convo.runner import Runner
+from convo.serve.stores import open_store
+
+_queues = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
+GATED_BOT = ROOT / "tests" / "serve_fixtures" / "gated_bot.py"
+
+
+@tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+class Counted:
+    """The bot's model: its replies by the last message, and every call it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
+        last = messages[-1]
+        self.calls.append(last.content if isinstance(last.content, str) else "")
+        if last.role == "tool":
+            return f"Done: {last.content} {{finish()}}"
+        if last.content.startswith("refund "):
+            return f"{{refund(order='{last.content[7:]}')}}"
+        if last.content == "tools?":
+            return ", ".join(sorted(_name(t) for t in tools))
+        if last.content.startswith("fail"):
+            raise ModelError("the model server answered 500")
+        return f"You said {last.content[:20]!r}"
+
+
+def _name(tool: Any) -> str:
+    return str(tool["function"]["name"] if "function" in tool else tool["name"])
+
+
+TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+
+
+@contextlib.asynccontextmanager
+async def worker(address: str, tmp_path: Path, **bot: Any
+                 ) -> AsyncIterator[tuple[Any, str, Any, Counted]]:
+    """A client, the task queue, the store and the model of a worker of the bot, running."""
+    from temporalio.client import Client
+
+    from convo.temporal.bots import Bot
+    from convo.temporal.worker import running
+
+    counted = Counted()
+    store = open_store(f"sqlite:///{tmp_path / 'convo.db'}")
+    await store.open()
+    client = await Client.connect(address)
+    queue = bot.pop("queue", None) or f"q{next(_queues)}-{tmp_path.name}"
+    runner = Runner(FunctionModel(counted), bot.pop("template", TEMPLATE), raise_errors=False)
+    try:
+        async with running(client, Bot(runner, store, **bot), task_queue=queue):
+            yield client, queue, store, counted
+    finally:
+        await store.close()
+
+
+async def start(client: Any, queue: str, conversation_id: str) -> Any:
+    return await client.start_workflow("ConvoConversation", {"conversation_id": conversation_id},
+                                       id=f"convo-{conversation_id}", task_queue=queue)
+
+
+def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"]) for m in messages]
+
+
+class Worker:
+    """A `convo worker` process of the gated bot, ready once it said so on stderr."""
+
+    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+        env.pop("OPENAI_API_KEY", None)
+        env.pop("OPENAI_BASE_URL", None)
+        self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "convo", "worker", str(GATED_BOT), "--temporal", address,
+             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
+            env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+        until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
+               f"the worker did not start: {Path(self.log.name).read_text()}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+def until(ready: Callable[[], object], why: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            pytest.fail(why)
+        time.sleep(0.05)
