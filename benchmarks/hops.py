@@ -2,7 +2,8 @@
 user's message over HTTP ("Serve in rooms"):
 
     python benchmarks/hops.py            # this checkout (PYTHONPATH=... for another)
-    python benchmarks/hops.py --http     # a user's message over HTTP
+    python benchmarks/hops.py --http     # a user's message over HTTP (its hand-offs)
+    python benchmarks/hops.py --http --all   # ... every call on the way
 
 From the model's reply carrying the call (sent into the template), through its approval, to
 its tool message and the turn's ending (``TurnEnded``): every call from a function defined in
@@ -12,10 +13,18 @@ the value's own). Prints each caller -> callee once with how often it was taken,
 number of distinct hops, functions and files. The call: a tool that needs approval, approved
 by a ``ScriptedInterface``, whose ``TerminateResponse`` ends the turn.
 
-``--http``: from the ASGI app's call to its response, a served conversation's second message
+``--http``: the path of a user's message over HTTP: a served conversation's second message
 (``POST /api/conversations/{id}/messages``; the first one warmed it up), a chat bot whose
-model answers in plain text, the memory store, through ``httpx.ASGITransport``; counted
-the same way.
+model answers in plain text, the memory store, through ``httpx.ASGITransport``. A hop here is
+a hand-off of the message: a call from a function of ``convo/`` to another that is given the
+message in one of the shapes it takes on its way (the ASGI request it arrives in, the
+Starlette ``Request``, the parsed body, its text, the user's ``Message``, the messages or the
+``Session`` holding it; as an argument, or one level inside one: a list, a tuple, a dict),
+from the ASGI app's call to its response (which shows the message again). That is what the
+issue "Open seams" counts ("the modules and hand-offs along the message's path"); a call that
+is not given the message (who the caller is, the lease, the store's bookkeeping, the events
+of the turn) is work done beside its path. ``--http --all`` counts every call on the way, as
+the default mode does.
 """
 
 from __future__ import annotations
@@ -101,9 +110,42 @@ def http_hops() -> collections.Counter[tuple[str, str]]:
     import httpx
 
     from convo import FunctionModel, GenerateTemplate, LoopTemplate
+    from convo.messages import Message
     from convo.serve import create_app
+    from convo.session import Session
 
     edges: collections.Counter[tuple[str, str]] = collections.Counter()
+    said = "Hi again"
+
+    def carries(value: Any, depth: int = 0) -> bool:
+        """Whether ``value`` is the message, in one of its shapes, or holds it."""
+        kind = value.__class__
+        if kind is str:
+            return value == said
+        if kind is Message:
+            return value.role == "user" and value.content == said
+        if kind is Session:
+            return any(carries(m, depth) for m in value.messages[-3:])
+        if depth:
+            return False
+        if kind.__name__ == "Request" and hasattr(value, "scope"):  # Starlette's
+            return carries(value.scope)
+        if isinstance(value, dict):
+            if value.get("type") == "http" and value.get("method") == "POST":  # ASGI's
+                return str(value.get("path", "")).endswith("/messages")
+            return any(carries(v, 1) for v in value.values())
+        if isinstance(value, list | tuple):
+            return any(carries(v, 1) for v in value[-5:])
+        return False
+
+    def given(frame: Any) -> bool:
+        code = frame.f_code
+        count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) \
+            + bool(code.co_flags & 8)  # *args, **kwargs
+        values = frame.f_locals
+        return any(carries(values.get(name)) for name in code.co_varnames[:count])
+
+    every = "--all" in sys.argv[1:]
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         code = frame.f_code
@@ -113,7 +155,8 @@ def http_hops() -> collections.Counter[tuple[str, str]]:
         back = frame.f_back
         while back is not None and back.f_code.co_name in COMPREHENSIONS:
             back = back.f_back
-        if back is not None and back.f_code.co_filename.startswith(ROOT):
+        if back is not None and back.f_code.co_filename.startswith(ROOT) \
+                and (every or given(frame)):
             edges[(_name(back), _name(frame))] += 1
 
     template = LoopTemplate([UserTemplate(), GenerateTemplate()])

@@ -185,13 +185,39 @@ def _call_text(arguments: Any, call: ToolCall | None) -> str:
     return f"{name}({json.dumps(arguments, ensure_ascii=False, sort_keys=True)})"
 
 
+_WORD: Final = r"^\W*(PASS|FAIL)\b\W*(.*)"  # a reply that starts with PASS or FAIL
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def verdict(reply: str) -> tuple[bool, str]:
+    """``(passed, reason)`` from a judge's reply (a ``ModelGuard``'s, the test kit's judge's);
+    an unreadable reply fails."""
+    import json
+    import re
+
+    found = re.search(r"\{.*\}", reply, re.DOTALL)
+    if found is not None:
+        try:
+            doc: Any = json.loads(found.group(0))
+        except json.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("pass"), bool):
+            return doc["pass"], str(doc.get("reason") or "(no reason given)").strip()
+    word = re.match(_WORD, reply, re.IGNORECASE | re.DOTALL)
+    if word is not None:
+        return word.group(1).upper() == "PASS", word.group(2).strip() or "(no reason given)"
+    return False, (f'the judge\'s reply is not a verdict (expected {{"pass": true|false, '
+                   f'"reason": ...}}): {_short(reply)}')
+
+
 def _read(text: str | None, failure: Exception | None) -> tuple[Any, dict[str, Any]]:
     """The result of a judge's reply (a redacting ModelGuard can only pass or block)."""
     if failure is not None:
         reason = f"the guard's model failed: {type(failure).__name__}: {failure}"
         return reason, {"pass": False, "reason": reason}
-    from ..testing.evaluation.judge import verdict
-
     passed, reason = verdict(text or "")
     return (True if passed else reason), {"pass": passed, "reason": reason}
 

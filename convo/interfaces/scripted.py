@@ -16,15 +16,13 @@ YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})
 
 
-def approval_of(answer: Approval | bool | str) -> Approval:
-    """An approval from a scripted or typed answer: a bool, an ``Approval``, ``"y"``/``"yes"``,
-    ``"n"``/``"no"``/empty, or any other text, which rejects with that text as the reason."""
-    if isinstance(answer, str):
-        text = answer.strip()
-        if text.lower() in YES:
-            return Approval(True)
-        return Approval(False) if text.lower() in NO else Approval(False, text)
-    return Approval.of(answer)
+def typed_approval(answer: str) -> Approval:
+    """An approval from text as typed at the terminal: ``"y"``/``"yes"``, ``"n"``/``"no"``/
+    empty, or any other text, which rejects with that text as the reason."""
+    text = answer.strip()
+    if text.lower() in YES:
+        return Approval(True)
+    return Approval(False) if text.lower() in NO else Approval(False, text)
 
 
 class ScriptedInterface(UserInterface):
@@ -80,19 +78,22 @@ class ScriptedInterface(UserInterface):
             )
         return self.replies[index]
 
-    def approve(self, session: Session, call: ToolCall) -> Approval:
+    def approve(self, session: Session, call: ToolCall) -> Approval | bool:
         index = len(self.asked_approvals)
         self.asked_approvals.append(call)
         if index >= len(self.approvals):
             raise EOFError(f"ScriptedInterface ran out of approvals ({len(self.approvals)} "
                            f"scripted) at the call {call.name}({call.arguments_json()})")
-        return approval_of(self.approvals[index])
+        answer = self.approvals[index]
+        # A bool or an Approval is answered as scripted: the runner reads it (``Approval.of``,
+        # once); only typed text is this interface's to read.
+        return typed_approval(answer) if isinstance(answer, str) else answer
 
     # Scripted answers never block: no worker thread under arun().
     async def aask(self, session: Session, instruction: str | None, default: str | None) -> str:
         return self.ask(session, instruction, default)
 
-    async def aapprove(self, session: Session, call: ToolCall) -> Approval:
+    async def aapprove(self, session: Session, call: ToolCall) -> Approval | bool:
         return self.approve(session, call)
 
     @property

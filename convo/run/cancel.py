@@ -27,7 +27,7 @@ from ..messages import Message
 from ..requests import CallModel
 from ..session import RunStatus
 from ..tools.calls import ToolRun
-from ..tools.termination import TerminateResponse
+from ..tools.endings import TerminateResponse
 from .stack import Forwarding
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ class DemoInterface(ScriptedInterface):
     def approve(self, session: Session, call: ToolCall) -> Approval:
         shown = f"Approve {call.name}({call.arguments_json()})?"
         try:
-            approval = super().approve(session, call)
+            approval = Approval.of(super().approve(session, call))
         except EOFError:
             self.say(shown)
             why = (f"'s demo_approvals ran out ({_answers(self.approvals)}) at this call"

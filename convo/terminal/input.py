@@ -9,7 +9,7 @@ from typing import Any
 
 from ..approval import Approval
 from ..interfaces.base import UserInterface
-from ..interfaces.scripted import HANDBACK, OPERATOR, approval_of
+from ..interfaces.scripted import HANDBACK, OPERATOR, typed_approval
 from ..messages import Message, ToolCall
 from ..parts import Content
 from ..session import Session
@@ -103,7 +103,7 @@ class CLIInterface(UserInterface):
             # The line editor ends its own line; input() leaves the cursor on the prompt's.
             print("(rejected)" if editing else "\n(rejected)", flush=True)
             return Approval(False)
-        return approval_of(answer)
+        return typed_approval(answer)
 
     async def aapprove(self, session: Session, call: ToolCall) -> Approval:
         approval: Approval = await _in_thread(self.approve, session, call)

@@ -9,13 +9,13 @@ from .._faces import home as _home
 from .base import Tool, ToolArgument, ToolResult
 from .context import ToolContext
 from .decorator import FunctionTool, tool
+from .endings import TerminateResponse
 from .registry import ToolRegistry, registry
 from .termination import (
     EndConversationTool,
     FinishResponseTool,
     FinishTaskTool,
     FinishTool,
-    TerminateResponse,
 )
 from .transition import Transition
 

@@ -44,9 +44,9 @@ from .endings import (
     MoveState,
     TerminalReply,
     Terminate,
+    TerminateResponse,
 )
 from .handoff import HandingOff
-from .termination import TerminateResponse
 from .toolset import Unlisted
 from .transition import Move
 

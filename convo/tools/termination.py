@@ -1,4 +1,6 @@
-"""The termination family: how a model ends its turn, or the whole conversation.
+"""The termination family: the tools a model calls to end its turn, or the whole conversation
+(what they return, ``TerminateResponse`` and ``EndConversation``, are values of
+``convo.tools.endings``).
 
 See docs/termination.md for which tool or setting ends what, with which status.
 """
@@ -6,57 +8,20 @@ See docs/termination.md for which tool or setting ends what, with which status.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, Final, Literal
-
-import attrs
 
 from ..errors import ReachedEndTemplateException
 from ..reply import TERMINATED_KEY
 from ..session import RunStatus
 from .base import Tool, ToolArgument
 from .context import ToolContext
-from .endings import EndConversation
+from .endings import EndConversation, TerminateResponse
 
 _STATUS_TEXT: Final = {
     "done": "Task objective achieved",
     "partial": "Partial progress made",
     "blocked": "Task blocked - cannot proceed",
 }
-
-
-@attrs.frozen(slots=True)
-class TerminateResponse:
-    """Returned by any tool: the turn ends (``done=True``) once this batch is answered.
-
-    ``message`` becomes the call's tool message (``"Finished"`` when None). The keyword
-    fields let finish tools report a status, a summary and a finish status on the turn.
-    """
-
-    message: str | None = None
-    status: RunStatus = attrs.field(default=RunStatus.COMPLETED, kw_only=True,
-                                    converter=RunStatus)
-    note: str | None = attrs.field(default=None, kw_only=True)
-    summary: str | None = attrs.field(default=None, kw_only=True)
-    finish_status: str | None = attrs.field(default=None, kw_only=True)
-
-    @property
-    def text(self) -> str:
-        return "Finished" if self.message is None else self.message
-
-    def saved(self) -> dict[str, Any]:
-        """What a tool message keeps of it (metadata ``TERMINATED``), so that a resumed run
-        ends the turn the same way without running the tool again."""
-        fields = {"note": self.note, "summary": self.summary,
-                  "finish_status": self.finish_status}
-        return {"status": self.status.value} | {k: v for k, v in fields.items() if v is not None}
-
-    @classmethod
-    def from_saved(cls, text: str, saved: Mapping[str, Any]) -> TerminateResponse:
-        """The response a saved tool message (its text and ``saved()``) stood for."""
-        return cls(text, status=saved["status"], note=saved.get("note"),
-                   summary=saved.get("summary"), finish_status=saved.get("finish_status"))
-
 
 TERMINATED: Final = TERMINATED_KEY
 """The metadata key of a tool message whose tool ended the turn (``TerminateResponse.saved``;

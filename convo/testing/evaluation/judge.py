@@ -9,10 +9,9 @@ too. Anything else fails the check, quoting the reply.
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any, Final
+from typing import Final
 
+from ...guards.base import verdict
 from ...messages import Message
 from ...models.base import Model
 from ...session import Session
@@ -24,9 +23,6 @@ object: {{"pass": true or false, "reason": "one sentence saying why"}}.
 
 Rubric:
 {rubric}"""
-
-_WORD: Final = re.compile(r"^\W*(PASS|FAIL)\b\W*(.*)", re.IGNORECASE | re.DOTALL)
-
 
 def transcript(session: Session) -> str:
     """The conversation as the judge reads it (no system messages, no ids)."""
@@ -46,27 +42,6 @@ def judge_request(rubric: str, session: Session) -> list[Message]:
     """The messages a judge is sent."""
     return [Message("system", PROMPT.format(rubric=rubric.strip())),
             Message("user", f"Transcript:\n{transcript(session)}")]
-
-
-def _short(text: str, limit: int = 120) -> str:
-    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
-
-
-def verdict(reply: str) -> tuple[bool, str]:
-    """``(passed, reason)`` from the judge's reply; an unreadable reply fails."""
-    found = re.search(r"\{.*\}", reply, re.DOTALL)
-    if found is not None:
-        try:
-            doc: Any = json.loads(found.group(0))
-        except json.JSONDecodeError:
-            doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("pass"), bool):
-            return doc["pass"], str(doc.get("reason") or "(no reason given)").strip()
-    word = _WORD.match(reply)
-    if word is not None:
-        return word.group(1).upper() == "PASS", word.group(2).strip() or "(no reason given)"
-    return False, (f'the judge\'s reply is not a verdict (expected {{"pass": true|false, '
-                   f'"reason": ...}}): {_short(reply)}')
 
 
 async def judge(model: Model, rubric: str, session: Session) -> tuple[bool, str]:
