@@ -170,9 +170,11 @@ def _kind(waiting_for: dict[str, Any] | None) -> Any:
 
 def _current(cached: Live, stored: Stored) -> bool:
     """Whether the paused conversation in the cache is the one ``stored`` describes (a
-    hand-back in another worker adds no message, only changes where it waits)."""
+    hand-back in another worker adds no message, only changes where it waits; a regenerate
+    in another worker gave the id to a branch, whose ``parent`` is new)."""
     return cached.committed == stored.length and cached.children == stored.child_length \
-        and cached.pending is not None and cached.waits == _kind(stored.waiting_for)
+        and cached.pending is not None and cached.waits == _kind(stored.waiting_for) \
+        and cached.session.parent == stored.parent
 
 
 class Engine:
@@ -194,6 +196,10 @@ class Engine:
         self._cache.move_to_end(live.id)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)  # evicted: rebuilt from the store when needed
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop the conversation from the cache (its id now names another: a regenerate)."""
+        self._cache.pop(conversation_id, None)
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:

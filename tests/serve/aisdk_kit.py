@@ -23,6 +23,7 @@ const messages = [];
 const runs = [];
 for (const op of JSON.parse(opsJson)) {
   let trigger = "submit-message";
+  let messageId;
   if (op.say) messages.push({ id: op.say[0], role: "user",
                               parts: [{ type: "text", text: op.say[1] }] });
   if (op.decide !== undefined) {
@@ -33,16 +34,19 @@ for (const op of JSON.parse(opsJson)) {
       }
     }
   }
-  if (op.regenerate) {
+  if (op.regenerate) {  // as Chat.regenerate({ messageId }) slices the chat
     trigger = "regenerate-message";
-    if (messages.at(-1).role === "assistant") messages.pop();
+    if (typeof op.regenerate === "number") {
+      messageId = messages[op.regenerate].id;
+      messages.splice(op.regenerate);
+    } else if (messages.at(-1).role === "assistant") messages.pop();
   }
   const last = messages.at(-1);
   const continued = last.role === "assistant" ? structuredClone(last) : undefined;
   const run = { chunks: [], errors: [] };
   try {
     const stream = await transport.sendMessages({ chatId, messages, trigger,
-      messageId: continued?.id, abortSignal: undefined });
+      messageId: messageId ?? continued?.id, abortSignal: undefined });
     const [mine, reader] = stream.tee();
     const seen = (async () => { for await (const c of mine) run.chunks.push(c); })();
     let message;
@@ -82,7 +86,8 @@ def serving(app: Any) -> Iterator[str]:
 
 def chat(url: str, chat_id: str, *ops: dict[str, Any], **headers: str) -> dict[str, Any]:
     """The chat's requests, one per op (``{"say": [id, text]}``, ``{"decide": bool}`` to
-    answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}``),
+    answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}`` for the
+    last reply, ``{"regenerate": N}`` for the reply at index N of the chat's UI messages),
     each read by the `ai` package: per request its chunks, the UI message the reader built,
     the errors it reported (``refused``: the transport's error for a non-2xx answer)."""
     return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers))  # type: ignore[no-any-return]

@@ -5,7 +5,9 @@ the reply as the UI message stream — the engine's one stream of served events 
 The chat ``id`` is the conversation's (``threads.py``: its owner's, made on its first
 request, only new user messages added, under their ids). Approvals are the SDK's own: the
 stream asks with ``tool-approval-request`` and the next request's messages carry the
-responses. Everything that refuses a request — the body (400 naming the field), the chat
+responses. ``regenerate-message`` branches the chat before the reply (``branches.regenerate``:
+the branch takes the chat's id, the original a new one) and makes the reply again. Everything
+that refuses a request — the body (400 naming the field), the chat
 (404, 409), approvals not all answered (400 naming them), an operator's approval (403) — is
 answered as JSON before any stream, as the native API does.
 """
@@ -13,6 +15,7 @@ answered as JSON before any stream, as the native API does.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +23,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ...messages import Message
 from ...requests import Approve
+from ..branches import regenerate
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
 from ..live import Live
 from ..problems import Conflict, Forbidden, Refused
@@ -31,7 +36,6 @@ from .sse import stream_turn
 from .threads import Keyed, open_thread, unstored
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
 
     from ..engine import Engine
     from ..stores.base import Stored
@@ -53,18 +57,26 @@ async def chat(api: Host, request: Request) -> Response:
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].parts" hold over '
                                    f"{api.max_message_bytes} bytes of text")
+    regenerates = given.trigger == "regenerate-message"
+    if regenerates and await api.engine.store.load(given.chat_id, messages=False) is None:
+        raise HTTPProblem(404, f"no chat {given.chat_id!r}: there is no reply to regenerate "
+                               "in a chat not started")
     stored, failed = await open_thread(api, caller, given.chat_id, None)
     request.state.conversation = given.chat_id
+    if regenerates and failed is None and (stored.waiting_for or {}).get("type") != "retry":
+        run: Callable[..., Awaitable[Response]] = _regenerate  # (a failed reply: a retry)
+    else:
+        run = _run
     key = request.headers.get("idempotency-key")
     if key is None:
-        return await _run(api, request, caller, given, stored, failed)
+        return await run(api, request, caller, given, stored, failed)
     keyed = Keyed(api, given.chat_id, key, {"messages": body["messages"],
                                             "trigger": given.trigger}, headers=HEADERS)
     repeat = await keyed.claim()
     if repeat is not None:
         return repeat
     try:
-        return await _run(api, request, caller, given, stored, failed, keyed)
+        return await run(api, request, caller, given, stored, failed, keyed)
     except (HTTPProblem, Refused) as exc:
         if not isinstance(exc, HTTPProblem) or exc.status < 500:
             await keyed.forget()  # refused before anything ran
@@ -104,6 +116,74 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
                              headers=HEADERS)
 
 
+async def _regenerate(api: Host, request: Request, caller: Caller, given: ChatInput,
+                      stored: Stored, failed: dict[str, Any] | None, keyed: Keyed | None = None
+                      ) -> Response:
+    """``regenerate-message`` (API.md §24, §28): the chat is branched before the reply,
+    under the chat's id (the original moves to a new id, the branch's ``parent``), and the
+    branch makes that reply again, streamed. Refused as JSON first: a turn running (409), a
+    reply that cannot be made again (400 naming it), new user messages (400)."""
+    engine = api.engine
+    chat_id = given.chat_id
+    stack = contextlib.AsyncExitStack()
+    try:
+        turn = await stack.enter_async_context(engine.turns.hold(chat_id))
+        if turn is None:
+            raise Conflict("a turn is running in this chat: wait for it to end, then "
+                           "regenerate")
+        whole = await engine.store.load(chat_id)
+        if whole is None:
+            raise HTTPProblem(404, f"no chat {chat_id!r}")
+        known = {m.id for m in whole.messages}
+        new = [m.id for m in given.messages if m.role == "user" and m.id not in known]
+        if new:
+            raise HTTPProblem(400, "regenerate-message makes a reply again and adds no "
+                                   f"message; not stored: {', '.join(new)} (send new "
+                                   "messages with submit-message)")
+        live = await regenerate(engine, chat_id, _before(whole.messages, given))
+    except BaseException:
+        await stack.aclose()
+        raise
+    scope = request.scope
+
+    async def go(sink: Sink) -> ServedEvent:
+        async with stack:
+            if live.waits == "retry":  # the reply, made again
+                code, body = await engine.retry(live, api.plain_events(sink))
+            else:  # (a branch before a user message waits for it: nothing to make)
+                await engine.settle(live)
+                code, body = 200, live.view(live.committed)
+        body = api.present(scope, code, body)
+        return TurnEnded(body) if code < 400 else TurnFailed(body, code)
+
+    encoder = UIStreamEncoder(chat_id)
+    return await stream_turn(go, tasks=api.tasks, cut=lambda exc: api._cut(scope, exc),
+                             encoder=encoder if keyed is None else keyed.keeping(encoder),
+                             headers=HEADERS)
+
+
+def _before(messages: list[Message], given: ChatInput) -> int:
+    """The index of the reply to make again: the one ``messageId`` names (a user message
+    names the reply after it), else the last reply; 400 when there is none."""
+    at = len(messages)
+    if given.message_id is not None:
+        at = next((i for i, m in enumerate(messages) if m.id == given.message_id), -1)
+        if at < 0:
+            raise HTTPProblem(400, f'"messageId" names no message of chat {given.chat_id!r}: '
+                                   f"{given.message_id!r}")
+        if messages[at].role == "assistant":
+            return at
+    else:
+        at = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    reply = next((i for i in range(at + 1, len(messages))
+                  if messages[i].role == "assistant"), None)
+    if reply is None:
+        raise HTTPProblem(400, f"chat {given.chat_id!r} has no reply "
+                               f"{'after that message ' if given.message_id else ''}to "
+                               "regenerate")
+    return reply
+
+
 def _reply_id(live: Live) -> str | None:
     """The id of the reply being continued: the first assistant message after the last
     user message (the UI message the client holds the approval requests in)."""
@@ -120,9 +200,6 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
     chat_id = given.chat_id
     if pending is None:
         raise Conflict(f"chat {chat_id!r} has ended: start a new chat")
-    if given.trigger == "regenerate-message" and live.waits != "retry":
-        raise HTTPProblem(501, "regenerate is not available yet: /ai-sdk/chat cannot branch "
-                               "a chat before a reply; send a new message instead")
     steps: list[partial[Any]] = []
     if live.waits == "approval":
         assert isinstance(pending, Approve)

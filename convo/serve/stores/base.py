@@ -42,6 +42,12 @@ missing, with the indexes ``(owner, updated_at, id)`` and ``(updated_at, id)``, 
 Version 6 (branches, API.md §28) gives each row its ``parent`` (``{"id", "before"}`` of the
 conversation it was branched from; ``NULL`` for every other row, rows of earlier versions
 included), a column added on start when missing; ``create(..., parent=)`` sets it.
+``swap(conversation_id, branch_id, kept_as)`` (``Renaming``, optional: the AI SDK's
+regenerate, API.md §24) gives a conversation's id to a branch of it in one transaction: the
+conversation and all of it (messages, subroutine records, attachments, ratings) move to
+``kept_as``, the branch moves to ``conversation_id``. What belongs to the id stays with it: the
+turn's lease (the branch goes on under the lease its caller holds; the moved conversation is
+free) and the idempotency records (the keys a client sent to that id).
 """
 
 from __future__ import annotations
@@ -179,11 +185,19 @@ class Listing(Protocol):
     async def conversations(self, query: Query) -> list[Summary]: ...
 
 
+@runtime_checkable
+class Renaming(Protocol):
+    """Optional: a conversation's id given to a branch of it (module docstring); ``False``
+    when either is not there (nothing moved)."""
+
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool: ...
+
+
 class TurnStore(Conversations, Leases, Protocol):
     """What the engine needs of a store: its conversations and their turns' leases."""
 
 
-class Store(TurnStore, Idempotency, Ratings, Listing, Protocol):
+class Store(TurnStore, Idempotency, Ratings, Listing, Renaming, Protocol):
     """Every capability: what convo's own stores (memory, SQLite, Postgres) are. A store of
     your own needs ``Conversations`` and ``Leases``; without one of the others, the routes
     that need it say so (501), and a conversation shows no ratings."""

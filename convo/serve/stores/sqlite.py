@@ -46,6 +46,8 @@ BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
+#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
+MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -378,6 +380,27 @@ class SQLiteStore:
                               (conversation_id,)).rowcount > 0
 
         return await self._do(delete)
+
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool:
+        def swap(db: sqlite3.Connection) -> bool:
+            lease = db.execute("SELECT lock_owner, lock_until, cancel_requested FROM "
+                               "conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if lease is None or db.execute("SELECT 1 FROM conversations WHERE id = ?",
+                                           (branch_id,)).fetchone() is None:
+                return False
+            db.execute("UPDATE conversations SET id = ?, lock_owner = NULL, lock_until = NULL, "
+                       "cancel_requested = 0 WHERE id = ?", (kept_as, conversation_id))
+            db.execute("UPDATE conversations SET id = ?, lock_owner = ?, lock_until = ?, "
+                       "cancel_requested = ? WHERE id = ?",
+                       (conversation_id, *lease, branch_id))
+            for table in MOVED:
+                db.execute(f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                           (kept_as, conversation_id))
+                db.execute(f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                           (conversation_id, branch_id))
+            return True
+
+        return await self._do(swap)
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
