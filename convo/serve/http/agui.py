@@ -80,7 +80,7 @@ async def _run(api: Host, request: Request, caller: Caller, run: RunInput, store
         raise
     opened = _opened(live, run, new)
     encoder = AGUIEncoder(run.thread_id, run.run_id, state=live.session.state,
-                          parent_run_id=run.parent_run_id)
+                          parent_run_id=run.parent_run_id, messages=live.session.messages)
     scope = request.scope
 
     async def go(sink: Sink) -> ServedEvent:
