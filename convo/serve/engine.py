@@ -47,7 +47,7 @@ from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
 from .events import Paused, Retract, Sink, WaitingFor, committed
 from .live import Live, client_calls, new_message_id, stored_view, with_unsaid
 from .problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
-from .stores.base import DEFAULT_OWNER, LEASE_S, Stored, TurnStore
+from .stores.base import DEFAULT_OWNER, LEASE_S, Creating, Stored, TurnStore
 from .turns import TOOL_STOPPED, Cancel, Turns
 
 
@@ -366,8 +366,16 @@ class Engine:
             json.dumps(state)
         except TypeError as exc:
             raise Invalid(f"state must be a JSON object: {exc}") from exc
-        await self.store.create(conversation_id, state, owner=owner)
-        async with self.turns.hold(conversation_id):
+        store = self.store
+        lease = None
+        if isinstance(store, Creating):  # created with its lease: no turn comes between
+            lease = store.created(conversation_id, state, owner=owner)
+        else:
+            await store.create(conversation_id, state, owner=owner)
+        async with self.turns.hold(conversation_id, lease) as turn:
+            if turn is None:  # a client's id that another request just took
+                raise Conflict("a turn is running in this conversation: wait for it to end, "
+                               "then send again")
             live = self._start(conversation_id, Session(state=state))
             code, body = await self._advance(live, None, sink, first=True)
         return (201 if code == 200 else code), body

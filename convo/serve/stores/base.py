@@ -48,6 +48,9 @@ conversation and all of it (messages, subroutine records, attachments, ratings) 
 ``kept_as``, the branch moves to ``conversation_id``. What belongs to the id stays with it: the
 turn's lease (the branch goes on under the lease its caller holds; the moved conversation is
 free) and the idempotency records (the keys a client sent to that id).
+``created(id, state, owner=)`` (``Creating``, optional) inserts a conversation already leased
+to the caller (a client's chosen id, AG-UI's or the AI SDK's: two first runs of one new id
+race; exactly one creates and runs, the other finds the lease held).
 """
 
 from __future__ import annotations
@@ -186,6 +189,16 @@ class Listing(Protocol):
 
 
 @runtime_checkable
+class Creating(Protocol):
+    """Optional: a conversation created with its turn's lease held (module docstring), so
+    that no other request takes its first turn between the two; gives ``False`` (nothing
+    created) when the id is taken. Without it the engine creates, then takes the lease."""
+
+    def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                owner: str = DEFAULT_OWNER) -> contextlib.AbstractAsyncContextManager[bool]: ...
+
+
+@runtime_checkable
 class Renaming(Protocol):
     """Optional: a conversation's id given to a branch of it (module docstring); ``False``
     when either is not there (nothing moved)."""
@@ -197,7 +210,7 @@ class TurnStore(Conversations, Leases, Protocol):
     """What the engine needs of a store: its conversations and their turns' leases."""
 
 
-class Store(TurnStore, Idempotency, Ratings, Listing, Renaming, Protocol):
+class Store(TurnStore, Idempotency, Ratings, Listing, Renaming, Creating, Protocol):
     """Every capability: what convo's own stores (memory, SQLite, Postgres) are. A store of
     your own needs ``Conversations`` and ``Leases``; without one of the others, the routes
     that need it say so (501), and a conversation shows no ratings."""

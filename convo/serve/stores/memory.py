@@ -90,6 +90,19 @@ class MemoryStore:
         return True  # (one process: the lease stays with the id, in ``_running``)
 
     @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = DEFAULT_OWNER) -> AsyncIterator[bool]:
+        if conversation_id in self._rows:
+            yield False
+            return
+        await self.create(conversation_id, state, owner=owner)
+        self._running[conversation_id] = False
+        try:
+            yield True
+        finally:
+            self._running.pop(conversation_id, None)
+
+    @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
         # One process: a turn's lease lasts while it runs (no worker can die apart from it).
         if conversation_id in self._running:

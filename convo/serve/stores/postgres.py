@@ -380,6 +380,25 @@ class PostgresStore:
             return True
 
     @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = "default") -> AsyncIterator[bool]:
+        await self._unreleased.let_go()
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                "INSERT INTO conversations (id, state, status, internal, owner, updated_at, "
+                "lock_owner, lock_until, lock_holder) VALUES (%s, %s, 'waiting', '{}', %s, %s, "
+                "%s, now() + %s * interval '1 second', %s) ON CONFLICT (id) DO NOTHING "
+                "RETURNING 1", (conversation_id, dumps(dict(state)), owner,
+                                as_datetime(self.clock()), self._owner, self.lease,
+                                this_process()))
+            taken = bool(await cur.fetchone())
+        try:
+            yield taken
+        finally:
+            if taken:
+                await self._release(conversation_id)
+
+    @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
         take = ("UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
                 "'1 second', lock_holder = %s, cancel_requested = false WHERE id = %s AND ")

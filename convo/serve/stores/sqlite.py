@@ -403,6 +403,21 @@ class SQLiteStore:
         return await self._do(swap)
 
     @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = "default") -> AsyncIterator[bool]:
+        def create(db: sqlite3.Connection) -> bool:
+            return db.execute(
+                "INSERT OR IGNORE INTO conversations (id, state, status, created, internal, "
+                "owner, updated_at, lock_owner, lock_until) VALUES (?, ?, 'waiting', ?, '{}', ?, "
+                "?, ?, ?)",
+                (conversation_id, dumps(dict(state)), time.time(), owner, self.clock(),
+                 self._owner, time.time() + self.lease)).rowcount == 1
+
+        await self._unreleased.let_go()
+        async with self._leased(conversation_id, await self._do(create)) as taken:
+            yield taken
+
+    @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
         def take(db: sqlite3.Connection) -> bool:
             row = db.execute("SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
@@ -414,13 +429,18 @@ class SQLiteStore:
                 "WHERE id = ? AND lock_owner IS ?", (self._owner, time.time() + self.lease,
                                                     conversation_id, row[0])).rowcount == 1
 
+        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
+        async with self._leased(conversation_id, await self._do(take)) as taken:
+            yield taken
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, conversation_id: str, taken: bool) -> AsyncIterator[bool]:
+        """``taken``: whether this worker holds the lease; released when the block ends."""
         def release(db: sqlite3.Connection) -> None:
             db.execute("UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
                        "cancel_requested = 0 WHERE id = ? AND lock_owner = ?",
                        (conversation_id, self._owner))
 
-        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
-        taken = await self._do(take)
         try:
             yield taken
         finally:
