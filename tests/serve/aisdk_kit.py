@@ -16,9 +16,9 @@ from node_clients import run_node
 
 CHAT = """
 import { DefaultChatTransport, readUIMessageStream } from "ai";
-const [url, chatId, opsJson, headersJson] = process.argv.slice(2);
+const [url, chatId, opsJson, headersJson, bodyJson] = process.argv.slice(2);
 const transport = new DefaultChatTransport({ api: url + "/ai-sdk/chat",
-  headers: JSON.parse(headersJson) });
+  headers: JSON.parse(headersJson), body: JSON.parse(bodyJson) });
 const messages = [];
 const runs = [];
 for (const op of JSON.parse(opsJson)) {
@@ -33,6 +33,13 @@ for (const op of JSON.parse(opsJson)) {
         part.approval = { id: part.approval.id, approved: op.decide, reason: op.reason };
       }
     }
+  }
+  if (op.output) {  // as addToolOutput leaves the tool parts the client ran
+    const last = messages.at(-1);
+    last.parts = last.parts.map((part) => part.type.startsWith("tool-")
+      && part.state === "input-available" && part.type.slice(5) in op.output
+      ? { ...part, state: "output-available", output: op.output[part.type.slice(5)] }
+      : part);
   }
   if (op.regenerate) {  // as Chat.regenerate({ messageId }) slices the chat
     trigger = "regenerate-message";
@@ -84,13 +91,17 @@ def serving(app: Any) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-def chat(url: str, chat_id: str, *ops: dict[str, Any], **headers: str) -> dict[str, Any]:
+def chat(url: str, chat_id: str, *ops: dict[str, Any], body: dict[str, Any] | None = None,
+         **headers: str) -> dict[str, Any]:
     """The chat's requests, one per op (``{"say": [id, text]}``, ``{"decide": bool}`` to
     answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}`` for the
-    last reply, ``{"regenerate": N}`` for the reply at index N of the chat's UI messages),
+    last reply, ``{"regenerate": N}`` for the reply at index N of the chat's UI messages,
+    ``{"output": {TOOL: VALUE}}`` to give the frontend tool calls waiting their output;
+    ``body``: what the transport adds to each request's body, ``tools`` for instance),
     each read by the `ai` package: per request its chunks, the UI message the reader built,
     the errors it reported (``refused``: the transport's error for a non-2xx answer)."""
-    return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers))  # type: ignore[no-any-return]
+    return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers),  # type: ignore[no-any-return]
+                    json.dumps(body or {}))
 
 
 def types(run: dict[str, Any]) -> list[str]:

@@ -5,7 +5,9 @@ the reply as the UI message stream — the engine's one stream of served events 
 The chat ``id`` is the conversation's (``threads.py``: its owner's, made on its first
 request, only new user messages added, under their ids). Approvals are the SDK's own: the
 stream asks with ``tool-approval-request`` and the next request's messages carry the
-responses. ``regenerate-message`` branches the chat before the reply (``branches.regenerate``:
+responses. Frontend tools (the body's ``tools``) are offered to the model; a call to one ends
+the stream as an approval does, and the next request's messages carry its output.
+``regenerate-message`` branches the chat before the reply (``branches.regenerate``:
 the branch takes the chat's id, the original a new one) and makes the reply again. Everything
 that refuses a request — the body (400 naming the field), the chat
 (404, 409), approvals not all answered (400 naming them), an operator's approval (403) — is
@@ -27,7 +29,7 @@ from ...messages import Message
 from ...requests import Approve
 from ..branches import regenerate
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
-from ..live import Live
+from ..live import Live, client_calls
 from ..problems import Conflict, Forbidden, Refused
 from .aisdk_events import HEADERS, UIStreamEncoder
 from .aisdk_input import ChatInput, UIInput, chat_input
@@ -70,8 +72,10 @@ async def chat(api: Host, request: Request) -> Response:
     key = request.headers.get("idempotency-key")
     if key is None:
         return await run(api, request, caller, given, stored, failed)
-    keyed = Keyed(api, given.chat_id, key, {"messages": body["messages"],
-                                            "trigger": given.trigger}, headers=HEADERS)
+    content = {"messages": body["messages"], "trigger": given.trigger}
+    if "tools" in body:
+        content["tools"] = body["tools"]
+    keyed = Keyed(api, given.chat_id, key, content, headers=HEADERS)
     repeat = await keyed.claim()
     if repeat is not None:
         return repeat
@@ -90,7 +94,7 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
     live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
     try:
         new: list[UIInput] = unstored(live, given.messages)
-        continues = live.waits == "approval" and failed is None
+        continues = live.waits in ("approval", "client_tool") and failed is None
         steps = _plan(api.engine, live, given, new, caller) if failed is None else []
     except BaseException:
         await stack.aclose()
@@ -217,15 +221,34 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
                      for a in answers.values()]
         steps.append(partial(_approve, engine, decisions, caller.operator))
     elif live.waits == "client_tool":
-        raise Conflict(f"chat {chat_id!r} waits for the result of a frontend tool offered "
-                       "over AG-UI: send it there")
+        steps.append(_outputs(engine, live, given))
     elif live.waits == "retry":
         if new:
             raise Conflict("the last reply failed before it ended: send a request with no "
                            "new message (or regenerate) to retry it, then send the message")
         steps.append(partial(_retry, engine))
+    engine.offer(live, list(given.tools))  # (refused requests above change nothing)
     steps += [partial(_say, engine, message) for message in new]
     return steps
+
+
+def _outputs(engine: Engine, live: Live, given: ChatInput) -> partial[Any]:
+    """The step that answers the frontend tool calls the chat waits on with the outputs its
+    messages carry (``addToolOutput``); 400 naming the calls without one."""
+    calls = [c.id for c in client_calls(live.pending)]
+    outputs: dict[str, tuple[str, str | None]] = {
+        o.call_id: (o.text, None) for o in given.outputs if o.call_id in calls}
+    missing = [c for c in calls if c not in outputs]
+    if missing:
+        raise HTTPProblem(400, f"chat {given.chat_id!r} waits for the output of frontend tool "
+                               "calls: the request's messages must carry every one "
+                               f"(addToolOutput); missing: {', '.join(missing)}")
+    return partial(_tool_outputs, engine, outputs)
+
+
+async def _tool_outputs(engine: Engine, outputs: dict[str, tuple[str, str | None]],
+                        live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
+    return await engine.tool_results(live, outputs, sink)
 
 
 async def _approve(engine: Engine, decisions: list[dict[str, Any]], operator: bool,

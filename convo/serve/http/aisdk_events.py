@@ -172,7 +172,7 @@ class UIStreamEncoder(Encoder):
         if self.step:
             out += chunk({"type": "finish-step"})
             self.step = False
-        reason = "tool-calls" if waiting.get("type") == "approval" else "stop"
+        reason = "tool-calls" if waiting.get("type") in ("approval", "client_tool") else "stop"
         return out + chunk({"type": "finish", "finishReason": reason}) + DONE
 
     def turn_failed(self, event: TurnFailed) -> str:
