@@ -47,7 +47,7 @@ async def agui(api: Host, request: Request) -> Response:
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].content" is over '
                                    f"{api.max_message_bytes} bytes")
-    stored, failed = await open_thread(api, caller, run.thread_id, run.state,
+    stored, failed = await open_thread(api, request, caller, run.thread_id, run.state,
                                        fresh_ok=not run.resume)
     request.state.conversation = run.thread_id
     key = request.headers.get("idempotency-key")
@@ -86,14 +86,20 @@ async def _run(api: Host, request: Request, caller: Caller, run: RunInput, store
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
             sink(opened)
-            code, body = (502, failed) if failed is not None else (200, live.view(
-                live.committed))
-            for step in steps:
-                if not step.ready(live):
-                    break  # the rest wait for a later run (they stay new until stored)
-                code, body = await step.run(live, api.plain_events(sink))
-                if code >= 400:
-                    break
+
+            async def turns() -> tuple[int, dict[str, Any]]:
+                code, body = (502, failed) if failed is not None else (200, live.view(
+                    live.committed))
+                for step in steps:
+                    if not step.ready(live):
+                        break  # the rest wait for a later run (they stay new until stored)
+                    code, body = await step.run(live, api.plain_events(sink))
+                    if code >= 400:
+                        break
+                return code, body
+
+            code, body = await (api.traced(request, run.thread_id, live.run.state, turns)
+                                if steps else turns())
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 

@@ -63,7 +63,7 @@ async def chat(api: Host, request: Request) -> Response:
     if regenerates and await api.engine.store.load(given.chat_id, messages=False) is None:
         raise HTTPProblem(404, f"no chat {given.chat_id!r}: there is no reply to regenerate "
                                "in a chat not started")
-    stored, failed = await open_thread(api, caller, given.chat_id, None)
+    stored, failed = await open_thread(api, request, caller, given.chat_id, None)
     request.state.conversation = given.chat_id
     if regenerates and failed is None and (stored.waiting_for or {}).get("type") != "retry":
         run: Callable[..., Awaitable[Response]] = _regenerate  # (a failed reply: a retry)
@@ -104,14 +104,19 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
 
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
-            code, body = (502, failed) if failed is not None else (200, live.view(
-                live.committed))
-            for step in steps:
-                if step.func is _say and live.waits not in ("user", "operator"):
-                    break  # the rest wait for a later request (they stay new until stored)
-                code, body = await step(live, api.plain_events(sink))
-                if code >= 400:
-                    break
+            async def turns() -> tuple[int, dict[str, Any]]:
+                code, body = (502, failed) if failed is not None else (200, live.view(
+                    live.committed))
+                for step in steps:
+                    if step.func is _say and live.waits not in ("user", "operator"):
+                        break  # the rest wait for a later request (they stay new till stored)
+                    code, body = await step(live, api.plain_events(sink))
+                    if code >= 400:
+                        break
+                return code, body
+
+            code, body = await (api.traced(request, given.chat_id, live.run.state, turns)
+                                if steps else turns())
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
@@ -153,7 +158,8 @@ async def _regenerate(api: Host, request: Request, caller: Caller, given: ChatIn
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
             if live.waits == "retry":  # the reply, made again
-                code, body = await engine.retry(live, api.plain_events(sink))
+                code, body = await api.traced(request, chat_id, live.run.state, lambda: (
+                    engine.retry(live, api.plain_events(sink))))
             else:  # (a branch before a user message waits for it: nothing to make)
                 await engine.settle(live)
                 code, body = 200, live.view(live.committed)

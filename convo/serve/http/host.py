@@ -42,6 +42,10 @@ class Host(Protocol):
 
     def _cut(self, scope: Scope, exc: Exception) -> ServedEvent: ...
 
+    async def traced(self, request: Request, conversation_id: str | None, run: Any,
+                     call: Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+                     ) -> tuple[int, dict[str, Any]]: ...
+
     async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
                     ) -> Response: ...
 

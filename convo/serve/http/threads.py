@@ -26,6 +26,8 @@ from .bodies import HTTPProblem
 from .owners import lacks
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from ..live import Live
     from ..stores.base import Stored
     from .auth import Caller
@@ -42,8 +44,9 @@ class Said(Protocol):
     def role(self) -> str: ...
 
 
-async def open_thread(api: Host, caller: Caller, thread_id: str, state: dict[str, Any] | None,
-                      *, fresh_ok: bool = True) -> tuple[Stored, dict[str, Any] | None]:
+async def open_thread(api: Host, request: Request, caller: Caller, thread_id: str,
+                      state: dict[str, Any] | None, *, fresh_ok: bool = True
+                      ) -> tuple[Stored, dict[str, Any] | None]:
     """The thread's conversation if ``caller`` owns it (anybody else's: 404, an operator's
     run included: operators decide through the native API); an unknown id starts one owned by
     ``caller`` with ``state``, run to its first pause. Gives the row and, when that first
@@ -58,15 +61,16 @@ async def open_thread(api: Host, caller: Caller, thread_id: str, state: dict[str
         if not fresh_ok:
             raise HTTPProblem(404, f"no thread {thread_id!r}: there are no interrupts to "
                                    "resume in a thread not started")
-        state = dict(state or {})
-        reserved = reserved_keys(state)
+        created = dict(state or {})
+        reserved = reserved_keys(created)
         if reserved:
             raise HTTPProblem(400, f'"state" may not hold {", ".join(map(repr, reserved))}: '
                                    'keys starting with "convo." and the key "_convo_state" '
                                    "are reserved for convo's own records; choose other names")
         try:
-            code, body = await api.engine.create(state, None, owner=caller.user,
-                                                 conversation_id=thread_id)
+            code, body = await api.traced(request, thread_id, None, lambda: (
+                api.engine.create(created, None, owner=caller.user,
+                                  conversation_id=thread_id)))
         except Conflict:  # another request made it first: busy, if it is the caller's
             made = await store.load(thread_id, messages=False)
             if made is not None and made.owner != caller.user:
