@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -22,9 +23,9 @@ from ...requests import Approve
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
 from ..live import Live, client_calls
 from ..problems import Conflict, Forbidden, Refused
-from .agui_events import AGUIEncoder, Opened, snapshot
+from .agui_events import AGUIEncoder, Opened, snapshot, user_content
 from .agui_input import InputMessage, RunInput, run_input
-from .bodies import HTTPProblem, read_object
+from .bodies import HTTPProblem, content_of, read_object
 from .sse import stream_turn
 from .threads import Keyed, open_thread, unstored
 
@@ -42,7 +43,7 @@ def routes(api: Host) -> list[BaseRoute]:
 async def agui(api: Host, request: Request) -> Response:
     caller = await api.caller(request)
     body = await read_object(request, api.message_body_limit)
-    run = run_input(body)
+    run = _with_parts(api, run_input(body))
     for index, message in enumerate(run.messages):
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].content" is over '
@@ -65,6 +66,24 @@ async def agui(api: Host, request: Request) -> Response:
         if not isinstance(exc, HTTPProblem) or exc.status < 500:
             await keyed.forget()  # refused before anything ran
         raise
+
+
+def _with_parts(api: Host, run: RunInput) -> RunInput:
+    """``run`` with its user messages' images, sounds and documents read as convo's parts
+    (API.md §16: 400 naming a malformed part, 413 for one over ``--max-attachment-bytes``)."""
+    if all(m.parts is None for m in run.messages):
+        return run
+    messages = []
+    for index, message in enumerate(run.messages):
+        if message.parts is not None:
+            try:
+                content = content_of({"content": list(message.parts)}, api.max_message_bytes,
+                                     api.max_attachment_bytes)
+            except HTTPProblem as exc:
+                raise HTTPProblem(exc.status, f'"messages[{index}].content": {exc}') from None
+            message = attrs.evolve(message, content=content)
+        messages.append(message)
+    return attrs.evolve(run, messages=tuple(messages))
 
 
 async def _run(api: Host, request: Request, caller: Caller, run: RunInput, stored: Stored,
@@ -179,7 +198,8 @@ def _results(engine: Engine, pending: Any, run: RunInput) -> _Step:
 
 async def _say(engine: Engine, message: InputMessage, live: Live, sink: Sink
                ) -> tuple[int, dict[str, Any]]:
-    return await engine.message(live, message.text, sink, message_id=message.id)
+    content = message.text if message.content is None else message.content
+    return await engine.message(live, content, sink, message_id=message.id)
 
 
 def _opened(live: Live, run: RunInput, new: list[InputMessage]) -> Opened:
@@ -193,6 +213,7 @@ def _opened(live: Live, run: RunInput, new: list[InputMessage]) -> Opened:
     shown = None
     if lacking:
         shown = snapshot(messages, run.thread_id) + [
-            {"id": m.id, "role": "user", "content": m.text} for m in new]
+            {"id": m.id, "role": "user", "content": user_content(
+                m.text if m.content is None else m.content)} for m in new]
     return Opened(sent_state, shown)
 

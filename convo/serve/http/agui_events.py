@@ -14,6 +14,7 @@ models).
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ...messages import Message
+from ...parts import Content, Text
 from ..events import (
     Encoder,
     MessageCommitted,
@@ -63,7 +65,7 @@ def agui_message(message: Message, fallback_id: str) -> dict[str, Any] | None:
     message, which AG-UI clients do not show)."""
     message_id = message.id or fallback_id
     if message.role == "user":
-        return {"id": message_id, "role": "user", "content": message.text}
+        return {"id": message_id, "role": "user", "content": user_content(message.content)}
     if message.role == "tool":
         return {"id": message_id, "role": "tool", "content": message.text,
                 "toolCallId": message.tool_call_id or ""}
@@ -76,6 +78,24 @@ def agui_message(message: Message, fallback_id: str) -> dict[str, Any] | None:
                 "name": c.name, "arguments": c.arguments_json()}} for c in message.tool_calls]
         return shown
     return None
+
+
+def user_content(content: Content) -> str | list[dict[str, Any]]:
+    """A user message's content as AG-UI 1.0 says it: its text, or its parts (an image, a
+    sound or a document given by its data or its URL, as the client sent it)."""
+    if isinstance(content, str):
+        return content
+    shown: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, Text):
+            shown.append({"type": "text", "text": part.text})
+            continue
+        source: dict[str, Any] = {"type": "url", "value": part.url} if part.url is not None \
+            else {"type": "data", "value": base64.b64encode(part.data or b"").decode("ascii")}
+        if part.media_type is not None or part.url is None:
+            source["mimeType"] = part.media_type or "application/octet-stream"
+        shown.append({"type": part.type, "source": source})
+    return shown
 
 
 def snapshot(messages: Sequence[Message], thread_id: str) -> list[dict[str, Any]]:

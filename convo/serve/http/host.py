@@ -31,6 +31,7 @@ class Host(Protocol):
     body_limit: int
     message_body_limit: int
     max_message_bytes: int
+    max_attachment_bytes: int
     model_name: str
     tasks: set[asyncio.Task[Any]]
 
