@@ -107,15 +107,17 @@ async def _run(api: Host, request: Request, caller: Caller, run: RunInput, store
             sink(opened)
 
             async def turns() -> tuple[int, dict[str, Any]]:
-                code, body = (502, failed) if failed is not None else (200, live.view(
-                    live.committed))
+                answer: tuple[int, dict[str, Any]] | None = None
                 for step in steps:
                     if not step.ready(live):
                         break  # the rest wait for a later run (they stay new until stored)
-                    code, body = await step.run(live, api.plain_events(sink))
-                    if code >= 400:
+                    answer = await step.run(live, api.plain_events(sink))
+                    if answer[0] >= 400:
                         break
-                return code, body
+                if answer is not None:
+                    return answer
+                return (502, failed) if failed is not None else (200, live.view(
+                    live.committed))  # (nothing ran: the conversation as it is)
 
             code, body = await (api.traced(request, run.thread_id, live.run.state, turns)
                                 if steps else turns())

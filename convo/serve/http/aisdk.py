@@ -105,15 +105,17 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
             async def turns() -> tuple[int, dict[str, Any]]:
-                code, body = (502, failed) if failed is not None else (200, live.view(
-                    live.committed))
+                answer: tuple[int, dict[str, Any]] | None = None
                 for step in steps:
                     if step.func is _say and live.waits not in ("user", "operator"):
                         break  # the rest wait for a later request (they stay new till stored)
-                    code, body = await step(live, api.plain_events(sink))
-                    if code >= 400:
+                    answer = await step(live, api.plain_events(sink))
+                    if answer[0] >= 400:
                         break
-                return code, body
+                if answer is not None:
+                    return answer
+                return (502, failed) if failed is not None else (200, live.view(
+                    live.committed))  # (nothing ran: the conversation as it is)
 
             code, body = await (api.traced(request, given.chat_id, live.run.state, turns)
                                 if steps else turns())
