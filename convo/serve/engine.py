@@ -59,7 +59,16 @@ from ..tools.frontend import FRONTEND_TOOLS, FrontendTool
 from .events import Paused, Retract, Sink, WaitingFor, committed
 from .live import Live, client_calls, new_message_id, stored_view, with_unsaid
 from .problems import Busy, Conflict, Forbidden, Full, Invalid, NotFollowed, NotFound, Refused
-from .stores.base import DEFAULT_OWNER, LEASE_S, Queued, Queues, Stored, StoreError, TurnStore
+from .stores.base import (
+    DEFAULT_OWNER,
+    LEASE_S,
+    Creating,
+    Queued,
+    Queues,
+    Stored,
+    StoreError,
+    TurnStore,
+)
 from .turns import POLL_S, TOOL_STOPPED, Cancel, Turns
 
 logger = logging.getLogger("convo.serve")
@@ -195,9 +204,11 @@ def _kind(waiting_for: dict[str, Any] | None) -> Any:
 
 def _current(cached: Live, stored: Stored) -> bool:
     """Whether the paused conversation in the cache is the one ``stored`` describes (a
-    hand-back in another worker adds no message, only changes where it waits)."""
+    hand-back in another worker adds no message, only changes where it waits; a regenerate
+    in another worker gave the id to a branch, whose ``parent`` is new)."""
     return cached.committed == stored.length and cached.children == stored.child_length \
-        and cached.pending is not None and cached.waits == _kind(stored.waiting_for)
+        and cached.pending is not None and cached.waits == _kind(stored.waiting_for) \
+        and cached.session.parent == stored.parent
 
 
 class Engine:
@@ -223,6 +234,10 @@ class Engine:
         self._cache.move_to_end(live.id)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)  # evicted: rebuilt from the store when needed
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop the conversation from the cache (its id now names another: a regenerate)."""
+        self._cache.pop(conversation_id, None)
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
@@ -392,8 +407,16 @@ class Engine:
             json.dumps(state)
         except TypeError as exc:
             raise Invalid(f"state must be a JSON object: {exc}") from exc
-        await self.store.create(conversation_id, state, owner=owner)
-        async with self.turns.hold(conversation_id):
+        store = self.store
+        lease = None
+        if isinstance(store, Creating):  # created with its lease: no turn comes between
+            lease = store.created(conversation_id, state, owner=owner)
+        else:
+            await store.create(conversation_id, state, owner=owner)
+        async with self.turns.hold(conversation_id, lease) as turn:
+            if turn is None:  # a client's id that another request just took
+                raise Conflict("a turn is running in this conversation: wait for it to end, "
+                               "then send again")
             live = self._start(conversation_id, Session(state=state))
             code, body = await self._advance(live, None, sink, first=True)
         return (201 if code == 200 else code), body

@@ -1,6 +1,6 @@
 """What served conversations refuse, and why, in the engine's words: no HTTP here. The app
 (``convo.serve.http.app``) answers each kind with its status: ``NotFound`` 404, ``Conflict`` 409,
-``Invalid`` 400, ``Forbidden`` 403."""
+``Invalid`` 400, ``Forbidden`` 403, ``Unsupported`` 501."""
 
 from __future__ import annotations
 
@@ -41,9 +41,13 @@ class Forbidden(Refused):
     """Not for this caller: it waits for an operator (a staff approval, a handoff)."""
 
 
+class Unsupported(Refused):
+    """Not on this server: its store lacks an optional capability the request needs."""
+
+
 #: The HTTP status of each kind of refusal (the app answers with it).
 STATUS: dict[type[Refused], int] = {NotFound: 404, Conflict: 409, Invalid: 400, Forbidden: 403,
-                                    Full: 429}
+                                    Full: 429, Unsupported: 501}
 
 
 def status_of(exc: Exception) -> int:

@@ -68,13 +68,16 @@ class Turns:
         self.running: dict[str, Turn] = {}
 
     @contextlib.asynccontextmanager
-    async def hold(self, conversation_id: str) -> AsyncIterator[Turn | None]:
+    async def hold(self, conversation_id: str,
+                   lease: contextlib.AbstractAsyncContextManager[bool] | None = None
+                   ) -> AsyncIterator[Turn | None]:
         """The conversation's lease, renewed while the block runs; ``None`` when another
-        turn holds it. The timer's task starts at its first tick: a turn that ends sooner
-        (most do) costs no task."""
+        turn holds it. ``lease``: how it is taken, when not by ``Store.turn`` (a creation
+        that takes it, ``Creating.created``). The timer's task starts at its first tick: a
+        turn that ends sooner (most do) costs no task."""
         turn = Turn()
         try:
-            async with self.store.turn(conversation_id) as taken:
+            async with lease or self.store.turn(conversation_id) as taken:
                 if not taken:
                     yield None
                     return

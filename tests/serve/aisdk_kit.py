@@ -16,13 +16,14 @@ from node_clients import run_node
 
 CHAT = """
 import { DefaultChatTransport, readUIMessageStream } from "ai";
-const [url, chatId, opsJson, headersJson] = process.argv.slice(2);
+const [url, chatId, opsJson, headersJson, bodyJson] = process.argv.slice(2);
 const transport = new DefaultChatTransport({ api: url + "/ai-sdk/chat",
-  headers: JSON.parse(headersJson) });
+  headers: JSON.parse(headersJson), body: JSON.parse(bodyJson) });
 const messages = [];
 const runs = [];
 for (const op of JSON.parse(opsJson)) {
   let trigger = "submit-message";
+  let messageId;
   if (op.say) messages.push({ id: op.say[0], role: "user",
                               parts: [{ type: "text", text: op.say[1] }] });
   if (op.decide !== undefined) {
@@ -33,16 +34,26 @@ for (const op of JSON.parse(opsJson)) {
       }
     }
   }
-  if (op.regenerate) {
+  if (op.output) {  // as addToolOutput leaves the tool parts the client ran
+    const last = messages.at(-1);
+    last.parts = last.parts.map((part) => part.type.startsWith("tool-")
+      && part.state === "input-available" && part.type.slice(5) in op.output
+      ? { ...part, state: "output-available", output: op.output[part.type.slice(5)] }
+      : part);
+  }
+  if (op.regenerate) {  // as Chat.regenerate({ messageId }) slices the chat
     trigger = "regenerate-message";
-    if (messages.at(-1).role === "assistant") messages.pop();
+    if (typeof op.regenerate === "number") {
+      messageId = messages[op.regenerate].id;
+      messages.splice(op.regenerate);
+    } else if (messages.at(-1).role === "assistant") messages.pop();
   }
   const last = messages.at(-1);
   const continued = last.role === "assistant" ? structuredClone(last) : undefined;
   const run = { chunks: [], errors: [] };
   try {
     const stream = await transport.sendMessages({ chatId, messages, trigger,
-      messageId: continued?.id, abortSignal: undefined });
+      messageId: messageId ?? continued?.id, abortSignal: undefined });
     const [mine, reader] = stream.tee();
     const seen = (async () => { for await (const c of mine) run.chunks.push(c); })();
     let message;
@@ -80,12 +91,17 @@ def serving(app: Any) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-def chat(url: str, chat_id: str, *ops: dict[str, Any], **headers: str) -> dict[str, Any]:
+def chat(url: str, chat_id: str, *ops: dict[str, Any], body: dict[str, Any] | None = None,
+         **headers: str) -> dict[str, Any]:
     """The chat's requests, one per op (``{"say": [id, text]}``, ``{"decide": bool}`` to
-    answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}``),
+    answer every approval asked, ``{}`` to send the chat again, ``{"regenerate": True}`` for the
+    last reply, ``{"regenerate": N}`` for the reply at index N of the chat's UI messages,
+    ``{"output": {TOOL: VALUE}}`` to give the frontend tool calls waiting their output;
+    ``body``: what the transport adds to each request's body, ``tools`` for instance),
     each read by the `ai` package: per request its chunks, the UI message the reader built,
     the errors it reported (``refused``: the transport's error for a non-2xx answer)."""
-    return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers))  # type: ignore[no-any-return]
+    return run_node(CHAT, url, chat_id, json.dumps(list(ops)), json.dumps(headers),  # type: ignore[no-any-return]
+                    json.dumps(body or {}))
 
 
 def types(run: dict[str, Any]) -> list[str]:

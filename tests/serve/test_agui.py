@@ -4,9 +4,11 @@ conversations owned by their caller; only new user messages are added, under the
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
 import pytest
 from agui_kit import post_run, run_input, types, user, validate
 from serve_kit import TEMPLATE, reply
@@ -216,3 +218,42 @@ def test_an_idempotency_key_replays_the_first_runs_events(store_url: str) -> Non
     assert types(after)[-4:-1] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
     assert counted.calls == 2 and [m["content"] for m in stored[1:]] == [
         "hello", "You said 'hello'", "again", "You said 'again'"]
+
+
+def test_two_first_runs_of_one_new_thread_one_creates_the_other_is_busy(
+        store_url: str) -> None:
+    # Both runs read the thread as unknown before either creates it (the load is held until
+    # the second has read too): exactly one creates it and runs; the other is 409, busy.
+    from convo.serve.stores import open_store
+
+    store = open_store(store_url)
+    load = store.load
+    unknown = [0]
+    both = asyncio.Event()
+
+    async def racing(conversation_id: str, *, messages: bool = True) -> Any:
+        found = await load(conversation_id, messages=messages)
+        if found is None and conversation_id == "t" and unknown[0] < 2:
+            unknown[0] += 1
+            if unknown[0] == 2:
+                both.set()
+            await both.wait()
+        return found
+
+    store.load = racing  # type: ignore[method-assign]
+    counted = Counted()
+
+    async def main() -> list[httpx.Response]:
+        app = create_app(TEMPLATE, FunctionModel(counted), store=store)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return list(await asyncio.gather(*(client.post("/agui", json=run_input(
+                "t", f"r{n}", [user(f"u{n}", f"hello {n}")])) for n in (1, 2))))
+
+    answers = asyncio.run(main())
+    statuses = sorted(a.status_code for a in answers)
+    busy = next(a for a in answers if a.status_code == 409)
+    assert statuses == [200, 409]
+    assert busy.json() == {"error": "a turn is running in this conversation: wait for it to "
+                                    "end, then send again"}
+    assert counted.calls == 1

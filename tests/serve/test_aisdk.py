@@ -1,7 +1,8 @@
 """`POST /ai-sdk/chat` over HTTP (API.md §24): the stream's header and `[DONE]`, the body
 checked (400 naming the field), only new user messages added under their ids, §19's
 ownership, Idempotency-Key, approvals that must all be answered, and `regenerate-message`
-(not available yet: 501). The `ai` package reads the streams in test_aisdk_reader.py."""
+(a branch under the chat's id, the original kept under a new one). The `ai` package reads
+the streams in test_aisdk_reader.py."""
 
 from __future__ import annotations
 
@@ -132,18 +133,89 @@ def test_every_approval_asked_must_be_answered_before_the_chat_goes_on() -> None
     assert stored["waiting_for"]["type"] == "approval"
 
 
-def test_regenerate_is_not_available_yet_501_and_nothing_changes() -> None:
-    counted = Counted()
-    with TestClient(create_app(TEMPLATE, FunctionModel(counted))) as client:
-        first = chunks(client, body("c", user("u1", "hello")))
-        answer = client.post("/ai-sdk/chat", json=body(
-            "c", user("u1", "hello"), trigger="regenerate-message",
-            messageId=first[0]["messageId"]))
-        stored = client.get("/api/conversations/c").json()["messages"]
-    assert (answer.status_code, answer.json()) == (501, {"error": (
-        "regenerate is not available yet: /ai-sdk/chat cannot branch a chat before a reply; "
-        "send a new message instead")})
-    assert counted.calls == 1 and len(stored) == 3
+class Numbered:
+    """Each reply numbered, and the messages each call was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[str]] = []
+
+    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
+        self.seen.append([m.text for m in messages])
+        return f"reply {len(self.seen)} to {messages[-1].text}"
+
+
+def texts(conversation: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in conversation["messages"]]
+
+
+def test_regenerate_branches_before_the_last_reply_under_the_chats_id(store_url: str) -> None:
+    numbered = Numbered()
+    with TestClient(create_app(TEMPLATE, FunctionModel(numbered), store=store_url)) as client:
+        first = chunks(client, body("c", user("u1", "hi")))
+        said = {"id": first[0]["messageId"], "role": "assistant", "parts": []}
+        chunks(client, body("c", user("u1", "hi"), said, user("u2", "more")))
+        again = chunks(client, body("c", user("u1", "hi"), said, user("u2", "more"),
+                                    trigger="regenerate-message"))
+        branch = client.get("/api/conversations/c").json()
+        original = client.get(f"/api/conversations/{branch['parent']['id']}").json()
+        chunks(client, body("c", user("u1", "hi"), said, user("u2", "more"),
+                            {"id": again[0]["messageId"], "role": "assistant", "parts": []},
+                            user("u3", "on")))
+        went_on = client.get("/api/conversations/c").json()
+        listed = client.get("/api/conversations").json()["conversations"]
+    assert [c for c in again if c["type"] == "text-delta"] == [
+        {"type": "text-delta", "id": again[0]["messageId"], "delta": "reply 3 to more"}]
+    assert again[-1] == {"type": "finish", "finishReason": "stop"}
+    assert numbered.seen[2] == ["Be brief.", "hi", "reply 1 to hi", "more"]
+    assert texts(branch) == ["Be brief.", "hi", "reply 1 to hi", "more", "reply 3 to more"]
+    assert branch["messages"][4]["id"] == again[0]["messageId"]
+    assert branch["parent"]["before"] == 4 and branch["parent"]["id"] != "c"
+    assert texts(original) == ["Be brief.", "hi", "reply 1 to hi", "more", "reply 2 to more"]
+    assert original["parent"] is None and original["id"] == branch["parent"]["id"]
+    assert [m["id"] for m in original["messages"][:4]] == [m["id"] for m in
+                                                           branch["messages"][:4]]
+    assert texts(went_on)[5:] == ["on", "reply 4 to on"]
+    assert numbered.seen[3][-3:] == ["more", "reply 3 to more", "on"]
+    assert sorted(c["id"] for c in listed) == sorted(["c", original["id"]])
+
+
+def test_regenerate_of_a_reply_its_message_id_names(store_url: str) -> None:
+    numbered = Numbered()
+    with TestClient(create_app(TEMPLATE, FunctionModel(numbered), store=store_url)) as client:
+        first = chunks(client, body("c", user("u1", "hi")))
+        said = {"id": first[0]["messageId"], "role": "assistant", "parts": []}
+        chunks(client, body("c", user("u1", "hi"), said, user("u2", "more")))
+        again = chunks(client, body("c", user("u1", "hi"), trigger="regenerate-message",
+                                    messageId=first[0]["messageId"]))
+        by_user = chunks(client, body("c", user("u1", "hi"), trigger="regenerate-message",
+                                      messageId="u1"))
+        branch = client.get("/api/conversations/c").json()
+    assert [c["delta"] for c in again if c["type"] == "text-delta"] == ["reply 3 to hi"]
+    assert [c["delta"] for c in by_user if c["type"] == "text-delta"] == ["reply 4 to hi"]
+    assert texts(branch) == ["Be brief.", "hi", "reply 4 to hi"]
+    assert branch["parent"]["before"] == 2
+
+
+@pytest.mark.parametrize(("sent", "status", "error"), [
+    (body("c", user("u1", "hi"), trigger="regenerate-message", messageId="nope"), 400,
+     '"messageId" names no message of chat \'c\': \'nope\''),
+    (body("c", user("u1", "hi"), user("u9", "new"), trigger="regenerate-message"), 400,
+     "regenerate-message makes a reply again and adds no message; not stored: u9 (send new "
+     "messages with submit-message)"),
+    (body("d", user("u1", "hi"), trigger="regenerate-message"), 404,
+     "no chat 'd': there is no reply to regenerate in a chat not started"),
+])
+def test_a_regenerate_that_cannot_be_made_is_refused_and_nothing_changes(
+        sent: dict[str, Any], status: int, error: str) -> None:
+    numbered = Numbered()
+    with TestClient(create_app(TEMPLATE, FunctionModel(numbered))) as client:
+        chunks(client, body("c", user("u1", "hi")))
+        answer = client.post("/ai-sdk/chat", json=sent)
+        listed = client.get("/api/conversations").json()["conversations"]
+        stored = client.get("/api/conversations/c").json()
+    assert (answer.status_code, answer.json()) == (status, {"error": error})
+    assert [c["id"] for c in listed] == ["c"] and stored["parent"] is None
+    assert texts(stored) == ["Be brief.", "hi", "reply 1 to hi"] and len(numbered.seen) == 1
 
 
 def test_a_chat_running_a_turn_is_409_before_any_stream() -> None:
@@ -228,3 +300,30 @@ def test_a_chat_moves_between_the_ai_sdk_and_ag_ui(store_url: str) -> None:
     assert [m["content"] for m in stored[1:]] == [
         "hello", "You said 'hello'", "from AG-UI", "You said 'from AG-UI'", "and back",
         "You said 'and back'"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A store two workers share."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'convo.db'}"
+    return str(request.getfixturevalue("postgres").fresh())
+
+
+def test_a_worker_that_cached_the_original_goes_on_with_the_branch(shared_url: str) -> None:
+    # Both hold five messages waiting for the user: only the branch's new parent tells the
+    # first worker that its cached conversation is not the one the chat's id names now.
+    one, two = Numbered(), Numbered()
+    with TestClient(create_app(TEMPLATE, FunctionModel(one), store=shared_url)) as first, \
+            TestClient(create_app(TEMPLATE, FunctionModel(two), store=shared_url)) as second:
+        said = {"id": chunks(first, body("c", user("u1", "hi")))[0]["messageId"],
+                "role": "assistant", "parts": []}
+        chunks(first, body("c", user("u1", "hi"), said, user("u2", "more")))
+        again = chunks(second, body("c", user("u1", "hi"), said, user("u2", "more"),
+                                    trigger="regenerate-message"))
+        chunks(first, body("c", user("u1", "hi"), said, user("u2", "more"), {
+            "id": again[0]["messageId"], "role": "assistant", "parts": []}, user("u3", "on")))
+        stored = first.get("/api/conversations/c").json()
+    assert two.seen == [["Be brief.", "hi", "reply 1 to hi", "more"]]
+    assert one.seen[-1][-3:] == ["more", "reply 1 to more", "on"]
+    assert texts(stored)[3:] == ["more", "reply 1 to more", "on", "reply 3 to on"]

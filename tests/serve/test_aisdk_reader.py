@@ -1,6 +1,7 @@
 """`POST /ai-sdk/chat` read by the real client (API.md §24): the `ai` package's own transport
 and `readUIMessageStream` read a plain reply, a tool call with reasoning, a failed model call
-and its retry, and tool approvals approved and rejected; the chat then goes on over the JSON
+and its retry, regenerate (a branch under the chat's id), and tool approvals approved and
+rejected; the chat then goes on over the JSON
 API, its stored messages under the ids the client holds."""
 
 from __future__ import annotations
@@ -113,6 +114,40 @@ def test_a_failed_model_call_is_an_error_in_plain_words_and_regenerate_retries()
     assert parts(retried["message"]) == [("step-start",), ("text", "You said 'hello'")]
     assert [m["content"] for m in stored[1:]] == ["hello", "You said 'hello'"]
     assert retried["message"]["id"] == stored[2]["id"]
+
+
+def test_regenerate_makes_the_reply_again_and_the_chat_goes_on_with_it(store_url: str) -> None:
+    replies = iter(["first", "second", "third", "again", "fourth", "once more"])
+
+    def numbered(messages: Sequence[Message], tools: Any) -> str:
+        return next(replies)
+
+    with serving(create_app(TEMPLATE, FunctionModel(numbered), store=store_url)) as url:
+        found = chat(url, "c", {"say": ["u1", "hi"]}, {"say": ["u2", "more"]},
+                     {"regenerate": True}, {"say": ["u3", "on"]}, {"regenerate": 1},
+                     {"say": ["u4", "last"]})
+        stored = httpx.get(f"{url}/api/conversations/c").json()
+        kept = [httpx.get(f"{url}/api/conversations/{stored['parent']['id']}").json()]
+        kept.append(httpx.get(f"{url}/api/conversations/{kept[0]['parent']['id']}").json())
+    runs = found["runs"]
+    assert all(r["errors"] == [] and "refused" not in r for r in runs)
+    assert [parts(r["message"]) for r in runs] == [[("step-start",), ("text", t)] for t in (
+        "first", "second", "third", "again", "fourth", "once more")]
+    assert types(runs[2]) == ["start", "start-step", "text-start", "text-delta", "text-end",
+                              "finish-step", "finish"]
+    assert [(m["role"], parts(m)[-1][-1] if m["role"] == "assistant" else m["id"])
+            for m in found["messages"]] == [("user", "u1"), ("assistant", "fourth"),
+                                            ("user", "u4"), ("assistant", "once more")]
+    assert [m["content"] for m in stored["messages"]] == [
+        "Be brief.", "hi", "fourth", "last", "once more"]
+    assert [m["id"] for m in stored["messages"][1:]] == [m["id"] for m in found["messages"]]
+    assert stored["parent"]["before"] == 2
+    assert [m["content"] for m in kept[0]["messages"]] == [
+        "Be brief.", "hi", "first", "more", "third", "on", "again"]
+    assert kept[0]["parent"]["before"] == 4
+    assert [m["content"] for m in kept[1]["messages"]] == [
+        "Be brief.", "hi", "first", "more", "second"]
+    assert kept[1]["parent"] is None
 
 
 @pytest.mark.parametrize("approve", [True, False])

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -22,9 +23,9 @@ from ...requests import Approve
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
 from ..live import Live, client_calls
 from ..problems import Conflict, Forbidden, Refused
-from .agui_events import AGUIEncoder, Opened, snapshot
+from .agui_events import AGUIEncoder, Opened, snapshot, user_content
 from .agui_input import InputMessage, RunInput, run_input
-from .bodies import HTTPProblem, read_object
+from .bodies import HTTPProblem, content_of, read_object
 from .sse import stream_turn
 from .threads import Keyed, open_thread, unstored
 
@@ -42,12 +43,12 @@ def routes(api: Host) -> list[BaseRoute]:
 async def agui(api: Host, request: Request) -> Response:
     caller = await api.caller(request)
     body = await read_object(request, api.message_body_limit)
-    run = run_input(body)
+    run = _with_parts(api, run_input(body))
     for index, message in enumerate(run.messages):
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].content" is over '
                                    f"{api.max_message_bytes} bytes")
-    stored, failed = await open_thread(api, caller, run.thread_id, run.state,
+    stored, failed = await open_thread(api, request, caller, run.thread_id, run.state,
                                        fresh_ok=not run.resume)
     request.state.conversation = run.thread_id
     key = request.headers.get("idempotency-key")
@@ -67,6 +68,24 @@ async def agui(api: Host, request: Request) -> Response:
         raise
 
 
+def _with_parts(api: Host, run: RunInput) -> RunInput:
+    """``run`` with its user messages' images, sounds and documents read as convo's parts
+    (API.md §16: 400 naming a malformed part, 413 for one over ``--max-attachment-bytes``)."""
+    if all(m.parts is None for m in run.messages):
+        return run
+    messages = []
+    for index, message in enumerate(run.messages):
+        if message.parts is not None:
+            try:
+                content = content_of({"content": list(message.parts)}, api.max_message_bytes,
+                                     api.max_attachment_bytes)
+            except HTTPProblem as exc:
+                raise HTTPProblem(exc.status, f'"messages[{index}].content": {exc}') from None
+            message = attrs.evolve(message, content=content)
+        messages.append(message)
+    return attrs.evolve(run, messages=tuple(messages))
+
+
 async def _run(api: Host, request: Request, caller: Caller, run: RunInput, stored: Stored,
                failed: dict[str, Any] | None, keyed: Keyed | None = None) -> Response:
     """The run, streamed (what the thread cannot take is refused first, as JSON)."""
@@ -80,20 +99,28 @@ async def _run(api: Host, request: Request, caller: Caller, run: RunInput, store
         raise
     opened = _opened(live, run, new)
     encoder = AGUIEncoder(run.thread_id, run.run_id, state=live.session.state,
-                          parent_run_id=run.parent_run_id)
+                          parent_run_id=run.parent_run_id, messages=live.session.messages)
     scope = request.scope
 
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
             sink(opened)
-            code, body = (502, failed) if failed is not None else (200, live.view(
-                live.committed))
-            for step in steps:
-                if not step.ready(live):
-                    break  # the rest wait for a later run (they stay new until stored)
-                code, body = await step.run(live, api.plain_events(sink))
-                if code >= 400:
-                    break
+
+            async def turns() -> tuple[int, dict[str, Any]]:
+                answer: tuple[int, dict[str, Any]] | None = None
+                for step in steps:
+                    if not step.ready(live):
+                        break  # the rest wait for a later run (they stay new until stored)
+                    answer = await step.run(live, api.plain_events(sink))
+                    if answer[0] >= 400:
+                        break
+                if answer is not None:
+                    return answer
+                return (502, failed) if failed is not None else (200, live.view(
+                    live.committed))  # (nothing ran: the conversation as it is)
+
+            code, body = await (api.traced(request, run.thread_id, live.run.state, turns)
+                                if steps else turns())
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
@@ -173,7 +200,8 @@ def _results(engine: Engine, pending: Any, run: RunInput) -> _Step:
 
 async def _say(engine: Engine, message: InputMessage, live: Live, sink: Sink
                ) -> tuple[int, dict[str, Any]]:
-    return await engine.message(live, message.text, sink, message_id=message.id)
+    content = message.text if message.content is None else message.content
+    return await engine.message(live, content, sink, message_id=message.id)
 
 
 def _opened(live: Live, run: RunInput, new: list[InputMessage]) -> Opened:
@@ -187,6 +215,7 @@ def _opened(live: Live, run: RunInput, new: list[InputMessage]) -> Opened:
     shown = None
     if lacking:
         shown = snapshot(messages, run.thread_id) + [
-            {"id": m.id, "role": "user", "content": m.text} for m in new]
+            {"id": m.id, "role": "user", "content": user_content(
+                m.text if m.content is None else m.content)} for m in new]
     return Opened(sent_state, shown)
 

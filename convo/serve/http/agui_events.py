@@ -5,12 +5,16 @@ A run's frame is the face's own: ``Opened`` (``RUN_STARTED``, then the snapshots
 lacks) before the turn's events, and the last event, ``TurnEnded`` or ``TurnFailed``, becomes
 ``RUN_FINISHED`` (with an interrupt for pending approvals, ``pendingToolCallIds`` for a
 frontend tool's call, and ``CUSTOM`` events for a handoff or the conversation's end) or
-``RUN_ERROR``. Plain dicts: no AG-UI package is needed to serve (the tests parse every event
-with ``ag_ui.core``'s models).
+``RUN_ERROR``. A reply a guard retracts (API.md §27, ``stream="live"``) ends its text message,
+says ``CUSTOM`` ``convo.retract``, and is replaced by a ``MESSAGES_SNAPSHOT`` (AG-UI has no
+event that takes text back; a snapshot is how its clients correct their messages). Plain
+dicts: no AG-UI package is needed to serve (the tests parse every event with ``ag_ui.core``'s
+models).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Sequence
@@ -19,10 +23,12 @@ from typing import Any, ClassVar
 import attrs
 
 from ...messages import Message
+from ...parts import Content, Text
 from ..events import (
     Encoder,
     MessageCommitted,
     ReasoningDelta,
+    Retract,
     ServedEvent,
     TextDelta,
     ToolCallArguments,
@@ -32,6 +38,7 @@ from ..events import (
     TurnEnded,
     TurnFailed,
 )
+from ..live import said_nothing
 
 
 @attrs.frozen(slots=True)
@@ -58,7 +65,7 @@ def agui_message(message: Message, fallback_id: str) -> dict[str, Any] | None:
     message, which AG-UI clients do not show)."""
     message_id = message.id or fallback_id
     if message.role == "user":
-        return {"id": message_id, "role": "user", "content": message.text}
+        return {"id": message_id, "role": "user", "content": user_content(message.content)}
     if message.role == "tool":
         return {"id": message_id, "role": "tool", "content": message.text,
                 "toolCallId": message.tool_call_id or ""}
@@ -73,9 +80,29 @@ def agui_message(message: Message, fallback_id: str) -> dict[str, Any] | None:
     return None
 
 
+def user_content(content: Content) -> str | list[dict[str, Any]]:
+    """A user message's content as AG-UI 1.0 says it: its text, or its parts (an image, a
+    sound or a document given by its data or its URL, as the client sent it)."""
+    if isinstance(content, str):
+        return content
+    shown: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, Text):
+            shown.append({"type": "text", "text": part.text})
+            continue
+        source: dict[str, Any] = {"type": "url", "value": part.url} if part.url is not None \
+            else {"type": "data", "value": base64.b64encode(part.data or b"").decode("ascii")}
+        if part.media_type is not None or part.url is None:
+            source["mimeType"] = part.media_type or "application/octet-stream"
+        shown.append({"type": part.type, "source": source})
+    return shown
+
+
 def snapshot(messages: Sequence[Message], thread_id: str) -> list[dict[str, Any]]:
-    """The stored messages as AG-UI messages (without system messages)."""
-    shown = (agui_message(m, f"{thread_id}:{i}") for i, m in enumerate(messages))
+    """The stored messages as AG-UI messages (without system messages, nor a reply cancelled
+    before it said anything, which is not stored)."""
+    shown = (agui_message(m, f"{thread_id}:{i}") for i, m in enumerate(messages)
+             if not said_nothing(m))
     return [m for m in shown if m is not None]
 
 
@@ -98,9 +125,12 @@ class AGUIEncoder(Encoder):
     message) so that each is closed before the next opens and before the run ends."""
 
     def __init__(self, thread_id: str, run_id: str, *, state: dict[str, Any] | None = None,
-                 parent_run_id: str | None = None) -> None:
+                 parent_run_id: str | None = None,
+                 messages: Sequence[Message] = ()) -> None:
         self.thread_id, self.run_id, self.parent_run_id = thread_id, run_id, parent_run_id
         self.state = state  # the state the client has; a different one at the end is sent
+        self.messages = messages  # the conversation's, as the run adds them (a retract's)
+        self.retracted: str | None = None  # the id of a reply taken back, to be replaced
         self.text: str | None = None  # the id of the text message open
         self.reasoning: str | None = None  # the id of the reasoning message open
         self.parent: str | None = None  # the assistant message whose calls come next
@@ -159,12 +189,38 @@ class AGUIEncoder(Encoder):
         return out + frame({"type": "REASONING_MESSAGE_CONTENT", "messageId": rid,
                             "delta": event.text})
 
+    def retract(self, event: Retract) -> str:
+        """A guard took back the reply streamed so far (API.md §27): its text message ends,
+        ``CUSTOM`` ``convo.retract`` says which, and its replacement comes as the
+        ``MESSAGES_SNAPSHOT`` AG-UI clients correct their messages by."""
+        retracted = event.message_id
+        out = self._close()
+        if retracted is None:
+            return out
+        self.retracted = retracted
+        return out + frame({"type": "CUSTOM", "name": "convo.retract",
+                            "value": {"messageId": retracted}})
+
+    def _replaced(self, message_id: str) -> str:
+        """The messages up to the replacement of a retracted reply, that one without its
+        tool calls (their events follow, as for any reply)."""
+        shown = []
+        for message in snapshot(self.messages, self.thread_id):
+            if message["id"] == message_id:
+                shown.append({k: v for k, v in message.items() if k != "toolCalls"})
+                break
+            shown.append(message)
+        return frame({"type": "MESSAGES_SNAPSHOT", "messages": shown})
+
     def message_committed(self, event: MessageCommitted) -> str:
         message = event.message
         if message.role != "assistant":
             return ""  # the user's are the client's own; a tool's is its TOOL_CALL_RESULT
         message_id = message.id or f"{self.thread_id}:{event.index}"
         self.parent = message_id
+        if self.retracted == message_id:
+            self.retracted = None
+            return self._close() + self._replaced(message_id)
         if self.text == message_id:  # streamed: its text is all sent
             return self._close()
         out = self._close()

@@ -19,12 +19,16 @@ ROLES: Final = ("developer", "system", "assistant", "user", "tool", "activity", 
 
 @attrs.frozen(slots=True)
 class InputMessage:
-    """A message of the input: its id, role, text and (a tool message's) call id."""
+    """A message of the input: its id, role, text and (a tool message's) call id; ``parts``:
+    a user message's content parts as convo's part JSON (API.md §16), when it has some that
+    are not text."""
 
     id: str
     role: str
     text: str = ""
     tool_call_id: str | None = None
+    parts: tuple[dict[str, Any], ...] | None = attrs.field(default=None, hash=False)
+    content: Any = attrs.field(default=None, hash=False)  # the parts read (``agui.py``)
 
 
 @attrs.frozen(slots=True)
@@ -95,6 +99,58 @@ def _text(content: Any, where: str) -> str:
     raise _bad(where, "a string or a list of parts", content)
 
 
+KINDS: Final = {"image": "image", "audio": "audio", "document": "document"}
+
+
+def _binary(part: dict[str, Any], where: str) -> dict[str, Any]:
+    """An AG-UI 1.0 ``image``/``audio``/``document`` part (its ``source`` ``data`` or
+    ``url``), or a ``binary`` one (``mimeType`` with ``data`` or ``url``), as convo's part
+    JSON (API.md §16)."""
+    kind = part["type"]
+    if kind == "binary":
+        media = _string(part, "mimeType", f"{where}.mimeType")
+        found = {"type": "image" if media.startswith("image/") else "audio"
+                 if media.startswith("audio/") else "document", "media_type": media}
+        for key, theirs in (("data", "data"), ("url", "url"), ("filename", "filename")):
+            if part.get(theirs) is not None:
+                found[key] = _string(part, theirs, f"{where}.{theirs}")
+        if ("data" in found) == ("url" in found):
+            raise HTTPProblem(400, f'"{where}" must carry exactly one of "data" (base64) or '
+                                   '"url" (a binary part given only by "id" cannot be read)')
+        return found
+    if kind not in KINDS:
+        raise HTTPProblem(400, f'"{where}.type" must be one of text, image, audio, document, '
+                               f"binary, got {kind!r} (convo keeps no {kind} part)")
+    source = part.get("source")
+    if not isinstance(source, dict) or source.get("type") not in ("data", "url"):
+        found_type = source.get("type") if isinstance(source, dict) else None
+        raise HTTPProblem(400, f'"{where}.source.type" must be "data" or "url", got '
+                               f"{found_type!r} (a file held by a provider cannot be read)")
+    value = _string(source, "value", f"{where}.source.value")
+    shown: dict[str, Any] = {"type": KINDS[kind], source["type"]: value}
+    media = _string(source, "mimeType", f"{where}.source.mimeType",
+                    optional=source["type"] == "url")
+    if media:
+        shown["media_type"] = media
+    return shown
+
+
+def _parts(content: Any, where: str) -> tuple[dict[str, Any], ...] | None:
+    """A user message's parts as convo's part JSON, or ``None`` when it has only text."""
+    if not isinstance(content, list) or all(
+            isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return None
+    parts = []
+    for index, part in enumerate(content):
+        at = f"{where}[{index}]"
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise _bad(f"{at}.type", "a string", part.get("type") if isinstance(
+                part, dict) else part)
+        parts.append({"type": "text", "text": part.get("text")} if part["type"] == "text"
+                     else _binary(part, at))
+    return tuple(parts)
+
+
 def _message(item: Any, where: str) -> InputMessage:
     if not isinstance(item, dict):
         raise _bad(where, "an object", item)
@@ -110,7 +166,8 @@ def _message(item: Any, where: str) -> InputMessage:
         raise _bad(f"{where}.content", "a string or a list of parts", None)
     text = _text(item.get("content"), f"{where}.content") if role in (
         "user", "tool", "assistant", "system", "developer") else ""
-    return InputMessage(message_id, role, text, call_id)
+    parts = _parts(item["content"], f"{where}.content") if role == "user" else None
+    return InputMessage(message_id, role, text, call_id, parts)
 
 
 def _answer(item: Any, where: str) -> Answer:

@@ -5,7 +5,11 @@ the reply as the UI message stream — the engine's one stream of served events 
 The chat ``id`` is the conversation's (``threads.py``: its owner's, made on its first
 request, only new user messages added, under their ids). Approvals are the SDK's own: the
 stream asks with ``tool-approval-request`` and the next request's messages carry the
-responses. Everything that refuses a request — the body (400 naming the field), the chat
+responses. Frontend tools (the body's ``tools``) are offered to the model; a call to one ends
+the stream as an approval does, and the next request's messages carry its output.
+``regenerate-message`` branches the chat before the reply (``branches.regenerate``:
+the branch takes the chat's id, the original a new one) and makes the reply again. Everything
+that refuses a request — the body (400 naming the field), the chat
 (404, 409), approvals not all answered (400 naming them), an operator's approval (403) — is
 answered as JSON before any stream, as the native API does.
 """
@@ -13,6 +17,7 @@ answered as JSON before any stream, as the native API does.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +25,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ...messages import Message
 from ...requests import Approve
+from ..branches import regenerate
 from ..events import ServedEvent, Sink, TurnEnded, TurnFailed
-from ..live import Live
+from ..live import Live, client_calls
 from ..problems import Conflict, Forbidden, Refused
 from .aisdk_events import HEADERS, UIStreamEncoder
 from .aisdk_input import ChatInput, UIInput, chat_input
@@ -31,7 +38,6 @@ from .sse import stream_turn
 from .threads import Keyed, open_thread, unstored
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
 
     from ..engine import Engine
     from ..stores.base import Stored
@@ -53,18 +59,28 @@ async def chat(api: Host, request: Request) -> Response:
         if message.role == "user" and len(message.text.encode("utf-8")) > api.max_message_bytes:
             raise HTTPProblem(413, f'"messages[{index}].parts" hold over '
                                    f"{api.max_message_bytes} bytes of text")
-    stored, failed = await open_thread(api, caller, given.chat_id, None)
+    regenerates = given.trigger == "regenerate-message"
+    if regenerates and await api.engine.store.load(given.chat_id, messages=False) is None:
+        raise HTTPProblem(404, f"no chat {given.chat_id!r}: there is no reply to regenerate "
+                               "in a chat not started")
+    stored, failed = await open_thread(api, request, caller, given.chat_id, None)
     request.state.conversation = given.chat_id
+    if regenerates and failed is None and (stored.waiting_for or {}).get("type") != "retry":
+        run: Callable[..., Awaitable[Response]] = _regenerate  # (a failed reply: a retry)
+    else:
+        run = _run
     key = request.headers.get("idempotency-key")
     if key is None:
-        return await _run(api, request, caller, given, stored, failed)
-    keyed = Keyed(api, given.chat_id, key, {"messages": body["messages"],
-                                            "trigger": given.trigger}, headers=HEADERS)
+        return await run(api, request, caller, given, stored, failed)
+    content = {"messages": body["messages"], "trigger": given.trigger}
+    if "tools" in body:
+        content["tools"] = body["tools"]
+    keyed = Keyed(api, given.chat_id, key, content, headers=HEADERS)
     repeat = await keyed.claim()
     if repeat is not None:
         return repeat
     try:
-        return await _run(api, request, caller, given, stored, failed, keyed)
+        return await run(api, request, caller, given, stored, failed, keyed)
     except (HTTPProblem, Refused) as exc:
         if not isinstance(exc, HTTPProblem) or exc.status < 500:
             await keyed.forget()  # refused before anything ran
@@ -78,7 +94,7 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
     live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
     try:
         new: list[UIInput] = unstored(live, given.messages)
-        continues = live.waits == "approval" and failed is None
+        continues = live.waits in ("approval", "client_tool") and failed is None
         steps = _plan(api.engine, live, given, new, caller) if failed is None else []
     except BaseException:
         await stack.aclose()
@@ -88,20 +104,96 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
 
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
-            code, body = (502, failed) if failed is not None else (200, live.view(
-                live.committed))
-            for step in steps:
-                if step.func is _say and live.waits not in ("user", "operator"):
-                    break  # the rest wait for a later request (they stay new until stored)
-                code, body = await step(live, api.plain_events(sink))
-                if code >= 400:
-                    break
+            async def turns() -> tuple[int, dict[str, Any]]:
+                answer: tuple[int, dict[str, Any]] | None = None
+                for step in steps:
+                    if step.func is _say and live.waits not in ("user", "operator"):
+                        break  # the rest wait for a later request (they stay new till stored)
+                    answer = await step(live, api.plain_events(sink))
+                    if answer[0] >= 400:
+                        break
+                if answer is not None:
+                    return answer
+                return (502, failed) if failed is not None else (200, live.view(
+                    live.committed))  # (nothing ran: the conversation as it is)
+
+            code, body = await (api.traced(request, given.chat_id, live.run.state, turns)
+                                if steps else turns())
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
     return await stream_turn(go, tasks=api.tasks, cut=lambda exc: api._cut(scope, exc),
                              encoder=encoder if keyed is None else keyed.keeping(encoder),
                              headers=HEADERS)
+
+
+async def _regenerate(api: Host, request: Request, caller: Caller, given: ChatInput,
+                      stored: Stored, failed: dict[str, Any] | None, keyed: Keyed | None = None
+                      ) -> Response:
+    """``regenerate-message`` (API.md §24, §28): the chat is branched before the reply,
+    under the chat's id (the original moves to a new id, the branch's ``parent``), and the
+    branch makes that reply again, streamed. Refused as JSON first: a turn running (409), a
+    reply that cannot be made again (400 naming it), new user messages (400)."""
+    engine = api.engine
+    chat_id = given.chat_id
+    stack = contextlib.AsyncExitStack()
+    try:
+        turn = await stack.enter_async_context(engine.turns.hold(chat_id))
+        if turn is None:
+            raise Conflict("a turn is running in this chat: wait for it to end, then "
+                           "regenerate")
+        whole = await engine.store.load(chat_id)
+        if whole is None:
+            raise HTTPProblem(404, f"no chat {chat_id!r}")
+        known = {m.id for m in whole.messages}
+        new = [m.id for m in given.messages if m.role == "user" and m.id not in known]
+        if new:
+            raise HTTPProblem(400, "regenerate-message makes a reply again and adds no "
+                                   f"message; not stored: {', '.join(new)} (send new "
+                                   "messages with submit-message)")
+        live = await regenerate(engine, chat_id, _before(whole.messages, given))
+    except BaseException:
+        await stack.aclose()
+        raise
+    scope = request.scope
+
+    async def go(sink: Sink) -> ServedEvent:
+        async with stack:
+            if live.waits == "retry":  # the reply, made again
+                code, body = await api.traced(request, chat_id, live.run.state, lambda: (
+                    engine.retry(live, api.plain_events(sink))))
+            else:  # (a branch before a user message waits for it: nothing to make)
+                await engine.settle(live)
+                code, body = 200, live.view(live.committed)
+        body = api.present(scope, code, body)
+        return TurnEnded(body) if code < 400 else TurnFailed(body, code)
+
+    encoder = UIStreamEncoder(chat_id)
+    return await stream_turn(go, tasks=api.tasks, cut=lambda exc: api._cut(scope, exc),
+                             encoder=encoder if keyed is None else keyed.keeping(encoder),
+                             headers=HEADERS)
+
+
+def _before(messages: list[Message], given: ChatInput) -> int:
+    """The index of the reply to make again: the one ``messageId`` names (a user message
+    names the reply after it), else the last reply; 400 when there is none."""
+    at = len(messages)
+    if given.message_id is not None:
+        at = next((i for i, m in enumerate(messages) if m.id == given.message_id), -1)
+        if at < 0:
+            raise HTTPProblem(400, f'"messageId" names no message of chat {given.chat_id!r}: '
+                                   f"{given.message_id!r}")
+        if messages[at].role == "assistant":
+            return at
+    else:
+        at = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    reply = next((i for i in range(at + 1, len(messages))
+                  if messages[i].role == "assistant"), None)
+    if reply is None:
+        raise HTTPProblem(400, f"chat {given.chat_id!r} has no reply "
+                               f"{'after that message ' if given.message_id else ''}to "
+                               "regenerate")
+    return reply
 
 
 def _reply_id(live: Live) -> str | None:
@@ -120,9 +212,6 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
     chat_id = given.chat_id
     if pending is None:
         raise Conflict(f"chat {chat_id!r} has ended: start a new chat")
-    if given.trigger == "regenerate-message" and live.waits != "retry":
-        raise HTTPProblem(501, "regenerate is not available yet: /ai-sdk/chat cannot branch "
-                               "a chat before a reply; send a new message instead")
     steps: list[partial[Any]] = []
     if live.waits == "approval":
         assert isinstance(pending, Approve)
@@ -140,15 +229,34 @@ def _plan(engine: Engine, live: Live, given: ChatInput, new: list[UIInput], call
                      for a in answers.values()]
         steps.append(partial(_approve, engine, decisions, caller.operator))
     elif live.waits == "client_tool":
-        raise Conflict(f"chat {chat_id!r} waits for the result of a frontend tool offered "
-                       "over AG-UI: send it there")
+        steps.append(_outputs(engine, live, given))
     elif live.waits == "retry":
         if new:
             raise Conflict("the last reply failed before it ended: send a request with no "
                            "new message (or regenerate) to retry it, then send the message")
         steps.append(partial(_retry, engine))
+    engine.offer(live, list(given.tools))  # (refused requests above change nothing)
     steps += [partial(_say, engine, message) for message in new]
     return steps
+
+
+def _outputs(engine: Engine, live: Live, given: ChatInput) -> partial[Any]:
+    """The step that answers the frontend tool calls the chat waits on with the outputs its
+    messages carry (``addToolOutput``); 400 naming the calls without one."""
+    calls = [c.id for c in client_calls(live.pending)]
+    outputs: dict[str, tuple[str, str | None]] = {
+        o.call_id: (o.text, None) for o in given.outputs if o.call_id in calls}
+    missing = [c for c in calls if c not in outputs]
+    if missing:
+        raise HTTPProblem(400, f"chat {given.chat_id!r} waits for the output of frontend tool "
+                               "calls: the request's messages must carry every one "
+                               f"(addToolOutput); missing: {', '.join(missing)}")
+    return partial(_tool_outputs, engine, outputs)
+
+
+async def _tool_outputs(engine: Engine, outputs: dict[str, tuple[str, str | None]],
+                        live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
+    return await engine.tool_results(live, outputs, sink)
 
 
 async def _approve(engine: Engine, decisions: list[dict[str, Any]], operator: bool,

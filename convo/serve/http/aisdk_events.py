@@ -6,6 +6,8 @@ reply's first assistant message), then a step per model call — ``start-step``,
 text and tool calls, the results of those calls, ``finish-step`` — then ``finish``. A reply
 that waits for approvals ends its step with a ``tool-approval-request`` per call the user
 decides (``approvalId`` is the call id); a failed turn ends with ``error`` and no ``finish``.
+A reply a guard retracts (API.md §27, ``stream="live"``) ends its text part, which a
+``data-convo-retract`` part then marks as taken back, and its replacement is a new text part.
 Plain dicts: no AI SDK package is needed to serve (the tests read every stream with the
 ``ai`` package's own reader).
 """
@@ -19,6 +21,7 @@ from ..events import (
     Encoder,
     MessageCommitted,
     ReasoningDelta,
+    Retract,
     TextDelta,
     ToolCallArguments,
     ToolCallEnded,
@@ -102,6 +105,17 @@ class UIStreamEncoder(Encoder):
             self.reasoning = rid
         return out + chunk({"type": "reasoning-delta", "id": rid, "delta": event.text})
 
+    def retract(self, event: Retract) -> str:
+        """A guard took back the reply streamed so far (API.md §27): its text part ends and a
+        ``data-convo-retract`` part follows it (the stream has no chunk that takes text back;
+        a data part is its own way to tell the client more), then the replacement comes as
+        a text part of its own."""
+        if self.text is None:
+            return self._close()
+        retracted = self.text
+        return self._close() + chunk({"type": "data-convo-retract", "id": retracted,
+                                      "data": {"messageId": retracted}})
+
     def message_committed(self, event: MessageCommitted) -> str:
         message = event.message
         if message.role != "assistant":
@@ -158,7 +172,7 @@ class UIStreamEncoder(Encoder):
         if self.step:
             out += chunk({"type": "finish-step"})
             self.step = False
-        reason = "tool-calls" if waiting.get("type") == "approval" else "stop"
+        reason = "tool-calls" if waiting.get("type") in ("approval", "client_tool") else "stop"
         return out + chunk({"type": "finish", "finishReason": reason}) + DONE
 
     def turn_failed(self, event: TurnFailed) -> str:

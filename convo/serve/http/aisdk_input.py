@@ -4,13 +4,17 @@ anything runs.
 
 ``useChat`` (its ``DefaultChatTransport``) posts ``{"id", "messages", "trigger",
 "messageId"}``: the chat id, the whole chat as UI messages (``{"id", "role", "parts"}``), and
-``"submit-message"`` or ``"regenerate-message"``. Of an assistant message's parts, only tool
-parts answering an approval (``state: "approval-responded"``) are read; the rest is the
-client's copy of what the server sent. No AI SDK package is needed to serve.
+``"submit-message"`` or ``"regenerate-message"``; an app may add ``tools``, the frontend tools
+it runs (``[{"name", "description", "inputSchema"}]``, through the transport's ``body``). Of an
+assistant message's parts, only tool parts answering an approval (``state:
+"approval-responded"``) or carrying a frontend tool's output (``output-available``,
+``output-error``, as ``addToolOutput`` leaves them) are read; the rest is the client's copy of
+what the server sent. No AI SDK package is needed to serve.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 import attrs
@@ -32,14 +36,27 @@ class UIInput:
 
 
 @attrs.frozen(slots=True)
+class Output:
+    """A frontend tool's output, as ``addToolOutput`` leaves it in a tool part: the call's
+    id and the result's text (an ``output-error``'s ``errorText``, said as an error)."""
+
+    call_id: str
+    text: str
+
+
+@attrs.frozen(slots=True)
 class ChatInput:
-    """A checked ``useChat`` body; ``answers``: the approval responses its messages carry."""
+    """A checked ``useChat`` body; ``answers``: the approval responses its messages carry;
+    ``outputs``: the frontend tools' outputs they carry; ``tools``: the frontend tools the
+    body offers (``{"name", "description", "parameters"}``, from ``inputSchema``)."""
 
     chat_id: str
     messages: tuple[UIInput, ...] = ()
     trigger: str = "submit-message"
     message_id: str | None = None
     answers: tuple[Answer, ...] = ()
+    outputs: tuple[Output, ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()
 
 
 def _bad(where: str, expected: str, value: Any) -> HTTPProblem:
@@ -76,7 +93,41 @@ def _answer(part: dict[str, Any], where: str) -> Answer:
     return Answer(approval_id, approved, reason)
 
 
-def _message(item: Any, where: str, answers: list[Answer]) -> UIInput:
+def _output(part: dict[str, Any], where: str) -> Output:
+    call_id = _string(part, "toolCallId", f"{where}.toolCallId")
+    if part["state"] == "output-error":
+        error = part.get("errorText")
+        if not isinstance(error, str):
+            raise _bad(f"{where}.errorText", "a string", error)
+        return Output(call_id, f"Error: {error}")
+    output = part.get("output")
+    return Output(call_id, output if isinstance(output, str) else json.dumps(
+        output, ensure_ascii=False))
+
+
+def _tools(body: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The body's frontend tools: ``[{"name", "description"?, "inputSchema"?}]``."""
+    tools = body.get("tools", [])
+    if not isinstance(tools, list):
+        raise _bad("tools", "a list", tools)
+    offered = []
+    for index, item in enumerate(tools):
+        where = f"tools[{index}]"
+        if not isinstance(item, dict):
+            raise _bad(where, "an object", item)
+        name = _string(item, "name", f"{where}.name")
+        description = item.get("description", "")
+        if not isinstance(description, str):
+            raise _bad(f"{where}.description", "a string", description)
+        schema = item.get("inputSchema", {"type": "object", "properties": {}})
+        if not isinstance(schema, dict):
+            raise _bad(f"{where}.inputSchema", "a JSON Schema object", schema)
+        offered.append({"name": name, "description": description, "parameters": schema})
+    return tuple(offered)
+
+
+def _message(item: Any, where: str, answers: list[Answer], outputs: list[Output]
+             ) -> UIInput:
     if not isinstance(item, dict):
         raise _bad(where, "an object", item)
     message_id = _string(item, "id", f"{where}.id")
@@ -105,6 +156,9 @@ def _message(item: Any, where: str, answers: list[Answer]) -> UIInput:
         elif role == "assistant" and _is_tool(kind) and part.get("state") == (
                 "approval-responded"):
             answers.append(_answer(part, at))
+        elif role == "assistant" and _is_tool(kind) and part.get("state") in (
+                "output-available", "output-error"):
+            outputs.append(_output(part, at))
     return UIInput(message_id, role, "\n".join(texts))
 
 
@@ -115,10 +169,13 @@ def chat_input(body: dict[str, Any]) -> ChatInput:
     if not isinstance(messages, list):
         raise _bad("messages", "a list", messages)
     answers: list[Answer] = []
-    read = tuple(_message(m, f"messages[{i}]", answers) for i, m in enumerate(messages))
+    outputs: list[Output] = []
+    read = tuple(_message(m, f"messages[{i}]", answers, outputs)
+                 for i, m in enumerate(messages))
     trigger = body.get("trigger", "submit-message")
     if trigger not in TRIGGERS:
         raise HTTPProblem(400, f'"trigger" must be one of {", ".join(TRIGGERS)}, got '
                                f"{trigger!r}")
     message_id = _string(body, "messageId", "messageId", optional=True)
-    return ChatInput(chat_id, read, trigger, message_id, tuple(answers))
+    return ChatInput(chat_id, read, trigger, message_id, tuple(answers), tuple(outputs),
+                     _tools(body))

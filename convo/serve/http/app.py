@@ -423,6 +423,13 @@ class API:
         return await stream_turn(run, tasks=self.tasks,
                                  cut=lambda exc: self._cut(request.scope, exc))
 
+    async def traced(self, request: Request, conversation_id: str | None, run: Any,
+                     call: Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+                     ) -> tuple[int, dict[str, Any]]:
+        """``call``, the turns of one request, inside its span when convo.otel is
+        instrumented (§18): the faces' (AG-UI's, the AI SDK's) as the native routes'."""
+        return await _traced(request, conversation_id, run, call)
+
     def plain_events(self, sink: Sink) -> Sink:
         """``sink``, shown where a conversation waits in the words users see (``plain``)."""
         def shown(event: ServedEvent) -> None:

@@ -31,6 +31,7 @@ class Host(Protocol):
     body_limit: int
     message_body_limit: int
     max_message_bytes: int
+    max_attachment_bytes: int
     model_name: str
     tasks: set[asyncio.Task[Any]]
 
@@ -41,6 +42,10 @@ class Host(Protocol):
     def plain_events(self, sink: Sink) -> Sink: ...
 
     def _cut(self, scope: Scope, exc: Exception) -> ServedEvent: ...
+
+    async def traced(self, request: Request, conversation_id: str | None, run: Any,
+                     call: Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
+                     ) -> tuple[int, dict[str, Any]]: ...
 
     async def _turn(self, request: Request, turn: Turn, stored: Stored | None = None
                     ) -> Response: ...

@@ -3,7 +3,9 @@ the AI SDK's chat ``id``; API.md §24): the thread, made on its first request an
 caller, and which of the messages a client sends are new.
 
 A client of those protocols sends its whole history each time; only its user messages whose
-ids the store does not hold are added, so nothing is added twice.
+ids the store does not hold are added, so nothing is added twice. Two first runs of one new id
+race: the store creates the conversation once, with its lease held (``Creating``), and the
+other run finds it busy (409, as any run while a turn runs).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from starlette.responses import Response, StreamingResponse
 
 from ...internal import reserved_keys
 from ..events import LAST, Encoder, ServedEvent
+from ..problems import Conflict
 from ..stores.base import Idempotency
 from .bodies import HTTPProblem
 from .owners import lacks
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from ..live import Live
     from ..stores.base import Stored
     from .auth import Caller
@@ -39,8 +44,9 @@ class Said(Protocol):
     def role(self) -> str: ...
 
 
-async def open_thread(api: Host, caller: Caller, thread_id: str, state: dict[str, Any] | None,
-                      *, fresh_ok: bool = True) -> tuple[Stored, dict[str, Any] | None]:
+async def open_thread(api: Host, request: Request, caller: Caller, thread_id: str,
+                      state: dict[str, Any] | None, *, fresh_ok: bool = True
+                      ) -> tuple[Stored, dict[str, Any] | None]:
     """The thread's conversation if ``caller`` owns it (anybody else's: 404, an operator's
     run included: operators decide through the native API); an unknown id starts one owned by
     ``caller`` with ``state``, run to its first pause. Gives the row and, when that first
@@ -55,14 +61,21 @@ async def open_thread(api: Host, caller: Caller, thread_id: str, state: dict[str
         if not fresh_ok:
             raise HTTPProblem(404, f"no thread {thread_id!r}: there are no interrupts to "
                                    "resume in a thread not started")
-        state = dict(state or {})
-        reserved = reserved_keys(state)
+        created = dict(state or {})
+        reserved = reserved_keys(created)
         if reserved:
             raise HTTPProblem(400, f'"state" may not hold {", ".join(map(repr, reserved))}: '
                                    'keys starting with "convo." and the key "_convo_state" '
                                    "are reserved for convo's own records; choose other names")
-        code, body = await api.engine.create(state, None, owner=caller.user,
-                                             conversation_id=thread_id)
+        try:
+            code, body = await api.traced(request, thread_id, None, lambda: (
+                api.engine.create(created, None, owner=caller.user,
+                                  conversation_id=thread_id)))
+        except Conflict:  # another request made it first: busy, if it is the caller's
+            made = await store.load(thread_id, messages=False)
+            if made is not None and made.owner != caller.user:
+                raise HTTPProblem(404, f"no thread {thread_id!r}") from None
+            raise
         failed = body if code >= 400 else None
         stored = await store.load(thread_id, messages=False)
         if stored is None:  # deleted at once by another request

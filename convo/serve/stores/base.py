@@ -47,6 +47,15 @@ a table of their own (``queued``: its order, the message's id, whether it steers
 message), created on start if missing (``Queues``). A queued message leaves the queue in the
 write that adds it to the messages (``Change.dequeued``), and a write that ends the
 conversation drops its queue.
+``swap(conversation_id, branch_id, kept_as)`` (``Renaming``, optional: the AI SDK's
+regenerate, API.md §24) gives a conversation's id to a branch of it in one transaction: the
+conversation and all of it (messages, subroutine records, attachments, ratings) move to
+``kept_as``, the branch moves to ``conversation_id``. What belongs to the id stays with it: the
+turn's lease (the branch goes on under the lease its caller holds; the moved conversation is
+free) and the idempotency records (the keys a client sent to that id).
+``created(id, state, owner=)`` (``Creating``, optional) inserts a conversation already leased
+to the caller (a client's chosen id, AG-UI's or the AI SDK's: two first runs of one new id
+race; exactly one creates and runs, the other finds the lease held).
 """
 
 from __future__ import annotations
@@ -212,11 +221,29 @@ class Listing(Protocol):
     async def conversations(self, query: Query) -> list[Summary]: ...
 
 
+@runtime_checkable
+class Creating(Protocol):
+    """Optional: a conversation created with its turn's lease held (module docstring), so
+    that no other request takes its first turn between the two; gives ``False`` (nothing
+    created) when the id is taken. Without it the engine creates, then takes the lease."""
+
+    def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                owner: str = DEFAULT_OWNER) -> contextlib.AbstractAsyncContextManager[bool]: ...
+
+
+@runtime_checkable
+class Renaming(Protocol):
+    """Optional: a conversation's id given to a branch of it (module docstring); ``False``
+    when either is not there (nothing moved)."""
+
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool: ...
+
+
 class TurnStore(Conversations, Leases, Protocol):
     """What the engine needs of a store: its conversations and their turns' leases."""
 
 
-class Store(TurnStore, Idempotency, Ratings, Listing, Queues, Protocol):
+class Store(TurnStore, Idempotency, Ratings, Listing, Queues, Renaming, Creating, Protocol):
     """Every capability: what convo's own stores (memory, SQLite, Postgres) are. A store of
     your own needs ``Conversations`` and ``Leases``; without one of the others, the routes
     that need it say so (501), and a conversation shows no ratings."""

@@ -99,6 +99,29 @@ class MemoryStore:
         self._queues.pop(conversation_id, None)
         return self._rows.pop(conversation_id, None) is not None
 
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool:
+        if conversation_id not in self._rows or branch_id not in self._rows:
+            return False
+        self._rows[kept_as] = attrs.evolve(self._rows.pop(conversation_id), id=kept_as)
+        self._rows[conversation_id] = attrs.evolve(self._rows.pop(branch_id),
+                                                   id=conversation_id)
+        for (rated, index) in [slot for slot in self._ratings if slot[0] == conversation_id]:
+            self._ratings[(kept_as, index)] = self._ratings.pop((rated, index))
+        return True  # (one process: the lease stays with the id, in ``_running``)
+
+    @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = DEFAULT_OWNER) -> AsyncIterator[bool]:
+        if conversation_id in self._rows:
+            yield False
+            return
+        await self.create(conversation_id, state, owner=owner)
+        self._running[conversation_id] = False
+        try:
+            yield True
+        finally:
+            self._running.pop(conversation_id, None)
+
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
         # One process: a turn's lease lasts while it runs (no worker can die apart from it).

@@ -48,6 +48,9 @@ from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record
 from .releases import Unreleased
 from .rows import message_row, read_message
 
+#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
+MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
+
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS conversations (
@@ -369,6 +372,46 @@ class PostgresStore:
             cur = await conn.execute("DELETE FROM conversations WHERE id = %s",
                                      (conversation_id,))
             return bool(cur.rowcount)
+
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool:
+        async with self._conn() as conn, conn.transaction():
+            cur = await conn.execute("SELECT id, lock_owner, lock_until, lock_holder, "
+                                     "cancel_requested FROM conversations WHERE id = ANY(%s) "
+                                     "ORDER BY id FOR UPDATE", ([conversation_id, branch_id],))
+            rows = {row[0]: row[1:] for row in await cur.fetchall()}
+            if len(rows) != 2:
+                return False
+            await conn.execute("UPDATE conversations SET id = %s, lock_owner = NULL, lock_until "
+                               "= NULL, lock_holder = NULL, cancel_requested = false WHERE id "
+                               "= %s", (kept_as, conversation_id))
+            await conn.execute("UPDATE conversations SET id = %s, lock_owner = %s, lock_until = "
+                               "%s, lock_holder = %s, cancel_requested = %s WHERE id = %s",
+                               (conversation_id, *rows[conversation_id], branch_id))
+            for table in MOVED:
+                await conn.execute(f"UPDATE {table} SET conversation_id = %s WHERE "
+                                   "conversation_id = %s", (kept_as, conversation_id))
+                await conn.execute(f"UPDATE {table} SET conversation_id = %s WHERE "
+                                   "conversation_id = %s", (conversation_id, branch_id))
+            return True
+
+    @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = "default") -> AsyncIterator[bool]:
+        await self._unreleased.let_go()
+        async with self._conn() as conn:
+            cur = await conn.execute(
+                "INSERT INTO conversations (id, state, status, internal, owner, updated_at, "
+                "lock_owner, lock_until, lock_holder) VALUES (%s, %s, 'waiting', '{}', %s, %s, "
+                "%s, now() + %s * interval '1 second', %s) ON CONFLICT (id) DO NOTHING "
+                "RETURNING 1", (conversation_id, dumps(dict(state)), owner,
+                                as_datetime(self.clock()), self._owner, self.lease,
+                                this_process()))
+            taken = bool(await cur.fetchone())
+        try:
+            yield taken
+        finally:
+            if taken:
+                await self._release(conversation_id)
 
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:

@@ -48,6 +48,8 @@ BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
+#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
+MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -394,6 +396,42 @@ class SQLiteStore:
 
         return await self._do(delete)
 
+    async def swap(self, conversation_id: str, branch_id: str, kept_as: str) -> bool:
+        def swap(db: sqlite3.Connection) -> bool:
+            lease = db.execute("SELECT lock_owner, lock_until, cancel_requested FROM "
+                               "conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if lease is None or db.execute("SELECT 1 FROM conversations WHERE id = ?",
+                                           (branch_id,)).fetchone() is None:
+                return False
+            db.execute("UPDATE conversations SET id = ?, lock_owner = NULL, lock_until = NULL, "
+                       "cancel_requested = 0 WHERE id = ?", (kept_as, conversation_id))
+            db.execute("UPDATE conversations SET id = ?, lock_owner = ?, lock_until = ?, "
+                       "cancel_requested = ? WHERE id = ?",
+                       (conversation_id, *lease, branch_id))
+            for table in MOVED:
+                db.execute(f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                           (kept_as, conversation_id))
+                db.execute(f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                           (conversation_id, branch_id))
+            return True
+
+        return await self._do(swap)
+
+    @contextlib.asynccontextmanager
+    async def created(self, conversation_id: str, state: Mapping[str, Any], *,
+                      owner: str = "default") -> AsyncIterator[bool]:
+        def create(db: sqlite3.Connection) -> bool:
+            return db.execute(
+                "INSERT OR IGNORE INTO conversations (id, state, status, created, internal, "
+                "owner, updated_at, lock_owner, lock_until) VALUES (?, ?, 'waiting', ?, '{}', ?, "
+                "?, ?, ?)",
+                (conversation_id, dumps(dict(state)), time.time(), owner, self.clock(),
+                 self._owner, time.time() + self.lease)).rowcount == 1
+
+        await self._unreleased.let_go()
+        async with self._leased(conversation_id, await self._do(create)) as taken:
+            yield taken
+
     @contextlib.asynccontextmanager
     async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
         def take(db: sqlite3.Connection) -> bool:
@@ -406,13 +444,18 @@ class SQLiteStore:
                 "WHERE id = ? AND lock_owner IS ?", (self._owner, time.time() + self.lease,
                                                     conversation_id, row[0])).rowcount == 1
 
+        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
+        async with self._leased(conversation_id, await self._do(take)) as taken:
+            yield taken
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, conversation_id: str, taken: bool) -> AsyncIterator[bool]:
+        """``taken``: whether this worker holds the lease; released when the block ends."""
         def release(db: sqlite3.Connection) -> None:
             db.execute("UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
                        "cancel_requested = 0 WHERE id = ? AND lock_owner = ?",
                        (conversation_id, self._owner))
 
-        await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
-        taken = await self._do(take)
         try:
             yield taken
         finally:
