@@ -31,8 +31,8 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.run.branch import Holding
-from convo.run.driver import drive
+from convo._run.branch import Holding
+from convo._run.driver import drive
 
 MESSAGES = 1000
 TURNS = MESSAGES // 4

@@ -5,7 +5,7 @@
 A session starts with 10,000 messages (user questions, tool calls — every fifth one two in
 parallel — with their results, answers, an occasional system message); then, call after call,
 two messages are appended (a question and its answer) and the window chooses what to send
-(``convo.summary.fit`` up to the request it makes: the estimate of the new messages, the
+(``convo._summary.fit`` up to the request it makes: the estimate of the new messages, the
 choice of the cut, the copy of what is sent; with ``summarize``, a summary call it asks for
 is answered at once, so making the prompt is counted but not the model). ``first_us`` is the
 first call on the session (the whole history is indexed once); ``median_us`` and ``p99_us``
@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from convo import ContextWindow, Message, Session, ToolCall
-from convo.requests import CallModel
-from convo.summary import CONTEXT_KEY, fingerprint, fit
+from convo._requests import CallModel
+from convo._summary import CONTEXT_KEY, fingerprint, fit
 
 HISTORY = 10_000
 TOOLS = ({"type": "function", "function": {"name": "search", "description": "Search.",

@@ -23,8 +23,8 @@ from conversation import FINAL, TEMPLATE, check, mock_model
 
 from convo import Runner
 from convo.testing import Scenario
-from convo.testing.evaluation import aevaluate_all
-from convo.testing.evaluation.evaluate import Setup
+from convo.testing._evaluation import aevaluate_all
+from convo.testing._evaluation.evaluate import Setup
 
 TARGET = 0.8
 

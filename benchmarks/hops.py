@@ -45,8 +45,8 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._run import answerer as answerer
 from convo.events import Event, TurnEnded
-from convo.run import answerer
 
 ROOT = os.path.dirname(convo.__file__)
 COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<genexpr>", "<setcomp>")
@@ -110,9 +110,9 @@ def http_hops() -> collections.Counter[tuple[str, str]]:
     import httpx
 
     from convo import FunctionModel, GenerateTemplate, LoopTemplate
-    from convo.messages import Message
+    from convo._messages import Message
+    from convo._session import Session
     from convo.serve import create_app
-    from convo.session import Session
 
     edges: collections.Counter[tuple[str, str]] = collections.Counter()
     said = "Hi again"

@@ -31,9 +31,8 @@ from serve_parts import postgres as start_postgres
 
 from convo import LinearTemplate, UserTemplate
 from convo.serve import TokenTable, create_app
-from convo.serve.listing import Query
-from convo.serve.store import Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Store, open_store
+from convo.serve._stores.listing import Query
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "listing.json"

@@ -18,7 +18,7 @@ from typing import Any
 import openai
 
 from convo import Message, OpenAIModel
-from convo.testing.llama import LlamaServer
+from convo.testing._llama import LlamaServer
 
 MESSAGES = [{"role": "system", "content": "You are brief."},
             {"role": "user", "content": "Say hello."}]

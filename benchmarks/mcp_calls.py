@@ -8,7 +8,7 @@
 - ``convo_async_ms``: ``await tool.ainvoke(args)`` of the ``MCPTool`` under a running loop
   (what ``arun()`` and ``convo serve`` do): its server was first used on this loop, so its
   connection lives here and the call goes straight to the session;
-- ``convo_sync_ms``: what a blocking ``Runner.run()`` does (``convo.tools.calls.execute``,
+- ``convo_sync_ms``: what a blocking ``Runner.run()`` does (``convo.tools._calls.execute``,
   in a thread without a loop), with a second ``MCPServer`` first used by that thread: its
   connection lives on convo's background loop, and each call is handed to it and back;
 - ``control_ratio``: a second raw session (to its own server process) against the first: two
@@ -61,8 +61,8 @@ async def _convo_round(tool: Any, calls: int) -> float:
 
 
 def _sync_round(tool: Any, calls: int) -> float:
-    from convo.messages import ToolCall
-    from convo.tools.calls import Invocation, execute
+    from convo._messages import ToolCall
+    from convo.tools._calls import Invocation, execute
 
     invocation = Invocation(ToolCall("c1", "convert", ARGS), tool, dict(ARGS))
     start = time.perf_counter()
@@ -77,7 +77,7 @@ async def _nothing() -> None:
 
 async def _handoffs(rounds: int = 20, calls: int = 100) -> tuple[float, float]:
     """The median wall and CPU time, in µs, of handing a no-op to the MCP loop and back."""
-    from convo.tools.mcp.loop import hand_off
+    from convo.tools._mcp.loop import hand_off
 
     walls, cpus = [], []
     for _ in range(rounds):
@@ -96,7 +96,7 @@ def _quartiles(values: list[float]) -> list[float]:
 
 def _counted_listings() -> list[int]:
     """Count the server's tool listings from now on (one list, updated in place)."""
-    from convo.tools.mcp.connection import Connection
+    from convo.tools._mcp.connection import Connection
 
     listed = [0]
     original = Connection.list_tools

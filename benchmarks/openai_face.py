@@ -121,8 +121,8 @@ def replay(messages: int, repeats: int) -> dict[str, Any]:
     from serve_bot import template
 
     from convo import FunctionModel, Message, Runner
-    from convo.serve.engine import Engine
-    from convo.serve.stores import open_store
+    from convo.serve._engine import Engine
+    from convo.serve._stores import open_store
 
     history = [Message("user" if i % 2 == 0 else "assistant", f"message {i}")
                for i in range(messages)]

@@ -364,7 +364,7 @@ def cache_figure(turns: int = 20) -> list[dict[str, int]]:
         SystemTemplate,
         UserTemplate,
     )
-    from convo.interfaces.scripted import ScriptedInterface
+    from convo._interfaces.scripted import ScriptedInterface
     from convo.testing import AnthropicServer
 
     said = [f"Question {i}: tell me about the weather in city number {i}, please." for i in

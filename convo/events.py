@@ -10,9 +10,9 @@ from typing import Any
 
 import attrs
 
-from .approval import Approval
-from .messages import Message, ToolCall
-from .session import NO_USAGE, Outcome, Session, SubroutineRun, TurnResult, Usage
+from ._approval import Approval
+from ._messages import Message, ToolCall
+from ._session import NO_USAGE, Outcome, Session, SubroutineRun, TurnResult, Usage
 
 
 @attrs.frozen(slots=True)

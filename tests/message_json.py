@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-#: A stored message's id as the server gives it (``convo.serve.live.new_message_id``).
+#: A stored message's id as the server gives it (``convo.serve._live.new_message_id``).
 SERVER_ID = re.compile(r"msg_[0-9a-f]{32}")
 
 

@@ -27,7 +27,7 @@ import attrs
 import pytest
 
 from convo import Message
-from convo.models.base import Model
+from convo.models._base import Model
 
 # The reply facts a live provider writes on every reply (a MockModel writes none).
 REPLY_FACTS = ("finish_reason", "usage", "gemini_call_ids")  # (Gemini: the ids it sent)
@@ -51,11 +51,11 @@ class Provider:
 
 
 PROVIDERS: dict[str, Provider] = {
-    "openai": Provider("openai", "openai_server", "convo.models.openai:OpenAIModel"),
+    "openai": Provider("openai", "openai_server", "convo.models._openai:OpenAIModel"),
     # (a name of its own: the SDK warns that the default model is deprecated)
     "anthropic": Provider("anthropic", "anthropic_server",
-                          "convo.models.anthropic:AnthropicModel", {"model": "claude-test"}),
-    "gemini": Provider("google.genai", "gemini_server", "convo.models.gemini:GeminiModel"),
+                          "convo.models._anthropic:AnthropicModel", {"model": "claude-test"}),
+    "gemini": Provider("google.genai", "gemini_server", "convo.models._gemini:GeminiModel"),
 }
 
 

@@ -18,7 +18,7 @@ transcripts.
     convo --version
     convo COMMAND --help    (every option; chat, run and serve take the model's settings too)
 
-Each command is a module of this package, named for it (``convo.cli.chat`` … ``convo.cli.eval``;
+Each command is a module of this package, named for it (``convo.cli._chat`` … ``convo.cli._eval``;
 ``run.py`` is ``convo run``, ``test.py`` is ``convo test``), with ``add_parser(subparsers,
 common)`` (which sets ``main`` as the parser's default) and ``main(args) -> exit code``; adding
 a command is one module and one line in ``COMMANDS``. ``options.py`` holds the options several
@@ -38,16 +38,16 @@ import traceback
 from collections.abc import Sequence
 from typing import Final
 
-from ..botfile import UsageProblem
-from ..version import __version__
-from .otel import setup as setup_otel
+from .._botfile import UsageProblem
+from .._version import __version__
+from ._otel import setup as setup_otel
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: The modules of the commands, in the order ``convo --help`` lists them.
-COMMANDS: Final = ("convo.cli.chat", "convo.cli.run", "convo.cli.serve", "convo.cli.mcp",
-                   "convo.cli.test", "convo.cli.eval", "convo.cli.replay", "convo.cli.graph",
-                   "convo.cli.models", "convo.cli.feedback", "convo.cli.worker")
+COMMANDS: Final = ("convo.cli._chat", "convo.cli._run", "convo.cli._serve", "convo.cli._mcp",
+                   "convo.cli._test", "convo.cli._eval", "convo.cli._replay", "convo.cli._graph",
+                   "convo.cli._models", "convo.cli._feedback", "convo.cli._worker")
 
 
 EPILOG: Final = """\

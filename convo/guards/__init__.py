@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 from .._faces import home as _home
-from .base import Guard, GuardContext, GuardEnded, ModelGuard
-from .builtin import json_schema, matches, max_length, pii
+from ._base import Guard, GuardContext, GuardEnded, ModelGuard
+from ._builtin import json_schema, matches, max_length, pii
 
 __all__ = ["Guard", "GuardContext", "GuardEnded", "ModelGuard", "json_schema", "matches",
            "max_length", "pii"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .state import SEMCONV_VERSION, active
+from ._state import SEMCONV_VERSION, active
 
 
 def instrument(*, tracer_provider: Any = None, meter_provider: Any = None,
@@ -28,8 +28,8 @@ def instrument(*, tracer_provider: Any = None, meter_provider: Any = None,
     personal data). Calling it again replaces the settings.
     """
     try:
-        from .hook import install
-        from .telemetry import Telemetry
+        from ._hook import install
+        from ._telemetry import Telemetry
     except ImportError as exc:  # opentelemetry-api is missing
         raise ImportError(
             'convo.otel.instrument() needs OpenTelemetry: pip install -e ".[otel]" '
@@ -42,7 +42,7 @@ def uninstrument() -> None:
     """Stop emitting spans and metrics for runs that start from now on."""
     if active() is None:
         return
-    from .hook import remove
+    from ._hook import remove
 
     remove()
 

@@ -5,32 +5,26 @@ serve`` runs it. Needs the serve extra (Starlette, uvicorn, psycopg): in convo's
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._faces import lazy as _lazy
-from .problems import INSTALL_SERVE as INSTALL_SERVE
+from ._problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from starlette.applications import Starlette
 
-    from ..context import ContextWindow
-    from ..limits import Limits
-    from ..models.base import Model
-    from ..templates.base import Template
-    from .http.auth import JWT as JWT
-    from .http.auth import Auth
-    from .http.auth import SharedToken as SharedToken
-    from .http.auth import TokenTable as TokenTable
-    from .http.auth import TrustedHeader as TrustedHeader
-    from .stores.base import TurnStore
+    from .._context import ContextWindow
+    from .._limits import Limits
+    from ..models._base import Model
+    from ..templates._base import Template
+    from ._http.auth import JWT as JWT
+    from ._http.auth import Auth
+    from ._http.auth import SharedToken as SharedToken
+    from ._http.auth import TokenTable as TokenTable
+    from ._http.auth import TrustedHeader as TrustedHeader
+    from ._stores.base import TurnStore
 
 
 def create_app(template: Template, model: Model | None = None, *, store: str | TurnStore = "memory",
@@ -79,20 +73,20 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     extra; docs/serving.md, "Running on Temporal"); this app then makes no model call.
     """
     try:
-        from .http.app import API, build
+        from ._http.app import API, build
     except ImportError as exc:
         raise ImportError(f"serving needs {exc.name or 'Starlette'}: {INSTALL_SERVE}") from exc
-    from ..runner import Runner
-    from ..templates.tree import termination_tools
-    from .engine import Engine
-    from .http.auth import from_options
-    from .http.faces import chosen
-    from .stores import open_store
+    from .._runner import Runner
+    from ..templates._tree import termination_tools
+    from ._engine import Engine
+    from ._http.auth import from_options
+    from ._http.faces import chosen
+    from ._stores import open_store
 
     served = chosen(faces)  # before anything opens: an unknown face is a ValueError
     if not lease > 0:
         raise ValueError(f"lease must be a number of seconds above 0, got {lease!r}")
-    from .engine import WHILE_BUSY
+    from ._engine import WHILE_BUSY
     if while_busy not in WHILE_BUSY:
         raise ValueError(f"while_busy must be one of {', '.join(map(repr, WHILE_BUSY))}, got "
                          f"{while_busy!r}")
@@ -103,7 +97,7 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                     max_messages=max_messages, guards=guards)
     opened = open_store(store) if isinstance(store, str) else store
     if engine is not None:
-        from ..temporal.engine import TemporalEngine, parse_engine
+        from .._temporal.engine import TemporalEngine, parse_engine
 
         address, namespace = parse_engine(engine)
         turns: Engine = TemporalEngine(runner, opened,  # type: ignore[arg-type]
@@ -121,49 +115,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
 
 
 # The ways of signing in, loaded when named (no Starlette needed).
-_LAZY = {name: f"{__name__}.http.auth" for name in ("JWT", "SharedToken", "TokenTable",
+_LAZY = {name: f"{__name__}._http.auth" for name in ("JWT", "SharedToken", "TokenTable",
                                                     "TrustedHeader")}
 __getattr__, __dir__ = _lazy(__name__, _LAZY)
-
-
-#: Modules that moved into serve's rooms (docs/architecture.md), by their older names: an
-#: import of an older name gets the module itself (one module object, whichever name).
-MOVED = {f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {
-    "app": "http.app", "auth": "http.auth", "bodies": "http.bodies", "host": "http.host",
-    "keys": "http.keys", "logs": "http.logs", "operators": "http.operators",
-    "owners": "http.owners", "pages": "http.pages", "sse": "http.sse",
-    "store": "stores", "sqlite": "stores.sqlite", "postgres": "stores.postgres",
-    "attachments": "stores.rows", "holders": "stores.holders", "listing": "stores.listing",
-    "releases": "stores.releases",
-    "feedback": "stores.feedback"}.items()}
-
-
-class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds a moved module under its older name (``MOVED``)."""
-
-    def __init__(self) -> None:
-        self.specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None
-                  ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(MOVED[spec.name])
-        self.specs[spec.name] = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        # It ran under its own name; the import system gave it the older name's spec, and
-        # its own is given back, so that its relative imports still resolve.
-        assert module.__spec__ is not None
-        module.__spec__ = self.specs.pop(module.__spec__.name)
-
-
-if not any(type(finder).__qualname__ == "_Moved" for finder in sys.meta_path):  # (a reload)
-    sys.meta_path.append(_Moved())
-
 
 __all__ = ["create_app", *sorted(_LAZY)]

@@ -1,27 +1,31 @@
 """Templates: the building blocks of a conversation."""
 
 from .._faces import home as _home
-from .base import Template
-from .control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
-from .end import EndTemplate
-from .execute import ExecuteToolTemplate
-from .guard import LoopGuard
-from .messages import (
+from .._requests import AskUser, CallModel
+from ._base import Template
+from ._control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
+from ._end import EndTemplate
+from ._execute import ExecuteToolTemplate
+from ._graph import mermaid
+from ._guard import LoopGuard
+from ._messages import (
     AssistantTemplate,
     GenerateTemplate,
     MessageTemplate,
     SystemTemplate,
     UserTemplate,
 )
-from .states import GotoTemplate, StateMachineTemplate
-from .subroutine import SubroutineTemplate
-from .subroutine_tool import SubroutineTool
-from .tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
+from ._states import GotoTemplate, StateMachineTemplate, current_state
+from ._subroutine import SubroutineTemplate
+from ._subroutine_tool import SubroutineTool
+from ._tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
 
 __all__ = [
     "DEFAULT_RESTRICTION_MESSAGE",
+    "AskUser",
     "AssistantTemplate",
     "BreakTemplate",
+    "CallModel",
     "EndTemplate",
     "ExecuteToolTemplate",
     "GenerateTemplate",
@@ -38,6 +42,8 @@ __all__ = [
     "Template",
     "ToolingTemplate",
     "UserTemplate",
+    "current_state",
+    "mermaid",
 ]
 
 _home(__name__, __all__, globals())

@@ -1,23 +1,24 @@
 """Tools: definitions, ``@tool``, the termination family, and the registry.
 
 Schemas and validation come from pydantic (``schema.py``, ``validation.py``), imported when the
-first tool is built; ``context.py`` is what a tool sees of the conversation; ``output.py`` the
+first tool is built; ``_context.py`` is what a tool sees of the conversation; ``output.py`` the
 final-output tool of typed turns.
 """
 
 from .._faces import home as _home
-from .base import Tool, ToolArgument, ToolResult
-from .context import ToolContext
-from .decorator import FunctionTool, tool
-from .endings import TerminateResponse
-from .registry import ToolRegistry, registry
-from .termination import (
+from ._base import Tool, ToolArgument, ToolResult, to_text
+from ._context import ToolContext
+from ._decorator import FunctionTool, tool
+from ._endings import TerminateResponse
+from ._registry import ToolRegistry, registry
+from ._termination import (
     EndConversationTool,
     FinishResponseTool,
     FinishTaskTool,
     FinishTool,
 )
-from .transition import Transition
+from ._toolset import Toolset
+from ._transition import Transition
 
 __all__ = [
     "EndConversationTool",
@@ -31,8 +32,10 @@ __all__ = [
     "ToolContext",
     "ToolRegistry",
     "ToolResult",
+    "Toolset",
     "Transition",
     "registry",
+    "to_text",
     "tool",
 ]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from cli_kit import WEATHER, convo
 
-from convo.terminal.notices import IGNORED_TOOLS_NOTE
+from convo._terminal.notices import IGNORED_TOOLS_NOTE
 from convo.testing import ErrorReply, OpenAIServer
 
 
@@ -86,7 +86,7 @@ def test_no_note_once_the_server_has_called_a_tool(env: dict[str, str]) -> None:
 def test_the_note_is_meant_for_servers_other_than_openais(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     from convo import MockModel, OpenAIModel
-    from convo.terminal.notices import may_ignore_tools
+    from convo._terminal.notices import may_ignore_tools
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert not may_ignore_tools(OpenAIModel(api_key="k"))  # a "hello" with MCP tools loaded

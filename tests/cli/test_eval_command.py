@@ -263,8 +263,8 @@ def test_model_names_the_judge_when_the_scenario_does_not(
 def test_a_progress_bar_on_a_terminal_only() -> None:
     import io
 
-    from convo.cli.eval import _Progress
-    from convo.testing.evaluation.result import RunResult
+    from convo.cli._eval import _Progress
+    from convo.testing._evaluation.result import RunResult
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -40,7 +40,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.errors import ModelError
+from convo._errors import ModelError
 
 EVIL = (
     "Look: <script>window.pwned = 1</script> and "

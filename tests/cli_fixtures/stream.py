@@ -19,7 +19,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.base import SyncModel
+from convo.models._base import SyncModel
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
 MARKDOWN = "# Shopping\n\n- **milk**, two litres\n- `eggs`\n"

@@ -20,7 +20,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.base import SyncModel
+from convo.models._base import SyncModel
 
 
 def log(line: str) -> None:

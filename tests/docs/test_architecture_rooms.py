@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "convo"
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 # Files the doc's worked examples add (they are what a contributor would write).
-EXAMPLES = {"serve/http/agui.py"}
+EXAMPLES = {"serve/_http/agui.py"}
 
 
 def _rooms() -> list[str]:

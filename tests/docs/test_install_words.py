@@ -46,7 +46,7 @@ def test_nothing_says_to_install_convo_by_name(path: Path) -> None:
 
 def test_a_missing_provider_extra_says_both_ways_to_install_it() -> None:
     code = ("import sys; sys.modules['anthropic'] = None\n"  # as if the extra were missing
-            "from convo.models.providers import model_class\n"
+            "from convo.models._providers import model_class\n"
             "try:\n    model_class('anthropic')\n"
             "except ImportError as exc:\n    print(exc)\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

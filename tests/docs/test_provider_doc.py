@@ -22,9 +22,9 @@ import pytest
 from test_readme import code_blocks
 
 from convo import Runner, ScriptedInterface, Usage
+from convo._reply import Finish
 from convo.models import resolve
-from convo.models.providers import _registered
-from convo.reply import Finish
+from convo.models._providers import _registered
 from convo.testing import ReplayModel
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -98,8 +98,8 @@ def test_import_convo_does_not_import_openai() -> None:
 
 
 def test_import_convo_does_not_import_anthropic_or_google_genai() -> None:
-    code = ("import sys, convo, convo.models, convo.testing, convo.models.gemini.wire, "
-            "convo.testing.server; print(sorted(m for m in sys.modules "
+    code = ("import sys, convo, convo.models, convo.testing, convo.models._gemini.wire, "
+            "convo.testing._server; print(sorted(m for m in sys.modules "
             "if m.split('.')[0] == 'anthropic' or m.startswith('google')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

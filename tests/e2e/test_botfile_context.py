@@ -22,9 +22,9 @@ from convo import (
     SystemTemplate,
     UserTemplate,
 )
+from convo._transcript import read_transcript
 from convo.serve import create_app
 from convo.testing import OpenAIServer
-from convo.transcript import read_transcript
 
 __all__ = ["env"]  # fixtures
 

@@ -18,9 +18,9 @@ import pytest
 from terminal_harness import TIMEOUT, Spawn, convo_cmd, env, terminal
 
 from convo import Message, RunStatus
+from convo._transcript import load_transcript
 from convo.testing import OpenAIServer
-from convo.testing.server import SlowReply
-from convo.transcript import load_transcript
+from convo.testing._server import SlowReply
 
 __all__ = ["env", "terminal"]  # fixtures
 
@@ -36,7 +36,7 @@ PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 
 def history(env: dict[str, str]) -> list[Message]:
     """The messages of the last chat in the history kept under env's CONVO_HOME."""
-    from convo.terminal.history import History
+    from convo._terminal.history import History
 
     db = History(Path(env["CONVO_HOME"]) / "history.db")
     try:

@@ -14,7 +14,7 @@ from terminal_harness import TIMEOUT, Spawn, convo_cmd, env, terminal
 
 import convo
 from convo import Message, RunStatus
-from convo.transcript import load_transcript, read_transcript
+from convo._transcript import load_transcript, read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"
 CHAT = str(FIXTURES / "chat.py")
@@ -353,7 +353,7 @@ def test_record_writes_the_exchanges(env: dict[str, str], tmp_path: Path) -> Non
     path = tmp_path / "rec.json"
     result = convo_cmd("run", CHAT, "--record", str(path), env=env, stdin="hi\n")
     assert result.returncode == 0
-    from convo.testing.replay import load_recording
+    from convo.testing._replay import load_recording
 
     [exchange] = load_recording(path)
     assert exchange["reply"] == {"role": "assistant", "content": "You said 'hi' (message 1)"}

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from convo.serve.store import SCHEMA_VERSION
+from convo.serve._stores import SCHEMA_VERSION
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
 WAIT_S = 30.0
@@ -290,7 +290,7 @@ def test_subroutines_on_two_workers_sharing_postgres(postgres: Postgres, tmp_pat
     from test_serve_api import check_subroutines_on_two_workers, subroutine_bot
 
     from convo.serve import create_app
-    from convo.serve.postgres import PostgresStore
+    from convo.serve._stores.postgres import PostgresStore
 
     apps = [create_app(*subroutine_bot(tmp_path), store=postgres.url) for _ in range(2)]
     with TestClient(apps[0]) as one, TestClient(apps[1]) as two:

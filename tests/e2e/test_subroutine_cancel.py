@@ -14,7 +14,7 @@ import pytest
 from terminal_harness import Spawn, Terminal, env, terminal
 
 from convo import Message, RunStatus
-from convo.transcript import load_transcript
+from convo._transcript import load_transcript
 
 __all__ = ["env", "terminal"]  # fixtures
 

@@ -33,7 +33,7 @@ from convo import (
     Session,
     UserTemplate,
 )
-from convo.terminal.printer import ConsolePrinter
+from convo._terminal.printer import ConsolePrinter
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "arun_chat.py")
 STARTED = "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"

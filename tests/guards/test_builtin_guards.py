@@ -10,7 +10,7 @@ import pytest
 
 from convo import LinearTemplate, MockModel, Runner, ToolingTemplate, UserTemplate
 from convo.guards import json_schema, matches, max_length, pii
-from convo.guards.pii import find, iban_valid, luhn, redact
+from convo.guards._pii import find, iban_valid, luhn, redact
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pii"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-import convo.templates.batch
-import convo.templates.guarding
+import convo.templates._batch
+import convo.templates._guarding
 from convo import (
     LinearTemplate,
     MockModel,
@@ -19,8 +19,8 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._requests import CheckGuards
 from convo.guards import pii
-from convo.requests import CheckGuards
 
 
 @tool
@@ -43,8 +43,8 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             made.append(on)
             super().__init__(on, *args, **kwargs)
 
-    monkeypatch.setattr(convo.templates.guarding, "CheckGuards", Counted)
-    monkeypatch.setattr(convo.templates.batch, "CheckGuards", Counted)
+    monkeypatch.setattr(convo.templates._guarding, "CheckGuards", Counted)
+    monkeypatch.setattr(convo.templates._batch, "CheckGuards", Counted)
     return made
 
 

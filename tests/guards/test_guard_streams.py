@@ -93,7 +93,7 @@ def test_the_run_events_of_hold_and_live() -> None:
 
 
 def test_the_terminal_reprints_a_retracted_reply() -> None:
-    from convo.terminal.printer import ConsolePrinter
+    from convo._terminal.printer import ConsolePrinter
 
     out = io.StringIO()
     printer = ConsolePrinter(out, fancy=False, markdown=False)

@@ -17,10 +17,10 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
+from convo._runner import Runner as _Runner
 from convo.guards import ModelGuard
-from convo.runner import Runner as _Runner
-from convo.serve.engine import Engine
-from convo.serve.store import MemoryStore
+from convo.serve._engine import Engine
+from convo.serve._stores import MemoryStore
 
 TEMPLATE = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 

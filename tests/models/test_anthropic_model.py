@@ -27,9 +27,9 @@ from convo import (
     ToolCall,
     UserTemplate,
 )
-from convo.models.deltas import Deltas
-from convo.parts import Text
-from convo.reply import Finish
+from convo._parts import Text
+from convo._reply import Finish
+from convo.models._deltas import Deltas
 from convo.testing import AnthropicServer, ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "Two cities: call both.", "signature": "sig-A"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from convo import Document, Image, Message, ModelError
-from convo.messages import ToolCall
-from convo.models.anthropic.wire import StreamAccumulator, message_from_response, request_body
-from convo.parts import Audio, Text
-from convo.reply import Finish, Usage
+from convo._messages import ToolCall
+from convo._parts import Audio, Text
+from convo._reply import Finish, Usage
+from convo.models._anthropic.wire import StreamAccumulator, message_from_response, request_body
 
 TOOL = {"type": "function", "function": {"name": "lookup", "description": "Look a city up.",
                                           "parameters": {"type": "object", "properties": {

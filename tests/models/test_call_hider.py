@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convo.models.openai.text_protocol import CallHider
+from convo.models._openai.text_protocol import CallHider
 
 # -- streaming: calls never show as text ------------------------------------------------------
 

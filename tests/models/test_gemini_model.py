@@ -29,9 +29,9 @@ from convo import (
     ToolCall,
     UserTemplate,
 )
-from convo.models.deltas import Deltas
-from convo.parts import Text
-from convo.reply import Finish, Usage
+from convo._parts import Text
+from convo._reply import Finish, Usage
+from convo.models._deltas import Deltas
 from convo.testing import CutReply, ErrorReply, GeminiServer, RecordingModel, ReplayModel
 
 SIGNATURE = b"\xfb\xef\xbe-signature-A"  # its standard base64 has '+' and '/'
@@ -389,8 +389,8 @@ def test_extra_settings_go_into_the_config_and_unknown_ones_are_refused(
 
 
 def test_geminis_kept_parts_are_left_out_by_the_other_providers() -> None:
-    from convo.models.anthropic.wire import messages_to_wire
-    from convo.models.openai.wire_responses import input_to_wire
+    from convo.models._anthropic.wire import messages_to_wire
+    from convo.models._openai.wire_responses import input_to_wire
 
     history = [Message("user", "Oslo and Rome?"), both_cities()]
     _, turns = messages_to_wire(history)

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from convo import Message, ModelError, OpenAIModel
-from convo.models.openai.local import ServerWait, is_local
+from convo.models._openai.local import ServerWait, is_local
 from convo.testing import OpenAIServer
 
 # -- a local server that is still starting --------------------------------------------------
@@ -84,7 +84,7 @@ def test_a_server_that_never_starts_fails_after_the_wait() -> None:
 def test_the_real_model_suite_says_why_it_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from convo.testing import llama
+    from convo.testing import _llama as llama
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 import openai
 
-from convo.models.openai.errors import sdk_error
+from convo.models._openai.errors import sdk_error
 
 WHERE = "http://127.0.0.1:9/v1 (model 'm')"
 

@@ -19,9 +19,9 @@ from convo import (
     Session,
     UserTemplate,
 )
+from convo._session import Usage
+from convo._terminal.printer import ConsolePrinter
 from convo.events import Event, ModelCallEnded, ReplyTruncated
-from convo.session import Usage
-from convo.terminal.printer import ConsolePrinter
 
 
 def _model(*replies: Message) -> FunctionModel:

@@ -24,8 +24,8 @@ from convo import (
     ToolCall,
     UserTemplate,
 )
-from convo.errors import ModelError
-from convo.models.base import ToolSchemas
+from convo._errors import ModelError
+from convo.models._base import ToolSchemas
 
 SCHEMA = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 
@@ -216,8 +216,8 @@ def test_the_test_models_implement_the_model_protocol(model: object) -> None:
 
 
 def test_the_parser_raises_its_own_error_not_an_assertion() -> None:
-    from convo.errors import ToolCallParseError
-    from convo.models.script import CallIds, parse_reply
+    from convo._errors import ToolCallParseError
+    from convo.models._script import CallIds, parse_reply
 
     with pytest.raises(ToolCallParseError) as info:
         parse_reply("{f(x=y)}", CallIds())

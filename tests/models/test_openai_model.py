@@ -34,7 +34,7 @@ from convo import (
 )
 from convo.events import Event, ModelCallEnded, TextDelta
 from convo.testing import ErrorReply, OpenAIServer, SlowReply
-from convo.testing.server import CutReply
+from convo.testing._server import CutReply
 
 
 @pytest.fixture(params=["chat", "responses"])

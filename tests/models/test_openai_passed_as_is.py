@@ -11,7 +11,7 @@ import openai
 from openai.resources.chat.completions import AsyncCompletions
 
 from convo import LinearTemplate, OpenAIModel, Runner, ToolingTemplate, UserTemplate, tool
-from convo.models.openai.request import passed_as_is
+from convo.models._openai.request import passed_as_is
 from convo.testing import OpenAIServer
 
 

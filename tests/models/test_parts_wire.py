@@ -28,8 +28,8 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.openai.text_protocol import messages_for_text
-from convo.models.openai.wire import messages_to_wire
+from convo.models._openai.text_protocol import messages_for_text
+from convo.models._openai.wire import messages_to_wire
 from convo.testing import OpenAIServer
 
 PNG = png()

@@ -13,7 +13,7 @@ import pytest
 
 from convo import AnthropicModel, EchoModel, GeminiModel, OpenAIModel
 from convo.models import register, resolve
-from convo.models.providers import BUILT_IN, BuiltIn, _registered
+from convo.models._providers import BUILT_IN, BuiltIn, _registered
 from convo.testing import AnthropicServer, GeminiServer, OpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"

@@ -29,9 +29,9 @@ from convo import (
     UserTemplate,
 )
 from convo.events import Event, ReplyTruncated, TextDelta
-from convo.models.deltas import Deltas
+from convo.models._deltas import Deltas
 from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
-from convo.testing.server.responses_wire import events_from_message, response_from_message
+from convo.testing._server.responses_wire import events_from_message, response_from_message
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAA-opaque-1",
            "summary": [{"type": "summary_text", "text": "Oslo: look up the weather."}]}

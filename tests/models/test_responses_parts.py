@@ -21,7 +21,7 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.models.openai.wire_responses import input_to_wire
+from convo.models._openai.wire_responses import input_to_wire
 from convo.testing import OpenAIServer
 
 PNG = png()

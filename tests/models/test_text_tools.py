@@ -8,13 +8,13 @@ from collections.abc import Callable
 import pytest
 
 from convo import Message, ToolCall
-from convo.errors import ToolCallParseError
-from convo.models.openai.text_protocol import (
+from convo._errors import ToolCallParseError
+from convo.models._openai.text_protocol import (
     messages_for_text,
     read_reply,
     tools_prompt,
 )
-from convo.models.text_tools import (
+from convo.models._text_tools import (
     MALFORMED_CALL,
     new_call_id,
     parse_block,
@@ -303,7 +303,7 @@ def test_without_tools_the_earlier_calls_still_go_as_text() -> None:
 
 def test_a_raw_newline_inside_a_string_is_read() -> None:
     # Small local models write control characters inside JSON strings (seen with SmolLM2).
-    from convo.models.text_tools import parse_block
+    from convo.models._text_tools import parse_block
 
     [call] = parse_block('{"name": "answer", "arguments": {"text": "two\nlines"}}')
     assert (call.name, call.arguments) == ("answer", {"text": "two\nlines"})

@@ -26,11 +26,11 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, TextDelta, ToolCallsRecovered
-from convo.models.text_tools import MALFORMED_CALL
-from convo.resume import resume
+from convo.models._text_tools import MALFORMED_CALL
 from convo.testing import OpenAIServer
-from convo.transcript import TranscriptWriter, load_transcript
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import pytest
 
 from convo import AssistantTemplate, LinearTemplate, Message, OpenAIModel, Runner, Usage
 from convo import UserTemplate as User
-from convo.models.openai import wire, wire_responses
+from convo.models._openai import wire as wire
+from convo.models._openai import wire_responses as wire_responses
 from convo.testing import OpenAIServer
 
 CHAT = LinearTemplate([User("Hi"), AssistantTemplate()])

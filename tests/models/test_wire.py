@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from convo import Message, ToolCall
-from convo.models.openai.wire import (
+from convo.models._openai.wire import (
     StreamAccumulator,
     WireError,
     message_from_response,
     message_to_wire,
     tool_to_wire,
 )
-from convo.testing.server.chat_wire import (
+from convo.testing._server.chat_wire import (
     chunks_from_message,
     message_from_wire,
     response_from_message,

@@ -1,4 +1,4 @@
-"""The Responses API converter on its own (``convo.models.openai.wire_responses`` and its server
+"""The Responses API converter on its own (``convo.models._openai.wire_responses`` and its server
 side): exact request bodies, replies read back, and the stream rebuilt; no network."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convo import Message, OpenAIModel, ToolCall
-from convo.models.openai.wire import WireError
-from convo.models.openai.wire_responses import (
+from convo.models._openai.wire import WireError
+from convo.models._openai.wire_responses import (
     ReplyFailed,
     ResponsesAccumulator,
     input_to_wire,
@@ -20,7 +20,7 @@ from convo.models.openai.wire_responses import (
     tools_to_wire,
     usage_from_wire,
 )
-from convo.testing.server.responses_wire import (
+from convo.testing._server.responses_wire import (
     events_from_message,
     messages_from_input,
     response_from_message,

@@ -22,8 +22,8 @@ from convo import (
     tool,
 )
 from convo.testing import ErrorReply, OpenAIServer
-from convo.testing.server import responses_wire as responses
-from convo.testing.server.chat_wire import chunks_from_message, response_from_message
+from convo.testing._server import responses_wire as responses
+from convo.testing._server.chat_wire import chunks_from_message, response_from_message
 
 
 @tool

@@ -37,9 +37,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.reply import Finish
-from convo.resume import resume
-from convo.run.state import _WATCHERS
+from convo._reply import Finish
+from convo._resume import resume
+from convo._run.state import _WATCHERS
 
 
 @tool
@@ -291,7 +291,7 @@ def test_captured_spans_collects_for_the_block_and_restores_what_was_there(
 
 
 def test_captured_spans_without_instrumentation_before_leaves_none() -> None:
-    from convo.otel.state import active
+    from convo.otel._state import active
     from convo.testing import captured_spans
 
     with captured_spans(capture_content=True) as spans:
@@ -305,7 +305,7 @@ def test_instrument_takes_a_provider_of_its_own() -> None:
     provider = TracerProvider()
     convo.otel.instrument(tracer_provider=provider)
     try:
-        from convo.otel.state import active
+        from convo.otel._state import active
 
         telemetry = active()
         assert telemetry is not None and telemetry.capture_content is False
@@ -320,7 +320,7 @@ def test_instrument_takes_a_provider_of_its_own() -> None:
     "import sys, anthropic; sdk = set(sys.modules); import convo; from convo import *; "
     "convo.Runner(convo.MockModel(['hi']), convo.AssistantTemplate()).run(); "
     "print(sorted(m for m in set(sys.modules) - sdk if 'opentelemetry' in m))",
-    "import sys, convo.cli, convo.serve.app, convo.otel; "
+    "import sys, convo.cli, convo.serve._http.app, convo.otel; "
     "print(sorted(m for m in sys.modules if 'opentelemetry' in m))",
 ])
 def test_not_instrumented_nothing_of_opentelemetry_is_loaded(code: str) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from convo.testing.llama import LlamaServer, llama_cpp_crashes, llama_cpp_missing
+from convo.testing._llama import LlamaServer, llama_cpp_crashes, llama_cpp_missing
 
 N_CTX = 1024
 

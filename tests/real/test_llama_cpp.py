@@ -27,9 +27,9 @@ from convo import (
     UserTemplate,
 )
 from convo.events import Event, ModelCallStarted, TextDelta, ToolCallsRecovered
-from convo.models.openai.text_protocol import tools_prompt
-from convo.models.text_tools import MALFORMED_CALL
-from convo.testing.llama import LlamaServer
+from convo.models._openai.text_protocol import tools_prompt
+from convo.models._text_tools import MALFORMED_CALL
+from convo.testing._llama import LlamaServer
 
 
 def model(llama: LlamaServer, **kw: Any) -> OpenAIModel:

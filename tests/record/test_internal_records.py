@@ -1,4 +1,4 @@
-"""convo's own records in ``Session.internal`` (convo/internal.py): apart from ``state``, carried
+"""convo's own records in ``Session.internal`` (convo/_internal.py): apart from ``state``, carried
 by sessions, transcripts and the chat history, and moved out of the state of what an earlier
 convo wrote. The files in tests/data/legacy/ were made by convo before the move (schema 3,
 transcript and session format 1): a long chat with a context summary, the support bot stopped
@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from convo import Message, MockModel, Runner, ScriptedInterface, Session
+from convo._internal import CONTEXT, MACHINE, checked, reserved_keys
+from convo._record.transcript import records_session
+from convo._resume import resume
+from convo._terminal.history import History
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, StateEntered
-from convo.internal import CONTEXT, MACHINE, checked, reserved_keys
-from convo.record.transcript import records_session
-from convo.resume import resume
-from convo.terminal.history import History
-from convo.transcript import TranscriptWriter, load_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY = ROOT / "tests" / "data" / "legacy"

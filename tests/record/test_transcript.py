@@ -25,10 +25,10 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.errors import TranscriptError
+from convo._errors import TranscriptError
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript, read_transcript
 from convo.events import CaughtUp, Event
-from convo.resume import resume
-from convo.transcript import TranscriptWriter, load_transcript, read_transcript
 
 CHAT = LinearTemplate([
     SystemTemplate("You teach {{ subject }}."),
@@ -264,25 +264,3 @@ def test_appending_after_a_cut_off_line_keeps_the_file_readable(tmp_path: Path) 
     transcript = read_transcript(path)
     assert not transcript.cut_off
     assert transcript.session == session
-
-
-def test_the_old_module_still_exports_every_name_it_ever_had() -> None:
-    # Code written before convo.record imports these from convo.transcript (its history:
-    # the reading and writing, its error, the resumed run's event, and resume itself).
-    import importlib
-
-    import convo.errors
-    import convo.events
-    import convo.record.transcript
-    import convo.resume
-
-    old = importlib.import_module("convo.transcript")
-    homes = {"FORMAT": convo.record.transcript, "FORMAT_VERSION": convo.record.transcript,
-             "Transcript": convo.record.transcript,
-             "TranscriptWriter": convo.record.transcript,
-             "load_transcript": convo.record.transcript,
-             "read_transcript": convo.record.transcript, "TranscriptError": convo.errors,
-             "CaughtUp": convo.events, "Resume": convo.resume, "resume": convo.resume}
-    assert sorted(old.__all__) == sorted(homes)
-    for name, home in homes.items():
-        assert getattr(old, name) is getattr(home, name), name

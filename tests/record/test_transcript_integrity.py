@@ -33,9 +33,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.errors import TranscriptError
-from convo.resume import resume
-from convo.transcript import TranscriptWriter, read_transcript
+from convo._errors import TranscriptError
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, read_transcript
 
 CHAT = LinearTemplate([
     SystemTemplate("Tu parles {{ subject }} ☃."),

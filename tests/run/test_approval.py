@@ -28,7 +28,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.resume import resume
+from convo._resume import resume
 
 ran: list[str] = []
 
@@ -203,7 +203,7 @@ def test_a_decision_recorded_before_a_crash_is_used_when_the_call_is_asked_live(
 
 
 def test_transcripts_record_decisions(tmp_path: Any) -> None:
-    from convo.transcript import TranscriptWriter, load_transcript
+    from convo._transcript import TranscriptWriter, load_transcript
 
     path = tmp_path / "t.jsonl"
     session = Session()

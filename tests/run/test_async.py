@@ -27,7 +27,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.base import ToolSchemas
+from convo.models._base import ToolSchemas
 
 # A failing test must not hang the suite: every wait below is bounded by this.
 BOUND_S = 10.0

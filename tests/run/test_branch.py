@@ -27,7 +27,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.record.transcript import TranscriptWriter, load_transcript
+from convo._record.transcript import TranscriptWriter, load_transcript
 
 RAN: list[str] = []
 

@@ -27,9 +27,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.record.transcript import TranscriptWriter, read_transcript
-from convo.requests import Flow
-from convo.run.driver import drive
+from convo._record.transcript import TranscriptWriter, read_transcript
+from convo._requests import Flow
+from convo._run.driver import drive
 
 STATE_UNDO = "state_undo"  # what a message and Session.internal keep of the state's changes
 

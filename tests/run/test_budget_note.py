@@ -31,7 +31,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.resume import resume
+from convo._resume import resume
 from convo.serve import create_app
 from convo.testing import OpenAIServer
 

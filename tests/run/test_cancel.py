@@ -1,4 +1,4 @@
-"""``convo.run.cancel``: the one cancel, which the terminal's Ctrl-C and a served turn's cancel
+"""``convo._run.cancel``: the one cancel, which the terminal's Ctrl-C and a served turn's cancel
 both use: the model call under way is cut off, its reply the text streamed so far."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from convo import LinearTemplate, Message, Runner, ToolingTemplate, UserTemplate
+from convo._run.cancel import CANCELLED, Cancellable, Scope, cut
+from convo._run.driver import adrive
 from convo.events import Event, ModelCallEnded
-from convo.run.cancel import CANCELLED, Cancellable, Scope, cut
-from convo.run.driver import adrive
 
 
 class Hanging:
@@ -83,8 +83,8 @@ def test_where_nothing_can_cancel_the_call_is_made_as_it_is() -> None:
 
 
 def test_the_terminal_and_serving_mark_a_cut_reply_alike() -> None:
+    from convo._terminal import cancel as cancel
     from convo.serve import turns
-    from convo.terminal import cancel
 
     assert cancel.CANCELLED is CANCELLED
     assert not hasattr(turns, "CANCELLED")

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convo import ContextLengthError, ContextWindow, DefinitionError, Message, Session, ToolCall
-from convo.context import Index, context_length_hint, estimate_message, estimate_text
+from convo._context import Index, context_length_hint, estimate_message, estimate_text
+from convo._requests import CallModel
+from convo._summary import CONTEXT_KEY, SUMMARY_HEADER, fit
 from convo.events import ContextTrimmed, Event
-from convo.requests import CallModel
-from convo.summary import CONTEXT_KEY, SUMMARY_HEADER, fit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "context"
 TOOLS = ({"type": "function", "function": {"name": "look", "description": "Look it up.",

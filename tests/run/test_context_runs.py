@@ -35,13 +35,13 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._resume import resume
+from convo._summary import CONTEXT_KEY
+from convo._terminal.printer import ConsolePrinter
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, ModelCallStarted, TextDelta
-from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
-from convo.resume import resume
-from convo.summary import CONTEXT_KEY
-from convo.terminal.printer import ConsolePrinter
+from convo.models._base import DeltaCallback, SyncModel, ToolSchemas
 from convo.testing import ErrorReply, OpenAIServer
-from convo.transcript import TranscriptWriter, load_transcript
 
 
 class Chat(SyncModel):

@@ -24,7 +24,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.resume import resume
+from convo._resume import resume
 
 HANDED = "The conversation was handed to a person: stuck."
 

@@ -25,7 +25,7 @@ from convo import (
     UserInterface,
     UserTemplate,
 )
-from convo.terminal.printer import ConsolePrinter
+from convo._terminal.printer import ConsolePrinter
 
 
 def test_scripted_interface_answers_in_order_and_records_the_prompts() -> None:

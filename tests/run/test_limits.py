@@ -26,7 +26,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.resume import resume
+from convo._resume import resume
 
 calls: list[int] = []
 

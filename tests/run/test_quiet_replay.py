@@ -24,6 +24,8 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._run.driver import adrive, drive
+from convo._run.replay import Replay
 from convo.events import (
     CaughtUp,
     Event,
@@ -32,8 +34,6 @@ from convo.events import (
     SubroutineEnded,
     SubroutineStarted,
 )
-from convo.run.driver import adrive, drive
-from convo.run.replay import Replay
 
 
 @tool(needs_approval=True)

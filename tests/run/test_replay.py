@@ -20,7 +20,7 @@ from convo import (
     UserTemplate,
 )
 from convo.testing import RecordingModel, ReplayModel
-from convo.testing.replay import load_recording, replay_or_record
+from convo.testing._replay import load_recording, replay_or_record
 
 TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add.",
                                            "parameters": {"type": "object", "properties": {}}}}]

@@ -31,7 +31,7 @@ from convo import (
     load_transcript,
     tool,
 )
-from convo.transcript import TranscriptWriter
+from convo._transcript import TranscriptWriter
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 

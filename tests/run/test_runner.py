@@ -32,7 +32,8 @@ from convo import (
     Usage,
     UserTemplate,
 )
-from convo.errors import InterfaceError
+from convo._errors import InterfaceError
+from convo._requests import Flow
 from convo.events import (
     Event,
     MessageAdded,
@@ -42,8 +43,7 @@ from convo.events import (
     TurnEnded,
     UserInput,
 )
-from convo.models.base import ToolSchemas
-from convo.requests import Flow
+from convo.models._base import ToolSchemas
 
 
 def _outcome(session: Session) -> Outcome:
@@ -291,7 +291,7 @@ def test_a_template_yielding_something_else_is_an_error() -> None:
     with pytest.raises(TypeError) as info:
         Runner(None, Bad()).run()
     assert str(info.value) == ("a template yielded 'hello'; expected a Message, an Event or a "
-                               "request from convo.requests")
+                               "request from convo._requests")
 
 
 # -- events ---------------------------------------------------------------------------------------

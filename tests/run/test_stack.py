@@ -1,4 +1,4 @@
-"""``convo.run.stack``: one method per kind of request, one dispatch, wrappers that override
+"""``convo._run.stack``: one method per kind of request, one dispatch, wrappers that override
 only their kinds, stacked in one place; and the run's one clock (``RunState.clock``)."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._requests import AskUser, CallModel, Request, RunTools, StoreToolRun
+from convo._run.driver import drive
+from convo._run.stack import Answerer, Forwarding, stack
 from convo.events import Event, ModelCallEnded
-from convo.requests import AskUser, CallModel, Request, RunTools, StoreToolRun
-from convo.run.driver import drive
-from convo.run.stack import Answerer, Forwarding, stack
 
 
 @attrs.frozen
@@ -65,7 +65,7 @@ def test_a_kind_not_answered_and_a_request_of_no_kind_say_so() -> None:
 
     with pytest.raises(TypeError) as odd:
         Kinds().answer(Odd())
-    assert str(odd.value) == "no answer for a Odd: a request must be one of convo.requests"
+    assert str(odd.value) == "no answer for a Odd: a request must be one of convo._requests"
 
 
 class Upper(Forwarding):
@@ -164,7 +164,7 @@ def _isinstance_of_requests() -> list[str]:
     import ast
     from pathlib import Path
 
-    import convo.requests as requests
+    import convo._requests as requests
 
     kinds = {name for name, value in vars(requests).items()
              if isinstance(value, type) and issubclass(value, Request) and value is not Request}
@@ -185,29 +185,29 @@ def _isinstance_of_requests() -> list[str]:
 
 def test_one_dispatch_on_request_types_remains() -> None:
     # The stack's (Answerer.answer, kind) is the one dispatch; what a served conversation
-    # waits for is read from it (serve/live.py WAITS). What is left tests one class for
+    # waits for is read from it (serve/_live.py WAITS). What is left tests one class for
     # another reason: a greeting stops at asking the user, the approval route's pending
     # request for mypy, a subroutine's model calls send the child's messages. The faces and
     # branches that came after the stack brought back tests of their own (a branch's replay
     # stops at the request that made `before`'s message; the faces narrow a pending request
     # for mypy): the worklist of the next pass, pinned so that it only shrinks.
     assert _isinstance_of_requests() == [
-        "run/branch.py:aanswer:ListTools",
-        "run/branch.py:answer:ListTools",
-        "run/branch.py:reached:AskUser",
-        "run/branch.py:reached:CallModel",
-        "run/branch.py:reached:HandOff",
-        "serve/branches.py:branch:CallModel",
-        "serve/engine.py:adopted:CallModel",
-        "serve/engine.py:adopted:RunTools",
-        "serve/engine.py:approve:Approve",
-        "serve/engine.py:greets:AskUser",
-        "serve/engine.py:tool_results:RunTools",
-        "serve/http/agui.py:_plan:Approve",
-        "serve/http/aisdk.py:_plan:Approve",
-        "serve/live.py:client_calls:RunTools",
-        "serve/mcp_face.py:_answered:Approve",
-        "serve/mcp_face.py:_elicitable:Approve",
-        "serve/mcp_face.py:_settled:Approve",
-        "templates/subroutine.py:_drive:CallModel",
+        "_run/branch.py:aanswer:ListTools",
+        "_run/branch.py:answer:ListTools",
+        "_run/branch.py:reached:AskUser",
+        "_run/branch.py:reached:CallModel",
+        "_run/branch.py:reached:HandOff",
+        "serve/_branches.py:branch:CallModel",
+        "serve/_engine.py:adopted:CallModel",
+        "serve/_engine.py:adopted:RunTools",
+        "serve/_engine.py:approve:Approve",
+        "serve/_engine.py:greets:AskUser",
+        "serve/_engine.py:tool_results:RunTools",
+        "serve/_http/agui.py:_plan:Approve",
+        "serve/_http/aisdk.py:_plan:Approve",
+        "serve/_live.py:client_calls:RunTools",
+        "serve/_mcp_face.py:_answered:Approve",
+        "serve/_mcp_face.py:_elicitable:Approve",
+        "serve/_mcp_face.py:_settled:Approve",
+        "templates/_subroutine.py:_drive:CallModel",
     ]

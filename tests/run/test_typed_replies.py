@@ -17,7 +17,7 @@ from convo import (
     Usage,
     UserTemplate,
 )
-from convo.reply import Finish
+from convo._reply import Finish
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 
@@ -53,7 +53,7 @@ def test_a_resumed_run_counts_the_saved_cache_tokens_too() -> None:
 
 def test_the_core_reads_a_messages_typed_facts_not_its_metadata_keys() -> None:
     # Where convo reads a key of Message.metadata that has a typed fact (Message.finish,
-    # .usage, .reasoning, .refusal, .error, .rejected, .terminated): only reply.py (which
+    # .usage, .reasoning, .refusal, .error, .rejected, .terminated): only _reply.py (which
     # the properties call), the OpenAI room (its own words) and the test kit's servers.
     import ast
     from pathlib import Path
@@ -68,7 +68,7 @@ def test_the_core_reads_a_messages_typed_facts_not_its_metadata_keys() -> None:
     read = []
     for path in sorted(package.rglob("*.py")):
         where = path.relative_to(package).as_posix()
-        if where == "reply.py" or where.startswith(("models/openai/", "testing/server/")):
+        if where == "_reply.py" or where.startswith(("models/_openai/", "testing/_server/")):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             key = None

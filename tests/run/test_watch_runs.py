@@ -1,4 +1,4 @@
-"""``convo.run.state.watch_runs``: every run started while a watcher is on gets its listener,
+"""``convo._run.state.watch_runs``: every run started while a watcher is on gets its listener,
 besides the runner's ``on_event``; a listener that does not hear messages is spared the
 ``MessageAdded`` events (and the run does not make them for it alone)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from convo import LinearTemplate, MockModel, Runner, SystemTemplate, UserTemplate
+from convo._run.state import RunState, watch_runs
 from convo.events import Event, MessageAdded
-from convo.run.state import RunState, watch_runs
 
 BOT = LinearTemplate([SystemTemplate("Be brief."), UserTemplate("Hi."), SystemTemplate("Go.")])
 

@@ -224,7 +224,7 @@ def test_two_first_runs_of_one_new_thread_one_creates_the_other_is_busy(
         store_url: str) -> None:
     # Both runs read the thread as unknown before either creates it (the load is held until
     # the second has read too): exactly one creates it and runs; the other is 409, busy.
-    from convo.serve.stores import open_store
+    from convo.serve._stores import open_store
 
     store = open_store(store_url)
     load = store.load

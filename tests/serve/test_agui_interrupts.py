@@ -25,7 +25,7 @@ from convo import (
     UserTemplate,
 )
 from convo.serve import create_app
-from convo.serve.http.logs import MODEL_FAILED
+from convo.serve._http.logs import MODEL_FAILED
 
 ANN = {"Authorization": "Bearer t-ann"}
 

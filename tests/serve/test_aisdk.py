@@ -21,7 +21,7 @@ from test_staff_and_handoff import reply as staffed_reply
 
 from convo import FunctionModel, Message, ModelError
 from convo.serve import TrustedHeader, create_app
-from convo.serve.http.logs import MODEL_FAILED
+from convo.serve._http.logs import MODEL_FAILED
 
 
 class Counted:

@@ -28,7 +28,7 @@ from convo import (
     tool,
 )
 from convo.serve import create_app
-from convo.serve.http.logs import MODEL_FAILED
+from convo.serve._http.logs import MODEL_FAILED
 
 pytestmark = pytest.mark.e2e  # node, and a server on a port
 

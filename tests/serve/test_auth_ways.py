@@ -9,8 +9,8 @@ import jwt
 import pytest
 
 from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader
-from convo.serve.auth import Caller, Open
-from convo.serve.bodies import HTTPProblem
+from convo.serve._http.auth import Caller, Open
+from convo.serve._http.bodies import HTTPProblem
 
 
 def who(auth: object, **headers: str) -> Caller:

@@ -28,7 +28,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.requests import Flow
+from convo._requests import Flow
 from convo.serve import create_app
 
 RAN: list[str] = []

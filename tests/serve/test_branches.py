@@ -26,10 +26,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.errors import ModelError
+from convo._errors import ModelError
 from convo.serve import create_app
-from convo.serve.store import Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Store, open_store
 
 RAN: list[str] = []
 SEEN: list[list[dict[str, Any]]] = []

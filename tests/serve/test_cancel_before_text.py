@@ -16,7 +16,7 @@ from serve_kit import TEMPLATE
 
 from convo import OpenAIModel
 from convo.serve import create_app
-from convo.serve.stores import open_store
+from convo.serve._stores import open_store
 from convo.testing import OpenAIServer, SlowReply
 
 SYSTEM = {"role": "system", "content": "Be brief."}

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from convo import FunctionModel, LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate, tool
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import StoreError
+from convo._runner import Runner
+from convo.serve._engine import Engine
+from convo.serve._stores import StoreError
+from convo.serve._stores.sqlite import SQLiteStore
 
 
 @tool

@@ -18,7 +18,7 @@ from convo import (
     UserTemplate,
 )
 from convo.serve import create_app
-from convo.serve.store import MemoryStore, Stored
+from convo.serve._stores import MemoryStore, Stored
 
 
 class Counting(MemoryStore):

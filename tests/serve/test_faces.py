@@ -11,7 +11,7 @@ from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.http.faces import FACES, chosen
+from convo.serve._http.faces import FACES, chosen
 
 
 def test_all_faces_are_on_by_default_and_the_native_one_answers() -> None:

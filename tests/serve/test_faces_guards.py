@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 
 from convo import LinearTemplate, LoopTemplate, Message, ToolingTemplate, UserTemplate
 from convo.guards import Guard, pii
-from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
+from convo.models._base import DeltaCallback, SyncModel, ToolSchemas
 from convo.serve import create_app
 
 HOSTILE = "Sure! Your card is 4111 1111 1111 1111, expiry 12/29. Anything else?"

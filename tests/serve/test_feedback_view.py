@@ -12,7 +12,7 @@ from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import TokenTable, create_app
-from convo.serve.stores import open_store
+from convo.serve._stores import open_store
 
 PEOPLE = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
                      "t-olga": {"user": "olga", "role": "operator"}})
@@ -93,7 +93,7 @@ class _StoreOfBefore:
     methods but that one."""
 
     def __init__(self) -> None:
-        from convo.serve.store import MemoryStore
+        from convo.serve._stores import MemoryStore
 
         self._store = MemoryStore()
 

@@ -11,8 +11,7 @@ from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.store import Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Store, open_store
 
 
 @pytest.fixture

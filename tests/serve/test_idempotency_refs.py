@@ -14,7 +14,7 @@ from serve_kit import TEMPLATE, Postgres, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.store import SCHEMA_VERSION
+from convo.serve._stores import SCHEMA_VERSION
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 
 from convo import FunctionModel, Message
 from convo.serve import create_app
-from convo.serve.store import SCHEMA_VERSION
+from convo.serve._stores import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 OLD = "41iUgl9W69BVu367vR7O0g"  # the conversation of store_v3.db

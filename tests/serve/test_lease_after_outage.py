@@ -18,8 +18,8 @@ from serve_kit import TEMPLATE
 
 from convo import Message
 from convo.serve import create_app
-from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import StoreError
+from convo.serve._stores import StoreError
+from convo.serve._stores.sqlite import SQLiteStore
 
 T = TypeVar("T")
 LEASE = 60.0  # far longer than the tests wait: what they see is not the lease lapsing

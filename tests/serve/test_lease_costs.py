@@ -21,9 +21,9 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.sqlite import SQLiteStore
+from convo._runner import Runner
+from convo.serve._engine import Engine
+from convo.serve._stores.sqlite import SQLiteStore
 
 
 @tool

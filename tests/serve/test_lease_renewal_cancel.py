@@ -8,8 +8,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from convo.serve.store import HELD
-from convo.serve.turns import Turns
+from convo.serve._stores import HELD
+from convo.serve._turns import Turns
 
 
 class SwallowingStore:

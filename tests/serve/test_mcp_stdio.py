@@ -15,8 +15,8 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from convo.botfile import bot_identity, load_file
-from convo.serve.mcp_face import tool_name
+from convo._botfile import bot_identity, load_file
+from convo.serve._mcp_face import tool_name
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = str(ROOT / "tests" / "serve_fixtures" / "served_tool_bot.py")

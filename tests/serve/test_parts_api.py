@@ -20,8 +20,7 @@ from convo import (
     UserTemplate,
 )
 from convo.serve import create_app
-from convo.serve.store import Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Store, open_store
 from convo.testing import OpenAIServer
 
 PNG = png()

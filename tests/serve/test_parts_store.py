@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from convo import Document, Image, Message, Text
-from convo.serve.store import Change, Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Change, Store, open_store
 
 MEGABYTE = os.urandom(1_000_000)  # random: nothing to compress
 
@@ -173,7 +172,7 @@ async def _waiting(url: str, count: int, done: asyncio.Future[Any] | None = None
 def test_a_delete_racing_a_send_of_the_same_image_keeps_it(postgres: Any, held: str) -> None:
     import psycopg
 
-    from convo.serve.postgres import PostgresStore
+    from convo.serve._stores.postgres import PostgresStore
 
     url = postgres.fresh()
     shared = image_message(0, SMALL)

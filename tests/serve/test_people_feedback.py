@@ -16,8 +16,7 @@ from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import TokenTable, create_app
-from convo.serve.store import Store
-from convo.serve.stores import open_store
+from convo.serve._stores import Store, open_store
 
 PEOPLE = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
                      "t-olga": {"user": "olga", "role": "operator"}})

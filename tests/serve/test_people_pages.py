@@ -16,7 +16,7 @@ import httpx
 import pytest
 from serve_kit import ROOT, Served, say, served_with_tokens
 
-from convo.botfile import UsageProblem, bot_page
+from convo._botfile import UsageProblem, bot_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402

@@ -17,8 +17,8 @@ from serve_kit import TEMPLATE, Postgres, model
 from starlette.testclient import TestClient
 
 from convo.serve import create_app
-from convo.serve.listing import Query, iso, page, read_cursor
-from convo.serve.stores import open_store
+from convo.serve._stores import open_store
+from convo.serve._stores.listing import Query, iso, page, read_cursor
 
 BASE = 1_700_000_000_000_000
 
@@ -66,7 +66,7 @@ V4_ROW = ("old", json.dumps({"customer": "Ann"}), "waiting",
 
 
 def test_a_schema_4_sqlite_store_gains_owners_titles_and_times(tmp_path: Path) -> None:
-    from convo.serve.sqlite import SCHEMA
+    from convo.serve._stores.sqlite import SCHEMA
 
     path = tmp_path / "v4.db"
     with sqlite3.connect(path) as db:  # as convo 4 left it
@@ -96,7 +96,7 @@ def test_a_schema_4_sqlite_store_gains_owners_titles_and_times(tmp_path: Path) -
 def test_a_schema_4_postgres_store_gains_owners_titles_and_times(postgres: Postgres) -> None:
     import psycopg
 
-    from convo.serve.postgres import SCHEMA
+    from convo.serve._stores.postgres import SCHEMA
 
     url = postgres.fresh()
     with psycopg.connect(url, autocommit=True) as conn:

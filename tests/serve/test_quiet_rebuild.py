@@ -15,11 +15,11 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._runner import Runner
 from convo.events import Event
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.live import Live
-from convo.serve.store import MemoryStore
+from convo.serve._engine import Engine
+from convo.serve._live import Live
+from convo.serve._stores import MemoryStore
 
 
 @tool

@@ -15,8 +15,8 @@ from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo.serve import TokenTable, create_app
-from convo.serve.logs import JSONLines
-from convo.serve.store import Change, MemoryStore, Stored, StoreError
+from convo.serve._http.logs import JSONLines
+from convo.serve._stores import Change, MemoryStore, Stored, StoreError
 
 PLAIN = "The assistant could not answer. Please try again."
 CAUSE = "HTTP 500 from http://10.0.0.7:8000/v1 (secret host)"

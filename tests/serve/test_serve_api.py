@@ -31,8 +31,8 @@ from convo import (
     tool,
 )
 from convo.serve import create_app
-from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import SCHEMA_VERSION, Store, Stored
+from convo.serve._stores import SCHEMA_VERSION, Store, Stored
+from convo.serve._stores.sqlite import SQLiteStore
 
 ran: list[str] = []
 

@@ -52,9 +52,9 @@ def test_a_rebuilt_conversation_sends_its_reasoning_back(tmp_path: Path) -> None
 def test_convo_serve_takes_the_api_and_the_reasoning_effort() -> None:
     import argparse
 
-    from convo.botfile import choose_model, load_file
+    from convo._botfile import choose_model, load_file
     from convo.cli import _parser
-    from convo.cli.serve import _spec
+    from convo.cli._serve import _spec
 
     bot = str(Path(__file__).parents[1] / "cli_fixtures" / "weather.py")
     args = _parser().parse_args(["serve", bot, "--base-url", "http://127.0.0.1:9/v1",

@@ -62,6 +62,6 @@ def test_imports_run_one_way_between_the_rooms() -> None:
         below = {room(m) for m in imported}
         if room(name) == "stores":
             assert below <= {"stores", "engine"} and all(
-                room(m) == "stores" or m == "convo.serve.problems" for m in imported), name
+                room(m) == "stores" or m == "convo.serve._problems" for m in imported), name
         elif room(name) == "engine":
             assert "http" not in below, name

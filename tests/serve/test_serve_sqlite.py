@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 from convo import Message
-from convo.serve.sqlite import SQLiteStore
-from convo.serve.store import Change
+from convo.serve._stores import Change
+from convo.serve._stores.sqlite import SQLiteStore
 
 
 def test_a_write_waits_for_another_writer_off_the_loop_and_then_lands(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """The one stream of served events (API.md §24's first paragraph): a turn emits typed events
-(``convo.serve.events``) and convo's own SSE (§9) is one encoder of them, unchanged on the
+(``convo.serve._events``) and convo's own SSE (§9) is one encoder of them, unchanged on the
 wire byte for byte."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.base import DeltaCallback, SyncModel, ToolSchemas
-from convo.models.deltas import reasoning_callback
+from convo.models._base import DeltaCallback, SyncModel, ToolSchemas
+from convo.models._deltas import reasoning_callback
 from convo.serve import create_app
-from convo.serve.events import (
+from convo.serve._events import (
     Encoder,
     ServedEvent,
     Sink,
@@ -103,8 +103,8 @@ def test_the_sse_stream_of_a_turn_is_unchanged_byte_for_byte() -> None:
 
 def test_a_turn_emits_the_typed_served_events_in_order() -> None:
     from convo import Runner
-    from convo.serve.engine import Engine
-    from convo.serve.events import (
+    from convo.serve._engine import Engine
+    from convo.serve._events import (
         MessageCommitted,
         ReasoningDelta,
         TextDelta,
@@ -112,7 +112,7 @@ def test_a_turn_emits_the_typed_served_events_in_order() -> None:
         ToolCallEnded,
         WaitingFor,
     )
-    from convo.serve.store import MemoryStore
+    from convo.serve._stores import MemoryStore
 
     async def main() -> list[ServedEvent]:
         engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())
@@ -153,9 +153,9 @@ class Recording(Encoder):
 
 def test_another_encoder_streams_the_same_turn_in_its_own_words() -> None:
     from convo import Runner
-    from convo.serve.engine import Engine
-    from convo.serve.sse import stream_turn
-    from convo.serve.store import MemoryStore
+    from convo.serve._engine import Engine
+    from convo.serve._http.sse import stream_turn
+    from convo.serve._stores import MemoryStore
 
     async def main() -> str:
         engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())
@@ -176,9 +176,9 @@ def test_another_encoder_streams_the_same_turn_in_its_own_words() -> None:
 
 def test_a_turn_stopped_by_a_cancel_says_so_then_where_it_waits() -> None:
     from convo import Runner
-    from convo.serve.engine import Engine
-    from convo.serve.events import MessageCommitted, Paused, WaitingFor
-    from convo.serve.store import MemoryStore
+    from convo.serve._engine import Engine
+    from convo.serve._events import MessageCommitted, Paused, WaitingFor
+    from convo.serve._stores import MemoryStore
 
     async def main() -> list[ServedEvent]:
         engine = Engine(Runner(Streaming(), TEMPLATE, raise_errors=False), MemoryStore())

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from serve_kit import ROOT, TEMPLATE, Served, free_port, model
 
 from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader, create_app
-from convo.serve.auth import Auth
+from convo.serve._http.auth import Auth
 
 SECRET = "s" * 32
 

@@ -20,7 +20,7 @@ from convo import (
     UserTemplate,
 )
 from convo.serve import create_app
-from convo.serve.store import (
+from convo.serve._stores import (
     Change,
     Conversations,
     Idempotency,
@@ -100,16 +100,16 @@ def test_a_store_with_conversations_and_leases_alone_serves_turns() -> None:
         listed = client.get("/api/conversations")
         assert (listed.status_code, listed.json()) == (501, {
             "error": "this server's store (Bare) does not list conversations: it implements "
-                     "no Listing (convo.serve.stores)"})
+                     "no Listing (convo.serve._stores)"})
         keyed = client.post(f"/api/conversations/{cid}/messages", json={"content": "again"},
                             headers={"Idempotency-Key": "k"})
         assert (keyed.status_code, keyed.json()) == (501, {
             "error": "this server's store (Bare) does not keep idempotency records: it "
-                     "implements no Idempotency (convo.serve.stores); send the request "
+                     "implements no Idempotency (convo.serve._stores); send the request "
                      "without an Idempotency-Key"})
         rated = client.post(f"/api/conversations/{cid}/feedback",
                             json={"message": 1, "rating": 1})
         assert (rated.status_code, rated.json()["error"]) == (
             501, "this server's store (Bare) does not keep ratings: it implements no Ratings "
-                 "(convo.serve.stores)")
+                 "(convo.serve._stores)")
         assert len(client.get(f"/api/conversations/{cid}").json()["messages"]) == 2

@@ -26,7 +26,7 @@ from convo import (
     tool,
 )
 from convo.serve import create_app
-from convo.serve.store import MemoryStore
+from convo.serve._stores import MemoryStore
 
 
 class CountingStore(MemoryStore):

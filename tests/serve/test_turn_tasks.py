@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from convo import LinearTemplate, LoopTemplate, Message, ToolingTemplate, UserTemplate, tool
-from convo.runner import Runner
-from convo.serve.engine import Engine
-from convo.serve.sqlite import SQLiteStore
+from convo._runner import Runner
+from convo.serve._engine import Engine
+from convo.serve._stores.sqlite import SQLiteStore
 
 
 @tool

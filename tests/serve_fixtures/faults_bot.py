@@ -20,7 +20,7 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.errors import ModelError
+from convo._errors import ModelError
 
 LINE = ("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ " * 2)[:99] + "\n"
 

@@ -35,7 +35,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.script import CallIds, as_message, parse_reply
+from convo.models._script import CallIds, as_message, parse_reply
 from convo.testing import strategies as cst
 
 PROPERTY = settings(max_examples=60, deadline=None,

@@ -17,8 +17,8 @@ from convo import (
     TemplateSyntaxError,
     UserTemplate,
 )
-from convo.errors import DefinitionError, RunError
-from convo.rendering import ENVIRONMENT
+from convo._errors import DefinitionError, RunError
+from convo._rendering import ENVIRONMENT
 
 
 def _run(template: MessageTemplate | LinearTemplate, **state: object) -> Session:

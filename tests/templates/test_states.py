@@ -35,7 +35,7 @@ from convo import (
     tool,
 )
 from convo.events import Event
-from convo.templates.states import STATE_KEY
+from convo.templates._states import STATE_KEY
 
 
 @tool(terminal=True)
@@ -348,7 +348,7 @@ def test_bad_machines_are_rejected_when_built(kwargs: dict[str, object], error: 
 
 def test_nested_machines_are_drawn_as_composite_states() -> None:
     from convo import EndTemplate
-    from convo.templates.graph import mermaid
+    from convo.templates._graph import mermaid
 
     inner = StateMachineTemplate({"x": GotoTemplate("y"), "y": EndTemplate()}, start="x")
     outer = StateMachineTemplate({

@@ -35,9 +35,9 @@ from convo import (
     ToolingTemplate,
     Transition,
 )
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, MessageAdded
-from convo.resume import resume
-from convo.transcript import TranscriptWriter, load_transcript
 
 
 @st.composite

@@ -13,11 +13,11 @@ from types import ModuleType
 import pytest
 
 from convo import Message, MockModel, Runner, RunStatus, ScriptedInterface, Session, StateEntered
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import CaughtUp, Event
-from convo.resume import resume
-from convo.templates.graph import mermaid
-from convo.templates.states import STATE_KEY
-from convo.transcript import TranscriptWriter, load_transcript
+from convo.templates._graph import mermaid
+from convo.templates._states import STATE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support_bot.py"

@@ -29,10 +29,10 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.resume import resume
-from convo.session import SubroutineRun
-from convo.templates.subroutine import inherited
-from convo.transcript import TranscriptWriter, load_transcript
+from convo._resume import resume
+from convo._session import SubroutineRun
+from convo._transcript import TranscriptWriter, load_transcript
+from convo.templates._subroutine import inherited
 
 SYSTEM = Message("system", "You are a support bot.")
 ASKED = Message("user", "Please email my receipt.")

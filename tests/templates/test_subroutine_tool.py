@@ -30,9 +30,9 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, SubroutineEnded, SubroutineStarted
-from convo.resume import resume
-from convo.transcript import TranscriptWriter, load_transcript
 
 looked_up: list[str] = []
 

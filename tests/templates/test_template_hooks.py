@@ -29,8 +29,8 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.requests import Flow
-from convo.transcript import TranscriptWriter
+from convo._requests import Flow
+from convo._transcript import TranscriptWriter
 
 log: list[str] = []
 

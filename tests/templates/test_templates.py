@@ -30,9 +30,9 @@ from convo import (
     Template,
     UserTemplate,
 )
-from convo.errors import RunError
-from convo.models.base import Model, ToolSchemas
-from convo.requests import AskUser, CallModel, CheckGuards, Flow
+from convo._errors import RunError
+from convo._requests import AskUser, CallModel, CheckGuards, Flow
+from convo.models._base import Model, ToolSchemas
 
 NO_CONTENTS = ("Gemini refuses a request with no contents (its SDK checks it before "
                "sending): a first model call with no message cannot run on Gemini")

@@ -43,9 +43,9 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._interfaces import EchoMockInterface
+from convo._resume import resume
 from convo.events import Event, TaskCompleted, TurnEnded
-from convo.interfaces import EchoMockInterface
-from convo.resume import resume
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 

@@ -35,6 +35,7 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._requests import CallModel, CheckGuards, RunTools, ToolRun
 from convo.events import (
     Event,
     MessageAdded,
@@ -46,7 +47,6 @@ from convo.events import (
     ToolCallStarted,
     TurnEnded,
 )
-from convo.requests import CallModel, CheckGuards, RunTools, ToolRun
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 

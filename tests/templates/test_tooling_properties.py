@@ -30,7 +30,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.models.script import CallIds, parse_reply
+from convo.models._script import CallIds, parse_reply
 
 PROPERTY = settings(max_examples=100, deadline=None)
 

@@ -1,4 +1,4 @@
-"""Toolsets in a ``ToolingTemplate``'s tool list (``convo.tools.toolset``): listed at the start
+"""Toolsets in a ``ToolingTemplate``'s tool list (``convo.tools._toolset``): listed at the start
 of every turn through the ``ListTools`` request, merged with the template's own tools, clashes
 raised before any model call, a toolset that cannot be listed leaving its turn without its
 tools, replays that do not need it, and ``Runner.close()``. Plain Python toolsets here; the
@@ -29,9 +29,9 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._requests import ListTools
 from convo.events import CaughtUp
-from convo.requests import ListTools
-from convo.tools.toolset import Toolset, is_toolset
+from convo.tools._toolset import Toolset, is_toolset
 
 
 @tool

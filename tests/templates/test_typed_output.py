@@ -27,9 +27,9 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.testing import OpenAIServer
-from convo.tools.output import OUTPUT_MESSAGE
-from convo.transcript import TranscriptWriter, load_transcript
+from convo.tools._output import OUTPUT_MESSAGE
 
 
 class Forecast(BaseModel):
@@ -191,7 +191,7 @@ def test_typed_output_through_the_openai_sdk_and_the_fake_server() -> None:
 
 def test_a_resumed_turn_has_its_output_object_again(tmp_path: Path) -> None:
     from convo import LoopTemplate, ScriptedInterface
-    from convo.resume import resume
+    from convo._resume import resume
 
     chat = LoopTemplate([UserTemplate(), ToolingTemplate([weather], output_type=Forecast)])
     path = tmp_path / "t.jsonl"

@@ -27,8 +27,8 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.runner import Runner
-from convo.serve.stores import open_store
+from convo._runner import Runner
+from convo.serve._stores import open_store
 
 _queues = itertools.count()
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +75,8 @@ async def worker(address: str, tmp_path: Path, **bot: Any
     """A client, the task queue, the store and the model of a worker of the bot, running."""
     from temporalio.client import Client
 
-    from convo.temporal.bots import Bot
-    from convo.temporal.worker import running
+    from convo._temporal.bots import Bot
+    from convo._temporal.worker import running
 
     counted = Counted()
     store = open_store(f"sqlite:///{tmp_path / 'convo.db'}")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from temporal_kit import start, texts, worker
 
-from convo.serve.live import stored_view
+from convo.serve._live import stored_view
 
 
 def run(coro: Any) -> Any:

@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from convo.testing import temporal
-from convo.testing.temporal import temporal_server
+from convo.testing import _temporal as temporal
+from convo.testing._temporal import temporal_server
 
 
 def test_the_server_answers_and_is_stopped_at_exit() -> None:

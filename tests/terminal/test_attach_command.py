@@ -11,7 +11,7 @@ from parts_files import png
 from terminal_harness import Spawn, convo_cmd, env, terminal
 
 from convo import Image, Message, Session, Text
-from convo.terminal.slash_commands import Commands
+from convo._terminal.slash_commands import Commands
 from convo.testing import OpenAIServer
 
 __all__ = ["env", "terminal"]  # the fixtures

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from terminal_harness import Spawn, convo_cmd, env, terminal
 
-from convo.terminal.history import History
+from convo._terminal.history import History
 
 __all__ = ["env", "terminal"]  # the fixtures
 

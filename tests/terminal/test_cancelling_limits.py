@@ -1,4 +1,4 @@
-"""The terminal's Ctrl-C answerer (``convo.terminal.cancel``) under ``arun()``: a batch whose
+"""The terminal's Ctrl-C answerer (``convo._terminal.cancel``) under ``arun()``: a batch whose
 every call a limit stopped runs nothing, and the run ends as under ``run()``."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import asyncio
 import io
 
 from convo import Limits, LinearTemplate, MockModel, ToolingTemplate, UserTemplate, tool
-from convo.session import RunStatus
-from convo.terminal.printer import ConsolePrinter
-from convo.terminal.runner import CommandLineRunner
+from convo._session import RunStatus
+from convo._terminal.printer import ConsolePrinter
+from convo._terminal.runner import CommandLineRunner
 
 
 @tool

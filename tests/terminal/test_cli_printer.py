@@ -17,10 +17,10 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._session import Usage
+from convo._terminal.printer import ConsolePrinter
+from convo._terminal.runner import CommandLineRunner
 from convo.events import MessageAdded, ModelCallEnded, TextDelta
-from convo.session import Usage
-from convo.terminal.printer import ConsolePrinter
-from convo.terminal.runner import CommandLineRunner
 
 
 @tool

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from convo import Message, Session
+from convo._session import Outcome
+from convo._terminal.history import History, Recorder
+from convo._terminal.paths import data_dir, input_history_path
 from convo.events import MessageAdded, RunEnded
-from convo.session import Outcome
-from convo.terminal.history import History, Recorder
-from convo.terminal.paths import data_dir, input_history_path
 
 
 def test_data_dir_follows_convo_home_then_xdg(monkeypatch: pytest.MonkeyPatch,

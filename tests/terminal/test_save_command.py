@@ -10,7 +10,7 @@ from pathlib import Path
 
 from terminal_harness import convo_cmd, env
 
-from convo.transcript import read_transcript
+from convo._transcript import read_transcript
 
 __all__ = ["env"]  # the fixture
 

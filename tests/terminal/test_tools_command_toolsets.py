@@ -4,7 +4,7 @@ asked, and a toolset that cannot be listed is named with the cause."""
 from __future__ import annotations
 
 from convo import Tool, tool
-from convo.terminal.slash_commands import tools_text
+from convo._terminal.slash_commands import tools_text
 
 
 @tool

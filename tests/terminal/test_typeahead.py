@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 from convo import Message, MockModel, Runner
+from convo._terminal.printer import ConsolePrinter
+from convo._terminal.typeahead import TypeAhead, release_all
 from convo.events import MessageAdded, ModelCallStarted
 from convo.templates import AssistantTemplate, LinearTemplate, UserTemplate
-from convo.terminal.printer import ConsolePrinter
-from convo.terminal.typeahead import TypeAhead, release_all
 
 
 @pytest.fixture
@@ -93,8 +93,8 @@ def test_with_the_line_editor_echo_stays_off_until_the_run_ends(tty: io.TextIOWr
 def test_a_streamed_reply_inside_a_subroutine_ends_with_its_call() -> None:
     """A subroutine's messages come as no MessageAdded: its streamed reply must end at
     ModelCallEnded, or the live region would go on redrawing under the next prompt."""
+    from convo._session import NO_USAGE
     from convo.events import ModelCallEnded, SubroutineStarted, TextDelta
-    from convo.session import NO_USAGE
 
     for markdown in (False, True):
         out = io.StringIO()

@@ -13,7 +13,7 @@ import pytest
 from terminal_harness import TIMEOUT, convo_cmd, env
 
 from convo import Message, Session
-from convo.terminal.slash_commands import Commands
+from convo._terminal.slash_commands import Commands
 from convo.testing import OpenAIServer
 
 __all__ = ["env"]  # the fixture

@@ -13,7 +13,7 @@ import anthropic
 import pytest
 
 from convo import Message
-from convo.messages import ToolCall
+from convo._messages import ToolCall
 from convo.testing import AnthropicServer, ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "The user wants Oslo.", "signature": "c2lnLTE="}
@@ -164,7 +164,7 @@ def test_the_prompt_cache_is_counted_as_the_contract_says(anthropic_server: Anth
 
 def test_a_scripted_usage_is_served_in_anthropics_words(anthropic_server: AnthropicServer
                                                         ) -> None:
-    from convo.reply import Usage
+    from convo._reply import Usage
     anthropic_server.add(Message.assistant("Hi.", usage=Usage(130, 5, 135, cache_read_tokens=100,
                                                               cache_write_tokens=20)))
     with _client(anthropic_server) as client:

@@ -1,4 +1,4 @@
-"""convo.testing.assertions: each helper passes on what happened and says what did otherwise."""
+"""convo.testing._assertions: each helper passes on what happened and says what did otherwise."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from convo.testing import (
     assert_transcript,
     expect,
 )
-from convo.testing.assertions import tool_calls
+from convo.testing._assertions import tool_calls
 
 
 def ended_session() -> Session:

@@ -158,7 +158,7 @@ def test_frozen_a_run_the_cassette_lacks(server: OpenAIServer, tmp_path: Path) -
 
 
 def test_frozen_without_a_cassette_file(tmp_path: Path) -> None:
-    from convo.testing.evaluation import CassetteMiss
+    from convo.testing._evaluation import CassetteMiss
 
     with pytest.raises(CassetteMiss, match="--frozen: there is no cassette at"):
         Cassette(tmp_path / "none.json", frozen=True)

@@ -6,8 +6,8 @@ import pytest
 
 from convo import LinearTemplate, LoopTemplate, MockModel, ToolingTemplate, UserTemplate
 from convo.guards import pii
-from convo.testing.evaluation import Scenario, evaluate
-from convo.testing.evaluation.scenario import ScenarioError
+from convo.testing._evaluation import Scenario, evaluate
+from convo.testing._evaluation.scenario import ScenarioError
 
 BOT = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([])])])
 

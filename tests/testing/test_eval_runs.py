@@ -21,8 +21,8 @@ from convo import (
     tool,
 )
 from convo.testing import EvalResult, Scenario, evaluate
-from convo.testing.evaluation import aevaluate
-from convo.testing.evaluation.judge import transcript, verdict
+from convo.testing._evaluation import aevaluate
+from convo.testing._evaluation.judge import transcript, verdict
 
 
 @tool
@@ -244,7 +244,7 @@ def test_a_simulated_user_plays_the_user_from_its_goal() -> None:
 
 
 def test_a_simulated_user_without_a_model_is_an_error_before_any_run() -> None:
-    from convo.testing.evaluation import ScenarioError
+    from convo.testing._evaluation import ScenarioError
 
     scenario = Scenario("sim", simulated={"goal": "g"})
     with pytest.raises(ScenarioError, match=r"^scenario 'sim' has a simulated user, but no "

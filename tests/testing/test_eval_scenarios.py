@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from convo.testing import Scenario, load_scenarios
-from convo.testing.evaluation import Checks, Judge, ScenarioError, Simulated
+from convo.testing._evaluation import Checks, Judge, ScenarioError, Simulated
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -16,8 +16,8 @@ from google import genai
 from google.genai import errors, types
 
 from convo import Message
-from convo.messages import ToolCall
-from convo.reply import Finish, Usage
+from convo._messages import ToolCall
+from convo._reply import Finish, Usage
 from convo.testing import ErrorReply, GeminiServer
 
 # Bytes whose standard base64 has '+' and '/': the SDK writes them URL-safe ('-', '_').

@@ -13,9 +13,9 @@ import openai
 import pytest
 
 from convo import Message, ToolCall
-from convo.errors import ScriptError
+from convo._errors import ScriptError
 from convo.testing import ErrorReply, OpenAIServer, SlowReply
-from convo.testing.server import CutReply
+from convo.testing._server import CutReply
 
 
 @pytest.fixture

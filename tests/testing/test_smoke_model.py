@@ -23,7 +23,7 @@ from convo import (
     tool,
 )
 from convo.testing import SmokeModel, assert_outcome, assert_tool_called, assert_tool_not_called
-from convo.testing.smoke import example_arguments, example_value
+from convo.testing._smoke import example_arguments, example_value
 
 
 class Unit(enum.Enum):

@@ -19,7 +19,7 @@ from convo import (
     tool,
 )
 from convo.testing import assert_matches_snapshot
-from convo.testing.snapshots import render, snapshot_path, snapshot_text
+from convo.testing._snapshots import render, snapshot_path, snapshot_text
 
 
 @tool

@@ -1,5 +1,5 @@
-"""The ending of a batch as one value (convo.tools.endings): its precedence, written once, and
-each way a call's run is read into it (convo.tools.calls.outcome)."""
+"""The ending of a batch as one value (convo.tools._endings): its precedence, written once, and
+each way a call's run is read into it (convo.tools._calls.outcome)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from convo import (
     Transition,
     tool,
 )
-from convo.templates.tree import termination_tools
-from convo.tools.calls import Invocation, execute, outcome
-from convo.tools.endings import (
+from convo.templates._tree import termination_tools
+from convo.tools._calls import Invocation, execute, outcome
+from convo.tools._endings import (
     CONTINUE,
     PRECEDENCE,
     Continue,
@@ -34,8 +34,8 @@ from convo.tools.endings import (
     Terminate,
     stronger,
 )
-from convo.tools.handoff import HandoffTool
-from convo.tools.transition import Move
+from convo.tools._handoff import HandoffTool
+from convo.tools._transition import Move
 
 
 def _read(t: Tool, args: dict[str, Any] | None = None) -> Any:

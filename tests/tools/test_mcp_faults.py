@@ -23,7 +23,7 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.errors import MCPServerError
+from convo._errors import MCPServerError
 
 
 def _run(server: MCPServer, script: list[str], mode: str = "run") -> Session:

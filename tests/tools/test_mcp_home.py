@@ -1,4 +1,4 @@
-"""Which loop an MCP server's connection lives on (convo/tools/mcp/home.py), against a real
+"""Which loop an MCP server's connection lives on (convo/tools/_mcp/home.py), against a real
 stdio server: the first async user's loop, where a call goes straight to the session; a call
 from another loop or thread is handed there; an ``asyncio.run`` that ended leaves neither a
 dead server nor a process; a blocking ``run()`` makes no event loop per call."""
@@ -18,10 +18,10 @@ import pytest
 from mcp_kit import stdio_server
 
 from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
-from convo.errors import MCPServerError
-from convo.tools.mcp import connection as connection_module
-from convo.tools.mcp import server as server_module
-from convo.tools.mcp.connection import Connection
+from convo._errors import MCPServerError
+from convo.tools._mcp import connection as connection_module
+from convo.tools._mcp import server as server_module
+from convo.tools._mcp.connection import Connection
 
 
 @pytest.fixture

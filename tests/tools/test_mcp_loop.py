@@ -1,4 +1,4 @@
-"""The hand-off between a caller's event loop and the MCP loop (convo/tools/mcp/loop.py): the
+"""The hand-off between a caller's event loop and the MCP loop (convo/tools/_mcp/loop.py): the
 result or the error comes back, and a caller that gives up cancels the work on the MCP loop."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from convo import MCPServer
-from convo.tools.mcp import loop, server
+from convo.tools._mcp import loop as loop
+from convo.tools._mcp import server as server
 
 
 async def _on_which_loop() -> asyncio.AbstractEventLoop:

@@ -24,7 +24,7 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.resume import resume
+from convo._resume import resume
 from convo.testing import OpenAIServer
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from convo import LinearTemplate, MCPServer, MockModel, Runner, ToolingTemplate, UserTemplate
-from convo.errors import DefinitionError
+from convo._errors import DefinitionError
 
 LIMIT = 256 * 1024
 #: What the server writes at most before it stops and waits: far over the limit, so that a

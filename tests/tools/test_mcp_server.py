@@ -26,9 +26,9 @@ from convo import (
     ToolingTemplate,
     UserTemplate,
 )
+from convo._parts import shown
+from convo._resume import resume
 from convo.events import ToolCallEnded
-from convo.parts import shown
-from convo.resume import resume
 
 ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
        "say_hello", "grow", "media", "bad_image"]

@@ -31,10 +31,10 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.record.transcript import TranscriptWriter
+from convo._record.transcript import TranscriptWriter
 from convo.serve import create_app
 from convo.testing import FakeMCPServer, MCPCall
-from convo.tools.mcp.connection import Connection
+from convo.tools._mcp.connection import Connection
 
 
 @tool

@@ -9,8 +9,8 @@ from typing import Any, Literal, Optional
 import pytest
 
 from convo import Tool, ToolArgument, ToolArgumentError, ToolDefinitionError, tool
-from convo.tools.schema import describe, json_schema
-from convo.tools.validation import check
+from convo.tools._schema import describe, json_schema
+from convo.tools._validation import check
 
 
 class Color(enum.Enum):

@@ -20,7 +20,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.requests import Approve
+from convo._requests import Approve
 
 
 def refund(order: str) -> str:
@@ -85,7 +85,7 @@ def keep(text: str) -> str:
 
 def test_the_approve_request_says_who_decides_each_call(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    from convo.run.answerer import LiveAnswerer
+    from convo._run.answerer import LiveAnswerer
 
     asked: list[Approve] = []
     original = LiveAnswerer.approve

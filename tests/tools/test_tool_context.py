@@ -28,9 +28,9 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import ToolCallEnded
-from convo.resume import resume
-from convo.transcript import TranscriptWriter, load_transcript
 
 NOTES = Path(__file__).resolve().parents[1] / "cli_fixtures" / "notes.py"
 

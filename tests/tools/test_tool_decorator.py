@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from convo import Tool, ToolArgumentError, ToolDefinitionError, tool
-from convo.tools.decorator import FunctionTool, parse_docstring
+from convo.tools._decorator import FunctionTool, parse_docstring
 
 
 @tool

@@ -213,8 +213,8 @@ def test_a_resumed_turn_counts_saved_failures_again(tmp_path: object) -> None:
     from pathlib import Path
 
     from convo import LoopTemplate, ScriptedInterface
-    from convo.resume import resume
-    from convo.transcript import TranscriptWriter, load_transcript
+    from convo._resume import resume
+    from convo._transcript import TranscriptWriter, load_transcript
 
     @tool(retries=1)
     def odd_only(n: int) -> str:

@@ -24,7 +24,7 @@ from convo import (
     UserTemplate,
     tool,
 )
-from convo.tools.base import to_text
+from convo.tools._base import to_text
 
 
 class Address(BaseModel):

@@ -1,5 +1,5 @@
 """Synchronous tools under ``arun()`` and serving run in worker threads that are kept for
-the next call (``convo/tools/workers.py``): a thread is not started per call, yet a slow
+the next call (``convo/tools/_workers.py``): a thread is not started per call, yet a slow
 tool, or one abandoned after its timeout, never holds up another call."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import asyncio
 import threading
 from typing import Any
 
-from convo.messages import ToolCall
-from convo.tools import workers
-from convo.tools.calls import Invocation, aexecute
-from convo.tools.decorator import tool
+from convo._messages import ToolCall
+from convo.tools import _workers as workers
+from convo.tools._calls import Invocation, aexecute
+from convo.tools._decorator import tool
 
 seen: list[threading.Thread] = []  # kept, so no two threads are ever confused
 release = threading.Event()

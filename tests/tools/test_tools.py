@@ -8,7 +8,7 @@ from typing import Any, Literal
 import pytest
 
 from convo import Tool, ToolArgument, ToolArgumentError, ToolCall, ToolResult
-from convo.tools.base import TERMINAL_NOTE, to_text
+from convo.tools._base import TERMINAL_NOTE, to_text
 
 
 class Greet(Tool):

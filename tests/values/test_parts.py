@@ -25,12 +25,12 @@ from convo import (
     UserTemplate,
     load_transcript,
 )
-from convo.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_message
-from convo.parts import PartError, describe, from_path, part_from_dict, shown
-from convo.rendering import environment
+from convo._context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_message
+from convo._parts import PartError, describe, from_path, part_from_dict, shown
+from convo._rendering import environment
+from convo._transcript import TranscriptWriter
 from convo.testing import assert_matches_snapshot
 from convo.testing.strategies import contents, messages
-from convo.transcript import TranscriptWriter
 
 PNG = png()
 

@@ -1,4 +1,4 @@
-"""A reply's facts, typed (convo.reply): views over the keys a message stores, so what is
+"""A reply's facts, typed (convo._reply): views over the keys a message stores, so what is
 stored stays byte for byte what it was, and a provider writes them with Message.assistant."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from convo import Message, Outcome, RunStatus, Session, ToolCall, Usage
-from convo.reply import Finish
+from convo._reply import Finish
 
 
 def test_finish_is_read_from_the_stored_words_of_any_transcript() -> None:

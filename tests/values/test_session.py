@@ -26,8 +26,8 @@ from convo import (
     Usage,
     UserTemplate,
 )
+from convo._requests import Flow
 from convo.events import TurnEnded
-from convo.requests import Flow
 from convo.templates import Template
 
 

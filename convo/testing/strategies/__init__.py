@@ -29,7 +29,7 @@ Example::
 
 from __future__ import annotations
 
-from .replies import (
+from ._replies import (
     DEPRECATED_CALLS,
     FINISH_CALLS,
     replies,
@@ -37,8 +37,8 @@ from .replies import (
     reply_strings,
     scripts,
 )
-from .trees import Condition, template_trees
-from .values import (
+from ._trees import Condition, template_trees
+from ._values import (
     contents,
     histories,
     json_values,

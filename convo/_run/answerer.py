@@ -1,0 +1,453 @@
+"""The live answerer: what answers the requests a template yields (``convo._requests``) live.
+
+``LiveAnswerer`` is an ``Answerer`` (``convo._run.stack``: one method per kind of request,
+blocking and async, and the one dispatch), written once for every front end: it calls the model
+(within a ``ContextWindow``), runs tools (``convo.tools._calls``), lists a turn's toolsets
+(``convo.tools._toolset``), runs hooks, asks the user and asks for approvals, counting into the
+run's ``RunState`` and checking its limits before each live call. Other answerers stand in
+front of it (``convo._run.stack.Forwarding``): the replay of a saved conversation
+(``convo._run.replay``), a cancel (``convo._run.cancel``; Ctrl-C in a terminal,
+``convo._terminal.cancel``), a served turn (``convo.serve._engine``).
+
+An answerer that cannot answer now raises ``Pause``: the request is answered later (by a
+person over HTTP, or by a retry), and the run waits at it.
+
+(Over 300 lines: the one live answerer: each kind of request has its blocking and its async
+answer side by side, so that the twins are read, and changed, together.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+import attrs
+
+from .._approval import Approval
+from .._errors import DefinitionError, InterfaceError, ModelError
+from .._messages import Message, ToolCall
+from .._parts import Content
+from .._reply import UNREPORTED, Finish
+from .._requests import (
+    Approve,
+    AskUser,
+    CallModel,
+    CheckGuards,
+    HandOff,
+    ListTools,
+    Request,
+    RunHooks,
+    RunTools,
+    TakeSteered,
+)
+from ..events import (
+    ApprovalRequested,
+    GuardTripped,
+    ModelCallEnded,
+    ModelCallStarted,
+    ReasoningDelta,
+    ReplyRetracted,
+    ReplyTruncated,
+    TextDelta,
+    ToolCallsRecovered,
+    UserInput,
+)
+from ..guards._base import Checked, GuardContext, acheck, check
+from ..guards._marks import applied, sendable
+from ..models._deltas import Deltas
+from ..tools._calls import Invocation, ToolRun, aexecute, execute
+from ..tools._toolset import Listed, alist_toolsets, list_toolsets
+from .stack import Answerer
+from .state import RunState
+
+
+class Pause(Exception):
+    """Not answered now: the run waits at ``request`` (``error``: why, for a retry)."""
+
+    def __init__(self, request: Request[Any], error: str | None = None) -> None:
+        super().__init__(error or "the run waits")
+        self.request = request
+        self.error = error
+
+
+class LiveAnswerer(Answerer):
+    """Answers every request live, blocking or async (see the module docstring)."""
+
+    __slots__ = ("held", "partial", "state")
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.partial: list[str] = []  # the text streamed so far by the current model call
+        self.held: list[str] | None = None  # ... and held back until its guards pass
+
+    # -- hooks and toolsets ------------------------------------------------------------------
+
+    def run_hooks(self, request: RunHooks) -> None:
+        request.run()
+
+    async def arun_hooks(self, request: RunHooks) -> None:
+        request.run()
+
+    def list_tools(self, request: ListTools) -> list[Listed]:
+        return list_toolsets(request.toolsets)
+
+    async def alist_tools(self, request: ListTools) -> list[Listed]:
+        return await alist_toolsets(request.toolsets)
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def call_model(self, request: CallModel) -> Message:
+        if request.context is None and self.state.settings.context is None:  # the common case
+            model, messages, started = self._before(request)
+            return self.replied(model.complete(messages, request.tools,
+                                               on_delta=self._on_delta(request)), started)
+        flow = self._fitted(request)
+        answer: Any = None
+        try:
+            while True:
+                try:
+                    call = flow.send(answer)
+                except StopIteration as stop:
+                    reply: Message = stop.value
+                    return reply
+                model, messages, started = self._before(call)
+                answer = self.replied(model.complete(messages, call.tools,
+                                                     on_delta=self._on_delta(call)), started)
+        finally:
+            flow.close()
+
+    async def acall_model(self, request: CallModel) -> Message:
+        if request.context is None and self.state.settings.context is None:  # the common case
+            model, messages, started = self._before(request)
+            return self.replied(await model.acomplete(
+                messages, request.tools, on_delta=self._on_delta(request)), started)
+        flow = self._fitted(request)
+        answer: Any = None
+        try:
+            while True:
+                try:
+                    call = flow.send(answer)
+                except StopIteration as stop:
+                    reply: Message = stop.value
+                    return reply
+                model, messages, started = self._before(call)
+                answer = self.replied(await model.acomplete(
+                    messages, call.tools, on_delta=self._on_delta(call)), started)
+        finally:
+            flow.close()
+
+    def _fitted(self, request: CallModel) -> Generator[CallModel, Any, Message]:
+        """The calls to make for ``request``: itself, or what its ``ContextWindow`` makes of
+        it (the chosen messages, and a summary call first when the window says so)."""
+        window = request.context or self.state.settings.context
+        if window is None:
+            reply: Message = yield request
+            return reply
+        from .._context import estimate_message
+        from .._summary import fit
+
+        note = self.budget_note(request)
+        return (yield from fit(window, self.state.session, request,
+                               request.model or self.state.settings.model, self.state.emit,
+                               reserve=0 if note is None else estimate_message(note)))
+
+    def _before(self, request: CallModel) -> tuple[Any, Sequence[Message], float]:
+        """Check the limits; the model to call and what it is sent; count the call."""
+        state = self.state
+        state.admit_model_call()
+        model = request.model or state.settings.model
+        if model is None:
+            raise DefinitionError(
+                "no model to call: give the Runner a model, or the template its own model="
+            )
+        state.model_calls += 1
+        messages = self.sent(request)
+        if state.on_event is not None:  # no event objects when nobody listens
+            state.on_event(ModelCallStarted(state.model_calls, len(messages),
+                                            len(request.tools)))
+        self.partial, self.held = [], None
+        return model, messages, state.clock()
+
+    def sent(self, request: CallModel) -> Sequence[Message]:
+        """What the model is sent: the session's messages, a subroutine's own, or those a
+        ContextWindow chose; then the budget note, if the limits tell the model (sent only,
+        never stored)."""
+        messages = self.state.session.messages if request.messages is None else \
+            request.messages
+        if self.state.guarded:  # a message a guard blocked is never sent
+            messages = sendable(messages)
+        if self.state.settings.limits is None:  # no note: the common case, without a call
+            return messages
+        note = self.budget_note(request)
+        return messages if note is None else (*messages, note)
+
+    def budget_note(self, request: CallModel) -> Message | None:
+        """``Limits(tell_model=True)``: a system note of what is left of each limit, for a
+        reply call (not a summary); the calls made so far, this one once it is counted."""
+        state = self.state
+        limits = state.settings.limits
+        if limits is None or not limits.tell_model or request.purpose != "reply":
+            return None
+        text = limits.left(state.model_calls, state.tool_calls, state.usage)
+        return None if text is None else Message("system", text)
+
+    def _on_delta(self, request: CallModel) -> Callable[[str], None] | None:
+        """What the model streams to: the reply's text (kept for a cancel, and said as
+        ``TextDelta``), and a reasoning model's reasoning (said as ``ReasoningDelta``)."""
+        if request.purpose != "reply":
+            return None
+        partial, emit = self.partial, self.state.on_event
+        if emit is None:  # nobody listens: the text is only kept
+            return partial.append
+        if request.guards is not None and self._holds(request.guards):
+            held = self.held = []
+
+            def holding(text: str) -> None:
+                partial.append(text)
+                held.append(text)
+
+            return Deltas(holding, lambda text: emit(ReasoningDelta(text)))
+
+        def delta(text: str) -> None:
+            partial.append(text)
+            if emit is not None:
+                emit(TextDelta(text))
+
+        return Deltas(delta, lambda text: emit(ReasoningDelta(text)))
+
+    def replied(self, reply: Any, started: float) -> Message:
+        """Count a reply (its usage, the token limits) and say it."""
+        if not isinstance(reply, Message) or reply.role != "assistant":
+            raise ModelError(f"the model must return an assistant Message, got {reply!r}")
+        state = self.state
+        usage = reply.usage
+        call_usage = UNREPORTED if usage is None else usage  # unknown, not zero
+        state.used(call_usage, reported=usage is not None)
+        if state.on_event is not None:
+            state.on_event(ModelCallEnded(state.model_calls, reply, call_usage,
+                                          state.clock() - started))
+            if "recovered_tool_calls" in reply.metadata:
+                state.on_event(ToolCallsRecovered(reply.tool_calls,
+                                                  reply.metadata["recovered_tool_calls"]))
+        if reply.finish is Finish.LENGTH:
+            self._truncated(reply)
+        return reply
+
+    def _truncated(self, reply: Message) -> None:
+        """A reply cut off at the model's token limit: said, and an error if the bot says so."""
+        state = self.state
+        state.emit(ReplyTruncated(state.model_calls, reply))
+        if state.settings.truncated_is_error:
+            raise ModelError(
+                f"model call {state.model_calls} was cut off at the model's token limit "
+                "(finish_reason 'length') after "
+                f"{len(reply.content)} characters{' and tool calls' * bool(reply.tool_calls)}: "
+                "raise max_tokens, or shorten what the model is asked for")
+
+    # -- guards ------------------------------------------------------------------------------
+
+    def _holds(self, own: tuple[Any, ...]) -> bool:
+        """Whether a reply's text is held until its guards pass (an output guard holds)."""
+        return any(g.on == "output" and g.stream == "hold" for g in (*self.state.guards, *own))
+
+    def _guards(self, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
+        on = request.on
+        guards = [g for g in request.guards if g.on == on] if request.guards else []
+        if not request.own_only:
+            guards = [*self.state.guards_on.get(on, ()), *guards]
+        value = request.message.text if request.message is not None else request.value
+        session = self.state.session
+        return guards, value, GuardContext(session, session.state, request.scope, request.call)
+
+    def check_guards(self, request: CheckGuards) -> Checked | None:
+        guards, value, ctx = self._guards(request)
+        return self._checked(request, check(guards, value, ctx) if guards else None)
+
+    async def acheck_guards(self, request: CheckGuards) -> Checked | None:
+        guards, value, ctx = self._guards(request)
+        return self._checked(request, await acheck(guards, value, ctx) if guards else None)
+
+    def _checked(self, request: CheckGuards, checked: Checked | None) -> Checked | None:
+        """Say what tripped; show (or take back) the streamed reply; the message to keep."""
+        state = self.state
+        if checked is not None:
+            if checked.blocked:
+                state.guarded = True  # from now on what it blocked is kept from the model
+            for trip in checked.trips:
+                state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
+        if request.on == "output":
+            self._shown(checked)
+        if checked is None or request.message is None:
+            return checked
+        return attrs.evolve(checked, message=applied(request.message, checked, request.on))
+
+    def _shown(self, checked: Checked | None) -> None:
+        """A held reply is sent once its guards pass (redacted: as one delta); a live one that
+        a guard changed is retracted (``ReplyRetracted``)."""
+        held, self.held = self.held, None
+        emit = self.state.on_event
+        if emit is None:
+            return
+        changed = checked is not None and bool(checked.trips)
+        if held is not None:
+            if not changed:
+                for text in held:
+                    emit(TextDelta(text))
+            elif checked is not None and not checked.blocked and held:
+                emit(TextDelta(checked.value))
+        elif changed and self.partial:
+            emit(ReplyRetracted(len(self.state.session.messages)))
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def run_tools(self, request: RunTools,
+                  run: Callable[[Invocation], ToolRun] = execute) -> list[ToolRun]:
+        """Run the calls the limits allow, one after another (``run``: how one is run)."""
+        verdicts = self.state.admit_tools(request.invocations)
+        return [run(inv) if why is None else ToolRun(skipped=why)
+                for inv, why in zip(request.invocations, verdicts, strict=True)]
+
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        """Run the calls the limits allow, at once; results keep call order."""
+        verdicts = self.state.admit_tools(request.invocations)
+        allowed = [inv for inv, why in zip(request.invocations, verdicts, strict=True)
+                   if why is None]
+        if len(allowed) == 1:
+            ran = [await aexecute(allowed[0])]
+        elif allowed:
+            import asyncio
+
+            ran = list(await asyncio.gather(*(aexecute(inv) for inv in allowed)))
+        else:
+            ran = []
+        return merged(verdicts, ran)
+
+    # -- the user ----------------------------------------------------------------------------
+
+    def _interface(self) -> Any:
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        if ui is None:
+            raise InterfaceError(
+                "the template asks the user for input (a UserTemplate without content), "
+                "but the Runner has no user_interface"
+            )
+        return ui
+
+    # -- messages handed to the run while it ran (``Runner.steer``, API.md §26) ---------------
+
+    def take_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return _taken(self.state.session.queued)
+
+    async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
+        return _taken(self.state.session.queued)
+
+    def ask_user(self, request: AskUser) -> Content:
+        queued = self.state.session.queued
+        if queued:  # a steered message the turn ended before taking: it is the reply
+            return queued.pop(0).content
+        ui = self._interface()
+        answer: Content = ui.ask(self.state.session, request.instruction, request.default)
+        self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
+        return answer
+
+    async def aask_user(self, request: AskUser) -> Content:
+        session = self.state.session
+        if session.queued:
+            return session.queued.pop(0).content
+        ui = self._interface()
+        aask = getattr(ui, "aask", None)
+        if aask is not None:
+            answer: Content = await aask(session, request.instruction, request.default)
+        else:
+            answer = ui.ask(session, request.instruction, request.default)
+        self.state.emit(UserInput(getattr(ui, "echoes_input", False)))
+        return answer
+
+    # -- a handoff to a person ---------------------------------------------------------------
+
+    def _handler(self) -> Any:
+        """The interface's ``hand_off``; ``None`` when it has none (nobody takes over: the
+        handoff is handed back at once)."""
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        if ui is None:
+            raise InterfaceError("the model handed the conversation to a person (the handoff "
+                                 "tool), but the Runner has no user_interface to hand it to")
+        return getattr(ui, "hand_off", None)
+
+    def hand_off(self, request: HandOff) -> Message | None:
+        hand_off = self._handler()
+        if hand_off is None:
+            return None
+        said: Message | None = hand_off(self.state.session, request.reason, request.said)
+        return self._said(said)
+
+    async def ahand_off(self, request: HandOff) -> Message | None:
+        hand_off = self._handler()
+        if hand_off is None:
+            return None
+        ahand_off = getattr(self.state.settings.user_interface, "ahand_off", None)
+        said: Message | None = (await ahand_off(self.state.session, request.reason,
+                                                request.said)) if ahand_off is not None \
+            else hand_off(self.state.session, request.reason, request.said)
+        return self._said(said)
+
+    def _said(self, said: Message | None) -> Message | None:
+        if said is not None:  # typed: the printer need not show it again when it is shown
+            self.state.emit(UserInput(getattr(self.state.settings.user_interface,
+                                              "echoes_input", False)))
+        return said
+
+    # -- approval ----------------------------------------------------------------------------
+
+    def approve(self, request: Approve) -> list[Approval]:
+        self.state.admit()
+        ui = self.state.settings.user_interface
+        approve = getattr(ui, "approve", None)
+        answers = []
+        for call in request.calls:
+            known = self._known(call)
+            if known is None:  # nobody can approve: an unapproved tool never runs
+                known = self.state.decided(call, Approval(False) if approve is None else
+                                           Approval.of(approve(self.state.session, call)))
+            answers.append(known)
+        return answers
+
+    async def aapprove(self, request: Approve) -> list[Approval]:
+        ui = self.state.settings.user_interface
+        aapprove = getattr(ui, "aapprove", None)
+        if aapprove is None:
+            return self.approve(request)
+        self.state.admit()
+        answers = []
+        for call in request.calls:
+            known = self._known(call)
+            if known is None:
+                known = self.state.decided(
+                    call, Approval.of(await aapprove(self.state.session, call)))
+            answers.append(known)
+        return answers
+
+    def _known(self, call: ToolCall) -> Approval | None:
+        """A decision made before (a resumed run never asks for it again); else it is asked
+        for (``ApprovalRequested``) and ``None`` returned."""
+        known = self.state.session.approvals.get(call.id)
+        if known is None:
+            self.state.emit(ApprovalRequested(call))
+        return known
+
+
+def merged(verdicts: Sequence[str | None], ran: Sequence[ToolRun]) -> list[ToolRun]:
+    """One result per call, in call order: what ran, and the calls a limit stopped."""
+    results = iter(ran)
+    return [next(results) if why is None else ToolRun(skipped=why) for why in verdicts]
+
+
+def _taken(queued: list[Message]) -> tuple[Message, ...]:
+    """Every message ``Runner.steer`` queued, taken in order (another thread may append
+    meanwhile: each ``pop`` is atomic)."""
+    taken: list[Message] = []
+    while queued:
+        taken.append(queued.pop(0))
+    return tuple(taken)

@@ -1,0 +1,164 @@
+"""The one driver: a pump that feeds a template's generator, and the loops that answer it.
+
+``Driver.step(answer)`` sends the answer to the last request into the template's generator and
+runs it to its next request, applying every message and event on the way (``RunState``); it
+returns ``None`` once the run is over (its ``Outcome`` is on the session). ``Driver.fail(exc)``
+hands it the failure of answering instead: the run ends with it.
+
+``drive`` and ``adrive`` are the loops every front end uses (``Runner.run``/``arun``, the
+terminal, serving, a rebuild): step, have the answerer answer, step again, until the run ends
+or the answerer says ``Pause`` (a served conversation waits for a person, or for a retry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from .._internal import rewound
+from .._messages import Message
+from .._requests import CheckGuards, ChildMessage, Flow, Request
+from ..events import Event
+from .answerer import Pause
+from .stack import NOTHING, Answerer
+from .state import RunState
+
+if TYPE_CHECKING:
+    from .replay import Replay
+
+
+
+class Driver:
+    """The pump of one run (see the module docstring).
+
+    ``replay``: the replay of a saved conversation, while it replays: it sees each message, and
+    each event of the types it ``watched``, before it is applied (``Replay.saw``), and answers
+    each request it can inside the pump (``Replay.ready``: no trip out of the pump per saved
+    request); once it says it went live, the pump shows it nothing more."""
+
+    __slots__ = ("_gen", "replay", "state")
+
+    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None) -> None:
+        self.state = state
+        self.replay = replay
+        self._gen = self._pump(flow)
+        if replay is None:  # (a replay has the run follow the state's changes once it is live)
+            state.follow(rewound(state.session.state, state.session.internal, (), 0))
+
+    def step(self, answer: Any = None) -> Request[Any] | None:
+        """Answer the last request (``None`` to start) and run to the next one."""
+        try:
+            return self._gen.send(answer)
+        except StopIteration:
+            return None
+
+    def fail(self, exc: BaseException) -> Request[Any] | None:
+        """The last request could not be answered: the run ends with ``exc``."""
+        try:
+            return self._gen.throw(exc)
+        except StopIteration:
+            return None
+
+    def close(self) -> None:
+        """Stop the run where it is (the generators' ``finally`` blocks run)."""
+        self._gen.close()
+
+    def _pump(self, flow: Flow) -> Generator[Request[Any], Any, None]:
+        # Runs for every step of every run (thousands when a long conversation is rebuilt):
+        # the common steps first, and the replay shown only what it follows (not requests).
+        state = self.state
+        ended: BaseException | None = None
+        try:
+            answer: Any = None
+            while True:
+                step = flow.send(answer)
+                answer = None
+                if isinstance(step, Message):
+                    replay = self.replay
+                    if replay is not None:
+                        if not replay.saw(step):
+                            self.replay = None  # it went live
+                        elif replay.kept is not None:  # the saved one, with its records
+                            step, replay.kept = replay.kept, None
+                    state.add(step)
+                elif isinstance(step, Request):
+                    if step.__class__ is CheckGuards and not step.guards \
+                            and step.on not in state.guards_on:
+                        continue  # no guard to run: unchanged (answered inside the pump)
+                    if self.replay is not None:
+                        answer = self.replay.ready(step)
+                        if answer is not NOTHING:
+                            continue
+                        if not self.replay.replaying:
+                            self.replay = None
+                    if state.was is not None:  # what changed since the last message: kept
+                        state.mark()
+                    answer = yield step
+                elif isinstance(step, Event):
+                    if self.replay is not None and isinstance(step, self.replay.watched) \
+                            and not self.replay.saw(step):
+                        self.replay = None
+                    if state.was is not None:  # (before a recorder hears of the event)
+                        state.mark()
+                    state.event(step)
+                elif isinstance(step, ChildMessage):
+                    if self.replay is not None and not self.replay.saw(step):
+                        self.replay = None
+                    state.add(step.message, step.session, step.scope)
+                else:
+                    raise TypeError(f"a template yielded {step!r}; expected a Message, an "
+                                    "Event or a request from convo._requests")
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            ended = exc
+        finally:
+            flow.close()
+        if self.replay is not None:  # the run ended while replaying: what it counted counts
+            self.replay.settle()
+        state.finish(ended)
+        if state.reraise(ended):
+            raise ended  # type: ignore[misc]
+
+
+def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = None,
+          *, start: Any = None) -> Pause | None:
+    """Run until the run ends (``None``) or the answerer pauses (the ``Pause``), blocking.
+
+    ``request``: a request to answer first (one that paused before); else ``start`` is sent
+    (``None`` starts the run; the answer to the request that paused goes on from there)."""
+    if request is None:
+        request = driver.step(start)
+    send = driver._gen.send  # ``driver.step``, without a call per step
+    while request is not None:
+        try:
+            answer = answerer.answer(request)
+        except Pause as pause:
+            return pause
+        except BaseException as exc:  # handed to the driver, which decides the outcome
+            request = driver.fail(exc)
+            continue
+        try:
+            request = send(answer)
+        except StopIteration:
+            return None
+    return None
+
+
+async def adrive(driver: Driver, answerer: Answerer, request: Request[Any] | None = None,
+                 *, start: Any = None) -> Pause | None:
+    """``drive`` on the running loop. ``start``: the answer to send first (when ``request``
+    is ``None``). (A served conversation commits what each step added in its answerer,
+    before the model call or the tools that follow it: ``convo.serve._engine``.)"""
+    if request is None:
+        request = driver.step(start)
+    while request is not None:
+        try:
+            answer = await answerer.aanswer(request)
+        except Pause as pause:
+            return pause
+        except BaseException as exc:  # handed to the driver, which decides the outcome
+            request = driver.fail(exc)
+        else:
+            request = driver.step(answer)
+    return None

@@ -1,0 +1,148 @@
+"""The activities of a conversation's workflow: the store, and every model call, tool call and
+hook.
+
+The transcript goes by reference: an activity is given the conversation's id and what the
+workflow added since its last write (each message once), writes that, then rebuilds the
+conversation from the store as a served rebuild does (``convo.serve._engine``: replayed to the
+first request the store does not answer) and answers that request live. So the request is the
+template's own (its messages, tools, context window and guards, as in one process), the
+workflow's history holds each message once, and an activity that runs again (its worker was
+lost) finds what was stored and answers the same request under the same call ids.
+
+Model and tool activities heartbeat (``HEARTBEAT_EVERY_S``): a worker killed mid-call is
+noticed after the heartbeat timeout, and another worker runs the activity again. Failures are
+not retried by Temporal (``ApplicationError``, non-retryable): a model error pauses the
+conversation for a ``retry``, as in §9 of the served API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable
+from typing import Any, Final, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from .._errors import ModelError
+from .._requests import CallModel, Request, RunHooks, RunTools
+from .._run.stack import kind
+from ..serve._engine import Engine
+from ..serve._live import Live
+from . import wire as wire
+from .bots import Bot
+
+HEARTBEAT_EVERY_S: Final = 1.0
+T = TypeVar("T")
+
+
+async def heartbeating(work: Awaitable[T]) -> T:
+    """``work`` awaited while this activity heartbeats."""
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+    beating = asyncio.create_task(beat())
+    try:
+        return await work
+    finally:
+        beating.cancel()
+
+
+class Activities:
+    """The activities of one bot's worker (bound methods: give them to the ``Worker``)."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.store = bot.store
+        # Rebuilds only: nothing is kept between activities (another worker may run the next).
+        self.engine = Engine(bot.runner, bot.store, cache_size=1)
+
+    @activity.defn(name="convo.create")
+    async def create(self, data: dict[str, Any]) -> None:
+        """The conversation's row, unless it is there (the HTTP front made it, or a run of
+        this activity that was lost did)."""
+        cid = data["conversation_id"]
+        if await self.store.load(cid, messages=False) is None:
+            await self.store.create(cid, data.get("state") or {}, owner=data["owner"])
+
+    @activity.defn(name="convo.load")
+    async def load(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The whole stored conversation (a workflow continuing as new rebuilds from it)."""
+        stored = await self.store.load(data["conversation_id"])
+        if stored is None:
+            raise ApplicationError(f"no conversation {data['conversation_id']!r} in the store",
+                                   type="NotFound", non_retryable=True)
+        return wire.stored_json(stored)
+
+    @activity.defn(name="convo.write")
+    async def write(self, data: dict[str, Any]) -> None:
+        await self._write(data)
+
+    @activity.defn(name="convo.model")
+    async def model(self, data: dict[str, Any]) -> dict[str, Any]:
+        live = await self._at(data, CallModel)
+        try:
+            reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+        except ModelError as exc:
+            raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
+        return {"message": reply.to_dict()}
+
+    @activity.defn(name="convo.tools")
+    async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
+        live = await self._at(data, RunTools)
+        before = json.dumps(live.session.state, sort_keys=True, default=str)
+        runs = await heartbeating(live.run.answerer.aanswer(live.pending))
+        return {"runs": wire.runs_json(runs), "state": _changed(live, before)}
+
+    @activity.defn(name="convo.hooks")
+    async def hooks(self, data: dict[str, Any]) -> dict[str, Any]:
+        live = await self._at(data, RunHooks)
+        before = json.dumps(live.session.state, sort_keys=True, default=str)
+        await heartbeating(live.run.answerer.aanswer(live.pending))
+        return {"state": _changed(live, before)}
+
+    async def _write(self, data: dict[str, Any]) -> None:
+        """The workflow's writes since its last activity; what a lost run of this activity
+        wrote already is not written again (messages are written at their indexes)."""
+        cid = data["conversation_id"]
+        changes = [wire.change_from(c) for c in data.get("changes", ())]
+        if not changes:
+            return
+        stored = await self.store.load(cid, messages=False)
+        if stored is None:
+            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
+                                   non_retryable=True)
+        length = stored.length
+        for change in changes:
+            fresh = tuple((i, m) for i, m in change.messages if i >= length)
+            if len(fresh) != len(change.messages):
+                import attrs
+
+                change = attrs.evolve(change, messages=fresh)
+            await self.store.write(cid, change)
+            length += len(fresh)
+
+    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]]) -> Live:
+        """The conversation rebuilt from the store, paused at the request the workflow is at
+        (of the kind ``wanted``)."""
+        await self._write(data)
+        cid = data["conversation_id"]
+        live = await self.engine._rebuild(cid)
+        self.engine._cache.pop(cid, None)
+        pending = live.pending
+        if pending is None or kind(pending.__class__) is not wanted:
+            at = "its end" if pending is None else type(pending).__name__
+            raise ApplicationError(
+                f"conversation {cid!r}: the workflow is at a {wanted.__name__} but the store "
+                f"rebuilds it to {at} (another process wrote to it, or the template changed)",
+                type="Diverged", non_retryable=True)
+        return live
+
+
+def _changed(live: Live, before: str) -> dict[str, Any] | None:
+    """The state after the activity, if it changed (the workflow takes it over)."""
+    state = live.session.state
+    return None if json.dumps(state, sort_keys=True, default=str) == before else dict(state)

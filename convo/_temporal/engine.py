@@ -1,0 +1,189 @@
+"""The served engine on Temporal (``convo serve --engine temporal://HOST:PORT[/NAMESPACE]``).
+
+The HTTP routes are §9's, unchanged; behind them, this engine holds no lease and runs no turn:
+each turn is an Update of the conversation's workflow (``convo._temporal.workflow``), run by
+``convo worker`` processes, and what it answers is read from the store (the record: GET,
+lists, feedback and exports read it as on the default engine). The turn's messages reach the
+served events (SSE and the other faces) once the Update returns: Temporal has no token
+streaming, and this engine relays no deltas (docs/serving.md, "Running on Temporal").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from .._messages import Message
+from .._runner import Runner
+from ..serve._engine import Engine
+from ..serve._events import Sink, WaitingFor, committed
+from ..serve._live import stored_view
+from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
+from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
+from .workflow import WORKFLOW, workflow_id
+
+_REFUSALS: dict[str, type[Exception]] = {"Conflict": Conflict, "Invalid": Invalid,
+                                         "Forbidden": Forbidden, "NotFound": NotFound}
+NOT_HERE = ("{what} is not served on the Temporal engine (convo serve --engine temporal://); "
+            "serve the bot on the default engine for it")
+
+
+def parse_engine(url: str) -> tuple[str, str]:
+    """``temporal://HOST:PORT[/NAMESPACE]`` → ``("HOST:PORT", NAMESPACE)`` (default
+    ``default``); a ``ValueError`` saying what was expected otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme != "temporal" or not parts.hostname or parts.port is None:
+        raise ValueError(f"expected temporal://HOST:PORT[/NAMESPACE], got {url!r}")
+    namespace = parts.path.strip("/") or "default"
+    return f"{parts.hostname}:{parts.port}", namespace
+
+
+@attrs.define(slots=True)
+class Turn:
+    """What a route holds while it runs a turn here: the conversation's id and where it
+    waits, as the store says (the workflow checks again, in its Update's validator)."""
+
+    id: str
+    waits: str | None
+    run: Any = None  # (no run in this process)
+
+
+class TemporalEngine(Engine):
+    """§9's served engine with each conversation a Temporal workflow (module docstring)."""
+
+    def __init__(self, runner: Runner, store: Store, *, address: str,
+                 namespace: str = "default", task_queue: str = "convo") -> None:
+        super().__init__(runner, store)
+        self.address = address
+        self.namespace = namespace
+        self.task_queue = task_queue
+        self._client: Client | None = None
+
+    async def client(self) -> Client:
+        if self._client is None:  # on the server's own loop, at the first request
+            self._client = await Client.connect(self.address, namespace=self.namespace)
+        return self._client
+
+    async def _handle(self, conversation_id: str) -> Any:
+        return (await self.client()).get_workflow_handle(workflow_id(conversation_id))
+
+    async def create(self, state: dict[str, Any], sink: Sink | None, *,
+                     owner: str = DEFAULT_OWNER, conversation_id: str | None = None
+                     ) -> tuple[int, dict[str, Any]]:
+        conversation_id = conversation_id or secrets.token_urlsafe(16)
+        try:
+            json.dumps(state)
+        except TypeError as exc:
+            raise Invalid(f"state must be a JSON object: {exc}") from exc
+        await self.store.create(conversation_id, state, owner=owner)
+        client = await self.client()
+        handle = await client.start_workflow(
+            WORKFLOW, {"conversation_id": conversation_id, "state": state, "owner": owner},
+            id=workflow_id(conversation_id), task_queue=self.task_queue)
+        code, body = await self._update(conversation_id, handle, "opened", {}, sink)
+        return (201 if code == 200 else code), body
+
+    @contextlib.asynccontextmanager
+    async def turn(self, conversation_id: str, stored: Stored | None = None
+                   ) -> AsyncIterator[Any]:
+        if stored is None:
+            stored = await self.store.load(conversation_id, messages=False)
+        if stored is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        if stored.status == "ended":
+            raise Conflict(f"conversation {conversation_id!r} has ended")
+        waiting = stored.waiting_for
+        yield Turn(conversation_id, None if waiting is None else waiting.get("type"))
+
+    async def message(self, live: Any, content: Any, sink: Sink | None, *,
+                      message_id: str | None = None) -> tuple[int, dict[str, Any]]:
+        said = Message("user", content).to_dict()["content"]
+        return await self._turn(live, "message", {"content": said, "id": message_id}, sink)
+
+    async def approve(self, live: Any, decisions: list[dict[str, Any]], sink: Sink | None,
+                      *, operator: bool = True, staff: bool = False
+                      ) -> tuple[int, dict[str, Any]]:
+        return await self._turn(live, "approve", {"decisions": decisions,
+                                                  "operator": operator, "staff": staff}, sink)
+
+    async def retry(self, live: Any, sink: Sink | None) -> tuple[int, dict[str, Any]]:
+        return await self._turn(live, "retry", {}, sink)
+
+    async def hand_off(self, live: Any, said: Message | None, sink: Sink | None
+                       ) -> tuple[int, dict[str, Any]]:
+        if said is None:
+            return await self._turn(live, "handback", {}, sink)
+        return await self._turn(live, "operator_message", {
+            "content": said.content, "id": said.id,
+            "author": said.metadata.get("author") if said.metadata else None}, sink)
+
+    async def get(self, conversation_id: str, stored: Stored | None = None, *,
+                  originals: bool = False) -> dict[str, Any]:
+        if stored is None:
+            stored = await self.store.load(conversation_id)
+        if stored is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        return stored_view(stored, originals=originals)
+
+    async def delete(self, conversation_id: str) -> None:
+        """The workflow is ended first (nothing it would write stays), then the rows."""
+        handle = await self._handle(conversation_id)
+        with contextlib.suppress(RPCError):  # (not there, or over already)
+            await handle.terminate(reason="the conversation was deleted")
+        if not await self.store.delete(conversation_id):
+            raise NotFound(f"no conversation {conversation_id!r}")
+
+    async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
+        raise Conflict(NOT_HERE.format(what="cancelling a running turn"))
+
+    async def tool_results(self, live: Any, results: Any, sink: Sink | None
+                           ) -> tuple[int, dict[str, Any]]:
+        raise Conflict(NOT_HERE.format(what="a frontend tool's results"))
+
+    def adopted(self, *args: Any, **kwargs: Any) -> Any:
+        raise Conflict(NOT_HERE.format(what="a conversation from a client's history"))
+
+    async def _turn(self, live: Any, update: str, body: dict[str, Any], sink: Sink | None
+                    ) -> tuple[int, dict[str, Any]]:
+        return await self._update(live.id, await self._handle(live.id), update, body, sink)
+
+    async def _update(self, conversation_id: str, handle: Any, update: str,
+                      body: dict[str, Any], sink: Sink | None) -> tuple[int, dict[str, Any]]:
+        """Run the Update; the answer is the store's conversation with what the turn added
+        (its served events sent to ``sink`` as the default engine sends them)."""
+        try:
+            said = await handle.execute_update(update, body)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
+                raise _REFUSALS[cause.type](cause.message) from None
+            raise
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:  # its workflow is over
+                raise Conflict(f"conversation {conversation_id!r} has ended") from None
+            raise
+        stored = await self.store.load(conversation_id)
+        if stored is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        added = said["added"]
+        view = {**stored_view(stored), "added": added}
+        if sink is not None:
+            first = len(stored.messages) - len(added)
+            for index, message in enumerate(stored.messages[first:], first):
+                for event in committed(index, message):
+                    sink(event)
+            if stored.waiting_for is not None:
+                sink(WaitingFor(stored.waiting_for))
+        code = int(said["code"])
+        if "error" in said:
+            view = {"error": said["error"], **view}
+        return code, view

@@ -1,0 +1,327 @@
+"""``ConvoConversation``: a conversation as a Temporal workflow, convo's own driver inside it.
+
+The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
+reads are activities and whose writes go with the next activity (``ActivityStore``), and an
+answerer in front of the live one that makes every model call, tool call and hook an activity
+(``Activities``). A person's inputs are Updates (``message``, ``approve``,
+``operator_message``, ``handback``, ``retry``) that return ``{"conversation", "added",
+"code"}``: the conversation's row as §9 shows it but its messages (they are in the store; an
+Update's result is kept in the history, which must not hold the transcript once per turn), the
+messages the turn added, and the HTTP status the turn answers (200, 502 with ``error``, 500);
+the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
+are rejected by the Update's validator with §9's words (``ApplicationError`` of type
+``Conflict``, ``Invalid``…).
+
+Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
+message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
+Once ``continue_every`` Updates ran a turn, the workflow continues as new and rebuilds the
+conversation from the store (one ``load``), as a served rebuild does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any, Final
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from .._errors import ModelError
+    from .._messages import Message
+    from .._requests import CallModel, RunHooks, RunTools
+    from .._run.replay import Replay
+    from .._run.stack import Forwarding
+    from .._run.state import RunState
+    from .._runner import Runner
+    from .._session import Session
+    from ..serve._engine import Engine
+    from ..serve._live import Live
+    from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
+    from ..serve._stores.base import DEFAULT_OWNER, Change, Stored
+    from ..tools._calls import ToolRun
+    from . import wire as wire
+    from .bots import Bot, bot
+
+WORKFLOW: Final = "ConvoConversation"
+STORE_TIMEOUT: Final = timedelta(minutes=2)
+CALL_TIMEOUT: Final = timedelta(hours=1)  # a model call or a tool may be long; heartbeats
+# A lost worker's activity runs again (its heartbeat stopped); a failure is no reason to.
+AGAIN: Final = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=2.0,
+                           maximum_interval=timedelta(seconds=5))
+
+
+def workflow_id(conversation_id: str) -> str:
+    return f"convo-{conversation_id}"
+
+
+def _refusal(exc: Exception) -> ApplicationError:
+    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
+
+
+class ActivityStore:
+    """The store as the workflow sees it: reads are activities; writes are held and go with
+    the next activity (``take``), or on their own at the end of a turn (``flush``)."""
+
+    lease = 0.0
+
+    def __init__(self) -> None:
+        self.held: list[dict[str, Any]] = []
+
+    async def create(self, conversation_id: str, state: dict[str, Any], *,
+                     owner: str = DEFAULT_OWNER) -> None:
+        await workflow.execute_activity(
+            "convo.create", {"conversation_id": conversation_id, "state": state,
+                             "owner": owner},
+            start_to_close_timeout=STORE_TIMEOUT, retry_policy=AGAIN)
+
+    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        data = await workflow.execute_activity(
+            "convo.load", {"conversation_id": conversation_id},
+            start_to_close_timeout=STORE_TIMEOUT, retry_policy=AGAIN)
+        return wire.stored_from(data)
+
+    async def write(self, conversation_id: str, change: Change) -> None:
+        self.held.append(wire.change_json(change))
+
+    def take(self, conversation_id: str) -> dict[str, Any]:
+        held, self.held = self.held, []
+        return {"conversation_id": conversation_id, "changes": held}
+
+    async def flush(self, conversation_id: str) -> None:
+        if self.held:
+            await workflow.execute_activity(
+                "convo.write", self.take(conversation_id),
+                start_to_close_timeout=STORE_TIMEOUT, retry_policy=AGAIN)
+
+
+class Activities(Forwarding):
+    """In front of the run's live answerer: model calls, tool calls and hooks are activities
+    (answered from the store by reference: ``convo._temporal.activities``)."""
+
+    __slots__ = ("conversation_id", "heartbeat", "run_state", "store")
+
+    def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
+                 heartbeat_s: float) -> None:
+        super().__init__(inner)
+        self.store = store
+        self.conversation_id = conversation_id
+        self.run_state: RunState = inner.state
+        self.heartbeat = timedelta(seconds=heartbeat_s)
+
+    async def _call(self, name: str, activity_id: str | None = None) -> Any:
+        return await workflow.execute_activity(
+            name, self.store.take(self.conversation_id), activity_id=activity_id,
+            start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
+            retry_policy=AGAIN)
+
+    async def acall_model(self, request: CallModel) -> Message:
+        try:
+            answer = await self._call("convo.model")
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ModelError":
+                raise ModelError(cause.message) from None
+            raise
+        self.run_state.model_calls += 1
+        return Message.from_dict(answer["message"])
+
+    async def arun_tools(self, request: RunTools) -> list[ToolRun]:
+        ids = "+".join(i.call.id for i in request.invocations)
+        answer = await self._call("convo.tools", f"tools-{ids}-{workflow.uuid4().hex[:8]}")
+        self._take_state(answer.get("state"))
+        runs = wire.runs_from(answer["runs"])
+        self.run_state.tool_calls += sum(1 for r in runs if r.skipped is None)
+        return runs
+
+    async def arun_hooks(self, request: RunHooks) -> None:
+        answer = await self._call("convo.hooks")
+        self._take_state(answer.get("state"))
+
+    def _take_state(self, state: dict[str, Any] | None) -> None:
+        if state is not None:  # what the tools or hooks did to it, in the activity
+            session_state = self.run_state.session.state
+            session_state.clear()
+            session_state.update(state)
+
+
+def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
+    """An Update's answer: the row but its messages, what the turn added, the status."""
+    added = body.pop("added", [])
+    body.pop("messages", None)  # in the store: the history holds each message once
+    said: dict[str, Any] = {"conversation": body, "added": added, "code": code}
+    if "error" in body:
+        said["error"] = body.pop("error")
+    return said
+
+
+def _clock() -> float:
+    """The workflow's time; 0 when a run evicted from the worker's cache closes outside it."""
+    return workflow.time() if workflow.in_workflow() else 0.0
+
+
+def _new_id() -> str:
+    return f"msg_{workflow.uuid4().hex}"
+
+
+class WorkflowEngine(Engine):
+    """The served engine inside a workflow: its runs on the workflow's clock and ids, their
+    side effects activities."""
+
+    def __init__(self, runner: Runner, store: ActivityStore, heartbeat_s: float) -> None:
+        super().__init__(runner, store, cache_size=1)  # type: ignore[arg-type]
+        self.heartbeat_s = heartbeat_s
+
+    def _start(self, conversation_id: str, session: Session, *,
+               saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
+        store = self.store
+        assert isinstance(store, ActivityStore)
+        run = self.runner.start(session, saved=saved, replaying=replaying, clock=_clock,
+                                layers=(lambda live: Activities(live, store, conversation_id,
+                                                                self.heartbeat_s),))
+        if saved is not None:
+            run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
+        live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
+        run.state.listen(live.on_event)
+        return live
+
+
+@workflow.defn(name=WORKFLOW)
+class ConvoConversation:
+    """One conversation (see the module docstring)."""
+
+    @workflow.init
+    def __init__(self, start: dict[str, Any]) -> None:
+        self.conversation_id: str = start["conversation_id"]
+        self.bot: Bot = bot(workflow.info().task_queue)
+        self.store = ActivityStore()
+        self.engine = WorkflowEngine(self.bot.runner, self.store, self.bot.heartbeat_s)
+        self.live: Live | None = None
+        self.turn = asyncio.Lock()  # one turn at a time
+        self.ran = 0  # Updates that ran a turn since this run started
+        self.opened: tuple[int, dict[str, Any]] | None = None  # the first drive's answer
+
+    @workflow.run
+    async def run(self, start: dict[str, Any]) -> dict[str, Any]:
+        cid = self.conversation_id
+        opened: tuple[int, dict[str, Any]] | None = None
+        async with self.turn:
+            if start.get("continued"):
+                stored = await self.store.load(cid)
+                assert stored is not None
+                self.live = await self.engine._rebuilt(stored)
+                await self.engine.settle(self.live)
+            else:
+                await self.store.create(cid, start.get("state") or {},
+                                        owner=start.get("owner") or DEFAULT_OWNER)
+                live = self.engine._start(cid, Session(state=dict(start.get("state") or {})))
+                opened = await self.engine._advance(live, None, None, first=True)
+                self.live = live
+            await self.store.flush(cid)
+            self.opened = opened  # (in the store now: what the HTTP front reads)
+        live = self.live
+        await workflow.wait_condition(
+            lambda: live.pending is None or self.ran >= self.bot.continue_every)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        if live.pending is not None:
+            workflow.continue_as_new({"conversation_id": cid, "continued": True})
+        return live.view()
+
+    @workflow.query(name="conversation")
+    def conversation(self) -> dict[str, Any]:
+        if self.live is None:
+            return {"id": self.conversation_id, "status": "running", "messages": [],
+                    "state": {}, "outcome": None, "waiting_for": None, "parent": None}
+        return self.live.view()
+
+    # -- the Updates -------------------------------------------------------------------------
+
+    def _check(self, waits: tuple[str, ...], what: str) -> None:
+        """A validator's refusal: a turn runs, or the conversation waits for something else."""
+        live = self.live
+        if live is None:  # the workflow is starting: the Update waits for its first pause
+            return
+        if self.turn.locked():
+            raise ApplicationError("a turn is running in this conversation: wait for it to "
+                                   "end, then send again", type="Conflict", non_retryable=True)
+        if live.pending is None:
+            raise ApplicationError(f"conversation {self.conversation_id!r} has ended",
+                                   type="Conflict", non_retryable=True)
+        try:
+            self.engine.expect(live, waits, what)
+        except (Conflict, Invalid, Forbidden, NotFound) as exc:
+            raise _refusal(exc) from None
+
+    async def _turn(self, answer: Any) -> dict[str, Any]:
+        """Run one turn (``answer(live)`` answers the pending request) and say what it added."""
+        await workflow.wait_condition(lambda: self.live is not None)  # (not under the lock:
+        async with self.turn:  # the run takes it to start the conversation)
+            live = self.live
+            assert live is not None
+            try:
+                code, body = await answer(live)
+            except (Conflict, Invalid, Forbidden, NotFound) as exc:
+                raise _refusal(exc) from None
+            finally:
+                await self.store.flush(self.conversation_id)
+            self.ran += 1
+        return _said(code, body)
+
+    @workflow.update(name="opened")
+    async def opened_(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What the conversation's first drive added (the HTTP front's create answers it)."""
+        await workflow.wait_condition(lambda: self.opened is not None)
+        assert self.opened is not None
+        code, said = self.opened
+        return _said(code, dict(said))
+
+    @workflow.update(name="message")
+    async def message(self, body: dict[str, Any]) -> dict[str, Any]:
+        content = Message.from_dict({"role": "user", "content": body["content"]}).content
+        return await self._turn(lambda live: self.engine.message(
+            live, content, None, message_id=body.get("id")))
+
+    @message.validator
+    def _message_ok(self, body: dict[str, Any]) -> None:
+        if not isinstance(body, dict) or "content" not in body:
+            raise ApplicationError('a message is {"content": ...}', type="Invalid",
+                                   non_retryable=True)
+        self._check(("user", "operator"), "a message")
+
+    @workflow.update(name="approve")
+    async def approve(self, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._turn(lambda live: self.engine.approve(
+            live, list(body.get("decisions") or []), None,
+            operator=bool(body.get("operator", True)), staff=bool(body.get("staff", False))))
+
+    @approve.validator
+    def _approve_ok(self, body: dict[str, Any]) -> None:
+        self._check(("approval",), "approvals")
+
+    @workflow.update(name="retry")
+    async def retry(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self._turn(lambda live: self.engine.retry(live, None))
+
+    @retry.validator
+    def _retry_ok(self, body: dict[str, Any] | None = None) -> None:
+        self._check(("retry",), "a retry")
+
+    @workflow.update(name="operator_message")
+    async def operator_message(self, body: dict[str, Any]) -> dict[str, Any]:
+        said = Message("assistant", body["content"], id=body.get("id"),
+                       metadata={"author": body.get("author") or "operator"})
+        return await self._turn(lambda live: self.engine.hand_off(live, said, None))
+
+    @operator_message.validator
+    def _operator_message_ok(self, body: dict[str, Any]) -> None:
+        self._check(("operator",), "an operator's message")
+
+    @workflow.update(name="handback")
+    async def handback(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self._turn(lambda live: self.engine.hand_off(live, None, None))
+
+    @handback.validator
+    def _handback_ok(self, body: dict[str, Any] | None = None) -> None:
+        self._check(("operator",), "a hand-back")

@@ -1,0 +1,113 @@
+"""``convo worker FILE[:NAME] --temporal HOST:PORT``: run a bot's conversations as Temporal
+workflows (``convo._temporal``): one workflow per conversation, its model calls, tool calls and
+hooks as activities, the store as the record."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+from .._botfile import (
+    MODEL_HELP,
+    UsageProblem,
+    add_model_options,
+    bot_bounds,
+    choose_model,
+    find_template,
+    load_file,
+    split_target,
+)
+from ._options import positive_int, url
+
+MISSING = ("convo worker needs temporalio, in the temporal extra: pip install -e "
+           '".[temporal]" in convo\'s checkout, or '
+           'pip install "convo[temporal]" from an index that serves this convo '
+           '(the "convo" on the public package index is another project)')
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    worker = sub.add_parser(
+        "worker", parents=[common], help="run a bot's conversations on Temporal",
+        description="Run a Temporal worker for the template NAME (default: template) of a "
+                    "Python file: each conversation is a workflow (convo-<conversation id>), "
+                    "its model calls, tool calls and hooks are activities, and its messages "
+                    "are kept in --store (the same store as convo serve --engine).")
+    worker.add_argument("target", metavar="FILE[:NAME]")
+    worker.add_argument("--temporal", default="127.0.0.1:7233", metavar="HOST:PORT",
+                        help="the Temporal server's frontend address (default: "
+                             "127.0.0.1:7233, a local dev server's)")
+    worker.add_argument("--namespace", default="default", help="(default: default)")
+    worker.add_argument("--task-queue", default="convo", metavar="NAME",
+                        help="(default: convo)")
+    worker.add_argument("--store", default="sqlite:///convo.db", metavar="URL",
+                        help="sqlite:///PATH (default: sqlite:///convo.db) or postgresql://...; "
+                             "not memory: the HTTP front reads the same store")
+    worker.add_argument("--continue-every", type=positive_int, default=100, metavar="N",
+                        help="a conversation's workflow continues as new after N turns "
+                             "(default: 100)")
+    worker.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
+                        help="end a conversation when it reaches N messages (default: 1000)")
+    worker.add_argument("--model", help=MODEL_HELP)
+    worker.add_argument("--base-url", metavar="URL", type=url,
+                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
+    worker.add_argument("--mock", action="store_true",
+                        help="use the file's mock_model even when an API key is set")
+    worker.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    add_model_options(worker)
+    worker.set_defaults(main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        print(MISSING, file=sys.stderr)
+        return 2
+    if args.store == "memory":
+        raise UsageProblem("--store memory cannot be shared with convo serve --engine: give "
+                           "sqlite:///PATH or postgresql://...")
+    from .._runner import Runner
+    from .._temporal.bots import Bot
+    from ..serve._stores import open_store
+
+    path, name = split_target(args.target)
+    module = load_file(path)
+    template = find_template(module, path, name)
+    model, model_name = choose_model(args, module, path)
+    if model_name:
+        print(f"convo: {model_name}", file=sys.stderr, flush=True)
+    runner = Runner(model, template, raise_errors=False, max_messages=args.max_messages,
+                    **bot_bounds(module, path))
+    try:
+        store = open_store(args.store)
+    except ValueError as exc:
+        raise UsageProblem(f"--store: {exc}") from None
+    bot = Bot(runner, store, continue_every=args.continue_every)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args, bot))
+    return 0
+
+
+async def _serve(args: argparse.Namespace, bot: Any) -> None:
+    from temporalio.client import Client
+
+    from .._temporal.worker import SANDBOX, running
+
+    await bot.store.open()
+    try:
+        client = await Client.connect(args.temporal, namespace=args.namespace)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        async with running(client, bot, task_queue=args.task_queue):
+            print(f"convo worker: task queue {args.task_queue!r} on {args.temporal} "
+                  f"(namespace {args.namespace}); workflow sandbox: {SANDBOX}",
+                  file=sys.stderr, flush=True)
+            await stop.wait()
+    finally:
+        await bot.store.close()
