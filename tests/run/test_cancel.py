@@ -84,7 +84,7 @@ def test_where_nothing_can_cancel_the_call_is_made_as_it_is() -> None:
 
 def test_the_terminal_and_serving_mark_a_cut_reply_alike() -> None:
     from convo._terminal import cancel as cancel
-    from convo.serve import turns
+    from convo.serve import _turns as turns
 
     assert cancel.CANCELLED is CANCELLED
     assert not hasattr(turns, "CANCELLED")

@@ -66,6 +66,7 @@ V4_ROW = ("old", json.dumps({"customer": "Ann"}), "waiting",
 
 
 def test_a_schema_4_sqlite_store_gains_owners_titles_and_times(tmp_path: Path) -> None:
+    from convo.serve._stores.base import SCHEMA_VERSION
     from convo.serve._stores.sqlite import SCHEMA
 
     path = tmp_path / "v4.db"
@@ -87,7 +88,7 @@ def test_a_schema_4_sqlite_store_gains_owners_titles_and_times(tmp_path: Path) -
                       "updated_at": "2023-11-14T22:13:20.250000Z", "parent": None}]
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT owner, value FROM conversations, convo_meta").fetchone() == (
-            "default", "6")
+            "default", str(SCHEMA_VERSION))
         indexes = {r[1] for r in db.execute("PRAGMA index_list(conversations)")}
     db.close()
     assert {"conversations_owner_updated", "conversations_updated"} <= indexes

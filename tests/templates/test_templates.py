@@ -34,8 +34,9 @@ from convo._errors import RunError
 from convo._requests import AskUser, CallModel, CheckGuards, Flow
 from convo.models._base import Model, ToolSchemas
 
-NO_CONTENTS = ("Gemini refuses a request with no contents (its SDK checks it before "
-               "sending): a first model call with no message cannot run on Gemini")
+NO_CONTENTS = ("Gemini and Anthropic refuse a request with no message (Gemini's SDK before "
+               "sending, Anthropic's API with a 400): a first model call with no message "
+               "cannot run there")
 
 
 def _run(template: Template, model: Model | None = None,
@@ -147,7 +148,7 @@ def test_a_template_model_overrides_the_runners() -> None:
 
 def test_generate_template_appends_the_reply_with_its_role(provider_model: FakeProvider
                                                           ) -> None:
-    provider_model.cannot("gemini", why=NO_CONTENTS)
+    provider_model.cannot("gemini", "anthropic", why=NO_CONTENTS)
     model = provider_model(["a reply", "a question", "a note"])
     session = _run(LinearTemplate([GenerateTemplate(), GenerateTemplate("user"),
                                    GenerateTemplate(role="system")]), model)
