@@ -27,7 +27,7 @@ from .agui_events import AGUIEncoder, Opened, snapshot, user_content
 from .agui_input import InputMessage, RunInput, run_input
 from .bodies import HTTPProblem, content_of, read_object
 from .sse import stream_turn
-from .threads import Keyed, open_thread, unstored
+from .threads import Keyed, open_thread, run_steps, unstored
 
 if TYPE_CHECKING:
     from .._engine import Engine
@@ -105,22 +105,8 @@ async def _run(api: Host, request: Request, caller: Caller, run: RunInput, store
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
             sink(opened)
-
-            async def turns() -> tuple[int, dict[str, Any]]:
-                answer: tuple[int, dict[str, Any]] | None = None
-                for step in steps:
-                    if not step.ready(live):
-                        break  # the rest wait for a later run (they stay new until stored)
-                    answer = await step.run(live, api.plain_events(sink))
-                    if answer[0] >= 400:
-                        break
-                if answer is not None:
-                    return answer
-                return (502, failed) if failed is not None else (200, live.view(
-                    live.committed))  # (nothing ran: the conversation as it is)
-
-            code, body = await (api.traced(request, run.thread_id, live.run.state, turns)
-                                if steps else turns())
+            code, body = await run_steps(api, request, run.thread_id, live, sink, steps,
+                                         lambda step, live: step.ready(live), failed)
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
@@ -133,6 +119,10 @@ class _Step:
 
     def __init__(self, run: Callable[[Live, Sink], Any], ready: Callable[[Live], bool]) -> None:
         self.run, self.ready = run, ready
+
+    async def __call__(self, live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
+        answer: tuple[int, dict[str, Any]] = await self.run(live, sink)
+        return answer
 
 
 def _plan(engine: Engine, live: Live, run: RunInput, new: list[InputMessage], caller: Caller

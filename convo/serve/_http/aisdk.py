@@ -35,7 +35,7 @@ from .aisdk_events import HEADERS, UIStreamEncoder
 from .aisdk_input import ChatInput, UIInput, chat_input
 from .bodies import HTTPProblem, read_object
 from .sse import stream_turn
-from .threads import Keyed, open_thread, unstored
+from .threads import Keyed, open_thread, run_steps, unstored
 
 if TYPE_CHECKING:
 
@@ -104,21 +104,8 @@ async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, st
 
     async def go(sink: Sink) -> ServedEvent:
         async with stack:
-            async def turns() -> tuple[int, dict[str, Any]]:
-                answer: tuple[int, dict[str, Any]] | None = None
-                for step in steps:
-                    if step.func is _say and live.waits not in ("user", "operator"):
-                        break  # the rest wait for a later request (they stay new till stored)
-                    answer = await step(live, api.plain_events(sink))
-                    if answer[0] >= 400:
-                        break
-                if answer is not None:
-                    return answer
-                return (502, failed) if failed is not None else (200, live.view(
-                    live.committed))  # (nothing ran: the conversation as it is)
-
-            code, body = await (api.traced(request, given.chat_id, live.run.state, turns)
-                                if steps else turns())
+            code, body = await run_steps(api, request, given.chat_id, live, sink, steps,
+                                         _ready, failed)
         body = api.present(scope, code, body)
         return TurnEnded(body) if code < 400 else TurnFailed(body, code)
 
@@ -266,6 +253,11 @@ async def _approve(engine: Engine, decisions: list[dict[str, Any]], operator: bo
 
 async def _retry(engine: Engine, live: Live, sink: Sink) -> tuple[int, dict[str, Any]]:
     return await engine.retry(live, sink)
+
+
+def _ready(step: Any, live: Live) -> bool:
+    """A new user message is said only while the conversation waits for one."""
+    return step.func is not _say or live.waits in ("user", "operator")
 
 
 async def _say(engine: Engine, message: UIInput, live: Live, sink: Sink

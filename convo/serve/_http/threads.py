@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.responses import Response, StreamingResponse
@@ -28,6 +28,7 @@ from .owners import lacks
 if TYPE_CHECKING:
     from starlette.requests import Request
 
+    from .._events import Sink
     from .._live import Live
     from .._stores.base import Stored
     from .auth import Caller
@@ -155,3 +156,29 @@ class Keyed:
                 return text
 
         return Kept()
+
+
+Answer = tuple[int, dict[str, Any]]
+
+
+async def run_steps(api: Host, request: Request, thread_id: str, live: Live, sink: Sink,
+                    steps: Sequence[Callable[[Live, Sink], Awaitable[Answer]]],
+                    ready: Callable[[Any, Live], bool], failed: dict[str, Any] | None
+                    ) -> Answer:
+    """A run's engine calls in order, under one turn span when there are any: each while
+    ``ready`` for it (the rest wait for a later request: they stay new until stored), up to
+    the first refused. With none made: the failure read before (502) or the conversation."""
+    async def turns() -> Answer:
+        answer: Answer | None = None
+        for step in steps:
+            if not ready(step, live):
+                break
+            answer = await step(live, api.plain_events(sink))
+            if answer[0] >= 400:
+                break
+        if answer is not None:
+            return answer
+        return (502, failed) if failed is not None else (200, live.view(
+            live.committed))  # (nothing ran: the conversation as it is)
+
+    return await (api.traced(request, thread_id, live.run.state, turns) if steps else turns())
