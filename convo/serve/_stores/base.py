@@ -78,6 +78,9 @@ if TYPE_CHECKING:  # (the values the optional capabilities give; no import at ru
 SCHEMA_VERSION: Final = 7
 DEFAULT_OWNER: Final = "default"  # the owner of rows of schema 4 and before
 LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
+#: The tables of the SQL stores whose rows move with a conversation in ``swap`` (idempotency
+#: stays with the id).
+MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
 
 

@@ -34,6 +34,7 @@ from .base import (
     HELD,
     LEASE_S,
     LOST,
+    MOVED,
     SCHEMA_VERSION,
     Change,
     Queued,
@@ -47,9 +48,6 @@ from .holders import gone, this_process
 from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
 from .releases import Unreleased
 from .rows import message_row, read_message
-
-#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
-MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -31,6 +31,7 @@ from .base import (
     HELD,
     LEASE_S,
     LOST,
+    MOVED,
     SCHEMA_VERSION,
     Change,
     Queued,
@@ -48,8 +49,6 @@ BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
-#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
-MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
