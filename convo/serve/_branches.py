@@ -15,14 +15,15 @@ before it ran), in stored order; a pending approval has no tool message, so it i
 The calls made inside a subroutine (a ``SubroutineTemplate``'s child, a ``SubroutineTool``'s
 call) that started after ``before``'s message was made are listed too, the same way, where the
 child started (before the conversation's message at its ``index``: a ``SubroutineTool``'s own
-call, whose message is written when its child is done, after them); the child's inherited
-messages are the conversation's, not listed again.
+call, whose message is written when its child is done, after them), and so are those of the
+subroutines inside it, where each started in its parent; the child's inherited messages are
+its parent's, not listed again, nor is a call a parent kept of its child (``keep="all"``).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._approval import Approval
@@ -44,38 +45,64 @@ if TYPE_CHECKING:
 def not_undone(messages: Sequence[Message], before: int,
                subroutines: Sequence[SubroutineRun] = ()) -> list[dict[str, Any]]:
     """The calls at or after ``before`` whose tool was invoked, in stored order, with those
-    of the subroutines that started after ``before``'s message was made."""
-    children: dict[int, list[SubroutineRun]] = {}
-    for run in subroutines:
-        if run.index > before:
-            children.setdefault(run.index, []).append(run)
-    calls = _calls(messages)
+    of the subroutines that started after ``before``'s message was made (and of the ones
+    inside them, at any depth), each call once."""
     listed: list[dict[str, Any]] = []
-    for index in range(before, max(len(messages), max(children, default=0) + 1)):
-        for run in children.get(index, ()):
-            own = run.messages[run.inherited:]
-            listed += _ran(own, _calls(own))
-        if index < len(messages) and messages[index].role == "tool":
-            listed += _ran(messages[index:index + 1], calls)
+    _list(messages, before, [run for run in subroutines if run.index > before], listed)
     return listed
 
 
-def _calls(messages: Sequence[Message]) -> dict[str, ToolCall]:
-    return {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
-
-
-def _ran(messages: Sequence[Message], calls: dict[str, ToolCall]) -> list[dict[str, Any]]:
-    """The calls (from ``calls``) answered by the tool messages of ``messages`` whose tool was
-    invoked."""
-    listed: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role != "tool" or message.rejected \
-                or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
+def _list(messages: Sequence[Message], start: int, runs: Sequence[SubroutineRun],
+          listed: list[dict[str, Any]]) -> None:
+    """Add to ``listed`` the calls that ran of ``messages[start:]`` (one session's), each
+    subroutine's of ``runs`` where it started (before the message at its ``index``); the
+    messages a subroutine's parent kept of it (``keep="all"``) are its, listed with it. A
+    tool message answers the latest call of its id before it (a child's call ids are its
+    own: the ones its parent kept may be the parent's too)."""
+    at: dict[int, list[SubroutineRun]] = {}
+    for run in runs:
+        at.setdefault(run.index, []).append(run)
+    calls: dict[str, ToolCall] = {}
+    copies: set[int] = set()
+    for index in range(max(len(messages), max(at, default=0) + 1)):
+        for run in at.get(index, ()):
+            _list(run.messages, run.inherited, run.subroutines, listed)
+            copies.update(_kept(messages, index, run.messages[run.inherited:]))
+        if index >= len(messages):
             continue
-        call = calls.get(message.tool_call_id or "")
-        if call is not None:
-            listed.append({"id": call.id, "name": call.name, "arguments": call.arguments})
-    return listed
+        message = messages[index]
+        if message.role == "assistant":
+            calls.update((call.id, call) for call in message.tool_calls)
+        elif index >= start and index not in copies:
+            _ran(message, calls, listed)
+
+
+def _kept(messages: Sequence[Message], index: int, own: Sequence[Message]) -> Iterator[int]:
+    """The indexes of the tool messages that the parent (``messages``) kept of a child's
+    ``own`` messages: as many of them as the parent holds from ``index`` on (``keep="all"``
+    appends them all there; the others keep no tool message)."""
+    for at, message in enumerate(own, index):
+        if at >= len(messages) or not _same(messages[at], message):
+            return
+        if message.role == "tool":
+            yield at
+
+
+def _same(a: Message, b: Message) -> bool:
+    """The same message but for what a store or the run adds (its id, metadata)."""
+    return a.role == b.role and a.content == b.content and a.tool_calls == b.tool_calls \
+        and a.tool_call_id == b.tool_call_id and a.name == b.name
+
+
+def _ran(message: Message, calls: dict[str, ToolCall], listed: list[dict[str, Any]]) -> None:
+    """Add the call (from ``calls``) that ``message`` answers to ``listed``, if it is a tool
+    message whose tool was invoked."""
+    if message.role != "tool" or message.rejected \
+            or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
+        return
+    call = calls.get(message.tool_call_id or "")
+    if call is not None:
+        listed.append({"id": call.id, "name": call.name, "arguments": call.arguments})
 
 
 async def _build(engine: Engine, conversation_id: str, before: int
