@@ -4,8 +4,10 @@ paused where it waits as any stored conversation is; before a model's reply, tha
 is made at once (a ``retry`` of the new conversation: on failure it waits for another).
 
 Every face that branches calls ``branch`` (the native route) or ``regenerate`` (the AI SDK's
-``regenerate-message``: the branch takes the conversation's id); it sits beside the engine,
-not in it, so that the engine's imports stay one floor lower.
+``regenerate-message``: the branch takes the conversation's id); ``preview`` is the native
+route's dry run (``not_undone`` without the branch: what the chat page lists before the user
+confirms). It sits beside the engine, not in it, so that the engine's imports stay one floor
+lower.
 
 The original is read under its turn's lease (a branch while its turn runs is refused) and
 never written. ``not_undone`` lists the tool calls of the original at or after ``before``
@@ -140,14 +142,30 @@ async def _store(engine: Engine, branch_id: str, stored: Stored, session: Sessio
         approvals={k: a.to_dict() for k, a in session.approvals.items()}, status="waiting"))
 
 
+def _running(conversation_id: str) -> Conflict:
+    return Conflict(f"a turn is running in conversation {conversation_id!r}: branch it once "
+                    "the turn is over")
+
+
+async def preview(engine: Engine, conversation_id: str, before: int) -> dict[str, Any]:
+    """What ``branch`` would answer of its ``not_undone``, without making the branch (a dry
+    run: the chat page's list before the user confirms): the same checks (409 while a turn
+    runs, 400 for a bad ``before``), the same replay; nothing stored."""
+    async with engine.turns.hold(conversation_id) as turn:
+        if turn is None:
+            raise _running(conversation_id)
+        stored, _, _ = await _build(engine, conversation_id, before)
+    return {"before": before, "not_undone": not_undone(stored.messages, before,
+                                                       stored.subroutines)}
+
+
 async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink | None
                  ) -> tuple[int, dict[str, Any]]:
     """Branch ``conversation_id`` before ``before``: 201 and the new conversation (with
     ``parent``, ``not_undone`` and ``added``), or 502 when the model call it made failed."""
     async with engine.turns.hold(conversation_id) as turn:
         if turn is None:
-            raise Conflict(f"a turn is running in conversation {conversation_id!r}: branch it "
-                           "once the turn is over")
+            raise _running(conversation_id)
         stored, session, unsaid = await _build(engine, conversation_id, before)
         calls = not_undone(stored.messages, before, stored.subroutines)
     branch_id = secrets.token_urlsafe(16)

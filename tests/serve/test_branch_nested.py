@@ -150,3 +150,35 @@ def test_a_conversation_waiting_inside_the_innermost_of_three_is_rebuilt_inside_
         assert [c["arguments"]["mark"] for c in branch["not_undone"]] == [
             "one", "two", "three", "four"]
         assert RAN == ["one", "two", "three", "four"]
+
+
+def test_a_dry_run_answers_the_branchs_not_undone_and_makes_nothing(client: TestClient
+                                                                    ) -> None:
+    cid = client.post("/api/conversations", json={}).json()["id"]
+    say(client, cid, "stamp top 1")
+    say(client, cid, "stamp top 2")
+    for before in (0, 5, 8):  # user messages, the reply before the outer subroutine
+        listed = client.get("/api/conversations").json()["conversations"]
+        ran, calls = list(RAN), CALLS[0]
+        dry = client.post(f"/api/conversations/{cid}/branch",
+                          json={"before": before, "dry_run": True})
+        assert dry.status_code == 200, dry.text
+        assert (RAN, CALLS[0]) == (ran, calls)  # nothing called
+        assert client.get("/api/conversations").json()["conversations"] == listed
+        made = client.post(f"/api/conversations/{cid}/branch", json={"before": before})
+        assert made.status_code == 201, made.text
+        assert dry.json() == {"before": before, "not_undone": made.json()["not_undone"]}
+        assert len(dry.json()["not_undone"]) == {0: 8, 5: 4, 8: 3}[before]
+
+    for before, there in ((2, "a tool message (the result of 'stamp')"),
+                          (9, "an assistant message the template wrote itself (a scripted or "
+                              "farewell message), not a model's reply")):
+        bad = client.post(f"/api/conversations/{cid}/branch",
+                          json={"before": before, "dry_run": True})
+        made = client.post(f"/api/conversations/{cid}/branch", json={"before": before})
+        assert (bad.status_code, bad.json()) == (400, made.json()) == (400, {
+            "error": f"before={before} is {there}; a branch starts before a user message or "
+                     "a model's reply"})
+    wrong = client.post(f"/api/conversations/{cid}/branch", json={"before": 0, "dry_run": 1})
+    assert (wrong.status_code, wrong.json()) == (
+        400, {"error": '"dry_run" must be true or false, got 1'})
