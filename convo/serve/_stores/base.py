@@ -115,8 +115,9 @@ class Stored:
     updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
     #: ``{"id", "before"}`` of the conversation it was branched from (``Session.parent``).
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
-    #: Its queue (API.md §26), read with its messages (``load(id)``; read before them, so a
-    #: message taken meanwhile is in one or both, never in neither); ``[]`` with the row alone.
+    #: Its queue (API.md §26), read with its messages and its row in one snapshot
+    #: (``load(id)``: a message taken meanwhile is in one of them, and the row says the turn
+    #: that took it runs); ``[]`` with the row alone.
     queued: list[Queued] = attrs.field(factory=list, kw_only=True)
 
 
