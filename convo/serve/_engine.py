@@ -28,7 +28,7 @@ import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -72,6 +72,7 @@ from ._stores.base import (
 from ._turns import POLL_S, TOOL_STOPPED, Cancel, Turns
 
 logger = logging.getLogger("convo.serve")
+T = TypeVar("T")
 #: How many messages a conversation's queue holds at most (``--max-queued``, API.md §26).
 MAX_QUEUED: Final = 16
 #: What a message sent while a turn runs may ask for (API.md §26); the first is the default.
@@ -631,13 +632,14 @@ class Engine:
         if isinstance(self.store, Queues):
             live.queued = await self.store.queued(live.id)
 
-    async def enqueue(self, conversation_id: str, content: Content, *, steer: bool
-                      ) -> dict[str, Any]:
+    async def enqueue(self, conversation_id: str, content: Content, *, steer: bool,
+                      message_id: str | None = None) -> dict[str, Any]:
         """Queue a message sent while a turn runs: stored before this returns, answered once
-        the turn ends (``steer``: handed to the turn at its next safe point). The body of the
-        202: ``{"queued": the message}``."""
+        the turn ends (``steer``: handed to the turn at its next safe point), stored under
+        ``message_id`` when the client gave one (AG-UI's, the AI SDK's), else a new id. The
+        body of the 202: ``{"queued": the message}``."""
         store = self._queues()
-        queued = Queued(Message("user", content, id=new_message_id()), steer)
+        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
         if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
             if await self.store.load(conversation_id, messages=False) is None:
                 raise NotFound(f"no conversation {conversation_id!r}")
@@ -672,6 +674,21 @@ class Engine:
         live.queued = queue[len(taken):]
         live.dequeuing.update(m.id for m in taken if m.id is not None)
         return tuple(taken)
+
+    async def interrupt(self, conversation_id: str, again: Callable[[], Awaitable[T]]) -> T:
+        """Stop the running turn as a cancel does (API.md §20), then ``again()`` (what the
+        message that interrupts it makes: its turn); a few tries, as a turn that another
+        request started meanwhile is stopped too. ``again`` raises ``Busy`` while a turn
+        runs."""
+        async with self.interrupting(conversation_id):
+            for _ in range(3):
+                await self.turns.stop(conversation_id)
+                try:
+                    return await again()
+                except Busy:
+                    continue
+        raise Busy("a turn is running in this conversation and others keep starting: send "
+                   "again")
 
     @contextlib.asynccontextmanager
     async def interrupting(self, conversation_id: str) -> AsyncIterator[None]:
