@@ -312,6 +312,39 @@ def test_ai_sdk_an_idempotency_key_holds_for_a_queued_request(bot: Bot) -> None:
     run(bot, "memory", test)
 
 
+def test_ai_sdk_regenerate_leaves_the_queue_with_the_chats_id_which_the_branch_takes(
+        bot: Bot, store_url: str) -> None:
+    """The queue belongs to the id the user is on: a regenerate gives the chat's id to the
+    branch (``Renaming.swap``), so its queued messages are answered there; the original, under
+    its new id, has none."""
+    async def test(c: Client) -> None:
+        history = [ui_user("u1", "slowrefund 42"), ui_user("u2", "two")]
+        first = asyncio.create_task(ai_sdk(c, chat_body("c1", history[0])))
+        await bot.in_model.wait()
+        assert (await ai_sdk(c, chat_body("c1", *history, while_busy="queue")))[0] == 202
+        bot.model_gate.set()
+        status, chunks = await first
+        assert [k["type"] for k in chunks][-3:] == ["tool-approval-request", "finish-step",
+                                                    "finish"]
+        status, chunks = await ai_sdk(c, chat_body("c1", *history,
+                                                   trigger="regenerate-message"))
+        assert status == 200, chunks
+        branch = await shown(c, "c1")
+        original = await shown(c, branch["parent"]["id"])
+        assert [q["id"] for q in branch["queued"]] == ["u2"]
+        assert original["queued"] == []
+        call = branch["waiting_for"]["calls"][0]["id"]
+        decided = await c.post("/api/conversations/c1/approvals",
+                               json={"decisions": [{"call_id": call, "approve": True}]})
+        assert decided.status_code == 200
+        assert said(await settled(c, "c1"))[-2:] == [("user", "two"), ("assistant", "re: two")]
+        original = await shown(c, original["id"])
+        assert "two" not in [t for _, t in said(original)]
+        assert original["waiting_for"]["type"] == "approval"
+
+    run(bot, store_url, test)
+
+
 # -- the real JavaScript clients ---------------------------------------------------------
 
 

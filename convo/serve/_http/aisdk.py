@@ -147,7 +147,7 @@ async def _regenerate(api: Host, request: Request, caller: Caller, given: ChatIn
         whole = await engine.store.load(chat_id)
         if whole is None:
             raise HTTPProblem(404, f"no chat {chat_id!r}")
-        known = {m.id for m in whole.messages}
+        known = {m.id for m in whole.messages} | {q.message.id for q in whole.queued}
         new = [m.id for m in given.messages if m.role == "user" and m.id not in known]
         if new:
             raise HTTPProblem(400, "regenerate-message makes a reply again and adds no "

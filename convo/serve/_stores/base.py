@@ -52,7 +52,8 @@ regenerate, API.md §24) gives a conversation's id to a branch of it in one tran
 conversation and all of it (messages, subroutine records, attachments, ratings) move to
 ``kept_as``, the branch moves to ``conversation_id``. What belongs to the id stays with it: the
 turn's lease (the branch goes on under the lease its caller holds; the moved conversation is
-free) and the idempotency records (the keys a client sent to that id).
+free), the idempotency records (the keys a client sent to that id) and the queue (API.md
+§26: a queued message belongs to the id the user is on, so the branch answers it).
 ``created(id, state, owner=)`` (``Creating``, optional) inserts a conversation already leased
 to the caller (a client's chosen id, AG-UI's or the AI SDK's: two first runs of one new id
 race; exactly one creates and runs, the other finds the lease held).
