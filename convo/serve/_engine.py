@@ -92,22 +92,26 @@ class Served(Forwarding):
     says it with where the conversation waits, one write for both. A write that fails is no
     failure of the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("cancel", "commit", "failed", "rebuilding", "steered")
+    __slots__ = ("cancel", "commit", "failed", "live", "rebuilding", "steered")
 
     def __init__(self, inner: Any, *, commit: Callable[[], Awaitable[None]] | None = None,
-                 cancel: Cancel | None = None, rebuilding: bool = False,
-                 steered: Callable[[], Awaitable[tuple[Message, ...]]] | None = None) -> None:
+                 cancel: Cancel | None = None, rebuilding: bool = False, live: Live | None = None,
+                 steered: Callable[[Live], Awaitable[tuple[Message, ...]]] | None = None
+                 ) -> None:
         super().__init__(inner)
         self.commit = commit
         self.cancel = cancel
         self.rebuilding = rebuilding
+        self.live = live  # the conversation: its queue, as this worker knows it
         self.steered = steered  # the messages steered to the turn (API.md §26)
         self.failed: BaseException | None = None
 
     async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
-        if self.steered is None or self.rebuilding or self.stopping:
+        live = self.live  # (nothing steered, the common case: no call made)
+        if live is None or not live.queued or not live.queued[0].steer \
+                or self.steered is None or self.rebuilding or self.stopping:
             return ()
-        return await self.steered()
+        return await self.steered(live)
 
     async def aask_user(self, request: AskUser) -> Content:
         raise Pause(request)
@@ -576,7 +580,7 @@ class Engine:
         retry). What each step added is committed before the next one starts (``Served``, made
         for this drive with the turn's inputs)."""
         served = Served(live.run.answerer, commit=lambda: self._commit(live),
-                        cancel=self._cancel(live.id), steered=lambda: self._steered(live))
+                        cancel=self._cancel(live.id), live=live, steered=self._steered)
         pause = await adrive(live.run.driver, served, request, start=value)
         if served.failed is not None:
             raise served.failed
@@ -661,10 +665,10 @@ class Engine:
             cached.queued = [q for q in cached.queued if q.message.id != message_id]
 
     async def _steered(self, live: Live) -> tuple[Message, ...]:
-        """At the running turn's safe point: the steered messages at the head of the queue,
-        which leave it in the write that adds them to the messages (``Live.dequeuing``)."""
-        if not live.queued or not live.queued[0].steer:
-            return ()  # (the common case: nothing queued, no store read)
+        """At the running turn's safe point, when the head of the queue this worker knows is
+        steered (``Served`` looks first: nothing queued costs no call): the steered messages at
+        the head of the stored queue, which leave it in the write that adds them to the
+        messages (``Live.dequeuing``)."""
         queue = await self._queues().queued(live.id)  # withdrawn ones are gone
         taken = []
         for queued in queue:
