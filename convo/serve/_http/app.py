@@ -406,16 +406,8 @@ class API:
     async def _interrupt(self, request: Request, turn: Turn) -> Response:
         """Stop the running turn as a cancel does (API.md §20), then run ``turn`` (a few
         tries: a turn that another request started meanwhile is stopped too)."""
-        conversation_id = request.path_params["id"]
-        async with self.engine.interrupting(conversation_id):
-            for _ in range(3):
-                await self.engine.turns.stop(conversation_id)
-                try:
-                    return await self._turn(request, turn)
-                except Busy:
-                    continue
-        raise Busy("a turn is running in this conversation and others keep starting: send "
-                   "again")
+        return await self.engine.interrupt(request.path_params["id"],
+                                           lambda: self._turn(request, turn))
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:

@@ -302,6 +302,8 @@ class SQLiteStore:
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
+            if messages:  # one snapshot: the row, its queue and its messages agree (a turn
+                db.execute("BEGIN")  # taking a queued message writes all three at once)
             row = db.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
@@ -320,7 +322,7 @@ class SQLiteStore:
                             length=row[5], child_length=row[6], internal=internal,
                             owner=row[8], title=row[9], updated=row[10] or 0,
                             parent=json.loads(row[11]) if row[11] else None)
-            if messages:  # (one transaction: the queue and the messages agree)
+            if messages:
                 stored.queued = [Queued(Message.from_dict(json.loads(m)), bool(steer))
                                  for steer, m in db.execute(
                                      "SELECT steer, message FROM queued WHERE conversation_id "
