@@ -207,7 +207,22 @@ def _app(spec: dict[str, Any], *, quiet: bool) -> Any:
                       max_queued=spec.get("max_queued", 16), faces=spec["faces"],
                       tool_name=spec.get("tool_name") or bot,
                       description=description, model_name=spec.get("model_name") or bot,
-                      engine=spec.get("engine"), task_queue=spec.get("task_queue") or "convo")
+                      engine=_engine(spec))
+
+
+def _engine(spec: dict[str, Any]) -> Any:
+    """The engine ``--engine`` names, as ``create_app`` takes it (``engine(runner, store)``):
+    Temporal's for ``temporal://…`` (built here, so serving itself never imports it); ``None``
+    (convo's own) without the flag."""
+    if spec.get("engine") is None:
+        return None
+    from functools import partial
+
+    from .._temporal.engine import TemporalEngine, parse_engine
+
+    address, namespace = parse_engine(spec["engine"])
+    return partial(TemporalEngine, address=address, namespace=namespace,
+                   task_queue=spec.get("task_queue") or "convo")
 
 
 def _check_engine(args: argparse.Namespace) -> None:

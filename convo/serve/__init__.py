@@ -11,14 +11,16 @@ from .._faces import lazy as _lazy
 from ._problems import INSTALL_SERVE as INSTALL_SERVE
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from starlette.applications import Starlette
 
     from .._context import ContextWindow
     from .._limits import Limits
+    from .._runner import Runner
     from ..models._base import Model
     from ..templates._base import Template
+    from ._engine import Engine
     from ._http.auth import JWT as JWT
     from ._http.auth import Auth
     from ._http.auth import SharedToken as SharedToken
@@ -38,8 +40,8 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                faces: Iterable[str] | None = None, tool_name: str | None = None,
                description: str | None = None, model_name: str | None = None,
                guards: Sequence[Any] = (), while_busy: str = "reject",
-               max_queued: int = 16, engine: str | None = None,
-               task_queue: str = "convo") -> Starlette:
+               max_queued: int = 16,
+               engine: Callable[[Runner, TurnStore], Engine] | None = None) -> Starlette:
     """The ASGI app serving ``template`` (API.md §9): mount it in your own Starlette or FastAPI
     app, or run it under any ASGI server. ``store`` is ``"memory"``, ``"sqlite:///PATH"``,
     ``"postgresql://…"`` or a ``Store``; ``token`` makes every ``/api`` route but health ask
@@ -68,9 +70,11 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     ``while_busy`` is what a message sent while a turn runs does when it does not say
     (API.md §26): ``"reject"`` (409), ``"queue"``, ``"interrupt"`` or ``"steer"``;
     ``max_queued`` bounds each conversation's queue (429 past it).
-    ``engine``: ``"temporal://HOST:PORT[/NAMESPACE]"`` runs each conversation as a Temporal
-    workflow on the ``convo worker`` processes polling ``task_queue`` (the ``temporal``
-    extra; docs/serving.md, "Running on Temporal"); this app then makes no model call.
+    ``engine``: what runs the conversations' turns, made from the app's ``Runner`` and store
+    (``engine(runner, store)``; default: convo's own engine, with the leases and cache above).
+    ``convo serve --engine temporal://…`` passes the Temporal one, which runs each
+    conversation as a workflow on ``convo worker`` processes (docs/serving.md, "Running on
+    Temporal"); the app then makes no model call.
     """
     try:
         from ._http.app import API, build
@@ -95,17 +99,13 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
                          f"{max_queued!r}")
     runner = Runner(model, template, limits=limits, context=context, raise_errors=False,
                     max_messages=max_messages, guards=guards)
+    if engine is not None and not callable(engine):
+        raise TypeError(f"engine must be a callable making the engine from the app's runner "
+                        f"and store, engine(runner, store) (convo serve --engine temporal://... "
+                        f"builds Temporal's), got {engine!r}")
     opened = open_store(store) if isinstance(store, str) else store
-    if engine is not None:
-        from .._temporal.engine import TemporalEngine, parse_engine
-
-        address, namespace = parse_engine(engine)
-        turns: Engine = TemporalEngine(runner, opened,  # type: ignore[arg-type]
-                                       address=address, namespace=namespace,
-                                       task_queue=task_queue)
-    else:
-        turns = Engine(runner, opened, cache_size=cache_size, lease=lease,
-                       max_queued=max_queued)
+    turns = engine(runner, opened) if engine is not None else Engine(
+        runner, opened, cache_size=cache_size, lease=lease, max_queued=max_queued)
     return build(API(turns, auth=from_options(token, auth), max_message_bytes=max_message_bytes,
                      while_busy=while_busy,
                      debug_errors=debug_errors, hidden_tools=termination_tools(template),

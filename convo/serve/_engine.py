@@ -265,14 +265,18 @@ class Engine:
         cancel = self._cancel(conversation_id)
         return None if cancel is None else cancel.scopes
 
-    async def live(self, conversation_id: str, stored: Stored | None = None) -> Live:
+    async def live(self, conversation_id: str, stored: Stored | None = None, *,
+                   leased: Stored | None = None) -> Live:
         """The paused conversation (its turn's lease held): from the cache when it is current,
-        else rebuilt. ``stored``: its row as the route read it, before the lease. A cached
-        conversation that matches it is confirmed by reading the row again (another worker
-        may have run a turn between that read and the lease); one that does not is rebuilt
-        from one read of the whole conversation."""
+        else rebuilt. ``leased``: its row as the store read it with the lease (convo's own
+        stores: ``Turn.row``), which is what it is now. Else ``stored``: its row as the route
+        read it, before the lease: a cached conversation that matches it is confirmed by
+        reading the row again (another worker may have run a turn between that read and the
+        lease). One that does not match is rebuilt from one read of the whole conversation."""
         cached = self._cache.get(conversation_id)
-        if stored is None or (cached is not None and _current(cached, stored)):
+        if leased is not None:
+            stored = leased
+        elif stored is None or (cached is not None and _current(cached, stored)):
             stored = await self.store.load(conversation_id, messages=False)
             if stored is None:
                 raise NotFound(f"no conversation {conversation_id!r}")
@@ -434,7 +438,7 @@ class Engine:
             if turn is None:
                 raise Busy("a turn is running in this conversation: wait for it to end, then "
                            "send again")
-            yield await self.live(conversation_id, stored)
+            yield await self.live(conversation_id, stored, leased=turn.row)
 
     def expect(self, live: Live, waits: Collection[str], what: str) -> None:
         """A ``Conflict`` (409) saying what to do first unless ``live`` waits for one of
@@ -751,7 +755,7 @@ class Engine:
             if turn is None:
                 return False
             try:
-                live = await self.live(conversation_id)
+                live = await self.live(conversation_id, leased=turn.row)
             except (NotFound, Conflict):  # deleted, or ended (its queue was dropped)
                 return True
             queue = live.queued = await self._queues().queued(conversation_id)

@@ -15,6 +15,12 @@ approval routed to an operator, the reply says what the conversation waits for. 
 (no such conversation, a conversation that waits for something else, one that ended) are tool
 error results, so a model reading them can say so.
 
+A conversation waiting for a retry (its last turn's model call failed) is retried by calling
+the tool again with its ``conversation_id`` and the same message: the failed turn runs again
+(the message is not added twice), which works over every transport (stdio has no other
+route); another message meanwhile is a tool error result saying so. Idempotency keys: a call's
+``_meta`` (``convo.serve._mcp_keys``).
+
 The transports are the caller's: ``convo mcp`` serves the server over stdio
 (``convo.cli._mcp``), ``convo serve`` at ``/mcp`` over Streamable HTTP
 (``convo.serve._http.mcp``), each saying who the caller is (``Owner``).
@@ -42,13 +48,17 @@ from .._messages import Message
 from .._requests import Approve
 from ._engine import Engine
 from ._live import Live
+from ._mcp_keys import KeyProblem, asked, digest, key_of, record, replayed, started_id
 from ._problems import Refused
+from ._stores.base import Idempotency
 
 #: Who calls: the user the conversations of a call belong to (``ctx`` is the SDK's context).
 Owner = Callable[[Any], Awaitable[str]]
 
 #: A conversation waiting for a failed model call's retry, in the words users see.
 MODEL_FAILED: Final = "the bot's model call failed; the conversation waits for a retry"
+#: How a client retries it (any transport: the tool is the only route over stdio).
+RETRY_HINT: Final = "call the tool again with this conversation_id and the same message to retry"
 
 logger: Final = logging.getLogger("convo.serve")  # where a failure's cause goes
 
@@ -111,17 +121,29 @@ class ToolProblem(Exception):
     """A call the face refuses: a tool error result with these words."""
 
 
+@attrs.define(slots=True)
+class Call:
+    """One ``tools/call`` on its way: the id a keyed call starts its conversation under, and
+    whether a turn was started (a refusal before that leaves an idempotency key unused)."""
+
+    start_as: str | None = None
+    ran: bool = False
+
+
 class MCPFace:
     """One bot's MCP tool on ``engine``; ``owner`` says whose conversations a call acts on;
     ``approve_hint`` says, in a waiting reply, where a user approves a call otherwise
     (``{id}`` in it: the conversation's id)."""
 
     def __init__(self, engine: Engine, tool: BotTool, owner: Owner, *,
-                 approve_hint: str = "") -> None:
+                 approve_hint: str = "",
+                 header_key: Callable[[Any], str | None] | None = None) -> None:
         self.engine = engine
         self.tool = tool
         self.owner = owner
         self.approve_hint = approve_hint
+        # The transport's own idempotency key of a call (``/mcp``: the HTTP header), if any.
+        self.header_key = header_key
 
     def server(self, *, name: str | None = None) -> Server[Any]:
         """The SDK server answering ``tools/list`` and ``tools/call``."""
@@ -143,43 +165,105 @@ class MCPFace:
                            f"unknown tool {params.name!r}: this server has {self.tool.name!r}")
         try:
             owner = await self.owner(ctx)
-            if params.request_state is not None:
-                return await self._answered(ctx, owner, params)
-            return await self._said(ctx, owner, params.arguments or {})
-        except (ToolProblem, Refused) as exc:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
-                                        is_error=True)
+            key = key_of(params, None if self.header_key is None else self.header_key(ctx))
+            if key is not None:
+                return await self._keyed(ctx, owner, params, key)
+            return await self._run(ctx, owner, params, Call())
+        except (ToolProblem, Refused, KeyProblem) as exc:
+            return _error(str(exc))
+
+    async def _run(self, ctx: Any, owner: str, params: types.CallToolRequestParams, call: Call
+                   ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:
+            return await self._answered(ctx, owner, params, call)
+        return await self._said(ctx, owner, params.arguments or {}, call)
 
     # -- a call -----------------------------------------------------------------------------
 
-    async def _said(self, ctx: Any, owner: str, arguments: dict[str, Any]
+    async def _said(self, ctx: Any, owner: str, arguments: dict[str, Any], call: Call
                     ) -> types.CallToolResult | types.InputRequiredResult:
         """A message: a new conversation's first, or one of the conversation named."""
-        message = arguments.get("message")
-        if not isinstance(message, str) or not message.strip():
-            raise ToolProblem('"message" must be a non-empty string: what the user says')
-        unknown = sorted(set(arguments) - {"message", "conversation_id"})
-        if unknown:
-            raise ToolProblem(f"unknown arguments {', '.join(map(repr, unknown))}: the "
-                              "arguments are message and conversation_id")
-        conversation_id = arguments.get("conversation_id")
+        message, conversation_id = _arguments(arguments)
         said: list[str] = []
         if conversation_id is None:
-            code, body = await self.engine.create({}, None, owner=owner)
+            call.ran = True
+            code, body = await self.engine.create({}, None, owner=owner,
+                                                  conversation_id=call.start_as)
             said += _texts(body)
             self._check(code, body)
             conversation_id = body["id"]
-        elif not isinstance(conversation_id, str):
-            raise ToolProblem('"conversation_id" must be a string: the conversation_id of an '
-                              "earlier result")
         async with self._live(conversation_id, owner) as live:
+            if live.waits == "retry":
+                return await self._retried(ctx, live, message, said, call)
+            self.engine.expect(live, ("user", "operator"), "a message")
+            call.ran = True
             code, body = await self.engine.message(live, message, None)
             said += _texts(body)
             self._check(code, body)
             return await self._settled(ctx, live, said)
 
-    async def _answered(self, ctx: Any, owner: str, params: types.CallToolRequestParams
-                        ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _retried(self, ctx: Any, live: Live, message: str, said: list[str], call: Call
+                       ) -> types.CallToolResult | types.InputRequiredResult:
+        """A call on a conversation that waits for a retry: the same message as the failed
+        turn's retries it; a conversation whose first run failed (no message yet) is retried,
+        then takes the message; another message is refused, saying how to retry."""
+        failed = _last_user_text(live)
+        if failed is not None and failed.strip() != message.strip():
+            raise ToolProblem(f"conversation {live.id!r} waits for a retry of its last turn, "
+                              f"which failed: call the tool again with the same message "
+                              f"({failed!r}) to retry it, then send this one")
+        call.ran = True
+        code, body = await self.engine.retry(live, None)
+        said += _texts(body)
+        self._check(code, body)
+        if failed is None and live.waits == "user":  # the first run failed: now the message
+            code, body = await self.engine.message(live, message, None)
+            said += _texts(body)
+            self._check(code, body)
+        return await self._settled(ctx, live, said)
+
+    async def _keyed(self, ctx: Any, owner: str, params: types.CallToolRequestParams, key: str
+                     ) -> types.CallToolResult | types.InputRequiredResult:
+        """A call under an idempotency key (``convo.serve._mcp_keys``): a repeat answers what
+        the first answered and runs nothing; other arguments under the key are refused."""
+        store = self.engine.store
+        if not isinstance(store, Idempotency):
+            raise ToolProblem(f"this server's store ({type(store).__name__}) keeps no "
+                              "idempotency records: call without an idempotency key")
+        arguments = params.arguments or {}
+        if params.request_state is None:
+            _arguments(arguments)  # (a call refused for its arguments keeps no key)
+        given = arguments.get("conversation_id")
+        scope = given if isinstance(given, str) else started_id(owner, key)
+        wanted = digest(arguments)
+        for _ in range(2):  # (a claim lost to a concurrent first call: read what it kept)
+            known = await store.idempotent(scope, key)
+            if known is not None:
+                kept_digest, kept = known
+                if kept_digest != wanted:
+                    raise ToolProblem("this idempotency key was used with other arguments: "
+                                      "use a new key for another call")
+                if kept is None:
+                    raise ToolProblem("a call with this idempotency key is still running (or "
+                                      "was cut off): wait, or use a new key")
+                if params.request_state is None or asked(kept) != params.request_state:
+                    return replayed(kept)
+                break  # the answers to the approvals its first call asked: they go on
+            if await store.remember(scope, key, wanted, None):
+                break
+        call = Call(start_as=None if isinstance(given, str) else scope)
+        try:
+            result = await self._run(ctx, owner, params, call)
+        except (ToolProblem, Refused) as exc:
+            if not call.ran:  # refused before any turn: the key stays unused
+                await store.forget(scope, key)
+                raise
+            result = _error(str(exc))
+        await store.remember(scope, key, wanted, record(result))
+        return result
+
+    async def _answered(self, ctx: Any, owner: str, params: types.CallToolRequestParams,
+                        call: Call) -> types.CallToolResult | types.InputRequiredResult:
         """A 2026-07-28 retry: the answers to the approvals an ``InputRequiredResult`` asked."""
         state = _read_state(params.request_state or "")
         async with self._live(state["conversation_id"], owner) as live:
@@ -192,6 +276,7 @@ class MCPFace:
             if missing:
                 raise ToolProblem(f"answer every approval asked; missing: {', '.join(missing)}")
             decisions = [_decision(c.id, responses[c.id]) for c in pending.calls]
+            call.ran = True
             code, body = await self.engine.approve(live, decisions, None, operator=False)
             said = [*state["said"], *_texts(body)]
             self._check(code, body)
@@ -213,7 +298,7 @@ class MCPFace:
             logger.warning("MCP tool call: conversation %s: %s", body.get("id"),
                            body.get("error"), extra={"convo_fields": None})
         if code == 502:
-            raise ToolProblem(f"{MODEL_FAILED} (conversation {body['id']!r})")
+            raise ToolProblem(f"{MODEL_FAILED} (conversation {body['id']!r}): {RETRY_HINT}")
         if code >= 400:
             raise ToolProblem(f"the conversation failed (conversation {body.get('id')!r})")
 
@@ -264,8 +349,37 @@ class MCPFace:
         if kind == "operator":
             return [f"Conversation {live.id!r} is handed to a person, who answers it."]
         if kind == "retry":
-            return [f"Conversation {live.id!r}: {MODEL_FAILED}."]
+            return [f"Conversation {live.id!r}: {MODEL_FAILED}: {RETRY_HINT}."]
         return []
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=True)
+
+
+def _arguments(arguments: dict[str, Any]) -> tuple[str, str | None]:
+    """The call's ``message`` and ``conversation_id`` (``None``: start one), checked."""
+    message = arguments.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise ToolProblem('"message" must be a non-empty string: what the user says')
+    unknown = sorted(set(arguments) - {"message", "conversation_id"})
+    if unknown:
+        raise ToolProblem(f"unknown arguments {', '.join(map(repr, unknown))}: the "
+                          "arguments are message and conversation_id")
+    conversation_id = arguments.get("conversation_id")
+    if conversation_id is not None and not isinstance(conversation_id, str):
+        raise ToolProblem('"conversation_id" must be a string: the conversation_id of an '
+                          "earlier result")
+    return message, conversation_id
+
+
+def _last_user_text(live: Live) -> str | None:
+    """The text of the conversation's last user message (the failed turn's), if it has one."""
+    for message in reversed(live.session.messages):
+        if message.role == "user":
+            return message.text
+    return None
 
 
 def _elicitable(live: Live) -> bool:

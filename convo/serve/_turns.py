@@ -30,7 +30,7 @@ from typing import Final
 import attrs
 
 from .._run.cancel import Scope, cut
-from ._stores.base import HELD, Leases, StoreError
+from ._stores.base import HELD, Leases, Stored, StoreError
 
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
 logger = logging.getLogger("convo.serve")  # (the request log's logger, http/logs.py)
@@ -57,6 +57,9 @@ class Turn:
 
     cancel: Cancel = attrs.field(factory=Cancel)
     stopped: asyncio.Event = attrs.field(factory=asyncio.Event)
+    #: The conversation's row as the store read it when the lease was taken (``None``: the
+    #: store gave only ``True``, or the lease came with a creation).
+    row: Stored | None = None
 
 
 class Turns:
@@ -81,6 +84,8 @@ class Turns:
                 if not taken:
                     yield None
                     return
+                if isinstance(taken, Stored):
+                    turn.row = taken
                 self.running[conversation_id] = turn
                 renewed = time.monotonic()
                 timer: asyncio.Task[None] | None = None

@@ -94,3 +94,13 @@ def test_no_import_runs_back_up_from_the_lower_layers() -> None:
                 if (low := _layer(name)) is not None and low <= 3 and imported != "convo._faces"
                 and (high := _layer(imported)) is not None and high > low)
     assert up == []
+
+
+def test_serving_never_imports_the_engine_built_on_it() -> None:
+    """``convo._temporal`` builds on ``convo.serve``'s engine; serving takes an engine from its
+    caller (``create_app(engine=)``) and never imports it back: ``convo serve --engine
+    temporal://…`` builds it in the command line."""
+    back = sorted(f"{name} -> {imported}" for name, imported_ in GRAPH.items()
+                  if name == "convo.serve" or name.startswith("convo.serve.")
+                  for imported in imported_ if imported.startswith("convo._temporal"))
+    assert back == []

@@ -1,11 +1,15 @@
-"""A route reads the conversation's row once and hands it on (issue 38): to the engine with the
-turn, to the view of a GET. Counted on a memory store that notes each ``load``."""
+"""A route reads the conversation's row once and hands it on: to the engine with the turn, to
+the view of a GET. The lease's take gives the row as it stands under the lease, so the engine
+confirms its cached run without reading the row again. Counted on each store (memory, SQLite,
+Postgres), each ``load`` noted."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+from serve_kit import store_url  # noqa: F401  (the fixture)
 from starlette.testclient import TestClient
 
 from convo import (
@@ -18,17 +22,22 @@ from convo import (
     UserTemplate,
 )
 from convo.serve import create_app
-from convo.serve._stores import MemoryStore, Stored
+from convo.serve._stores import Stored, open_store
 
 
-class Counting(MemoryStore):
-    def __init__(self) -> None:
-        super().__init__()
-        self.loads: list[bool] = []  # each load: whether it read the messages
+class Counting:
+    """A store whose ``load`` notes each read: whether it read the messages."""
 
-    async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
-        self.loads.append(messages)
-        return await super().load(conversation_id, messages=messages)
+    def __init__(self, url: str) -> None:
+        self.store = open_store(url)
+        self.loads: list[bool] = []
+        load = self.store.load
+
+        async def counted(conversation_id: str, *, messages: bool = True) -> Stored | None:
+            self.loads.append(messages)
+            return await load(conversation_id, messages=messages)
+
+        self.store.load = counted  # type: ignore[method-assign]
 
 
 def _echo(messages: Sequence[Message], tools: Any) -> str:
@@ -38,21 +47,24 @@ def _echo(messages: Sequence[Message], tools: Any) -> str:
 TEMPLATE = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
 
 
-def _app() -> tuple[Any, Counting]:
-    store = Counting()
-    return create_app(TEMPLATE, FunctionModel(_echo), store=store), store
+def _app(url: str = "memory") -> tuple[Any, Counting]:
+    counting = Counting(url)
+    return create_app(TEMPLATE, FunctionModel(_echo), store=counting.store), counting
 
 
-def test_a_keyed_message_reads_the_row_twice_the_route_and_the_confirming_read() -> None:
-    app, store = _app()
+@pytest.mark.parametrize("key", [None, "k1"])
+def test_a_message_reads_the_row_once_the_lease_gives_it_to_the_engine(
+        store_url: str, key: str | None) -> None:  # noqa: F811
+    app, store = _app(store_url)
     with TestClient(app) as client:
         cid = client.post("/api/conversations", json={}).json()["id"]
-        store.loads.clear()
-        answer = client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"},
-                             headers={"Idempotency-Key": "k1"})
-        assert answer.status_code == 200
-        # the route's read, then the engine's under the lease (its cached run is current)
-        assert store.loads == [False, False]
+        for n, said in enumerate(("hi", "again")):
+            store.loads.clear()
+            answer = client.post(f"/api/conversations/{cid}/messages", json={"content": said},
+                                 headers={"Idempotency-Key": f"{key}-{n}"} if key else {})
+            assert answer.json()["added"][1]["content"] == f"You said {said}"
+            # the route's read only: the cached run is confirmed by the row the lease gave
+            assert store.loads == [False]
 
 
 def test_a_message_to_a_conversation_not_in_the_cache_reads_it_whole_once() -> None:

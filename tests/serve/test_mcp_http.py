@@ -75,9 +75,11 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 @contextlib.asynccontextmanager
-async def client(served: Served, token: str, **options: Any) -> AsyncIterator[Client]:
-    """The SDK's client at /mcp, signed in with ``token``."""
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+async def client(served: Served, token: str, headers: dict[str, str] | None = None,
+                 **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client at /mcp, signed in with ``token`` (and sending ``headers``)."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}",
+                                           **(headers or {})}) as http:
         async with Client(streamable_http_client(f"{served.url}/mcp", http_client=http),
                           **options) as connected:
             yield connected
@@ -187,3 +189,74 @@ def test_create_app_names_the_tool_after_its_title_or_tool_name() -> None:
         ("refund_desk", "Refunds orders.")]
     assert [r for r in create_app(TEMPLATE, model(), faces=["native"]).routes
             if getattr(r, "path", None) == "/mcp"] == []
+
+
+def _user_messages(served: Served, conversation: str) -> list[str]:
+    shown = httpx.get(f"{served.url}/api/conversations/{conversation}",
+                      headers={"Authorization": "Bearer ann-token"}).json()
+    return [m["content"] for m in shown["messages"] if m["role"] == "user"]
+
+
+def test_idempotency_keys_over_http_header_or_meta(served: Served) -> None:
+    """On /mcp a call's key is the POST's Idempotency-Key header or its `_meta` key: a repeat
+    answers as the first did and runs nothing; other arguments under the key, or a header
+    and a `_meta` key that differ, are tool error results (HTTP stays 200); keys that start a
+    conversation are scoped per caller."""
+    async def main() -> tuple[str, str]:
+        async with client(served, "ann-token", mode="2026-07-28",
+                          headers={"Idempotency-Key": "h1"}) as ann:
+            first = await ann.call_tool(TOOL, {"message": "hello"})
+            again = await ann.call_tool(TOOL, {"message": "hello"})
+            assert (again.is_error, text(again), again.structured_content) == (
+                False, text(first), first.structured_content)
+            other = await ann.call_tool(TOOL, {"message": "bye"})
+            assert (other.is_error, text(other)) == (True, (
+                "this idempotency key was used with other arguments: use a new key for "
+                "another call"))
+            both = await ann.call_tool(TOOL, {"message": "hello"},
+                                       meta={"idempotencyKey": "m1"})
+            assert (both.is_error, text(both)) == (True, (
+                "the Idempotency-Key header ('h1') and _meta \"idempotencyKey\" ('m1') "
+                "differ: send one key"))
+        conversation = str(first.structured_content["conversation_id"])
+        async with client(served, "ann-token") as ann:
+            said = {"message": "again", "conversation_id": conversation}
+            kept = [await ann.call_tool(TOOL, said, meta={"idempotencyKey": "m1"})
+                    for _ in range(2)]
+            assert [(r.is_error, text(r)) for r in kept] == [(False, "You said 'again'")] * 2
+        async with client(served, "bob-token", headers={"Idempotency-Key": "h1"}) as bob:
+            theirs = await bob.call_tool(TOOL, {"message": "hello"})  # bob's own h1
+            assert (theirs.is_error, text(theirs)) == (False, "Hello!\n\nDone: noted")
+            bobs = str(theirs.structured_content["conversation_id"])
+        return conversation, bobs
+
+    conversation, bobs = asyncio.run(main())
+    assert bobs != conversation
+    assert _user_messages(served, conversation) == ["hello", "again"]
+
+
+def test_a_keyed_call_that_asked_approvals_repeats_its_final_answer(served: Served) -> None:
+    """On a 2026-07-28 connection the client's call with the approvals' answers carries the
+    key again and finishes the call; a repeat then answers that final result, asking and
+    running nothing."""
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def main() -> str:
+        async with client(served, "ann-token", mode="2026-07-28",
+                          elicitation_callback=answer) as ann:
+            done = await ann.call_tool(TOOL, {"message": "refund A1"},
+                                       meta={"idempotencyKey": "r1"})
+            assert text(done) == "Refunding.\n\nDone: refunded A1"
+            again = await ann.call_tool(TOOL, {"message": "refund A1"},
+                                        meta={"idempotencyKey": "r1"})
+            assert (text(again), again.structured_content) == (
+                text(done), done.structured_content)
+            return str(done.structured_content["conversation_id"])
+
+    conversation = asyncio.run(main())
+    assert len(asked) == 1
+    assert _user_messages(served, conversation) == ["refund A1"]

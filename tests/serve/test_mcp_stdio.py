@@ -17,6 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from convo._botfile import bot_identity, load_file
 from convo.serve._mcp_face import tool_name
+from convo.serve._stores import open_store
+from convo.testing import ErrorReply, OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = str(ROOT / "tests" / "serve_fixtures" / "served_tool_bot.py")
@@ -82,12 +84,15 @@ def test_one_tool_one_turn_per_call_multi_turn_by_conversation_id() -> None:
                                                     "conversation_id": other_id})
             assert failed.is_error
             assert text(failed) == ("the bot's model call failed; the conversation waits for "
-                                    f"a retry (conversation {other_id!r})")  # no cause shown
+                                    f"a retry (conversation {other_id!r}): call the tool again "
+                                    "with this conversation_id and the same message to "
+                                    "retry")  # no cause shown
             stuck = await client.call_tool(TOOL, {"message": "hi",
                                                   "conversation_id": other_id})
             assert (stuck.is_error, text(stuck)) == (True, (
-                f"the turn did not finish: POST /api/conversations/{other_id}/retry before "
-                "a message"))
+                f"conversation {other_id!r} waits for a retry of its last turn, which failed: "
+                "call the tool again with the same message ('fail') to retry it, then send "
+                "this one"))
 
             bye = await client.call_tool(TOOL, {"message": "bye",
                                                 "conversation_id": conversation})
@@ -147,3 +152,122 @@ def test_the_documented_desktop_config_runs(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert (tmp_path / "refunds.db").exists()  # the store the config names
+
+
+RETRY_BOT = """\"\"\"Says what the model says.\"\"\"
+from convo import LoopTemplate, ToolingTemplate, UserTemplate
+
+title = "Echo"
+template = LoopTemplate([UserTemplate(), ToolingTemplate([])])
+"""
+
+
+def test_a_failed_turn_is_retried_over_stdio_by_calling_again_with_the_same_message(
+        tmp_path: Path) -> None:
+    """Over stdio there is no HTTP route: the tool itself retries. The model (the fake
+    OpenAI server) fails once; the same message again retries the failed turn (it is not
+    added twice), another message first is refused saying how to retry."""
+    bot = tmp_path / "echo_bot.py"
+    bot.write_text(RETRY_BOT)
+    with OpenAIServer(["Hi there.", ErrorReply(400), "Your second, answered."]) as model:
+        env = {**os.environ, "OPENAI_API_KEY": "test-key"}
+        params = StdioServerParameters(command=sys.executable, env=env, args=[
+            "-m", "convo", "mcp", str(bot), "--base-url", model.base_url, "-m", "gpt-test"])
+
+        async def main() -> None:
+            async with Client(params) as client:
+                first = await client.call_tool("Echo", {"message": "first"})
+                assert text(first) == "Hi there."
+                conversation = first.structured_content["conversation_id"]
+                failed = await client.call_tool("Echo", {"message": "second",
+                                                         "conversation_id": conversation})
+                assert (failed.is_error, text(failed)) == (True, (
+                    "the bot's model call failed; the conversation waits for a retry "
+                    f"(conversation {conversation!r}): call the tool again with this "
+                    "conversation_id and the same message to retry"))
+                other = await client.call_tool("Echo", {"message": "third",
+                                                        "conversation_id": conversation})
+                assert (other.is_error, text(other)) == (True, (
+                    f"conversation {conversation!r} waits for a retry of its last turn, which "
+                    "failed: call the tool again with the same message ('second') to retry "
+                    "it, then send this one"))
+                retried = await client.call_tool("Echo", {"message": "second",
+                                                          "conversation_id": conversation})
+                assert (retried.is_error, text(retried)) == (False, "Your second, answered.")
+                assert retried.structured_content == {
+                    "conversation_id": conversation, "status": "waiting",
+                    "waiting_for": {"type": "user", "prompt": None}}
+
+        asyncio.run(main())
+        assert len(model.requests) == 3  # "third" made no model call
+        said = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+        assert said == ["first", "second"]  # the retried message, once
+
+
+def _keyed(key: str) -> dict[str, Any]:
+    return {"idempotencyKey": key}
+
+
+def _stored(url: str, conversation_id: str) -> list[tuple[str, str]]:
+    async def read() -> list[tuple[str, str]]:
+        store = open_store(url)
+        await store.open()
+        try:
+            stored = await store.load(conversation_id)
+            assert stored is not None
+            return [(m.role, m.text) for m in stored.messages]
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def test_idempotency_keys_in_meta_over_stdio(tmp_path: Path) -> None:
+    """A call's ``_meta.idempotencyKey``: a repeat answers as the first did and runs nothing
+    (the store holds each message once); the same key with other arguments is a tool error
+    result; a key is scoped per conversation, and a call that starts one finds, repeated, the
+    conversation it started; a failed turn's answer is kept too; a call refused before any
+    turn leaves its key unused."""
+    url = f"sqlite:///{tmp_path / 'keys.db'}"
+
+    async def main() -> tuple[str, str]:
+        async with Client(stdio("--store", url)) as client:
+            first = await client.call_tool(TOOL, {"message": "hello"}, meta=_keyed("k1"))
+            again = await client.call_tool(TOOL, {"message": "hello"}, meta=_keyed("k1"))
+            conversation = first.structured_content["conversation_id"]
+            assert (text(again), again.structured_content) == (
+                "Hello!\n\nDone: noted", first.structured_content)
+            other = await client.call_tool(TOOL, {"message": "hi"}, meta=_keyed("k1"))
+            assert (other.is_error, text(other)) == (True, (
+                "this idempotency key was used with other arguments: use a new key for "
+                "another call"))
+            fresh = await client.call_tool(TOOL, {"message": "hello"}, meta=_keyed("k2"))
+            assert fresh.structured_content["conversation_id"] != conversation
+
+            said = {"message": "again", "conversation_id": conversation}
+            for _ in range(2):
+                kept = await client.call_tool(TOOL, said, meta=_keyed("k4"))
+                assert (kept.is_error, text(kept)) == (False, "You said 'again'")
+
+            failing = await client.call_tool(TOOL, {"message": "fail"})
+            broken = text(failing).split("(conversation '")[1].split("'")[0]
+            refused = await client.call_tool(TOOL, {"message": "other",
+                                                    "conversation_id": broken},
+                                             meta=_keyed("k3"))
+            assert text(refused).startswith(f"conversation {broken!r} waits for a retry")
+            retried = {"message": "fail", "conversation_id": broken}
+            first_retry = await client.call_tool(TOOL, retried, meta=_keyed("k3"))  # unused
+            assert (first_retry.is_error, text(first_retry)) == (True, (
+                "the bot's model call failed; the conversation waits for a retry "
+                f"(conversation {broken!r}): call the tool again with this conversation_id "
+                "and the same message to retry"))
+            repeat = await client.call_tool(TOOL, retried, meta=_keyed("k3"))
+            assert (repeat.is_error, text(repeat)) == (True, text(first_retry))
+            return conversation, broken
+
+    conversation, broken = asyncio.run(main())
+    assert conversation.startswith("k")  # drawn from the caller and the key
+    assert _stored(url, conversation) == [
+        ("user", "hello"), ("assistant", "Hello!"), ("tool", "noted"),
+        ("assistant", "Done: noted"), ("user", "again"), ("assistant", "You said 'again'")]
+    assert [m for m in _stored(url, broken) if m[0] == "user"] == [("user", "fail")]

@@ -22,7 +22,7 @@ from convo import Message
 from convo.serve._stores import Change, Store
 from convo.serve._stores.base import Queued
 
-ROW = "SELECT state, status"  # how each store's read of the conversation's row begins
+ROW = ("SELECT state, status", "SELECT c.state, c.status")  # how a read of the row begins
 
 
 def _take(queued: Message) -> Change:

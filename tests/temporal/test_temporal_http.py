@@ -1,11 +1,13 @@
-"""`convo serve`'s API with the Temporal engine (create_app(engine="temporal://…")): the same
-JSON answers and SSE stream, each turn run by a `convo worker` process on the shared store;
-the HTTP process makes no model call (the bot's model logs each call: only the worker's)."""
+"""`convo serve`'s API with the Temporal engine (create_app(engine=) given Temporal's, as `convo
+serve --engine temporal://…` gives it): the same JSON answers and SSE stream, each turn run by
+a `convo worker` process on the shared store; the HTTP process makes no model call (the bot's
+model logs each call: only the worker's)."""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 from temporal_kit import GATED_BOT, Worker
 
+from convo._temporal.engine import TemporalEngine
 from convo.serve import create_app
 
 
@@ -27,7 +30,8 @@ def served(temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     bot = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bot)
     app = create_app(bot.template, bot.mock_model, store=f"sqlite:///{tmp_path / 'convo.db'}",
-                     engine=f"temporal://{temporal}/default", task_queue=queue)
+                     engine=partial(TemporalEngine, address=temporal, namespace="default",
+                                    task_queue=queue))
     try:
         with TestClient(app) as client:
             yield client

@@ -1,6 +1,7 @@
 """The MCP face of ``convo serve`` (API.md §25): ``/mcp``, Streamable HTTP, the bot as one tool
 (``convo.serve._mcp_face``), under §19's sign-in: every request to ``/mcp`` is signed in as
-every other route is (401 else), and a call acts only on its caller's conversations.
+every other route is (401 else), and a call acts only on its caller's conversations. A call's
+idempotency key is its ``_meta`` key or the POST's ``Idempotency-Key`` header.
 
 The ``mcp`` SDK's session manager serves the transport; it runs in a task of its own started
 on the first request to ``/mcp`` (so an app mounted in another app, whose lifespan does not
@@ -44,6 +45,14 @@ async def _owner(ctx: Any) -> str:
     return user
 
 
+def _header_key(ctx: Any) -> str | None:
+    """The ``Idempotency-Key`` header of the POST that carries the call (§25: keys hold on
+    every face), beside the call's own ``_meta`` key (``convo.serve._mcp_keys``)."""
+    request = ctx.request
+    key: str | None = None if request is None else request.headers.get("idempotency-key")
+    return key
+
+
 class MCPEndpoint:
     """The ASGI app at ``/mcp``: signs the caller in, then hands the request to the SDK."""
 
@@ -51,7 +60,8 @@ class MCPEndpoint:
         self.api = api
         name = api.tool_name or api.pages.title
         tool = BotTool(tool_name(name), api.tool_description or default_description(name))
-        face = MCPFace(api.engine, tool, _owner, approve_hint=APPROVE_HINT)
+        face = MCPFace(api.engine, tool, _owner, approve_hint=APPROVE_HINT,
+                       header_key=_header_key)
         self.manager = StreamableHTTPSessionManager(app=face.server())
         self._started: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()

@@ -10,7 +10,10 @@ grow with the conversation), and its subroutine records (``Session.subroutines``
 ``SubroutineTemplate`` run, each written when the child ends; a child the conversation waits
 inside is written as it stands at each step of the turn, and replaced when it grows.
 ``turn(id)`` takes the conversation's turn lock — one turn at a time per conversation across
-every worker — and gives ``False`` when another turn holds it. The lock is a lease of ``lease``
+every worker — and gives ``False`` when another turn holds it (or there is no such
+conversation); convo's own stores give the conversation's row (``Stored``, no messages) as it
+stands once the lock is theirs, read with the take, so the engine does not read it again (a
+store that gives ``True`` has it read after). The lock is a lease of ``lease``
 seconds: the engine renews it (``renew``) every third of that while the turn runs, so a worker
 never takes over a turn that still runs elsewhere, and any worker takes over a lease that
 lapsed (its worker died); a lease whose release failed (the store was down) is let go by its
@@ -172,7 +175,8 @@ class Leases(Protocol):
 
     lease: float
 
-    def turn(self, conversation_id: str) -> contextlib.AbstractAsyncContextManager[bool]: ...
+    def turn(self, conversation_id: str
+             ) -> contextlib.AbstractAsyncContextManager[Stored | bool]: ...
 
     async def renew(self, conversation_id: str, *, extend: bool = True) -> str: ...
 

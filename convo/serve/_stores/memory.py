@@ -54,6 +54,9 @@ class MemoryStore:
                                              parent=None if parent is None else dict(parent))
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
+        return self._view(conversation_id, messages)
+
+    def _view(self, conversation_id: str, messages: bool) -> Stored | None:
         row = self._rows.get(conversation_id)
         if row is None:
             return None
@@ -123,14 +126,15 @@ class MemoryStore:
             self._running.pop(conversation_id, None)
 
     @contextlib.asynccontextmanager
-    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
+    async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
         # One process: a turn's lease lasts while it runs (no worker can die apart from it).
-        if conversation_id in self._running:
+        row = self._view(conversation_id, False)
+        if conversation_id in self._running or row is None:
             yield False
             return
         self._running[conversation_id] = False
         try:
-            yield True
+            yield row  # (the row as it stands under the lease: the engine reads it no more)
         finally:
             self._running.pop(conversation_id, None)
 

@@ -263,10 +263,7 @@ class PostgresStore:
             else:
                 stored, raw = await self._read(conn, conversation_id, messages=False)
             if stored is not None and raw is None:  # an older worker wrote it: moved now
-                await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE "
-                                   "id = %s AND internal IS NULL", (
-                                       dumps(stored.state), dumps(stored.internal),
-                                       conversation_id))
+                await _move(conn, stored)
             return stored
 
     async def _read(self, conn: Any, conversation_id: str, *, messages: bool
@@ -274,19 +271,12 @@ class PostgresStore:
         """The conversation as stored, and its row's ``internal`` as read (``None``: written
         by a worker before schema 4, its records still in the state; moved after the read,
         whose snapshot writes nothing)."""
-        cur = await conn.execute(
-            "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
-            "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-            "internal, owner, title, updated_at, parent FROM conversations c WHERE id = %s",
-            (conversation_id,))
+        cur = await conn.execute(f"SELECT {ROW} FROM conversations c WHERE id = %s",
+                                 (conversation_id,))
         row = await cur.fetchone()
         if row is None:
             return None, None
-        state, internal = split(conversation_id, row[0], row[7])
-        stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
-                        length=row[5], child_length=int(row[6]), internal=internal,
-                        owner=row[8], title=row[9],
-                        updated=0 if row[10] is None else micros(row[10]), parent=row[11])
+        stored = _from_row(conversation_id, row)
         if messages:
             cur = await conn.execute("SELECT steer, message FROM queued WHERE "
                                      "conversation_id = %s ORDER BY seq", (conversation_id,))
@@ -428,23 +418,28 @@ class PostgresStore:
                 await self._release(conversation_id)
 
     @contextlib.asynccontextmanager
-    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
-        take = ("UPDATE conversations SET lock_owner = %s, lock_until = now() + %s * interval "
-                "'1 second', lock_holder = %s, cancel_requested = false WHERE id = %s AND ")
+    async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
+        # The take returns the row as it stands under the lease: the engine reads it no more.
+        take = ("UPDATE conversations c SET lock_owner = %s, lock_until = now() + %s * "
+                "interval '1 second', lock_holder = %s, cancel_requested = false WHERE id = %s "
+                "AND ")
         holder = this_process()
         await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
         async with self._conn() as conn:
-            cur = await conn.execute(take + f"(lock_owner IS NULL OR {LAPSED}) RETURNING 1",
-                                     (self._owner, self.lease, holder, conversation_id))
-            taken = bool(await cur.fetchone())
-            if not taken:  # held: by a process of this machine that died? (holders.py)
+            cur = await conn.execute(
+                take + f"(lock_owner IS NULL OR {LAPSED}) RETURNING {ROW}",
+                (self._owner, self.lease, holder, conversation_id))
+            row = await cur.fetchone()
+            if row is None:  # held: by a process of this machine that died? (holders.py)
                 cur = await conn.execute("SELECT lock_owner, lock_holder FROM conversations "
                                          "WHERE id = %s", (conversation_id,))
-                row = await cur.fetchone()
-                if row is not None and gone(row[1]):
-                    cur = await conn.execute(take + "lock_owner = %s RETURNING 1", (
-                        self._owner, self.lease, holder, conversation_id, row[0]))
-                    taken = bool(await cur.fetchone())
+                held = await cur.fetchone()
+                if held is not None and gone(held[1]):
+                    cur = await conn.execute(take + f"lock_owner = %s RETURNING {ROW}", (
+                        self._owner, self.lease, holder, conversation_id, held[0]))
+                    row = await cur.fetchone()
+            taken: Stored | bool = False if row is None else \
+                await _stored(conn, conversation_id, row)
         try:
             yield taken
         finally:
@@ -645,3 +640,36 @@ async def _to_v4(conn: Any) -> None:
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+#: The columns of a conversation's row a ``Stored`` is made of (``_stored``), as ``load`` and
+#: a lease's take read them (``c``: the conversations table).
+ROW: Final = ("c.state, c.status, c.waiting_for, c.outcome, c.approvals, c.length, (SELECT "
+              "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
+              "c.internal, c.owner, c.title, c.updated_at, c.parent")
+
+
+async def _stored(conn: Any, conversation_id: str, row: Any) -> Stored:
+    """The row's ``Stored`` (no messages); convo's own records of an older row moved out of
+    its state as it is read."""
+    stored = _from_row(conversation_id, row)
+    if row[7] is None:  # written by an older worker since the start: moved now
+        await _move(conn, stored)
+    return stored
+
+
+def _from_row(conversation_id: str, row: Any) -> Stored:
+    """A ``ROW`` as read: the conversation without its messages."""
+    state, internal = split(conversation_id, row[0], row[7])
+    return Stored(conversation_id, state, row[1], row[2], row[3], row[4],
+                  length=row[5], child_length=int(row[6]), internal=internal,
+                  owner=row[8], title=row[9],
+                  updated=0 if row[10] is None else micros(row[10]), parent=row[11])
+
+
+async def _move(conn: Any, stored: Stored) -> None:
+    """Move convo's own records out of the state of a row an older worker wrote (its
+    ``internal`` still null)."""
+    await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE id = %s AND "
+                       "internal IS NULL",
+                       (dumps(stored.state), dumps(stored.internal), stored.id))

@@ -304,24 +304,9 @@ class SQLiteStore:
         def read(db: sqlite3.Connection) -> Stored | None:
             if messages:  # one snapshot: the row, its queue and its messages agree (a turn
                 db.execute("BEGIN")  # taking a queued message writes all three at once)
-            row = db.execute(
-                "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
-                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal, owner, title, updated_at, parent FROM conversations c WHERE id = ?",
-                (conversation_id,)).fetchone()
-            if row is None:
+            stored = _row(db, conversation_id)
+            if stored is None:
                 return None
-            state, internal = split(conversation_id, json.loads(row[0]),
-                                    None if row[7] is None else json.loads(row[7]))
-            if row[7] is None:  # written by an older worker since the start: moved now
-                db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ? AND "
-                           "internal IS NULL", (dumps(state), dumps(internal), conversation_id))
-            stored = Stored(conversation_id, state, row[1],
-                            json.loads(row[2]) if row[2] else None,
-                            json.loads(row[3]) if row[3] else None, json.loads(row[4]),
-                            length=row[5], child_length=row[6], internal=internal,
-                            owner=row[8], title=row[9], updated=row[10] or 0,
-                            parent=json.loads(row[11]) if row[11] else None)
             if messages:
                 stored.queued = [Queued(Message.from_dict(json.loads(m)), bool(steer))
                                  for steer, m in db.execute(
@@ -431,26 +416,30 @@ class SQLiteStore:
 
         await self._unreleased.let_go()
         async with self._leased(conversation_id, await self._do(create)) as taken:
-            yield taken
+            yield bool(taken)
 
     @contextlib.asynccontextmanager
-    async def turn(self, conversation_id: str) -> AsyncIterator[bool]:
-        def take(db: sqlite3.Connection) -> bool:
+    async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
+        def take(db: sqlite3.Connection) -> Stored | bool:
             row = db.execute("SELECT lock_owner, lock_until FROM conversations WHERE id = ?",
                              (conversation_id,)).fetchone()
             if row is None or self._live(*row):
                 return False
-            return db.execute(
-                "UPDATE conversations SET lock_owner = ?, lock_until = ?, cancel_requested = 0 "
-                "WHERE id = ? AND lock_owner IS ?", (self._owner, time.time() + self.lease,
-                                                    conversation_id, row[0])).rowcount == 1
+            if db.execute(
+                    "UPDATE conversations SET lock_owner = ?, lock_until = ?, cancel_requested "
+                    "= 0 WHERE id = ? AND lock_owner IS ?", (self._owner, time.time() + self.lease,
+                                                             conversation_id, row[0])
+                    ).rowcount != 1:
+                return False
+            return _row(db, conversation_id) or False  # (the row, read with the take)
 
         await self._unreleased.let_go()  # leases of this worker's turns that failed: gone
         async with self._leased(conversation_id, await self._do(take)) as taken:
             yield taken
 
     @contextlib.asynccontextmanager
-    async def _leased(self, conversation_id: str, taken: bool) -> AsyncIterator[bool]:
+    async def _leased(self, conversation_id: str, taken: Stored | bool
+                      ) -> AsyncIterator[Stored | bool]:
         """``taken``: whether this worker holds the lease; released when the block ends."""
         def release(db: sqlite3.Connection) -> None:
             db.execute("UPDATE conversations SET lock_owner = NULL, lock_until = NULL, "
@@ -623,3 +612,24 @@ def _checkpoint(db: sqlite3.Connection) -> None:
 
 def _json(value: Any) -> str | None:
     return None if value is None else dumps(value)
+
+
+def _row(db: sqlite3.Connection, conversation_id: str) -> Stored | None:
+    """The conversation's row (no messages), as ``load`` and a lease's take read it."""
+    row = db.execute(
+        "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
+        "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
+        "internal, owner, title, updated_at, parent FROM conversations c WHERE id = ?",
+        (conversation_id,)).fetchone()
+    if row is None:
+        return None
+    state, internal = split(conversation_id, json.loads(row[0]),
+                            None if row[7] is None else json.loads(row[7]))
+    if row[7] is None:  # written by an older worker since the start: moved now
+        db.execute("UPDATE conversations SET state = ?, internal = ? WHERE id = ? AND "
+                   "internal IS NULL", (dumps(state), dumps(internal), conversation_id))
+    return Stored(conversation_id, state, row[1], json.loads(row[2]) if row[2] else None,
+                  json.loads(row[3]) if row[3] else None, json.loads(row[4]),
+                  length=row[5], child_length=row[6], internal=internal, owner=row[8],
+                  title=row[9], updated=row[10] or 0,
+                  parent=json.loads(row[11]) if row[11] else None)
