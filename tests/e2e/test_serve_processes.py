@@ -287,7 +287,7 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapse
 
 def test_subroutines_on_two_workers_sharing_postgres(postgres: Postgres, tmp_path: Path) -> None:
     from starlette.testclient import TestClient
-    from test_serve_api import check_subroutines_on_two_workers, subroutine_bot
+    from subroutine_workers import check_subroutines_on_two_workers, subroutine_bot
 
     from convo.serve import create_app
     from convo.serve._stores.postgres import PostgresStore

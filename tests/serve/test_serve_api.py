@@ -16,6 +16,12 @@ import pytest
 from message_json import unnumbered
 from provider_fakes import FakeProvider
 from starlette.testclient import TestClient
+from subroutine_workers import (
+    check_subroutines_on_two_workers,
+    jotted_lines,
+    load_stored,
+    subroutine_bot,
+)
 
 from convo import (
     FinishTool,
@@ -24,14 +30,13 @@ from convo import (
     LoopTemplate,
     Message,
     ModelError,
-    SubroutineTemplate,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
     tool,
 )
 from convo.serve import create_app
-from convo.serve._stores import SCHEMA_VERSION, Store, Stored
+from convo.serve._stores import SCHEMA_VERSION
 from convo.serve._stores.sqlite import SQLiteStore
 
 ran: list[str] = []
@@ -379,101 +384,6 @@ def test_a_state_machine_served_goes_on_in_its_state_on_another_worker(tmp_path:
     bot.mock_model.assert_complete()
 
 
-def subroutine_bot(folder: Path) -> tuple[LinearTemplate, FunctionModel]:
-    """A bot that starts inside a subroutine (a task on its own session, asking the user twice)
-    and then chats; its model and its tool append a line to a file each time they run."""
-
-    @tool
-    def jot(text: str) -> str:
-        """Jot a note down."""
-        with open(folder / "jotted.txt", "a", encoding="utf-8") as file:
-            file.write(text + "\n")
-        return f"jotted {text}"
-
-    def answer(messages: Sequence[Message], tools: Any) -> str:
-        last = messages[-1]
-        with open(folder / "model_calls.txt", "a", encoding="utf-8") as file:
-            file.write(f"{len(messages)} {last.content}\n")
-        if last.role == "tool":
-            return f"Done: {last.content}"
-        if last.content == "flaky" and not (folder / "failed").exists():
-            (folder / "failed").touch()
-            raise ModelError("HTTP 500 from the test model")
-        if last.content.startswith("jot "):
-            return f"{{jot(text='{last.content[4:]}')}}"
-        return f"You said {last.content!r}"
-
-    task = SubroutineTemplate(
-        LinearTemplate([UserTemplate(), ToolingTemplate([jot]),
-                        UserTemplate(description="Confirm?"), ToolingTemplate([jot])]),
-        inherit="system", keep="last", template_id="task")
-    template = LinearTemplate([SystemTemplate("Be brief."), task,
-                               LoopTemplate([UserTemplate(), ToolingTemplate([jot])])])
-    return template, FunctionModel(answer)
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-
-
-def check_subroutines_on_two_workers(clients: Sequence[TestClient], folder: Path,
-                                     store: Store | None = None) -> None:
-    """A conversation started on ``clients[0]``, its turns sent to the others in order: inside
-    the subroutine, at its end, after it. Nothing the store holds is run again."""
-    calls, jotted = folder / "model_calls.txt", folder / "jotted.txt"
-    cid = clients[0].post("/api/conversations", json={}).json()["id"]
-    url = f"/api/conversations/{cid}/messages"
-    first = clients[1].post(url, json={"content": "jot A"})  # inside the child, then it asks again
-    assert first.status_code == 200, first.text
-    assert (first.json()["added"], first.json()["waiting_for"]) == (
-        [], {"type": "user", "prompt": "Confirm?"})
-    assert (_lines(calls), _lines(jotted)) == (["2 jot A", "4 jotted A"], ["A"])
-    # The child's record is stored as it stands: the other worker goes on inside the child.
-    second = clients[2].post(url, json={"content": "jot B"})
-    assert second.status_code == 200, second.text
-    assert unnumbered(second.json()["added"]) == (
-        [{"role": "assistant", "content": "Done: jotted B"}])
-    assert _lines(calls) == ["2 jot A", "4 jotted A", "6 jot B", "8 jotted B"]
-    assert _lines(jotted) == ["A", "B"]
-    # Past the subroutine: its record is replayed, neither its model nor its tool runs again.
-    third = clients[3].post(url, json={"content": "hi"})
-    assert third.status_code == 200, third.text
-    assert unnumbered(third.json()["added"]) == [{"role": "user", "content": "hi"},
-                                     {"role": "assistant", "content": "You said 'hi'"}]
-    fourth = clients[4].post(url, json={"content": "jot C"})
-    assert fourth.status_code == 200, fourth.text
-    assert _lines(calls) == ["2 jot A", "4 jotted A", "6 jot B", "8 jotted B", "3 hi",
-                             "5 jot C", "7 jotted C"]
-    assert _lines(jotted) == ["A", "B", "C"]
-    shown = clients[0].get(f"/api/conversations/{cid}").json()
-    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
-        ("system", "Be brief."), ("assistant", "Done: jotted B"), ("user", "hi"),
-        ("assistant", "You said 'hi'"), ("user", "jot C"), ("assistant", ""),
-        ("tool", "jotted C"), ("assistant", "Done: jotted C")]
-    assert (shown["status"], shown["waiting_for"]) == ("waiting", {"type": "user",
-                                                                   "prompt": None})
-    if store is not None:
-        stored = asyncio.run(_load(store, cid))
-        [run] = stored.subroutines
-        assert (run.label, run.index, run.inherited) == ("SubroutineTemplate(template_id='task')",
-                                                         1, 1)
-        assert [(m.role, m.content) for m in run.messages] == [
-            ("system", "Be brief."), ("user", "jot A"), ("assistant", ""),
-            ("tool", "jotted A"), ("assistant", "Done: jotted A"), ("user", "jot B"),
-            ("assistant", ""), ("tool", "jotted B"), ("assistant", "Done: jotted B")]
-        assert stored.child_length == 9
-
-
-async def _load(store: Store, cid: str) -> Stored:
-    await store.open()
-    try:
-        stored = await store.load(cid)
-    finally:
-        await store.close()
-    assert stored is not None
-    return stored
-
-
 @pytest.mark.parametrize("order", ["alternately", "after the subroutine"])
 def test_subroutines_are_rebuilt_on_another_worker_without_running_again(
         tmp_path: Path, order: str) -> None:
@@ -510,7 +420,7 @@ def test_a_failed_model_call_inside_a_subroutine_is_retried_on_another_worker(
         done = two.post(f"/api/conversations/{cid}/messages", json={"content": "yes"})
         assert unnumbered(done.json()["added"]) == (
             [{"role": "assistant", "content": "You said 'yes'"}])
-    assert _lines(tmp_path / "model_calls.txt") == ["2 flaky", "2 flaky", "4 yes"]
+    assert jotted_lines(tmp_path / "model_calls.txt") == ["2 flaky", "2 flaky", "4 yes"]
 
 
 V1_SQLITE = """
@@ -558,6 +468,6 @@ def test_a_conversation_that_ends_inside_a_subroutine_stores_its_record_once(
         cid = client.post("/api/conversations", json={}).json()["id"]
         ended = client.post(f"/api/conversations/{cid}/messages", json={"content": "jot A"})
     assert ended.json()["outcome"]["limit"] == "model_calls"
-    stored = asyncio.run(_load(SQLiteStore(str(path)), cid))
+    stored = asyncio.run(load_stored(SQLiteStore(str(path)), cid))
     assert [[(m.role, m.content) for m in run.messages] for run in stored.subroutines] == [
         [("system", "Be brief."), ("user", "jot A"), ("assistant", ""), ("tool", "jotted A")]]
