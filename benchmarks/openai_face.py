@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -107,48 +109,101 @@ def latency(levels: list[int], rounds: int, folder: str) -> dict[str, Any]:
                         rows[name].append(timed(served, load_v1(served.url, level, TURNS)))
             ratios = [c["p50_ms"] / f["p50_ms"] for c, f in zip(
                 rows["convo /v1"], rows["floor"], strict=True)]
-            out[str(level)] = {"rounds": rows, "ratio_p50": statistics.median(ratios)}
+            out[str(level)] = {"rounds": rows, "ratio_p50": statistics.median(ratios),
+                               "ratios": ratios, "load_average": os.getloadavg()[0]}
             print(f"{level:>4} concurrent: convo /v1 p50 "
                   f"{statistics.median(r['p50_ms'] for r in rows['convo /v1']):7.1f} ms, floor "
                   f"{statistics.median(r['p50_ms'] for r in rows['floor']):7.1f} ms, ratio "
-                  f"{out[str(level)]['ratio_p50']:.2f}", flush=True)
+                  f"{out[str(level)]['ratio_p50']:.2f} (rounds: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)}; load average "
+                  f"{os.getloadavg()[0]:.1f})", flush=True)
     return out
 
 
-def replay(messages: int, repeats: int) -> dict[str, Any]:
-    """``Engine.adopted`` of a client history of ``messages`` messages (the bot's system
-    prompt and tool calls are the template's own), in process on the memory store."""
-    from serve_bot import template
+def _request(messages: int) -> bytes:
+    """A stateless Chat Completions request: a ``messages``-message client history (user
+    and assistant in turn, as the bot's turns answered) and the user's new message."""
+    history = [{"role": "user" if i % 2 == 0 else "assistant",
+                "content": f"message {i}: " + "about the weather in Oslo today. " * 3}
+               for i in range(messages)]
+    return json.dumps({"model": "bot", "messages": [
+        *history, {"role": "user", "content": "And tomorrow?"}]}).encode()
 
-    from convo import FunctionModel, Message, Runner
+
+def _replayed(url: str, raw: bytes, messages: int, repeats: int
+              ) -> dict[str, list[tuple[float, float]]]:
+    """On the store at ``url``: (wall, CPU) seconds of each reading, replay and rebuild."""
+    from serve_bot import template
+    from starlette.requests import Request
+
+    from convo import FunctionModel, Runner
     from convo.serve._engine import Engine
+    from convo.serve._http.openai_asks import chat_ask
     from convo.serve._stores import open_store
 
-    history = [Message("user" if i % 2 == 0 else "assistant", f"message {i}")
-               for i in range(messages)]
-    engine = Engine(Runner(FunctionModel(lambda m, t: "unused"), template, raise_errors=False),
-                    open_store("memory"))
+    request = Request({"type": "http", "method": "POST", "path": "/v1/chat/completions",
+                       "headers": []})
+    engine = Engine(Runner(FunctionModel(lambda m, t: "unused"), template,
+                           raise_errors=False), open_store(url))
+    times: dict[str, list[tuple[float, float]]] = {"read": [], "replay": [], "rebuild": []}
 
-    async def main() -> tuple[list[float], list[float]]:
+    def timed(what: str, started: tuple[float, float]) -> None:
+        times[what].append((time.perf_counter() - started[0], time.thread_time() - started[1]))
+
+    async def main() -> None:
         await engine.store.open()
-        adopted, rebuilt = [], []
-        for _ in range(repeats):  # interleaved: the machine's load weighs on both alike
+        for n in range(repeats + 10):  # the first 10 warm up
+            gc.collect()
+            started = time.perf_counter(), time.thread_time()
+            ask = chat_ask(request, json.loads(raw), 1 << 20)
+            timed("read", started)
             conversation = uuid.uuid4().hex
-            started = time.perf_counter()
-            async with engine.adopted(conversation, history):
+            started = time.perf_counter(), time.thread_time()
+            async with engine.adopted(conversation, ask.history):
                 pass
-            adopted.append(time.perf_counter() - started)
+            timed("replay", started)
             stored = await engine.store.load(conversation)
-            assert stored is not None
-            started = time.perf_counter()
+            assert stored is not None and len(stored.messages) == messages + 1
+            engine._cache.pop(conversation, None)  # (a rebuild on another worker)
+            started = time.perf_counter(), time.thread_time()
             await engine._rebuilt(stored)
-            rebuilt.append(time.perf_counter() - started)
-        return adopted, rebuilt
+            timed("rebuild", started)
+            engine._cache.pop(conversation, None)
+            if n < 10:
+                for kept in times.values():
+                    kept.clear()
+        await engine.store.close()
 
-    adopted, rebuilt = asyncio.run(main())
-    return {"messages": messages, "repeats": repeats,
-            "p50_ms": 1000 * statistics.median(adopted),
-            "rebuild_p50_ms": 1000 * statistics.median(rebuilt)}
+    asyncio.run(main())
+    return times
+
+
+def replay(messages: int, repeats: int, folder: str) -> dict[str, Any]:
+    """Per store (memory, SQLite): reading the request (JSON, then the face's own reading
+    into an ``Ask``), then ``Engine.adopted`` of the history it holds (the stateless replay:
+    the served rebuild's replay over the client's messages, then the conversation stored),
+    and a served rebuild of the conversation so stored; in turns, wall and CPU time."""
+    raw = _request(messages)
+    out: dict[str, Any] = {"messages": messages, "repeats": repeats}
+    for store_name, url in (("memory", "memory"), ("sqlite", f"sqlite:///{folder}/replay.db")):
+        row: dict[str, Any] = {}
+        for what, pairs in _replayed(url, raw, messages, repeats).items():
+            for i, kind in ((0, "wall"), (1, "cpu")):
+                values = sorted(1000 * p[i] for p in pairs)
+                q1, q2, q3 = statistics.quantiles(values, n=4)
+                row[f"{what}_{kind}_ms"] = {"p50": q2, "q1": q1, "q3": q3}
+        out[store_name] = row
+    return out
+
+
+def _said_replay(result: dict[str, Any]) -> None:
+    for store in ("memory", "sqlite"):
+        row = result[store]
+        print(f"{store:>6}: " + "; ".join(
+            f"{what} {row[f'{what}_wall_ms']['p50']:.2f} ms wall "
+            f"(IQR {row[f'{what}_wall_ms']['q1']:.2f}–{row[f'{what}_wall_ms']['q3']:.2f}), "
+            f"{row[f'{what}_cpu_ms']['p50']:.2f} ms CPU"
+            for what in ("read", "replay", "rebuild")), flush=True)
 
 
 def main() -> None:
@@ -156,13 +211,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true",
                         help="1 and 50 concurrent (else 1, 50 and 200), 2 rounds each")
     parser.add_argument("--replay-only", action="store_true", help="only the replay")
+    parser.add_argument("--rounds", type=int, help="AB BA rounds per level (default 6; 2 quick)")
+    parser.add_argument("--levels", help="concurrent conversations, comma-separated")
     args = parser.parse_args()
-    levels, rounds = ([1, 50], 2) if args.quick else ([1, 50, 200], 2)
+    levels, rounds = ([1, 50], 2) if args.quick else ([1, 50, 200], 6)
+    rounds = args.rounds or rounds
+    if args.levels:
+        levels = [int(n) for n in args.levels.split(",")]
     results: dict[str, Any] = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    results["replay_100"] = replay(100, 50 if args.quick else 200)
-    print(f"replay of a 100-message history: p50 {results['replay_100']['p50_ms']:.2f} ms "
-          f"(a served rebuild of the same conversation: "
-          f"{results['replay_100']['rebuild_p50_ms']:.2f} ms)", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        results["replay_100"] = replay(100, 50 if args.quick else 300, folder)
+    print(f"a 100-message history (load average {os.getloadavg()[0]:.1f}):", flush=True)
+    _said_replay(results["replay_100"])
     if not args.replay_only:
         with tempfile.TemporaryDirectory() as folder:
             results["latency"] = latency(levels, rounds, folder)

@@ -9,7 +9,11 @@ the tool -> the final text, 2 model calls) through ``AnthropicModel`` (``GeminiM
 ``Runner``, and the raw SDK (``anthropic.Anthropic`` / ``AsyncAnthropic``; ``genai.Client`` and
 its ``.aio``) sending the very same two request bodies (checked before timing) and running the
 tool itself, against one ``AnthropicServer`` (``GeminiServer``) in a process of its own:
-sequential sync, sequential async, and 200 conversations at once.
+sequential sync, sequential async, and 200 conversations at once. The async measures have two
+more sides: the raw SDK running its blocking tool in ``asyncio.to_thread`` (what an async
+program must do with a tool that may block; the plain raw side runs it on the loop), and convo
+with the tool ``inline=True`` (on the loop, as the plain raw side); and they give the client
+process's CPU time per conversation beside the wall time ("client cpu" rows).
 The sides take turns round by round (ABBA), each keeping one client for the whole run; each
 round gives a ratio convo / raw and the table shows the median and its interquartile range.
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import datetime
 import gc
 import importlib
@@ -43,9 +48,17 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from conversation import FINAL, SYSTEM, TEMPLATE, TOOLS, USER, check, weather
+from conversation import FINAL, SYSTEM, TEMPLATE, TOOLS, USER, check, get_weather, weather
 
-from convo import Message, Runner, ToolCall
+from convo import (
+    LinearTemplate,
+    Message,
+    Runner,
+    SystemTemplate,
+    ToolCall,
+    ToolingTemplate,
+    UserTemplate,
+)
 
 HERE = Path(__file__).resolve().parent
 JSON_PATH = HERE / "results" / "providers.json"
@@ -83,15 +96,19 @@ def _first() -> list[dict[str, Any]]:
                                           "cache_control": EPH}]}]
 
 
-def _second(reply: Any) -> list[dict[str, Any]]:
+def _calls(reply: Any) -> list[Any]:
+    return [b for b in reply.content if b.type == "tool_use"]
+
+
+def _second(reply: Any, outputs: list[str]) -> list[dict[str, Any]]:
     """The second request's messages, as a careful hand-written client sends them: the cache
-    mark moves to the last block, the tool runs."""
-    calls = [b for b in reply.content if b.type == "tool_use"]
+    mark moves to the last block; ``outputs`` are the tool's, one per call."""
+    calls = _calls(reply)
     turn: list[dict[str, Any]] = [{"type": "text", "text": b.text}
                                   for b in reply.content if b.type == "text" and b.text]
     turn += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls]
-    results = [{"type": "tool_result", "tool_use_id": c.id, "content": weather(**c.input)}
-               for c in calls]
+    results = [{"type": "tool_result", "tool_use_id": c.id, "content": output}
+               for c, output in zip(calls, outputs, strict=True)]
     results[-1]["cache_control"] = EPH
     return [{"role": "user", "content": [{"type": "text", "text": USER}]},
             {"role": "assistant", "content": turn}, {"role": "user", "content": results}]
@@ -100,16 +117,21 @@ def _second(reply: Any) -> list[dict[str, Any]]:
 def anthropic_raw_sync(client: Any) -> str:
     first = client.messages.create(max_tokens=4096, messages=_first(), model=MODEL,
                                    system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
-    second = client.messages.create(max_tokens=4096, messages=_second(first), model=MODEL,
-                                    system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
+    outputs = [weather(**c.input) for c in _calls(first)]
+    second = client.messages.create(max_tokens=4096, messages=_second(first, outputs),
+                                    model=MODEL, system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
     text: str = second.content[0].text
     return text
 
 
-async def anthropic_raw_async(client: Any) -> str:
+async def anthropic_raw_async(client: Any, threaded: bool = False) -> str:
+    """``threaded``: the blocking tool runs in ``asyncio.to_thread``, as an async program
+    must run a tool that may block; else on the event loop, as the sync side does."""
     first = await client.messages.create(max_tokens=4096, messages=_first(), model=MODEL,
                                          system=ANTHROPIC_SYSTEM, tools=ANTHROPIC_TOOLS)
-    second = await client.messages.create(max_tokens=4096, messages=_second(first),
+    outputs = [await asyncio.to_thread(weather, **c.input) if threaded else weather(**c.input)
+               for c in _calls(first)]
+    second = await client.messages.create(max_tokens=4096, messages=_second(first, outputs),
                                           model=MODEL, system=ANTHROPIC_SYSTEM,
                                           tools=ANTHROPIC_TOOLS)
     text: str = second.content[0].text
@@ -135,29 +157,32 @@ GEMINI_CONFIG = {
 GEMINI_FIRST = [{"role": "user", "parts": [{"text": USER}]}]
 
 
-def _gemini_second(reply: Any) -> list[Any]:
-    """The second request's contents: the reply's own content back, the tool run."""
+def _gemini_second(reply: Any, outputs: list[str]) -> list[Any]:
+    """The second request's contents: the reply's own content back, the tool's outputs."""
     said = reply.candidates[0].content
     responses = [{"function_response": {"id": c.id, "name": c.name,
-                                        "response": {"output": weather(**(c.args or {}))}}}
-                 for c in reply.function_calls or ()]
+                                        "response": {"output": output}}}
+                 for c, output in zip(reply.function_calls or (), outputs, strict=True)]
     return [*GEMINI_FIRST, said, {"role": "user", "parts": responses}]
 
 
 def gemini_raw_sync(client: Any) -> str:
     first = client.models.generate_content(model=MODEL, contents=GEMINI_FIRST,
                                            config=GEMINI_CONFIG)
-    second = client.models.generate_content(model=MODEL, contents=_gemini_second(first),
+    outputs = [weather(**(c.args or {})) for c in first.function_calls or ()]
+    second = client.models.generate_content(model=MODEL, contents=_gemini_second(first, outputs),
                                             config=GEMINI_CONFIG)
     text: str = second.text
     return text
 
 
-async def gemini_raw_async(client: Any) -> str:
+async def gemini_raw_async(client: Any, threaded: bool = False) -> str:
     first = await client.models.generate_content(model=MODEL, contents=GEMINI_FIRST,
                                                  config=GEMINI_CONFIG)
-    second = await client.models.generate_content(model=MODEL, contents=_gemini_second(first),
-                                                  config=GEMINI_CONFIG)
+    outputs = [await asyncio.to_thread(weather, **(c.args or {})) if threaded
+               else weather(**(c.args or {})) for c in first.function_calls or ()]
+    second = await client.models.generate_content(
+        model=MODEL, contents=_gemini_second(first, outputs), config=GEMINI_CONFIG)
     text: str = second.text
     return text
 
@@ -193,7 +218,7 @@ class Provider:
     async_client: Callable[[str, str], Any]
     reply: Callable[[dict[str, Any]], Any]
     raw_sync: Callable[[Any], str]
-    raw_async: Callable[[Any], Awaitable[str]]
+    raw_async: Callable[[Any, bool], Awaitable[str]]
     extra: str
 
     def missing(self) -> str | None:
@@ -283,8 +308,9 @@ def _without_ids(value: Any) -> Any:
 
 # -- timing -----------------------------------------------------------------------------------
 
-def _order(round_number: int) -> tuple[str, str]:
-    return ("convo", "raw") if round_number % 2 == 0 else ("raw", "convo")
+def _order(round_number: int, names: list[str]) -> list[str]:
+    """ABBA: every side goes first as often as last."""
+    return names if round_number % 2 == 0 else names[::-1]
 
 
 def sequential_sync(provider: Provider, base_url: str, conversations: int,
@@ -298,7 +324,7 @@ def sequential_sync(provider: Provider, base_url: str, conversations: int,
         side()
     times: Times = {"convo": [], "raw": []}
     for r in range(rounds):
-        for name in _order(r):
+        for name in _order(r, list(sides)):
             gc.collect()
             started = time.perf_counter()
             for _ in range(conversations):
@@ -309,47 +335,81 @@ def sequential_sync(provider: Provider, base_url: str, conversations: int,
     return times
 
 
+def _inline_template() -> Any:
+    """The standard template with its tool marked ``inline=True`` (run on the loop)."""
+    inline = copy.copy(get_weather)
+    inline.inline = True
+    return LinearTemplate([SystemTemplate(SYSTEM), UserTemplate(USER),
+                           ToolingTemplate([inline])])
+
+
 async def _async_suite(provider: Provider, base_url: str, conversations: int, rounds: int,
                        at_once: int, at_once_rounds: int) -> dict[str, Times]:
+    """Four sides, in turn: convo (the sync tool in convo's worker thread, its rule under
+    ``arun``), convo with the tool ``inline=True``, the raw SDK running the tool on the loop,
+    and the raw SDK running it in ``asyncio.to_thread``."""
     model = provider.load(provider.model)(MODEL, base_url=base_url, api_key=API_KEY)
     runner = Runner(model, TEMPLATE)
+    runner_inline = Runner(model, _inline_template())
     client = provider.async_client(base_url, API_KEY)
 
     async def convo_one() -> None:
         check(await runner.arun())
 
+    async def convo_inline_one() -> None:
+        check(await runner_inline.arun())
+
     async def raw_one() -> None:
-        await provider.raw_async(client)
+        await provider.raw_async(client, False)
 
-    sides: dict[str, Callable[[], Awaitable[None]]] = {"convo": convo_one, "raw": raw_one}
+    async def raw_thread_one() -> None:
+        await provider.raw_async(client, True)
 
-    async def measure(concurrency: int, batches: int, rounds: int) -> Times:
-        times: Times = {"convo": [], "raw": []}
+    sides: dict[str, Callable[[], Awaitable[None]]] = {
+        "convo": convo_one, "convo_inline": convo_inline_one, "raw": raw_one,
+        "raw_thread": raw_thread_one}
+
+    async def measure(concurrency: int, batches: int, rounds: int) -> tuple[Times, Times]:
+        """Wall time per conversation, and this process's CPU time (the client's, every
+        thread's: the server runs in a process of its own) per conversation."""
+        times: Times = {name: [] for name in sides}
+        cpu: Times = {name: [] for name in sides}
         for r in range(rounds):
-            for name in _order(r):
+            for name in _order(r, list(sides)):
                 gc.collect()
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 for _ in range(batches):
                     await asyncio.gather(*(sides[name]() for _ in range(concurrency)))
                 times[name].append((time.perf_counter() - started) / (batches * concurrency))
-        return times
+                cpu[name].append((time.process_time() - used) / (batches * concurrency))
+        return times, cpu
 
     for side in sides.values():  # warm up: both pools hold their keep-alive connections
         await asyncio.gather(*(side() for _ in range(at_once)))
-    results = {"async": await measure(1, conversations, rounds),
-               f"{at_once}_at_once": await measure(at_once, 1, at_once_rounds)}
+    results: dict[str, Times] = {}
+    for kind, args in (("async", (1, conversations, rounds)),
+                       (f"{at_once}_at_once", (at_once, 1, at_once_rounds))):
+        results[kind], results[f"{kind}_client_cpu"] = await measure(*args)
     await model.aclose()
     await (client.aclose() if hasattr(client, "aclose") else client.close())
     return results
 
 
-def _pair(times: Times) -> dict[str, Any]:
-    ratios = sorted(c / r for c, r in zip(times["convo"], times["raw"], strict=True))
+def _ratio(times: Times, side: str, base: str) -> dict[str, float]:
+    """The median and quartiles of the per-round ratios ``side`` / ``base``."""
+    ratios = sorted(c / r for c, r in zip(times[side], times[base], strict=True))
     q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
-    return {"convo_ms": statistics.median(times["convo"]) * 1e3,
-            "raw_ms": statistics.median(times["raw"]) * 1e3,
-            "ratio": statistics.median(ratios), "ratio_q1": q1, "ratio_q3": q3,
-            "rounds": len(ratios)}
+    return {"ratio": statistics.median(ratios), "ratio_q1": q1, "ratio_q3": q3}
+
+
+def _pair(times: Times) -> dict[str, Any]:
+    pair: dict[str, Any] = {f"{name}_ms": statistics.median(t) * 1e3
+                            for name, t in times.items()}
+    pair.update(_ratio(times, "convo", "raw"), rounds=len(times["convo"]))
+    for side, base in (("convo", "raw_thread"), ("convo_inline", "raw")):
+        if side in times and base in times:
+            pair[f"{side}_vs_{base}"] = _ratio(times, side, base)
+    return pair
 
 
 # -- the cache figure -------------------------------------------------------------------------
@@ -385,25 +445,43 @@ def cache_figure(turns: int = 20) -> list[dict[str, int]]:
     return rows
 
 
+def _more(pair: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The async rows' other columns: the raw side with its tool in ``asyncio.to_thread``,
+    and convo with its tool ``inline=True``."""
+    if "raw_thread_ms" not in pair:
+        return "—", "—", "—", "—"
+    thread, inline = pair["convo_vs_raw_thread"], pair["convo_inline_vs_raw"]
+    return (f"{pair['raw_thread_ms']:.2f} ms",
+            f"{thread['ratio']:.3f}× ({thread['ratio_q1']:.3f}–{thread['ratio_q3']:.3f})",
+            f"{pair['convo_inline_ms']:.2f} ms",
+            f"{inline['ratio']:.3f}× ({inline['ratio_q1']:.3f}–{inline['ratio_q3']:.3f})")
+
+
 # -- the run ----------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run, for a first look")
+    parser.add_argument("--only", choices=sorted(PROVIDERS), help="one provider")
+    parser.add_argument("--at-once-rounds", type=int, help="rounds of the 200-at-once measure")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve)
         return 0
     seq, rounds, at_once, at_once_rounds = (10, 10, 200, 3) if args.quick else (20, 30, 200, 9)
+    at_once_rounds = args.at_once_rounds or at_once_rounds
     results: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load average "
                    f"{os.getloadavg()[0]:.1f} at the start",
         "python": platform.python_version(), "providers": {}}
-    rows = [("measure", "convo", "raw SDK", "ratio (median)", "ratio IQR", "target", "met")]
+    rows = [("measure", "convo", "raw SDK", "ratio (median)", "ratio IQR", "target", "met",
+             "raw, tool in to_thread", "ratio to that (IQR)", "convo, tool inline",
+             "inline / raw (IQR)")]
     expected = ["anthropic", "gemini"]  # the providers the issue asks a ratio of
-    for name in [*PROVIDERS, *(n for n in expected if n not in PROVIDERS)]:
+    names = [args.only] if args.only else [*PROVIDERS, *(n for n in expected if n not in PROVIDERS)]
+    for name in names:
         provider = PROVIDERS.get(name)
         why = "its Provider entry is not written" if provider is None else provider.missing()
         if why is not None:
@@ -422,13 +500,16 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((f"{name}, {kind.replace('_', ' ')} (per conversation)",
                          f"{pair['convo_ms']:.2f} ms", f"{pair['raw_ms']:.2f} ms",
                          f"{pair['ratio']:.3f}×", f"{pair['ratio_q1']:.3f}–{pair['ratio_q3']:.3f}",
-                         f"≤ {TARGET:.2f}×", "yes" if pair["ratio"] <= TARGET else "no"))
+                         *((f"≤ {TARGET:.2f}×", "yes" if pair["ratio"] <= TARGET else "no")
+                           if "cpu" not in kind else ("—", "—")),
+                         *_more(pair)))
     cache = cache_figure()
     later = cache[2:]
     share = sum(r["cache_read"] for r in later) / sum(r["input"] for r in later)
     results["cache"] = {"turns": cache, "read_share_from_turn_3": share}
     rows.append(("anthropic, 20 turns: cache reads / input, turn 3 on", f"{share:.1%}", "", "",
-                 "", f"≥ {CACHE_TARGET:.0%}", "yes" if share >= CACHE_TARGET else "no"))
+                 "", f"≥ {CACHE_TARGET:.0%}", "yes" if share >= CACHE_TARGET else "no",
+                 "", "", "", ""))
     results["load_average_at_the_end"] = round(os.getloadavg()[0], 1)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:

@@ -205,3 +205,19 @@ class Message:
             metadata=d.get("metadata"),
             id=d.get("id"),
         )
+
+
+_FIELDS: Final = tuple(a.name for a in attrs.fields(Message))
+
+
+def with_id(message: Message, id: str | None) -> Message:
+    """``attrs.evolve(message, id=id)`` without running the fields' converters and
+    validators again (they ran when ``message`` was made): a stored conversation gives an
+    id to each of its messages, and a replayed client's history may hold hundreds."""
+    if type(message) is not Message:  # (a subclass may hold more)
+        return attrs.evolve(message, id=id)
+    new = object.__new__(Message)
+    for name in _FIELDS:
+        object.__setattr__(new, name, getattr(message, name))
+    object.__setattr__(new, "id", id)
+    return new

@@ -34,7 +34,7 @@ import attrs
 
 from .._approval import Approval
 from .._errors import ModelError
-from .._messages import Message
+from .._messages import Message, with_id
 from .._parts import Content
 from .._requests import (
     Approve,
@@ -200,7 +200,7 @@ def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
     messages anew when it is replayed; they are equal to the stored ones but for the id)."""
     for index, (again, was) in enumerate(zip(replayed, stored, strict=False)):
         if again.id != was.id and again == was:
-            replayed[index] = attrs.evolve(again, id=was.id)
+            replayed[index] = with_id(again, was.id)
 
 
 def _kind(waiting_for: dict[str, Any] | None) -> Any:
@@ -372,7 +372,7 @@ class Engine:
         base = new_message_id()  # one id drawn, each message's its own by its index
         for index, message in enumerate(messages):
             if message.id is None:
-                messages[index] = attrs.evolve(message, id=f"{base}{index:04x}")
+                messages[index] = with_id(message, f"{base}{index:04x}")
         change, _ = live.change(final=True)
         session = live.session
         await self.store.write(live.id, attrs.evolve(

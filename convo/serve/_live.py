@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._messages import Message, ToolCall
+from .._messages import Message, ToolCall, with_id
 from .._record.recorder import Record, Recorder
 from .._reply import Finish
 from .._requests import Approve, AskUser, CallModel, HandOff, Request, RunTools, StoreToolRun
@@ -165,7 +165,7 @@ class Live:
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
                     if message.id is None:  # stored under a stable id (§24), kept in the
-                        message = attrs.evolve(message, id=self._id_for(message))  # session
+                        message = with_id(message, self._id_for(message))  # (in the session)
                         self.session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":

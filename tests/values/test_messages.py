@@ -99,3 +99,23 @@ def test_tool_call_arguments_json() -> None:
     assert raw.arguments_json() == "not json"
     assert raw.to_dict() == {"id": "c", "name": "f", "arguments": {}, "raw_arguments": "not json"}
     assert ToolCall.from_dict(raw.to_dict()) == raw
+
+
+def test_with_id_is_evolve_without_checking_again() -> None:
+    """The served rebuild and the stateless replay give ids with ``with_id``: the same
+    message as ``attrs.evolve`` makes, every field kept (the objects themselves, not copies)."""
+    from convo._messages import with_id
+    from convo._parts import Text
+
+    call = ToolCall("c1", "get_weather", {"city": "Oslo"}, raw_arguments='{"city":"Oslo"}')
+    for message in (Message("assistant", (Text("hi"),), tool_calls=(call,), name="bot",
+                            metadata={"usage": {"prompt_tokens": 3}}, id="old"),
+                    Message("tool", "Sunny", tool_call_id="c1", name="get_weather")):
+        given = with_id(message, "m0001")
+        assert type(given) is Message
+        assert given.id == "m0001" and message.id in ("old", None)
+        assert repr(given) == repr(attrs.evolve(message, id="m0001"))
+        for field in attrs.fields(Message):
+            if field.name != "id":
+                assert getattr(given, field.name) is getattr(message, field.name)
+    assert with_id(Message("user", "x", id="a"), None).id is None
