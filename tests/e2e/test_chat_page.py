@@ -559,7 +559,7 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
 def test_the_page_is_self_contained_and_small() -> None:
     html = (ROOT / "convo" / "serve" / "page.html").read_text()
     # 27 kB until the conversation list and thumbs (§19), 44 kB with branches' Edit and
-    # Regenerate (§28) and the guards' retracted replies (§27), 48.7 kB with messages sent
+    # Regenerate (§28) and the guards' retracted replies (§27), 48.8 kB with messages sent
     # while a turn runs, shown until taken and withdrawn (§26)
     assert len(html.encode()) < 49_000
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
