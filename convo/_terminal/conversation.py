@@ -80,6 +80,11 @@ def hold(args: argparse.Namespace, talk: Talk, before: Callable[[Any], None] | N
             talk.writer.close()
         if recorder is not None:
             recorder.history.close()
+    if session.queued:  # typed during the last reply, after which the conversation ended
+        from .._parts import shown
+
+        info("not sent, the conversation ended first: "
+             + "; ".join(repr(shown(m.content)) for m in session.queued))
     outcome = session.outcome
     if recorder is not None and outcome is not None and outcome.status == RunStatus.STOPPED:
         info(f"kept in the history: {talk.continue_hint} continues it")

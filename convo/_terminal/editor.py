@@ -110,8 +110,9 @@ class Editor:
             prompt_continuation=lambda width, line, wrapped: "." * (width - 1) + " ",
         )
 
-    def read(self, prompt: str) -> str:
-        return unfence(self.session.prompt(prompt))
+    def read(self, prompt: str, typed: str = "") -> str:
+        """A message (or a command); ``typed``: already in the line, as if typed."""
+        return unfence(self.session.prompt(prompt, default=typed))
 
     def edit(self, prompt: str, text: str) -> str:
         """A line read with ``text`` already typed, to edit (``/edit``): Enter takes it,

@@ -35,7 +35,8 @@ class CLIInterface(UserInterface):
     sent (unless the question has a ``default``).
     """
 
-    __slots__ = ("_editor", "_handed_off", "_readline_ready", "commands", "prompt")
+    __slots__ = ("_editor", "_handed_off", "_readline_ready", "commands", "prompt",
+                 "typed_ahead")
 
     def __init__(self, prompt: str = "You: ", commands: Commands | None = None) -> None:
         self.prompt = prompt
@@ -44,6 +45,9 @@ class CLIInterface(UserInterface):
         self._editor: Any = None
         self._readline_ready = False
         self._handed_off = False  # answering as the operator now (the handoff tool)
+        #: Commands typed during a reply (``convo._terminal.steering``): each is in the line
+        #: of a later prompt, as typed, for Enter to carry out.
+        self.typed_ahead: list[str] = []
 
     @property
     def echoes_input(self) -> bool:
@@ -144,7 +148,8 @@ class CLIInterface(UserInterface):
         if not _is_terminal(sys.stdin):
             return _read_piped()
         if _is_terminal(sys.stdout):
-            text: str = self._line_editor().read(prompt)
+            typed = self.typed_ahead.pop(0) if self.typed_ahead else ""
+            text: str = self._line_editor().read(prompt, typed)
             return text
         self._setup_readline()
         try:

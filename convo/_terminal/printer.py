@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final, TextIO
 
 from .._messages import Message
@@ -128,6 +129,9 @@ class ConsolePrinter:
         self._usage: Usage = NO_USAGE
         self._view: Any = None
         self._lock = threading.Lock()
+        #: One event, or one line typed during a reply (``waiting``), drawn at a time.
+        self._screen = threading.RLock()
+        self._waiting: list[str] = []  # lines typed during a plain reply: shown after it
         self.spinner = Spinner(self.stream, self._lock)
         self.ignored_tools = IgnoredTools()
         #: Keys typed while the model answers are not echoed (fancy output only); they wait for
@@ -172,7 +176,37 @@ class ConsolePrinter:
     def start(self) -> None:
         self.note("conversation started (/help for commands, /exit or Ctrl-D to quit)")
 
+    def waiting(self, text: str, hand_over: Callable[[], object]) -> None:
+        """A line the user typed during a reply: ``hand_over()`` gives it to the run, and it is
+        shown dimmed until the run takes it (then it shows as the user's message;
+        ``convo._terminal.steering``). Nothing is shown when ``hand_over`` raises."""
+        with self._screen:  # the run may take it at once: its message is shown after this
+            hand_over()
+            self.aside(f"  {LABELS['user']} (waiting): {_one_line(text)}")
+
+    def aside(self, line: str) -> None:
+        """A dim line while a reply is being made: above a reply streaming as Markdown, after
+        one streaming as plain text, else at once (over the spinner, which draws itself again
+        below)."""
+        with self._screen:
+            if self._streaming and self.markdown:
+                from rich.text import Text
+
+                self.view.console.print(Text(line, style="dim"))  # above the live region
+            elif self._streaming or self._thinking:
+                self._waiting.append(line)  # not inside the line being written
+            else:
+                self.write(("\r\x1b[K" if self.fancy else "") + self.paint(line, "dim") + "\n")
+
+    def _show_waiting(self) -> None:
+        while self._waiting:
+            self.write(self.paint(self._waiting.pop(0), "dim") + "\n")
+
     def __call__(self, event: Event) -> None:
+        with self._screen:
+            self._event(event)
+
+    def _event(self, event: Event) -> None:
         # Why longer than 40 lines: one dispatch on the event's type, each branch a line or two.
         if self.quiet_replay:
             if isinstance(event, CaughtUp | RunEnded):
@@ -195,6 +229,7 @@ class ConsolePrinter:
         if self._thinking:  # the reasoning's line ends where anything else begins
             self._thinking = False
             self.write("\n")
+            self._show_waiting()
         if isinstance(event, TextDelta):
             if self.markdown:
                 self._streaming = True
@@ -250,6 +285,7 @@ class ConsolePrinter:
                 self.view.end()
             else:
                 self.write("\n")
+            self._show_waiting()
 
     def show(self, message: Message) -> None:
         """Print one message (for showing a saved conversation)."""

@@ -13,7 +13,8 @@ from ..events import Event
 from ..templates._tree import termination_tools
 from .cancel import Cancelling
 from .input import CLIInterface
-from .printer import ConsolePrinter
+from .printer import ConsolePrinter, _one_line
+from .steering import Steering
 
 
 @attrs.define(slots=False, eq=False)
@@ -61,7 +62,30 @@ class CommandLineRunner(Runner):
         self.on_event = show
 
     def answerer(self, state: RunState) -> Any:
-        return Cancelling(super().answerer(state), self.interrupts)
+        live = Cancelling(super().answerer(state), self.interrupts)
+        ui = self.user_interface
+        if not isinstance(ui, CLIInterface):
+            return live
+        return Steering(live, state.session, ui, lambda line: self._typed(state, ui, line))
+
+    def _typed(self, state: RunState, ui: CLIInterface, line: str) -> None:
+        """A line typed during a reply (``convo._terminal.steering``): a message goes to the run
+        as a steer, shown dimmed until taken; a command waits for the next prompt, and so does
+        a message when nothing runs live to take it (a branch being rebuilt)."""
+        if line.lstrip().startswith("/"):
+            ui.typed_ahead.append(line)
+            aside = getattr(self.printer, "aside", None)
+            if callable(aside):
+                aside(f"  {_one_line(line)} (typed at the next prompt)")
+            return
+        waiting = getattr(self.printer, "waiting", None)
+        try:
+            if callable(waiting):
+                waiting(line, lambda: self.steer(state.session, line))
+            else:
+                self.steer(state.session, line)
+        except RuntimeError:
+            ui.typed_ahead.append(line)
 
     def run(self, session: Session | None = None) -> Session:
         self.printer.start()

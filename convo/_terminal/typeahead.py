@@ -3,7 +3,8 @@
 The terminal echoes keys as they are typed, wherever the cursor is; while a reply streams,
 that is inside the spinner's line or rich's live Markdown region, whose redraws it garbles. So
 while the model answers, echo is off (and only echo: Ctrl-C still cancels); the keys wait in
-the terminal's input queue, and the next prompt shows them as typed.
+the terminal's input queue, and the next prompt shows them as typed. (A whole line, ended with
+Enter, is read at once and sent as a steer: ``convo._terminal.steering``.)
 
 The kernel decides whether to echo a key when it takes the key in, which can be a moment after
 it was typed: echo turned back on just after a key can still echo it. When the prompt reads

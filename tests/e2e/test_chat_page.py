@@ -432,12 +432,12 @@ def test_typing_during_a_turn_is_queued_and_sent_after_it(page: Page, server: Se
     open_chat(page, server.url)
     say(page, "stream queue")
     expect(page.locator("#log .msg.streaming .body")).to_have_text("Streaming the first part.")
-    say(page, "typed meanwhile")
+    say(page, "typed meanwhile")  # sent at once, as a steer: stored by the server, dimmed
     queued = page.locator("#queued .msg.user")
     expect(queued).to_contain_text("typed meanwhile")
-    expect(queued).to_contain_text("Queued: sent when the reply is done")
+    expect(queued).to_contain_text("Waiting: the assistant reads it at its next step")
     expect(page.locator("#box")).to_have_value("")
-    server.open_gate("queue")
+    server.open_gate("queue")  # the reply ends with no step left: the message gets a turn
     expect(page.locator("#log .msg.assistant .body")).to_have_text(
         ["Streaming the first part. And the rest.", "You said 'typed meanwhile' (message 2)"])
     expect(queued).to_have_count(0)
@@ -449,16 +449,18 @@ def test_a_reload_keeps_what_was_typed_or_queued(page: Page, server: Server) -> 
     say(page, "stream draft")
     expect(page.locator("#log .msg.streaming")).to_be_visible()
     say(page, "queued first")
-    expect(page.locator("#queued .msg.user")).to_have_count(1)
+    expect(page.locator("#queued .msg.user .body")).to_have_text(["queued first"])
     page.locator("#box").fill("typed second")
-    page.reload()
-    expect(page.locator("#box")).to_have_value("queued first\n\ntyped second")
+    page.reload()  # the draft is the tab's; the queued message is the server's
+    expect(page.locator("#box")).to_have_value("typed second")
+    expect(page.locator("#queued .msg.user .body")).to_have_text(["queued first"])
     server.open_gate("draft")
     expect(page.locator("#log .msg.assistant .body")).to_have_text(
-        ["Streaming the first part. And the rest."])
+        ["Streaming the first part. And the rest.", "You said 'queued first' (message 2)"])
+    expect(page.locator("#queued .msg.user")).to_have_count(0)
     page.locator("#box").press("Enter")
     expect(page.locator("#log .msg.assistant .body").last).to_have_text(
-        r"You said 'queued first\n\ntyped second' (message 2)")  # the bot's repr()
+        "You said 'typed second' (message 3)")
 
 
 def test_the_whole_conversation_by_keyboard(page: Page, server: Server) -> None:
@@ -557,8 +559,9 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
 def test_the_page_is_self_contained_and_small() -> None:
     html = (ROOT / "convo" / "serve" / "page.html").read_text()
     # 27 kB until the conversation list and thumbs (§19), 44 kB with branches' Edit and
-    # Regenerate (§28) and the guards' retracted replies (§27)
-    assert len(html.encode()) < 48_000
+    # Regenerate (§28) and the guards' retracted replies (§27), 48.8 kB with messages sent
+    # while a turn runs, shown until taken and withdrawn (§26)
+    assert len(html.encode()) < 49_000
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
     # Model text reaches HTML only through the Markdown renderer, which escapes first.
