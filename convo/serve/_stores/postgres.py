@@ -321,7 +321,7 @@ class PostgresStore:
                         "INSERT INTO subroutines VALUES (%s, %s, %s, %s) ON CONFLICT "
                         "(conversation_id, idx) DO UPDATE SET length = EXCLUDED.length, "
                         "record = EXCLUDED.record", [
-                            (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                            (conversation_id, i, r.size, dumps(r.to_dict()))
                             for i, r in change.subroutines])
             if change.state is not None:
                 await conn.execute("UPDATE conversations SET state = %s WHERE id = %s",

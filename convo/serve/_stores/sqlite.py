@@ -358,7 +358,7 @@ class SQLiteStore:
                            (change.messages[-1][0] + 1, self.clock(),
                             title_of(change.messages), conversation_id))
             db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
-                (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                (conversation_id, i, r.size, dumps(r.to_dict()))
                 for i, r in change.subroutines])
             for column, value in (("state", change.state), ("internal", change.internal),
                                   ("approvals", change.approvals)):
