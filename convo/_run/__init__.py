@@ -7,6 +7,8 @@
                   ``Forwarding``, the base of an answerer in front of another; ``stack()``.
 - ``answerer.py`` ``LiveAnswerer``: the model, tools, the user and approvals, answered live,
                   written once; ``Pause``.
+- ``guarding.py`` Answering ``CheckGuards`` live: in the pump for plain-function guards, in the
+                  live answerer for the rest (a judge, an async check).
 - ``cancel.py``   ``Cancellable``: the one cancel (a cut-off model call, a stopped tool), which
                   the terminal and serving put in front of the live answerer.
 - ``replay.py``   ``Replay``: an answerer in front of another that answers from a saved

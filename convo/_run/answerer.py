@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-import attrs
-
 from .._approval import Approval
 from .._errors import DefinitionError, InterfaceError, ModelError
 from .._messages import Message, ToolCall
@@ -42,21 +40,21 @@ from .._requests import (
 )
 from ..events import (
     ApprovalRequested,
-    GuardTripped,
+    Event,
     ModelCallEnded,
     ModelCallStarted,
     ReasoningDelta,
-    ReplyRetracted,
     ReplyTruncated,
     TextDelta,
     ToolCallsRecovered,
     UserInput,
 )
-from ..guards._base import Checked, GuardContext, acheck, check
-from ..guards._marks import applied, sendable
+from ..guards._base import Checked
+from ..guards._marks import sendable
 from ..models._deltas import Deltas
 from ..tools._calls import Invocation, ToolRun, aexecute, execute
 from ..tools._toolset import Listed, alist_toolsets, list_toolsets
+from . import guarding
 from .stack import Answerer
 from .state import RunState
 
@@ -73,12 +71,16 @@ class Pause(Exception):
 class LiveAnswerer(Answerer):
     """Answers every request live, blocking or async (see the module docstring)."""
 
-    __slots__ = ("held", "partial", "state")
+    __slots__ = ("checking", "state")
 
     def __init__(self, state: RunState) -> None:
         self.state = state
-        self.partial: list[str] = []  # the text streamed so far by the current model call
-        self.held: list[str] | None = None  # ... and held back until its guards pass
+        self.checking = False  # guards check the current call's reply: its events wait
+
+    @property
+    def partial(self) -> list[str]:
+        """The text streamed so far by the current model call (a cut-off reply's text)."""
+        return self.state.partial
 
     # -- hooks and toolsets ------------------------------------------------------------------
 
@@ -163,9 +165,14 @@ class LiveAnswerer(Answerer):
         state.model_calls += 1
         messages = self.sent(request)
         if state.on_event is not None:  # no event objects when nobody listens
+            if state.unsaid is not None:  # the last reply the guards checked was not stored
+                state.say_reply()
             state.on_event(ModelCallStarted(state.model_calls, len(messages),
                                             len(request.tools)))
-        self.partial, self.held = [], None
+            guards = request.guards
+            self.checking = False if guards is None or not (guards or state.guards_on) else \
+                self._checks(request)
+        state.partial, state.held_text = [], None
         return model, messages, state.clock()
 
     def sent(self, request: CallModel) -> Sequence[Message]:
@@ -196,11 +203,11 @@ class LiveAnswerer(Answerer):
         ``TextDelta``), and a reasoning model's reasoning (said as ``ReasoningDelta``)."""
         if request.purpose != "reply":
             return None
-        partial, emit = self.partial, self.state.on_event
+        partial, emit = self.state.partial, self.state.on_event
         if emit is None:  # nobody listens: the text is only kept
             return partial.append
         if request.guards is not None and self._holds(request.guards):
-            held = self.held = []
+            held = self.state.held_text = []
 
             def holding(text: str) -> None:
                 partial.append(text)
@@ -224,19 +231,25 @@ class LiveAnswerer(Answerer):
         call_usage = UNREPORTED if usage is None else usage  # unknown, not zero
         state.used(call_usage, reported=usage is not None)
         if state.on_event is not None:
-            state.on_event(ModelCallEnded(state.model_calls, reply, call_usage,
-                                          state.clock() - started))
+            said: list[Event] = [ModelCallEnded(state.model_calls, reply, call_usage,
+                                                state.clock() - started)]
             if "recovered_tool_calls" in reply.metadata:
-                state.on_event(ToolCallsRecovered(reply.tool_calls,
-                                                  reply.metadata["recovered_tool_calls"]))
+                said.append(ToolCallsRecovered(reply.tool_calls,
+                                               reply.metadata["recovered_tool_calls"]))
+            if reply.finish is Finish.LENGTH:
+                said.append(ReplyTruncated(state.model_calls, reply))
+            if self.checking:  # said once stored, as its guards leave it (``RunState.add``)
+                state.unsaid = said
+            else:
+                for event in said:
+                    state.on_event(event)
         if reply.finish is Finish.LENGTH:
             self._truncated(reply)
         return reply
 
     def _truncated(self, reply: Message) -> None:
-        """A reply cut off at the model's token limit: said, and an error if the bot says so."""
+        """A reply cut off at the model's token limit: an error if the bot says so."""
         state = self.state
-        state.emit(ReplyTruncated(state.model_calls, reply))
         if state.settings.truncated_is_error:
             raise ModelError(
                 f"model call {state.model_calls} was cut off at the model's token limit "
@@ -244,59 +257,26 @@ class LiveAnswerer(Answerer):
                 f"{len(reply.content)} characters{' and tool calls' * bool(reply.tool_calls)}: "
                 "raise max_tokens, or shorten what the model is asked for")
 
-    # -- guards ------------------------------------------------------------------------------
+    # -- guards (``convo._run.guarding``) ---------------------------------------------------
 
     def _holds(self, own: tuple[Any, ...]) -> bool:
         """Whether a reply's text is held until its guards pass (an output guard holds)."""
         return any(g.on == "output" and g.stream == "hold" for g in (*self.state.guards, *own))
 
-    def _guards(self, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
-        on = request.on
-        guards = [g for g in request.guards if g.on == on] if request.guards else []
-        if not request.own_only:
-            guards = [*self.state.guards_on.get(on, ()), *guards]
-        value = request.message.text if request.message is not None else request.value
-        session = self.state.session
-        return guards, value, GuardContext(session, session.state, request.scope, request.call)
+    def _checks(self, request: CallModel) -> bool:
+        """Whether the template puts this call's reply to guards that may change it (its
+        output guards, or its calls' ``tool_call`` guards)."""
+        if request.purpose != "reply":
+            return False
+        on = self.state.guards_on
+        return "output" in on or "tool_call" in on or any(
+            g.on in ("output", "tool_call") for g in request.guards or ())
 
     def check_guards(self, request: CheckGuards) -> Checked | None:
-        guards, value, ctx = self._guards(request)
-        return self._checked(request, check(guards, value, ctx) if guards else None)
+        return guarding.answer(self.state, request)
 
     async def acheck_guards(self, request: CheckGuards) -> Checked | None:
-        guards, value, ctx = self._guards(request)
-        return self._checked(request, await acheck(guards, value, ctx) if guards else None)
-
-    def _checked(self, request: CheckGuards, checked: Checked | None) -> Checked | None:
-        """Say what tripped; show (or take back) the streamed reply; the message to keep."""
-        state = self.state
-        if checked is not None:
-            if checked.blocked:
-                state.guarded = True  # from now on what it blocked is kept from the model
-            for trip in checked.trips:
-                state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
-        if request.on == "output":
-            self._shown(checked)
-        if checked is None or request.message is None:
-            return checked
-        return attrs.evolve(checked, message=applied(request.message, checked, request.on))
-
-    def _shown(self, checked: Checked | None) -> None:
-        """A held reply is sent once its guards pass (redacted: as one delta); a live one that
-        a guard changed is retracted (``ReplyRetracted``)."""
-        held, self.held = self.held, None
-        emit = self.state.on_event
-        if emit is None:
-            return
-        changed = checked is not None and bool(checked.trips)
-        if held is not None:
-            if not changed:
-                for text in held:
-                    emit(TextDelta(text))
-            elif checked is not None and not checked.blocked and held:
-                emit(TextDelta(checked.value))
-        elif changed and self.partial:
-            emit(ReplyRetracted(len(self.state.session.messages)))
+        return await guarding.aanswer(self.state, request)
 
     # -- tools -------------------------------------------------------------------------------
 

@@ -8,6 +8,11 @@ hands it the failure of answering instead: the run ends with it.
 ``drive`` and ``adrive`` are the loops every front end uses (``Runner.run``/``arun``, the
 terminal, serving, a rebuild): step, have the answerer answer, step again, until the run ends
 or the answerer says ``Pause`` (a served conversation waits for a person, or for a retry).
+
+A guard check (``CheckGuards``) that no guard looks at is answered inside the pump, and so is
+one whose guards are all plain functions (``convo._run.guarding.inline``): only a
+``ModelGuard``'s or an ``async def`` check travels to the answerers. A replay answers first, from
+what was stored, either way.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from .._messages import Message
 from .._requests import CheckGuards, ChildMessage, Flow, Request
 from ..events import Event
 from .answerer import Pause
+from .guarding import inline
 from .stack import NOTHING, Answerer
 from .state import RunState
 
@@ -82,15 +88,25 @@ class Driver:
                             step, replay.kept = replay.kept, None
                     state.add(step)
                 elif isinstance(step, Request):
-                    if step.__class__ is CheckGuards and not step.guards \
-                            and step.on not in state.guards_on:
-                        continue  # no guard to run: unchanged (answered inside the pump)
+                    check: CheckGuards | None = step if step.__class__ is CheckGuards \
+                        else None
+                    if check is not None:
+                        if not check.guards and check.on not in state.guards_on:
+                            continue  # no guard to run: unchanged (answered inside the pump)
+                        if self.replay is None:
+                            answer = inline(state, check)  # plain functions: checked here
+                            if answer is not NOTHING:
+                                continue
                     if self.replay is not None:
                         answer = self.replay.ready(step)
                         if answer is not NOTHING:
                             continue
                         if not self.replay.replaying:
-                            self.replay = None
+                            self.replay = None  # it went live at this request
+                            if check is not None:
+                                answer = inline(state, check)
+                                if answer is not NOTHING:
+                                    continue
                     if state.was is not None:  # what changed since the last message: kept
                         state.mark()
                     answer = yield step

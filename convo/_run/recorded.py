@@ -36,9 +36,12 @@ def recorded_input(messages: Sequence[Message], at: int, request: CheckGuards,
 def recorded_call(messages: Sequence[Message], at: int, request: CheckGuards
                   ) -> Checked | None:
     """A tool call a guard blocked is blocked again (its stored tool message says so); a tool
-    result is replayed as stored."""
+    result is replayed as stored. (A call is checked before its reply is stored: ``at`` is
+    the stored reply's place, its tool messages follow it.)"""
     if request.on != "tool_call" or request.call is None:
         return None
+    if at < len(messages) and messages[at].role == "assistant":
+        at += 1
     for i in range(at, len(messages)):
         message = messages[i]
         if message.role != "tool":

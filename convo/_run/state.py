@@ -24,7 +24,16 @@ from .._errors import ReachedEndTemplateException
 from .._internal import STATE_UNDO, state_undo
 from .._messages import Message, ToolCall
 from .._session import NO_USAGE, Outcome, RunStatus, Session, TurnResult, Usage
-from ..events import ApprovalDecided, Event, MessageAdded, RunEnded, TurnEnded
+from ..events import (
+    ApprovalDecided,
+    Event,
+    MessageAdded,
+    ModelCallEnded,
+    ReplyTruncated,
+    RunEnded,
+    ToolCallsRecovered,
+    TurnEnded,
+)
 from ..guards._base import GuardEnded
 from ..tools._toolset import Unlisted
 
@@ -90,9 +99,9 @@ class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
     __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
-                 "limit_reached", "listeners",
-                 "model_calls", "on_event", "on_message", "quiet", "session", "settings",
-                 "started", "tool_calls", "turn", "usage", "was")
+                 "held_text", "judged_on", "limit_reached", "listeners", "model_calls", "on_event",
+                 "on_message", "partial", "quiet", "session", "settings",
+                 "started", "tool_calls", "turn", "unsaid", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
                  clock: Callable[[], float] | None = None) -> None:
@@ -121,10 +130,22 @@ class RunState:
         self.guards: tuple[Any, ...] = tuple(getattr(settings, "guards", None) or ())
         # The run's guards by where they look (a kind without any is not asked at all).
         self.guards_on: dict[str, tuple[Any, ...]] = {}
+        # Where a run guard is not a plain function (a judge, an async check): its checks go
+        # to the answerers; the others are checked inside the pump.
+        self.judged_on: frozenset[str] = frozenset()
         for guard in self.guards:
             self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
+            if not guard.inline:
+                self.judged_on |= {guard.on}
         # What the session's templates need to ask (no attrs hook: not a field users set).
         object.__setattr__(session, "_guards_on", frozenset(self.guards_on))
+        # The text streamed so far by the current model call, and what of it is held back
+        # until the reply's output guards pass (``convo._run.guarding``).
+        self.partial: list[str] = []
+        self.held_text: list[str] | None = None
+        # The events of a reply the guards check, said once it is stored as they left it
+        # (``add``): no event carries what a guard took out.
+        self.unsaid: list[Event] | None = None
         # Whether a message a guard blocked may be in the session (kept from the model then).
         self.guarded = False
         # The state as it was when the last message was added (``follow``); ``None`` until the
@@ -181,10 +202,22 @@ class RunState:
             session = self.session
             if self.was is not None:
                 message = self.noted(message)
+        if self.unsaid is not None:
+            self.say_reply(message)
         messages = session.messages
         messages.append(message)
         if self.on_message is not None:
             self.on_message(MessageAdded(message, len(messages) - 1, scope))
+
+    def say_reply(self, message: Message | None = None) -> None:
+        """Say the events of the reply the guards checked (``unsaid``), now that ``message``
+        is what is stored of it (``None``: nothing was, they are said as they were)."""
+        unsaid, self.unsaid = self.unsaid, None
+        if unsaid is None or self.on_event is None:
+            return
+        for event in unsaid:
+            self.on_event(as_stored(event, message) if message is not None
+                          and message.role == "assistant" else event)
 
     # -- what changed the state (``convo._internal.STATE_UNDO``) --------------------------------
 
@@ -302,6 +335,8 @@ class RunState:
     def finish(self, exc: BaseException | None) -> Outcome:
         """Decide the outcome from how the generator ended, and record it."""
         self.release()  # a run that ended while a quiet replay held its events
+        if self.unsaid is not None:  # a reply the guards checked was never stored
+            self.say_reply()
         farewell = error = limit = None
         if exc is None:
             status = self.turn.status if self.turn is not None else RunStatus.COMPLETED
@@ -343,6 +378,15 @@ class RunState:
         if not isinstance(exc, Exception):  # cancellation, SystemExit: always propagate
             return True
         return self.settings.raise_errors
+
+
+def as_stored(event: Event, message: Message) -> Event:
+    """A reply's event, carrying ``message``: the reply as stored (what its guards left)."""
+    if isinstance(event, ModelCallEnded | ReplyTruncated):
+        return attrs.evolve(event, message=message)
+    if isinstance(event, ToolCallsRecovered):
+        return attrs.evolve(event, calls=message.tool_calls)
+    return event
 
 
 def handler_failed(outcome: Outcome, failure: Exception) -> Outcome:

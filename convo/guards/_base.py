@@ -68,6 +68,8 @@ class _Rule:
     message: str | None = attrs.field(default=None, kw_only=True)
     name: str | None = attrs.field(default=None, kw_only=True)
     stream: str = attrs.field(default="hold", kw_only=True, validator=_choice(STREAMS, "stream"))
+    # A plain function's check, answered inside the run's pump (no ``await``, no judge).
+    inline: bool = attrs.field(default=False, init=False, repr=False)
 
     @property
     def reply(self) -> str:
@@ -99,6 +101,7 @@ class Guard(_Rule):
                             f"{self.check!r}")
         if self.name is None:
             object.__setattr__(self, "name", getattr(self.check, "__name__", "guard"))
+        object.__setattr__(self, "inline", not _is_async(self.check))
 
     def judge(self, value: Any, ctx: GuardContext) -> tuple[Any, dict[str, Any] | None]:
         result = self.check(value, ctx)
@@ -111,6 +114,12 @@ class Guard(_Rule):
         if result is not True and inspect.isawaitable(result):
             result = await result
         return result, None
+
+
+def _is_async(check: Callable[..., Any]) -> bool:
+    """An ``async def`` check (a function, a partial of one, an object whose ``__call__`` is)."""
+    return inspect.iscoroutinefunction(check) or \
+        inspect.iscoroutinefunction(type(check).__call__)
 
 
 async def _awaited(result: Any) -> Any:
@@ -313,7 +322,12 @@ def check(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext) -> Checked 
     steps = []
     for guard in guards:
         try:
-            result, verdict = guard.judge(value, ctx)
+            if guard.inline:  # a plain function: called here (``judge``, without a call)
+                result, verdict = guard.check(value, ctx), None  # type: ignore[union-attr]
+                if result is not True and inspect.isawaitable(result):
+                    result = _run_sync(result)
+            else:
+                result, verdict = guard.judge(value, ctx)
         except Exception as exc:
             result, verdict = _failed(guard, exc)
         if result is True and verdict is None:

@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
+
 from .._approval import Approval
 from .._errors import ToolArgumentError
 from .._messages import Message, ToolCall
@@ -42,7 +44,7 @@ from ..tools._endings import (
 )
 from ..tools._output import OUTPUT_TOOL, Output
 from ..tools._transition import Move
-from ._guarding import asks, trip_mark
+from ._guarding import trip_mark
 from ._subroutine_tool import SubroutineTool, delegate
 from ._toolsets import TurnTools
 
@@ -59,11 +61,49 @@ Answered = tuple[Ending, str | None]
 """What a batch gives the turn: its ending, and the text of its last tool message."""
 
 
+def screen(reply: Message, tools: TurnTools, mode: str, output: Output | None,
+           guards: Sequence[AnyGuard]) -> Flow:
+    """Put a reply's calls to the ``tool_call`` guards before the reply is stored: returns the
+    reply as they leave it (a redacted call's arguments replace the model's: no copy of them
+    is stored, shown or sent on) and each checked call's result by its place (``Screened``,
+    which ``answer`` acts on). Calls are prepared as ``answer`` prepares them, in call order;
+    a guard that ends stops the screening there, as it stops the batch."""
+    screened: dict[int, Checked | None] = {}
+    terminal_by: str | None = None
+    calls = list(reply.tool_calls)
+    guards = tuple(guards)
+    for i, call in enumerate(reply.tool_calls):
+        if output is not None and call.name == OUTPUT_TOOL:
+            continue
+        try:
+            tool, args = prepare(tools, call, mode, terminal_by)
+        except ToolArgumentError:
+            continue
+        checked: Checked | None = yield CheckGuards("tool_call", None, args, guards, call=call)
+        screened[i] = checked
+        if checked is not None and checked.blocked:
+            if checked.ends:
+                break
+            continue
+        if tool.terminal:
+            terminal_by = tool.name
+        if checked is not None and any(t.action == "redact" for t in checked.trips):
+            calls[i] = ToolCall(call.id, call.name, checked.value)
+    if calls != list(reply.tool_calls):
+        reply = attrs.evolve(reply, tool_calls=tuple(calls))
+    return reply, screened
+
+
+Screened = Mapping[int, Checked | None]
+"""What the ``tool_call`` guards made of a batch's calls (``screen``), by their place."""
+
+
 def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: str,
            output: Output | None, failures: dict[str, int],
-           guards: Sequence[AnyGuard] = ()) -> Flow:
+           guards: Sequence[AnyGuard] = (), screened: Screened | None = None) -> Flow:
     """Answer one batch (``failures``: the turn's failed calls in a row, per tool; ``guards``:
-    the turn's own); returns ``Answered``."""
+    the turn's own; ``screened``: what the ``tool_call`` guards said of its calls, put to them
+    by ``screen`` before the reply was stored); returns ``Answered``."""
     # Why longer than 40 lines: prepare, approve, run and record one batch in one place, so
     # that the guarantee (one tool message per call, in call order) is visible at a glance.
     done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
@@ -87,8 +127,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
         except ToolArgumentError as exc:
             done[i] = f"Error: {exc}", True
             continue
-        checked: Checked | None = (yield CheckGuards("tool_call", None, args, guards, call=call)
-                                   ) if asks(session, "tool_call", guards) else None
+        checked = screened.get(i) if screened else None
         if checked is not None:
             marks[i] = checked.mark or {}
             if checked.blocked:
@@ -134,6 +173,8 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
     ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
     for inv in inline:  # a template cannot run inside a tool function: it runs here
         ran[inv.call.id] = inv, (yield from delegate(session, inv))
+    kinds = session._guards_on  # (``asks``, once per batch, without a call)
+    results = kinds is None or "tool_result" in kinds or bool(guards)
     move: Move | None = None  # the batch's transition: one per batch
     text: str | None = None
     for i, call in enumerate(calls):
@@ -162,7 +203,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
             if i in marks:
                 metadata = {**(metadata or {}), GUARD_KEY: marks[i]}
-            if asks(session, "tool_result", guards):
+            if results:
                 content, metadata, guarded = yield from _result(call, content, metadata, guards)
                 if guarded is not None:
                     ending = stronger(ending, guarded)

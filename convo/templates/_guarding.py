@@ -15,7 +15,7 @@ or the turn's own): a run without guards makes no request and no step for them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from .._messages import Message
 from .._requests import CheckGuards, Flow
@@ -25,6 +25,7 @@ from ..guards._base import AnyGuard, Checked, GuardEnded
 from ..guards._marks import KEY, blocked, mark_of, unsent
 
 GUARD = "guard"  # TurnResult.terminated_by of a turn a guard ended
+NO_GUARDS: Final = frozenset[str]()  # what a session says of a run without guards
 
 
 def own(guards: Sequence[AnyGuard], on: str) -> tuple[AnyGuard, ...]:

@@ -113,7 +113,8 @@ class UserTemplate(Template):
             if not answer and self.default is not None:
                 answer = self.default
             message = Message("user", answer)
-        if asks(session, "input"):
+        kinds = session._guards_on  # (``asks``, without a call: every user message)
+        if kinds is None or "input" in kinds:
             yield from checked_input(message)
         else:
             yield message

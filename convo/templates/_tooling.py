@@ -45,10 +45,18 @@ from ..tools._output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools._toolset import Toolset
 from ..tools._transition import Moving
 from ._base import Template
-from ._batch import answer
+from ._batch import answer, screen
 from ._checks import check_count, check_tools
 from ._guard import LoopGuard, TurnWatch
-from ._guarding import answered_input, asks, blocked_reply, checked_reply, ended, own
+from ._guarding import (
+    NO_GUARDS,
+    answered_input,
+    asks,
+    blocked_reply,
+    checked_reply,
+    ended,
+    own,
+)
 from ._handoff import handed_off
 from ._subroutine_tool import SubroutineTool
 from ._toolsets import TurnTools, fixed, toolsets_of, turn_tools, with_frontend
@@ -145,10 +153,14 @@ class ToolingTemplate(Template):
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context, guards=self.guards)
         guards = self.guards
-        if asks(session, "input", guards) and (
-                yield from answered_input(session, own(guards, "input"))):
-            return session
-        checks = asks(session, "output", guards)  # whether a guard reads the replies
+        if not guards and session._guards_on == NO_GUARDS:  # none anywhere: the common case
+            checks = screens = False
+        else:
+            if asks(session, "input", guards) and (
+                    yield from answered_input(session, own(guards, "input"))):
+                return session
+            checks = asks(session, "output", guards)  # whether a guard reads the replies
+            screens = asks(session, "tool_call", guards)  # ... or the calls, before stored
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:
             if turn.iterations:  # the safe point: messages sent while the turn ran (§26)
@@ -158,6 +170,11 @@ class ToolingTemplate(Template):
             turn.iterations += 1
             if checks:
                 reply = yield from checked_reply(reply, guards)
+            screened = None
+            if screens and reply.tool_calls and not (GUARD_KEY in reply.metadata
+                                                     and blocked(reply)):
+                reply, screened = yield from screen(reply, turn.tools, self.mode, self._output,
+                                                    guards)
             yield reply
             if GUARD_KEY in reply.metadata and blocked(reply):
                 yield from blocked_reply(reply, iterations=turn.iterations)
@@ -179,7 +196,7 @@ class ToolingTemplate(Template):
                     return session
                 ending, turn.last_tool_text = yield from answer(
                     session, reply.tool_calls, turn.tools, self.mode, self._output,
-                    turn.failures, guards)
+                    turn.failures, guards, screened)
                 if ending.__class__ is Continue:
                     continue
                 yield from self._close(session, turn, ending)

@@ -1,9 +1,11 @@
 """A run pays for guards only where they look: without guards no check is asked for at all
 (no ``CheckGuards`` request, no step through the template's frames), and with an output guard
-only the replies are."""
+only the replies are; a guard that is a plain function is checked inside the pump (no trip
+through the answerers), a judge or an ``async def`` check by the answerers."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -20,7 +22,9 @@ from convo import (
     tool,
 )
 from convo._requests import CheckGuards
-from convo.guards import pii
+from convo._run.stack import Forwarding
+from convo._run.state import RunState
+from convo.guards import Guard, ModelGuard, pii
 
 
 @tool
@@ -71,3 +75,70 @@ def test_a_turns_own_guards_are_asked_for_everywhere_they_may_look(asked: list[s
     Runner(model(), template).run()
     # (The turn's guards go with each request: the answerer picks those of each kind.)
     assert asked == ["tool_call", "tool_result", "output"]
+
+
+# -- where a check is answered: plain functions inside the pump, the rest by the answerers ------
+
+class Counting(Forwarding):
+    """In front of the live answerer: the ``on`` of each check that reaches the answerers."""
+
+    def __init__(self, inner: Any, reached: list[str]) -> None:
+        super().__init__(inner)
+        self.reached = reached
+
+    def check_guards(self, request: CheckGuards) -> Any:
+        self.reached.append(request.on)
+        return super().check_guards(request)
+
+    async def acheck_guards(self, request: CheckGuards) -> Any:
+        self.reached.append(request.on)
+        return await super().acheck_guards(request)
+
+
+def reaching(guards: list[Any], how: str = "run") -> tuple[list[str], Any]:
+    reached: list[str] = []
+
+    class CountingRunner(Runner):
+        def answerer(self, state: RunState) -> Any:
+            return Counting(super().answerer(state), reached)
+
+    runner = CountingRunner(model(), TEMPLATE, guards=guards)
+    session = runner.run() if how == "run" else asyncio.run(runner.arun())
+    return reached, session
+
+
+@pytest.mark.parametrize("how", ["run", "arun"])
+def test_a_plain_function_guard_is_checked_inside_the_pump(how: str) -> None:
+    reached, session = reaching([pii(), pii(on="tool_call", name="args")], how)
+    assert session.messages[-1].text == "It is sunny, call [phone]."
+    assert reached == []
+
+
+@pytest.mark.parametrize("how", ["run", "arun"])
+def test_an_async_check_or_a_judge_goes_to_the_answerers(how: str) -> None:
+    async def fine(value: Any, ctx: Any) -> bool:
+        return True
+
+    judge = ModelGuard(MockModel(['{"pass": true, "reason": "ok"}']), "Be kind.", on="output")
+    for guards in ([pii(), Guard(fine, on="output")], [judge]):
+        reached, session = reaching(guards, how)
+        assert reached == ["output"]
+        assert session.outcome is not None and session.outcome.status == "completed"
+
+
+def test_a_plain_guard_never_runs_again_for_a_stored_value() -> None:
+    checked: list[str] = []
+
+    def cards(value: str, ctx: Any) -> Any:
+        checked.append(value)
+        return value.replace("4111 1111 1111 1111", "[card]")
+
+    guards = [Guard(cards, on="output", action="redact")]
+    first = Runner(MockModel(["card 4111 1111 1111 1111"]),
+                   LinearTemplate([UserTemplate("hi"), ToolingTemplate([])]), guards=guards).run()
+    assert checked == ["card 4111 1111 1111 1111"]
+    resumed = Runner(MockModel(["no more"]), LinearTemplate([
+        UserTemplate("hi"), ToolingTemplate([]), UserTemplate("more?"), ToolingTemplate([])]),
+        guards=guards).resume(first)
+    assert checked == ["card 4111 1111 1111 1111", "no more"]
+    assert [m.text for m in resumed.messages] == ["hi", "card [card]", "more?", "no more"]

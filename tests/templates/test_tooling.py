@@ -122,11 +122,12 @@ def test_render_yields_requests_without_any_runner() -> None:
     flow = template.render(Session())
     assert next(flow) == CallModel(None, (add.schema(),), guards=())
     reply = Message("assistant", "", tool_calls=(ToolCall("c1", "add", {"a": 2}),))
-    assert flow.send(reply) == reply  # no text: no output guard to ask
     call = ToolCall("c1", "add", {"a": 2})
+    # No text: no output guard to ask. Each call is put to the guards before its reply is
+    # stored, each result before the model sees it (None: nothing changed).
+    assert flow.send(reply) == CheckGuards("tool_call", None, {"a": 2, "b": 1}, call=call)
+    assert flow.send(None) == reply
     assert flow.send(None) == ToolCallStarted(call)
-    # Each call and each result is put to the guards (None: nothing changed).
-    assert flow.send(None) == CheckGuards("tool_call", None, {"a": 2, "b": 1}, call=call)
     request = flow.send(None)
     assert isinstance(request, RunTools)
     # The function's defaults are filled in: the function never sees a missing argument.

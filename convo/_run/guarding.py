@@ -1,0 +1,91 @@
+"""Answering ``CheckGuards`` live: the run's guards and the turn's own on one value, the events
+of what tripped, and what a streaming front end is shown of the reply they checked.
+
+Written once for the two places that answer a check live: the pump (``convo._run.driver``),
+which answers a check whose guards are all plain functions inside itself (``inline``: no trip
+through the answerers, no ``await``), and the live answerer (``convo._run.answerer``), which
+answers the rest (a ``ModelGuard``'s judge, an ``async def`` check), blocking or on the loop. A
+replay answers before either, from what was stored (``convo._run.recorded``): no guard runs
+twice for a stored value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .._requests import CheckGuards
+from ..events import GuardTripped, ReplyRetracted, TextDelta
+from ..guards._base import Checked, GuardContext, acheck, check
+from ..guards._marks import applied
+from .stack import NOTHING
+from .state import RunState
+
+
+def inline(state: RunState, request: CheckGuards) -> Checked | object | None:
+    """``request`` answered here and now when every guard it puts its value to is a plain
+    function (the pump's), else ``NOTHING`` (the answerers answer it)."""
+    on = request.on
+    own = request.guards
+    if (on in state.judged_on and not request.own_only) or (
+            own and not all(g.inline for g in own if g.on == on)):
+        return NOTHING
+    return answer(state, request)
+
+
+def _guards(state: RunState, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
+    on = request.on
+    guards = [g for g in request.guards if g.on == on] if request.guards else []
+    if not request.own_only:
+        guards = [*state.guards_on.get(on, ()), *guards]
+    value = request.message.text if request.message is not None else request.value
+    session = state.session
+    return guards, value, GuardContext(session, session.state, request.scope, request.call)
+
+
+def answer(state: RunState, request: CheckGuards) -> Checked | None:
+    """``request`` answered here and now, blocking."""
+    guards, value, ctx = _guards(state, request)
+    return _checked(state, request, check(guards, value, ctx) if guards else None)
+
+
+async def aanswer(state: RunState, request: CheckGuards) -> Checked | None:
+    """``request`` answered on the running loop (async checks and judges awaited there)."""
+    guards, value, ctx = _guards(state, request)
+    return _checked(state, request, await acheck(guards, value, ctx) if guards else None)
+
+
+def _checked(state: RunState, request: CheckGuards, checked: Checked | None
+             ) -> Checked | None:
+    """Say what tripped; show (or take back) the streamed reply; the message to keep."""
+    if checked is not None:
+        if checked.blocked:
+            state.guarded = True  # from now on what it blocked is kept from the model
+        for trip in checked.trips:
+            state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
+    if request.on == "output":
+        if state.on_event is not None:
+            _shown(state, checked)
+        else:  # nobody listens: nothing was held
+            state.held_text = None
+    if checked is None or request.message is None:
+        return checked
+    return attrs.evolve(checked, message=applied(request.message, checked, request.on))
+
+
+def _shown(state: RunState, checked: Checked | None) -> None:
+    """A held reply is sent once its guards pass (redacted: as one delta); a live one that a
+    guard changed is retracted (``ReplyRetracted``)."""
+    held, state.held_text = state.held_text, None
+    emit = state.on_event
+    assert emit is not None
+    changed = checked is not None and bool(checked.trips)
+    if held is not None:
+        if not changed:
+            for text in held:
+                emit(TextDelta(text))
+        elif checked is not None and not checked.blocked and held:
+            emit(TextDelta(checked.value))
+    elif changed and state.partial:
+        emit(ReplyRetracted(len(state.session.messages)))
