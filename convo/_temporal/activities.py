@@ -22,16 +22,19 @@ import json
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
 
+import attrs
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
+from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
 from . import wire as wire
 from .bots import Bot
+from .deltas import Publisher, channel
 
 HEARTBEAT_EVERY_S: Final = 1.0
 T = TypeVar("T")
@@ -59,6 +62,7 @@ class Activities:
         self.store = bot.store
         # Rebuilds only: nothing is kept between activities (another worker may run the next).
         self.engine = Engine(bot.runner, bot.store, cache_size=1)
+        self.channel = channel(bot.store)  # where a streamed reply's text goes
 
     @activity.defn(name="convo.create")
     async def create(self, data: dict[str, Any]) -> None:
@@ -83,12 +87,26 @@ class Activities:
 
     @activity.defn(name="convo.model")
     async def model(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The reply; the calls it took and their usage (a context window may summarize
+        first), for the workflow's run to count; with ``stream``, its text published as it
+        comes (``deltas.py``) and the id the reply is to be stored under."""
         live = await self._at(data, CallModel)
+        state = live.run.state
+        calls, usage = state.model_calls, state.usage
+        publisher = None
+        if data.get("stream"):
+            publisher = live.sink = Publisher(self.channel, data["conversation_id"])
         try:
-            reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+            if publisher is None:
+                reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+            else:
+                async with publisher.running():
+                    reply = await heartbeating(live.run.answerer.aanswer(live.pending))
         except ModelError as exc:
             raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
-        return {"message": reply.to_dict()}
+        return {"message": reply.to_dict(), "reply_id": live.reply_id,
+                "model_calls": state.model_calls - calls,
+                "usage": _spent(usage, state.usage).to_dict()}
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -119,8 +137,6 @@ class Activities:
         for change in changes:
             fresh = tuple((i, m) for i, m in change.messages if i >= length)
             if len(fresh) != len(change.messages):
-                import attrs
-
                 change = attrs.evolve(change, messages=fresh)
             await self.store.write(cid, change)
             length += len(fresh)
@@ -140,6 +156,12 @@ class Activities:
                 f"rebuilds it to {at} (another process wrote to it, or the template changed)",
                 type="Diverged", non_retryable=True)
         return live
+
+
+def _spent(before: Usage, after: Usage) -> Usage:
+    """What was used between the two totals."""
+    return Usage(**{f.name: getattr(after, f.name) - getattr(before, f.name)
+                    for f in attrs.fields(Usage)})
 
 
 def _changed(live: Live, before: str) -> dict[str, Any] | None:

@@ -3,13 +3,16 @@
 The HTTP routes are §9's, unchanged; behind them, this engine holds no lease and runs no turn:
 each turn is an Update of the conversation's workflow (``convo._temporal.workflow``), run by
 ``convo worker`` processes, and what it answers is read from the store (the record: GET,
-lists, feedback and exports read it as on the default engine). The turn's messages reach the
-served events (SSE and the other faces) once the Update returns: Temporal has no token
-streaming, and this engine relays no deltas (docs/serving.md, "Running on Temporal").
+lists, feedback and exports read it as on the default engine). A streamed turn (a sink: SSE
+and the other faces) listens to the store's notes while its Update runs (``deltas.py``:
+Temporal streams nothing): the model activity's text comes as ``TextDelta``s, each reply's
+preceded by the messages the store holds before it; the rest of the turn's messages once the
+Update returns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -29,6 +32,7 @@ from ..serve._events import Sink, WaitingFor, committed
 from ..serve._live import stored_view
 from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
 from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
+from .deltas import Heard, Note, channel
 from .workflow import WORKFLOW, workflow_id
 
 _REFUSALS: dict[str, type[Exception]] = {"Conflict": Conflict, "Invalid": Invalid,
@@ -66,6 +70,7 @@ class TemporalEngine(Engine):
         self.address = address
         self.namespace = namespace
         self.task_queue = task_queue
+        self.channel = channel(store)  # a streamed reply's text, from the worker (deltas.py)
         self._client: Client | None = None
 
     async def client(self) -> Client:
@@ -87,7 +92,8 @@ class TemporalEngine(Engine):
         await self.store.create(conversation_id, state, owner=owner)
         client = await self.client()
         handle = await client.start_workflow(
-            WORKFLOW, {"conversation_id": conversation_id, "state": state, "owner": owner},
+            WORKFLOW, {"conversation_id": conversation_id, "state": state, "owner": owner,
+                       "stream": sink is not None},
             id=workflow_id(conversation_id), task_queue=self.task_queue)
         code, body = await self._update(conversation_id, handle, "opened", {}, sink)
         return (201 if code == 200 else code), body
@@ -160,8 +166,13 @@ class TemporalEngine(Engine):
                       body: dict[str, Any], sink: Sink | None) -> tuple[int, dict[str, Any]]:
         """Run the Update; the answer is the store's conversation with what the turn added
         (its served events sent to ``sink`` as the default engine sends them)."""
+        shown = None
         try:
-            said = await handle.execute_update(update, body)
+            if sink is None:
+                said = await handle.execute_update(update, body)
+            else:
+                said, shown = await self._streamed(conversation_id, handle, update,
+                                                   {**body, "stream": True}, sink)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
@@ -177,7 +188,7 @@ class TemporalEngine(Engine):
         added = said["added"]
         view = {**stored_view(stored), "added": added}
         if sink is not None:
-            first = len(stored.messages) - len(added)
+            first = max(len(stored.messages) - len(added), shown or 0)
             for index, message in enumerate(stored.messages[first:], first):
                 for event in committed(index, message):
                     sink(event)
@@ -187,3 +198,51 @@ class TemporalEngine(Engine):
         if "error" in said:
             view = {"error": said["error"], **view}
         return code, view
+
+    async def _streamed(self, conversation_id: str, handle: Any, update: str,
+                        body: dict[str, Any], sink: Sink) -> tuple[Any, int]:
+        """The Update, its streamed text sent to ``sink`` while it runs (each reply's first
+        piece after the messages the store holds before it); what it said, and how many of
+        the conversation's messages were shown."""
+        row = await self.store.load(conversation_id, messages=False)
+        shown = 0 if row is None else row.length
+        reply: list[str | None] = [None]  # the id of the reply being streamed
+
+        async def show(notes: list[Note]) -> None:
+            nonlocal shown
+            for note in notes:
+                if note.message_id != reply[0]:  # a new reply: what came before it first
+                    reply[0] = note.message_id
+                    stored = await self.store.load(conversation_id)
+                    if stored is not None:
+                        for index, message in enumerate(stored.messages[shown:], shown):
+                            for event in committed(index, message):
+                                sink(event)
+                        shown = max(shown, len(stored.messages))
+                sink(note.event())
+
+        async with self.channel.listen(conversation_id) as heard:
+            running = asyncio.ensure_future(handle.execute_update(update, body))
+            try:
+                while not running.done():
+                    await show(await _next(heard, running))
+                said = running.result()
+                await heard.caught_up()  # (what was published before the Update returned)
+                await show(heard.ready())
+            finally:
+                if not running.done():
+                    running.cancel()
+        return said, shown
+
+
+async def _next(heard: Heard, running: asyncio.Future[Any]) -> list[Note]:
+    """The notes heard next, or none once ``running`` is done."""
+    getting = asyncio.ensure_future(heard.get())
+    try:
+        await asyncio.wait({getting, running}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getting.done():
+            getting.cancel()
+    if getting.done() and not getting.cancelled():
+        return [getting.result(), *heard.ready()]
+    return []

@@ -21,6 +21,7 @@ conversation from the store (one ``load``), as a served rebuild does.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
     from .._messages import Message
+    from .._reply import UNREPORTED, Usage
     from .._requests import CallModel, RunHooks, RunTools
     from .._run.replay import Replay
     from .._run.stack import Forwarding
@@ -99,33 +101,47 @@ class ActivityStore:
 
 class Activities(Forwarding):
     """In front of the run's live answerer: model calls, tool calls and hooks are activities
-    (answered from the store by reference: ``convo._temporal.activities``)."""
+    (answered from the store by reference: ``convo._temporal.activities``). A model call is
+    counted here as the live answerer counts it (its limits checked first; the calls and the
+    usage the activity made added to the run's); ``streaming()`` says whether a client
+    streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
+    given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "run_state", "store")
+    __slots__ = ("conversation_id", "heartbeat", "named", "run_state", "store", "streaming")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
-                 heartbeat_s: float) -> None:
+                 heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
+                 named: Callable[[str], None] = lambda reply_id: None) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
         self.run_state: RunState = inner.state
         self.heartbeat = timedelta(seconds=heartbeat_s)
+        self.streaming = streaming
+        self.named = named
 
-    async def _call(self, name: str, activity_id: str | None = None) -> Any:
+    async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
-            name, self.store.take(self.conversation_id), activity_id=activity_id,
+            name, {**self.store.take(self.conversation_id), **more}, activity_id=activity_id,
             start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
             retry_policy=AGAIN)
 
     async def acall_model(self, request: CallModel) -> Message:
+        state = self.run_state
+        state.admit_model_call()  # (a limit reached ends the run here, as in one process)
         try:
-            answer = await self._call("convo.model")
+            answer = await self._call("convo.model", stream=self.streaming())
         except ActivityError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == "ModelError":
                 raise ModelError(cause.message) from None
             raise
-        self.run_state.model_calls += 1
+        calls = int(answer.get("model_calls", 1))
+        usage = Usage.from_dict(answer["usage"]) if "usage" in answer else UNREPORTED
+        state.model_calls += calls
+        state.used(usage, reported=usage.unreported < calls)
+        if answer.get("reply_id"):
+            self.named(answer["reply_id"])
         return Message.from_dict(answer["message"])
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
@@ -173,17 +189,25 @@ class WorkflowEngine(Engine):
     def __init__(self, runner: Runner, store: ActivityStore, heartbeat_s: float) -> None:
         super().__init__(runner, store, cache_size=1)  # type: ignore[arg-type]
         self.heartbeat_s = heartbeat_s
+        self.streaming = False  # a client streams the running turn (its Update said so)
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         store = self.store
         assert isinstance(store, ActivityStore)
+        made: list[Live] = []  # (the Live is made once its run is)
+
+        def named(reply_id: str) -> None:
+            made[0].reply_id = reply_id
+
         run = self.runner.start(session, saved=saved, replaying=replaying, clock=_clock,
-                                layers=(lambda live: Activities(live, store, conversation_id,
-                                                                self.heartbeat_s),))
+                                layers=(lambda live: Activities(
+                                    live, store, conversation_id, self.heartbeat_s,
+                                    streaming=lambda: self.streaming, named=named),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
+        made.append(live)
         run.state.listen(live.on_event)
         return live
 
@@ -217,7 +241,9 @@ class ConvoConversation:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)
                 live = self.engine._start(cid, Session(state=dict(start.get("state") or {})))
+                self.engine.streaming = bool(start.get("stream"))
                 opened = await self.engine._advance(live, None, None, first=True)
+                self.engine.streaming = False
                 self.live = live
             await self.store.flush(cid)
             self.opened = opened  # (in the store now: what the HTTP front reads)
@@ -254,17 +280,20 @@ class ConvoConversation:
         except (Conflict, Invalid, Forbidden, NotFound) as exc:
             raise _refusal(exc) from None
 
-    async def _turn(self, answer: Any) -> dict[str, Any]:
-        """Run one turn (``answer(live)`` answers the pending request) and say what it added."""
+    async def _turn(self, answer: Any, body: dict[str, Any] | None) -> dict[str, Any]:
+        """Run one turn (``answer(live)`` answers the pending request) and say what it added;
+        ``body``: the Update's (``"stream": true`` when a client streams the turn)."""
         await workflow.wait_condition(lambda: self.live is not None)  # (not under the lock:
         async with self.turn:  # the run takes it to start the conversation)
             live = self.live
             assert live is not None
+            self.engine.streaming = bool((body or {}).get("stream"))
             try:
                 code, body = await answer(live)
             except (Conflict, Invalid, Forbidden, NotFound) as exc:
                 raise _refusal(exc) from None
             finally:
+                self.engine.streaming = False
                 await self.store.flush(self.conversation_id)
             self.ran += 1
         return _said(code, body)
@@ -281,7 +310,7 @@ class ConvoConversation:
     async def message(self, body: dict[str, Any]) -> dict[str, Any]:
         content = Message.from_dict({"role": "user", "content": body["content"]}).content
         return await self._turn(lambda live: self.engine.message(
-            live, content, None, message_id=body.get("id")))
+            live, content, None, message_id=body.get("id")), body)
 
     @message.validator
     def _message_ok(self, body: dict[str, Any]) -> None:
@@ -294,7 +323,8 @@ class ConvoConversation:
     async def approve(self, body: dict[str, Any]) -> dict[str, Any]:
         return await self._turn(lambda live: self.engine.approve(
             live, list(body.get("decisions") or []), None,
-            operator=bool(body.get("operator", True)), staff=bool(body.get("staff", False))))
+            operator=bool(body.get("operator", True)), staff=bool(body.get("staff", False))),
+            body)
 
     @approve.validator
     def _approve_ok(self, body: dict[str, Any]) -> None:
@@ -302,7 +332,7 @@ class ConvoConversation:
 
     @workflow.update(name="retry")
     async def retry(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self._turn(lambda live: self.engine.retry(live, None))
+        return await self._turn(lambda live: self.engine.retry(live, None), body)
 
     @retry.validator
     def _retry_ok(self, body: dict[str, Any] | None = None) -> None:
@@ -312,7 +342,7 @@ class ConvoConversation:
     async def operator_message(self, body: dict[str, Any]) -> dict[str, Any]:
         said = Message("assistant", body["content"], id=body.get("id"),
                        metadata={"author": body.get("author") or "operator"})
-        return await self._turn(lambda live: self.engine.hand_off(live, said, None))
+        return await self._turn(lambda live: self.engine.hand_off(live, said, None), body)
 
     @operator_message.validator
     def _operator_message_ok(self, body: dict[str, Any]) -> None:
@@ -320,7 +350,7 @@ class ConvoConversation:
 
     @workflow.update(name="handback")
     async def handback(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self._turn(lambda live: self.engine.hand_off(live, None, None))
+        return await self._turn(lambda live: self.engine.hand_off(live, None, None), body)
 
     @handback.validator
     def _handback_ok(self, body: dict[str, Any] | None = None) -> None:
