@@ -29,6 +29,7 @@ from temporalio.exceptions import ApplicationError
 from .._errors import ModelError
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
+from .._run.cancel import Scope, cut
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
@@ -61,7 +62,7 @@ class Activities:
         self.bot = bot
         self.store = bot.store
         # Rebuilds only: nothing is kept between activities (another worker may run the next).
-        self.engine = Engine(bot.runner, bot.store, cache_size=1)
+        self.engine = _Rebuilds(bot.runner, bot.store, cache_size=1)
         self.channel = channel(bot.store)  # where a streamed reply's text goes
 
     @activity.defn(name="convo.create")
@@ -98,10 +99,10 @@ class Activities:
             publisher = live.sink = Publisher(self.channel, data["conversation_id"])
         try:
             if publisher is None:
-                reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+                reply = await self._cancellable(live)
             else:
                 async with publisher.running():
-                    reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+                    reply = await self._cancellable(live)
         except ModelError as exc:
             raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
         return {"message": reply.to_dict(), "reply_id": live.reply_id,
@@ -110,9 +111,17 @@ class Activities:
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The calls ``calls`` of the batch the conversation is at (all of it without them; a
+        front end runs its own tools' calls)."""
         live = await self._at(data, RunTools)
         before = json.dumps(live.session.state, sort_keys=True, default=str)
-        runs = await heartbeating(live.run.answerer.aanswer(live.pending))
+        pending = live.pending
+        assert isinstance(pending, RunTools)
+        if data.get("calls") is not None:
+            wanted = set(data["calls"])
+            pending = attrs.evolve(pending, invocations=tuple(
+                i for i in pending.invocations if i.call.id in wanted))
+        runs = await heartbeating(live.run.answerer.aanswer(pending))
         return {"runs": wire.runs_json(runs), "state": _changed(live, before)}
 
     @activity.defn(name="convo.hooks")
@@ -121,6 +130,24 @@ class Activities:
         before = json.dumps(live.session.state, sort_keys=True, default=str)
         await heartbeating(live.run.answerer.aanswer(live.pending))
         return {"state": _changed(live, before)}
+
+    async def _cancellable(self, live: Live) -> Any:
+        """The model call, heartbeating; once the workflow cancels this activity (a served
+        cancel), the call is cut off and its reply is what it streamed so far, marked
+        (``convo._run.cancel``)."""
+        scopes: list[Scope] = []
+        self.engine.scopes[live.id] = scopes
+        call = asyncio.ensure_future(live.run.answerer.aanswer(live.pending))
+        try:
+            return await heartbeating(asyncio.shield(call))
+        except asyncio.CancelledError:
+            if not activity.is_cancelled():  # (the worker stops: another runs it again)
+                call.cancel()
+                raise
+            cut(scopes)
+            return await call
+        finally:
+            self.engine.scopes.pop(live.id, None)
 
     async def _write(self, data: dict[str, Any]) -> None:
         """The workflow's writes since its last activity; what a lost run of this activity
@@ -156,6 +183,18 @@ class Activities:
                 f"rebuilds it to {at} (another process wrote to it, or the template changed)",
                 type="Diverged", non_retryable=True)
         return live
+
+
+class _Rebuilds(Engine):
+    """The served engine as the activities use it: rebuilds, whose model call a cancel of
+    the activity cuts (``scopes``: by conversation, while its call runs)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scopes: dict[str, list[Scope]] = {}
+
+    def _scopes(self, conversation_id: str) -> list[Scope] | None:
+        return self.scopes.get(conversation_id)
 
 
 def _spent(before: Usage, after: Usage) -> Usage:

@@ -25,15 +25,19 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from .._messages import Message
+from .._messages import Message, ToolCall
+from .._requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from .._runner import Runner
+from .._session import Session
 from ..serve._engine import Engine
 from ..serve._events import Sink, WaitingFor, committed
 from ..serve._live import stored_view
-from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
+from ..serve._problems import Busy, Conflict, Forbidden, Invalid, NotFound
 from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
+from ..tools._calls import Invocation
+from ..tools._frontend import FRONTEND_TOOLS, FrontendTool
 from .deltas import Heard, Note, channel
-from .workflow import WORKFLOW, workflow_id
+from .workflow import NOTHING_RUNS, WORKFLOW, workflow_id
 
 _REFUSALS: dict[str, type[Exception]] = {"Conflict": Conflict, "Invalid": Invalid,
                                          "Forbidden": Forbidden, "NotFound": NotFound}
@@ -51,14 +55,70 @@ def parse_engine(url: str) -> tuple[str, str]:
     return f"{parts.hostname}:{parts.port}", namespace
 
 
-@attrs.define(slots=True)
+class _NoRun:
+    """(No run in this process: the workflow's is the conversation's run.)"""
+
+    state = None
+
+
+@attrs.define(slots=True, eq=False)
 class Turn:
-    """What a route holds while it runs a turn here: the conversation's id and where it
-    waits, as the store says (the workflow checks again, in its Update's validator)."""
+    """What a route holds while it runs a turn here: the conversation as the store says
+    (this process runs no turn and rebuilds nothing), with what the faces read of a paused
+    conversation — its messages and state (``session``), what it waits for (``waits``) and
+    the request it waits at as far as its ``waiting_for`` tells (``pending``: the calls to
+    decide, the frontend tool calls to answer) — and the tools a front end offers
+    (``offers``), sent with the next Update. The workflow checks again, in its Update's
+    validator; each Update's answer brings it up to date."""
 
     id: str
-    waits: str | None
-    run: Any = None  # (no run in this process)
+    stored: Stored
+    session: Session = attrs.field(init=False)
+    waits: str | None = attrs.field(init=False)
+    pending: Request[Any] | None = attrs.field(init=False)
+    committed: int = attrs.field(init=False)
+    offers: list[dict[str, Any]] | None = None
+    run: Any = attrs.field(factory=_NoRun)
+
+    def __attrs_post_init__(self) -> None:
+        self.now(self.stored)
+
+    def now(self, stored: Stored) -> None:
+        """As ``stored`` says it is now."""
+        self.stored = stored
+        self.session = Session(list(stored.messages), stored.state,
+                               internal=dict(stored.internal), parent=stored.parent)
+        waiting = stored.waiting_for
+        self.waits = None if waiting is None else waiting.get("type")
+        self.pending = None if stored.status == "ended" else _pending(waiting)
+        self.committed = len(stored.messages)
+
+    def view(self, added_from: int | None = None, *, originals: bool = False
+             ) -> dict[str, Any]:
+        body = stored_view(self.stored, originals=originals)
+        if added_from is not None:
+            body["added"] = body["messages"][added_from:]
+        return body
+
+
+def _pending(waiting: dict[str, Any] | None) -> Request[Any] | None:
+    """The request a conversation that waits so is at, as far as ``waiting`` says."""
+    kind = None if waiting is None else waiting.get("type")
+    if waiting is None or kind is None:
+        return None
+    calls = [ToolCall(c["id"], c["name"], c.get("arguments") or {})
+             for c in waiting.get("calls") or ()]
+    if kind == "approval":
+        return Approve(tuple(calls), approvers=tuple(
+            c.get("approver") or "user" for c in waiting.get("calls") or ()))
+    if kind == "client_tool":
+        return RunTools(tuple(Invocation(call, FrontendTool(call.name, "", {}),
+                                         dict(call.arguments)) for call in calls))
+    if kind == "operator":
+        return HandOff(ToolCall("", "handoff", {}), waiting.get("reason"))
+    if kind == "retry":
+        return CallModel()
+    return AskUser(waiting.get("prompt"))
 
 
 class TemporalEngine(Engine):
@@ -107,8 +167,19 @@ class TemporalEngine(Engine):
             raise NotFound(f"no conversation {conversation_id!r}")
         if stored.status == "ended":
             raise Conflict(f"conversation {conversation_id!r} has ended")
-        waiting = stored.waiting_for
-        yield Turn(conversation_id, None if waiting is None else waiting.get("type"))
+        if stored.status == "running":  # (its workflow runs a turn, or finishes a cut-off one)
+            raise Busy("a turn is running in this conversation: wait for it to end, then send "
+                       "again")
+        whole = await self.store.load(conversation_id)
+        if whole is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        yield Turn(conversation_id, whole)
+
+    def offer(self, live: Any, tools: list[dict[str, Any]]) -> None:
+        """The tools a front end offers from now on: sent with the next Update, whose
+        workflow keeps them with the conversation."""
+        if live.session.internal.get(FRONTEND_TOOLS, []) != tools:
+            live.offers = tools
 
     async def message(self, live: Any, content: Any, sink: Sink | None, *,
                       message_id: str | None = None) -> tuple[int, dict[str, Any]]:
@@ -149,23 +220,53 @@ class TemporalEngine(Engine):
             raise NotFound(f"no conversation {conversation_id!r}")
 
     async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
-        raise Conflict(NOT_HERE.format(what="cancelling a running turn"))
+        """The workflow's Update ``cancel`` stops its running turn (a 409 when none runs);
+        the conversation once the turn stopped."""
+        if not known and await self.store.load(conversation_id, messages=False) is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        handle = await self._handle(conversation_id)
+        try:
+            await handle.execute_update("cancel", {})
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
+                raise _REFUSALS[cause.type](cause.message) from None
+            raise
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:  # its workflow is over: nothing runs
+                raise Conflict(NOTHING_RUNS) from None
+            raise
+        return await self.get(conversation_id)
 
     async def tool_results(self, live: Any, results: Any, sink: Sink | None
                            ) -> tuple[int, dict[str, Any]]:
-        raise Conflict(NOT_HERE.format(what="a frontend tool's results"))
+        """The Update ``tool_results``: the client's results of the frontend tool calls the
+        conversation waits on (by call id: the text and the id its message is stored
+        under)."""
+        return await self._turn(live, "tool_results", {"results": {
+            call_id: [text, message_id] for call_id, (text, message_id) in results.items()}},
+            sink)
 
     def adopted(self, *args: Any, **kwargs: Any) -> Any:
-        raise Conflict(NOT_HERE.format(what="a conversation from a client's history"))
+        raise Conflict(NOT_HERE.format(what="a conversation from a client's history") + (
+            " (its replay would rebuild the conversation in this HTTP process, which runs no "
+            "turn on this engine): name a stored conversation instead"))
 
-    async def _turn(self, live: Any, update: str, body: dict[str, Any], sink: Sink | None
+    async def _turn(self, live: Turn, update: str, body: dict[str, Any], sink: Sink | None
                     ) -> tuple[int, dict[str, Any]]:
-        return await self._update(live.id, await self._handle(live.id), update, body, sink)
+        if live.offers is not None:
+            body = {**body, "offers": live.offers}
+        answer = await self._update(live.id, await self._handle(live.id), update, body, sink,
+                                    live)
+        live.offers = None
+        return answer
 
     async def _update(self, conversation_id: str, handle: Any, update: str,
-                      body: dict[str, Any], sink: Sink | None) -> tuple[int, dict[str, Any]]:
+                      body: dict[str, Any], sink: Sink | None, live: Turn | None = None
+                      ) -> tuple[int, dict[str, Any]]:
         """Run the Update; the answer is the store's conversation with what the turn added
-        (its served events sent to ``sink`` as the default engine sends them)."""
+        (its served events sent to ``sink`` as the default engine sends them; ``live``
+        brought up to date)."""
         shown = None
         try:
             if sink is None:
@@ -185,6 +286,8 @@ class TemporalEngine(Engine):
         stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
+        if live is not None:
+            live.now(stored)
         added = said["added"]
         view = {**stored_view(stored), "added": added}
         if sink is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any, Final
 
 from temporalio.client import Client
@@ -21,6 +22,7 @@ from .workflow import ConvoConversation
 
 TASK_QUEUE: Final = "convo"
 SANDBOX: Final = "default, convo passed through"
+HEARTBEAT_THROTTLE: Final = timedelta(seconds=1)
 
 
 def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
@@ -29,6 +31,10 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
     ``options`` go to ``temporalio.worker.Worker``."""
     activities = Activities(bot)
     restrictions = SandboxRestrictions.default.with_passthrough_modules("convo")
+    # A cancel reaches an activity with the answer to its next heartbeat: sent every second
+    # (the SDK's default would wait up to 80% of the heartbeat timeout).
+    options = {"max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+               "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE, **options}
     return Worker(client, task_queue=task_queue, workflows=[ConvoConversation],
                   activities=[activities.create, activities.load, activities.write,
                               activities.model, activities.tools, activities.hooks],

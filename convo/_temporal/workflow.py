@@ -27,13 +27,14 @@ from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
     from .._requests import CallModel, RunHooks, RunTools
+    from .._run.cancel import CANCELLED, Scope
     from .._run.replay import Replay
     from .._run.stack import Forwarding
     from .._run.state import RunState
@@ -43,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from ..serve._live import Live
     from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
     from ..serve._stores.base import DEFAULT_OWNER, Change, Stored
+    from ..serve._turns import Cancel
     from ..tools._calls import ToolRun
     from . import wire as wire
     from .bots import Bot, bot
@@ -53,6 +55,9 @@ CALL_TIMEOUT: Final = timedelta(hours=1)  # a model call or a tool may be long; 
 # A lost worker's activity runs again (its heartbeat stopped); a failure is no reason to.
 AGAIN: Final = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=2.0,
                            maximum_interval=timedelta(seconds=5))
+
+
+NOTHING_RUNS: Final = "no turn is running in this conversation: there is nothing to cancel"
 
 
 def workflow_id(conversation_id: str) -> str:
@@ -107,11 +112,13 @@ class Activities(Forwarding):
     streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "named", "run_state", "store", "streaming")
+    __slots__ = ("conversation_id", "heartbeat", "named", "run_state", "scopes", "store",
+                 "streaming")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
-                 named: Callable[[str], None] = lambda reply_id: None) -> None:
+                 named: Callable[[str], None] = lambda reply_id: None,
+                 scopes: Callable[[], list[Scope] | None] = lambda: None) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
@@ -119,6 +126,7 @@ class Activities(Forwarding):
         self.heartbeat = timedelta(seconds=heartbeat_s)
         self.streaming = streaming
         self.named = named
+        self.scopes = scopes  # where the running turn's cancel cuts the model call
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -129,13 +137,32 @@ class Activities(Forwarding):
     async def acall_model(self, request: CallModel) -> Message:
         state = self.run_state
         state.admit_model_call()  # (a limit reached ends the run here, as in one process)
+        # A cancel cuts the call: the activity is asked to stop, and answers with the text
+        # streamed so far, marked (or, cut before it started, nothing: an empty reply).
+        call = workflow.start_activity(
+            "convo.model", {**self.store.take(self.conversation_id),
+                            "stream": self.streaming()},
+            start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
+            retry_policy=AGAIN,
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
+        scope, scopes = Scope(), self.scopes()
+        scope.tasks.append(call)
+        if scopes is not None:
+            scopes.append(scope)
         try:
-            answer = await self._call("convo.model", stream=self.streaming())
+            answer = await call
         except ActivityError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == "ModelError":
                 raise ModelError(cause.message) from None
+            if scope.hit and isinstance(cause, CancelledError):
+                state.model_calls += 1
+                state.used(UNREPORTED, reported=False)
+                return Message("assistant", "", metadata={CANCELLED: True})
             raise
+        finally:
+            if scopes is not None:
+                scopes.remove(scope)
         calls = int(answer.get("model_calls", 1))
         usage = Usage.from_dict(answer["usage"]) if "usage" in answer else UNREPORTED
         state.model_calls += calls
@@ -145,8 +172,10 @@ class Activities(Forwarding):
         return Message.from_dict(answer["message"])
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
-        ids = "+".join(i.call.id for i in request.invocations)
-        answer = await self._call("convo.tools", f"tools-{ids}-{workflow.uuid4().hex[:8]}")
+        calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
+        answer = await self._call("convo.tools",
+                                  f"tools-{'+'.join(calls)}-{workflow.uuid4().hex[:8]}",
+                                  calls=calls)
         self._take_state(answer.get("state"))
         runs = wire.runs_from(answer["runs"])
         self.run_state.tool_calls += sum(1 for r in runs if r.skipped is None)
@@ -190,6 +219,10 @@ class WorkflowEngine(Engine):
         super().__init__(runner, store, cache_size=1)  # type: ignore[arg-type]
         self.heartbeat_s = heartbeat_s
         self.streaming = False  # a client streams the running turn (its Update said so)
+        self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
+
+    def _cancel(self, conversation_id: str) -> Cancel | None:
+        return self.current
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
@@ -203,7 +236,9 @@ class WorkflowEngine(Engine):
         run = self.runner.start(session, saved=saved, replaying=replaying, clock=_clock,
                                 layers=(lambda live: Activities(
                                     live, store, conversation_id, self.heartbeat_s,
-                                    streaming=lambda: self.streaming, named=named),))
+                                    streaming=lambda: self.streaming, named=named,
+                                    scopes=lambda: None if self.current is None
+                                    else self.current.scopes),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
@@ -288,13 +323,20 @@ class ConvoConversation:
             live = self.live
             assert live is not None
             self.engine.streaming = bool((body or {}).get("stream"))
+            self.engine.current = Cancel()
             try:
+                offers = (body or {}).get("offers")
+                if isinstance(offers, list):  # the front end's tools, from now on
+                    self.engine.offer(live, offers)
                 code, body = await answer(live)
             except (Conflict, Invalid, Forbidden, NotFound) as exc:
                 raise _refusal(exc) from None
             finally:
                 self.engine.streaming = False
-                await self.store.flush(self.conversation_id)
+                try:
+                    await self.store.flush(self.conversation_id)
+                finally:
+                    self.engine.current = None  # (a cancel answers once the turn is stored)
             self.ran += 1
         return _said(code, body)
 
@@ -355,3 +397,34 @@ class ConvoConversation:
     @handback.validator
     def _handback_ok(self, body: dict[str, Any] | None = None) -> None:
         self._check(("operator",), "a hand-back")
+
+    @workflow.update(name="tool_results")
+    async def tool_results(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A front end's results of the frontend tool calls the conversation waits on:
+        ``{"results": {call id: [text, the id its message is stored under]}}``."""
+        results = {k: (str(v[0]), v[1]) for k, v in body["results"].items()}
+        return await self._turn(lambda live: self.engine.tool_results(live, results, None),
+                                body)
+
+    @tool_results.validator
+    def _tool_results_ok(self, body: dict[str, Any]) -> None:
+        if not isinstance(body, dict) or not isinstance(body.get("results"), dict):
+            raise ApplicationError('tool results are {"results": {call id: [text, id]}}',
+                                   type="Invalid", non_retryable=True)
+        self._check(("client_tool",), "tool results")
+
+    @workflow.update(name="cancel")
+    async def cancel(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Stop the running turn (as a served cancel does: the model call is cut off, what
+        it streamed kept; a running tool finishes, and nothing runs after it); answers once
+        the turn has ended."""
+        cancel = self.engine.current
+        if cancel is not None:
+            cancel.set()
+            await workflow.wait_condition(lambda: self.engine.current is not cancel)
+        return {"cancelled": cancel is not None}
+
+    @cancel.validator
+    def _cancel_ok(self, body: dict[str, Any] | None = None) -> None:
+        if self.engine.current is None:
+            raise ApplicationError(NOTHING_RUNS, type="Conflict", non_retryable=True)
