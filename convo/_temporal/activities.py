@@ -33,6 +33,8 @@ from .._run.cancel import Scope, cut
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
+from ..templates._tree import toolsets
+from ..tools._toolset import alist_toolsets
 from . import wire as wire
 from .bots import Bot
 from .deltas import Publisher, channel
@@ -123,6 +125,16 @@ class Activities:
                 i for i in pending.invocations if i.call.id in wanted))
         runs = await heartbeating(live.run.answerer.aanswer(pending))
         return {"runs": wire.runs_json(runs), "state": _changed(live, before)}
+
+    @activity.defn(name="convo.list_tools")
+    async def list_tools(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tools of MCP servers, named by their place among the template's toolsets:
+        for each, ``{"tools": [[remote name, description, parameters, listed late]...],
+        "error"}``."""
+        tree = toolsets(self.bot.runner.template)
+        listed = await alist_toolsets([tree[i] for i in data["toolsets"]])
+        return [{"tools": [[t.remote_name, t.description, t.parameters, t.listed_late]
+                           for t in one.tools], "error": one.error} for one in listed]
 
     @activity.defn(name="convo.hooks")
     async def hooks(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,8 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
                "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE, **options}
     return Worker(client, task_queue=task_queue, workflows=[ConvoConversation],
                   activities=[activities.create, activities.load, activities.write,
-                              activities.model, activities.tools, activities.hooks],
+                              activities.model, activities.tools, activities.hooks,
+                              activities.list_tools],
                   workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                   **options)
 

@@ -21,7 +21,7 @@ conversation from the store (one ``load``), as a served rebuild does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Final
 
@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
-    from .._requests import CallModel, RunHooks, RunTools
+    from .._requests import CallModel, ListTools, RunHooks, RunTools
     from .._run.cancel import CANCELLED, Scope
     from .._run.replay import Replay
     from .._run.stack import Forwarding
@@ -45,7 +45,11 @@ with workflow.unsafe.imports_passed_through():
     from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
     from ..serve._stores.base import DEFAULT_OWNER, Change, Stored
     from ..serve._turns import Cancel
+    from ..templates._tree import toolsets
     from ..tools._calls import ToolRun
+    from ..tools._mcp.server import MCPServer
+    from ..tools._mcp.tool import MCPTool
+    from ..tools._toolset import Listed, Toolset
     from . import wire as wire
     from .bots import Bot, bot
 
@@ -113,12 +117,13 @@ class Activities(Forwarding):
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
     __slots__ = ("conversation_id", "heartbeat", "named", "run_state", "scopes", "store",
-                 "streaming")
+                 "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
                  named: Callable[[str], None] = lambda reply_id: None,
-                 scopes: Callable[[], list[Scope] | None] = lambda: None) -> None:
+                 scopes: Callable[[], list[Scope] | None] = lambda: None,
+                 tree: Sequence[Toolset] = ()) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
@@ -127,6 +132,7 @@ class Activities(Forwarding):
         self.streaming = streaming
         self.named = named
         self.scopes = scopes  # where the running turn's cancel cuts the model call
+        self.toolsets = tree  # the template's toolsets: an activity finds them by place
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -181,6 +187,30 @@ class Activities(Forwarding):
         self.run_state.tool_calls += sum(1 for r in runs if r.skipped is None)
         return runs
 
+    async def alist_tools(self, request: ListTools) -> list[Listed]:
+        """An MCP server's listing is I/O: the activity ``convo.list_tools`` lists it (named
+        by its place among the template's toolsets) and the workflow makes its tools from
+        what it says; other toolsets are listed here (no I/O)."""
+        places = [_place(self.toolsets, t) for t in request.toolsets]
+        asked = [p for p in places if p is not None]
+        if not asked:
+            return await self.inner.aanswer(request)  # type: ignore[no-any-return]
+        remote = iter(await workflow.execute_activity(
+            "convo.list_tools", {"toolsets": asked}, start_to_close_timeout=STORE_TIMEOUT,
+            retry_policy=AGAIN))
+        local = tuple(t for t, p in zip(request.toolsets, places, strict=True) if p is None)
+        here = iter(await self.inner.aanswer(ListTools(local)) if local else ())
+        listed: list[Listed] = []
+        for toolset, place in zip(request.toolsets, places, strict=True):
+            if place is None:
+                listed.append(next(here))
+                continue
+            said = next(remote)
+            listed.append(Listed(tuple(
+                MCPTool(toolset, name, description, parameters, listed_late=late)  # type: ignore[arg-type]
+                for name, description, parameters, late in said["tools"]), said["error"]))
+        return listed
+
     async def arun_hooks(self, request: RunHooks) -> None:
         answer = await self._call("convo.hooks")
         self._take_state(answer.get("state"))
@@ -190,6 +220,13 @@ class Activities(Forwarding):
             session_state = self.run_state.session.state
             session_state.clear()
             session_state.update(state)
+
+
+def _place(tree: Sequence[Toolset], toolset: Toolset) -> int | None:
+    """Where an MCP server is among the template's toolsets (``None``: another toolset)."""
+    if not isinstance(toolset, MCPServer):
+        return None
+    return next((i for i, t in enumerate(tree) if t is toolset), None)
 
 
 def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -220,6 +257,7 @@ class WorkflowEngine(Engine):
         self.heartbeat_s = heartbeat_s
         self.streaming = False  # a client streams the running turn (its Update said so)
         self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
+        self.toolsets = toolsets(runner.template)
 
     def _cancel(self, conversation_id: str) -> Cancel | None:
         return self.current
@@ -238,7 +276,7 @@ class WorkflowEngine(Engine):
                                     live, store, conversation_id, self.heartbeat_s,
                                     streaming=lambda: self.streaming, named=named,
                                     scopes=lambda: None if self.current is None
-                                    else self.current.scopes),))
+                                    else self.current.scopes, tree=self.toolsets),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
