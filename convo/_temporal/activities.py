@@ -30,6 +30,7 @@ from .._errors import ModelError
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
+from .._run.replay import Replay
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
@@ -138,7 +139,9 @@ class Activities:
 
     @activity.defn(name="convo.hooks")
     async def hooks(self, data: dict[str, Any]) -> dict[str, Any]:
-        live = await self._at(data, RunHooks)
+        """The hooks the workflow is at: ``after`` hooks ran since the conversation's last
+        message (the rebuild takes those as run, and stops at the next)."""
+        live = await self._at(data, RunHooks, replaying=_hooks_after(int(data.get("after", 0))))
         before = json.dumps(live.session.state, sort_keys=True, default=str)
         await heartbeating(live.run.answerer.aanswer(live.pending))
         return {"state": _changed(live, before)}
@@ -180,12 +183,17 @@ class Activities:
             await self.store.write(cid, change)
             length += len(fresh)
 
-    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]]) -> Live:
+    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]],
+                  replaying: type[Replay] = Replay) -> Live:
         """The conversation rebuilt from the store, paused at the request the workflow is at
         (of the kind ``wanted``)."""
         await self._write(data)
         cid = data["conversation_id"]
-        live = await self.engine._rebuild(cid)
+        stored = await self.store.load(cid)
+        if stored is None:
+            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
+                                   non_retryable=True)
+        live = await self.engine._rebuilt(stored, replaying=replaying)
         self.engine._cache.pop(cid, None)
         pending = live.pending
         if pending is None or kind(pending.__class__) is not wanted:
@@ -195,6 +203,24 @@ class Activities:
                 f"rebuilds it to {at} (another process wrote to it, or the template changed)",
                 type="Diverged", non_retryable=True)
         return live
+
+
+def _hooks_after(ran: int) -> type[Replay]:
+    """A replay that takes the first ``ran`` hooks after the last stored message as run (a
+    replay takes every hook before a message it holds as run: their changes are stored) and
+    stops at the next, which the activity runs."""
+    class HooksReplay(Replay):
+        trailing = 0
+
+        def saved_run_hooks(self, request: RunHooks) -> Any:
+            root = self.frames[0]
+            if len(self.frames) == 1 and root.at >= len(root.messages) and not root.live:
+                if self.trailing >= ran:
+                    return self.missed()
+                self.trailing += 1
+            return super().saved_run_hooks(request)
+
+    return HooksReplay
 
 
 class _Rebuilds(Engine):

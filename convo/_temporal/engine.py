@@ -21,8 +21,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._messages import Message, ToolCall
@@ -268,12 +273,19 @@ class TemporalEngine(Engine):
         (its served events sent to ``sink`` as the default engine sends them; ``live``
         brought up to date)."""
         shown = None
+        row = await self.store.load(conversation_id, messages=False)
+        before = 0 if row is None else row.length
         try:
-            if sink is None:
-                said = await handle.execute_update(update, body)
-            else:
-                said, shown = await self._streamed(conversation_id, handle, update,
-                                                   {**body, "stream": True}, sink)
+            try:
+                if sink is None:
+                    said = await handle.execute_update(update, body)
+                else:
+                    said, shown = await self._streamed(conversation_id, handle, update,
+                                                       {**body, "stream": True}, sink)
+            except (WorkflowUpdateFailedError, RPCError):
+                if not await self._failed(handle):
+                    raise
+                said = await self._restarted(conversation_id, update, body, before)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
@@ -288,7 +300,7 @@ class TemporalEngine(Engine):
             raise NotFound(f"no conversation {conversation_id!r}")
         if live is not None:
             live.now(stored)
-        added = said["added"]
+        added = said["added"] or stored_view(stored)["messages"][before:]
         view = {**stored_view(stored), "added": added}
         if sink is not None:
             first = max(len(stored.messages) - len(added), shown or 0)
@@ -301,6 +313,35 @@ class TemporalEngine(Engine):
         if "error" in said:
             view = {"error": said["error"], **view}
         return code, view
+
+    @staticmethod
+    async def _failed(handle: Any) -> bool:
+        """Whether the conversation's run failed (its worker's template could not replay
+        it: a deploy changed the template under it)."""
+        try:
+            described = await handle.describe()
+        except RPCError:
+            return False
+        return bool(described.status == WorkflowExecutionStatus.FAILED)
+
+    async def _restarted(self, conversation_id: str, update: str, body: dict[str, Any],
+                         before: int) -> Any:
+        """A new run of the conversation's workflow, rebuilt from the store on the workers'
+        template (as a continue-as-new is); a turn it finds cut off it finishes first. The
+        Update's answer: that turn's, when the store shows it ran (it had ``before``
+        messages), else the Update's, sent again."""
+        client = await self.client()
+        with contextlib.suppress(WorkflowAlreadyStartedError):  # (another request did)
+            await client.start_workflow(
+                WORKFLOW, {"conversation_id": conversation_id, "continued": True},
+                id=workflow_id(conversation_id), task_queue=self.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+        handle = await self._handle(conversation_id)
+        opened = await handle.execute_update("opened", {})
+        row = await self.store.load(conversation_id, messages=False)
+        if row is not None and row.length > before:  # the turn was under way: finished now
+            return {**opened, "added": []}
+        return await handle.execute_update(update, body)
 
     async def _streamed(self, conversation_id: str, handle: Any, update: str,
                         body: dict[str, Any], sink: Sink) -> tuple[Any, int]:

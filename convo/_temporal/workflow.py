@@ -116,8 +116,8 @@ class Activities(Forwarding):
     streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "named", "run_state", "scopes", "store",
-                 "streaming", "toolsets")
+    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "named",
+                 "run_state", "scopes", "store", "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
@@ -133,6 +133,7 @@ class Activities(Forwarding):
         self.named = named
         self.scopes = scopes  # where the running turn's cancel cuts the model call
         self.toolsets = tree  # the template's toolsets: an activity finds them by place
+        self.hooks_at, self.hooks_ran = -1, 0  # hooks answered since message hooks_at
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -212,7 +213,12 @@ class Activities(Forwarding):
         return listed
 
     async def arun_hooks(self, request: RunHooks) -> None:
-        answer = await self._call("convo.hooks")
+        """The hooks, in an activity told how many hooks ran since the last message (its
+        rebuild stops at this one)."""
+        if self.run_state.added != self.hooks_at:
+            self.hooks_at, self.hooks_ran = self.run_state.added, 0
+        answer = await self._call("convo.hooks", after=self.hooks_ran)
+        self.hooks_ran += 1
         self._take_state(answer.get("state"))
 
     def _take_state(self, state: dict[str, Any] | None) -> None:
@@ -308,8 +314,14 @@ class ConvoConversation:
             if start.get("continued"):
                 stored = await self.store.load(cid)
                 assert stored is not None
-                self.live = await self.engine._rebuilt(stored)
-                await self.engine.settle(self.live)
+                live = self.live = await self.engine._rebuilt(stored)
+                if stored.status == "running" and live.waits == "retry":
+                    # A turn cut off with the run that ran it (a deploy changed the template
+                    # under it): finished here, on this code, from its last committed step.
+                    opened = await self.engine._advance(live, None, None, retry=True)
+                else:
+                    await self.engine.settle(live)
+                    opened = (200, live.view(live.committed))
             else:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)
