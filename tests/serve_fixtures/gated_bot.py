@@ -87,6 +87,13 @@ class GatedModel:
         raise NotImplementedError("served: only acomplete is called")
 
 
+def _hooked(session: Any) -> None:
+    session.state["hooked"] = session.state.get("hooked", 0) + 1
+
+
+# $CONVO_TEST_HOOKED: a structural change (a hook before each agent turn), as a deploy makes.
 template = LinearTemplate([SystemTemplate("Gated."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([slow_note, FinishTool()])])])
+    UserTemplate(), ToolingTemplate([slow_note, FinishTool()],
+                                    before=_hooked if os.environ.get("CONVO_TEST_HOOKED")
+                                    else ())])])
 mock_model = GatedModel()

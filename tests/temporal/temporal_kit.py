@@ -106,8 +106,8 @@ def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 class Worker:
     """A `convo worker` process of the gated bot, ready once it said so on stderr."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
-        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         env.pop("OPENAI_API_KEY", None)
         env.pop("OPENAI_BASE_URL", None)
         self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
