@@ -37,7 +37,7 @@ from .._session import Session
 from ..serve._engine import Engine
 from ..serve._events import Sink, WaitingFor, committed
 from ..serve._live import stored_view
-from ..serve._problems import Busy, Conflict, Forbidden, Invalid, NotFound
+from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
 from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
 from ..tools._calls import Invocation
 from ..tools._frontend import FRONTEND_TOOLS, FrontendTool
@@ -173,8 +173,10 @@ class TemporalEngine(Engine):
         if stored.status == "ended":
             raise Conflict(f"conversation {conversation_id!r} has ended")
         if stored.status == "running":  # (its workflow runs a turn, or finishes a cut-off one)
-            raise Busy("a turn is running in this conversation: wait for it to end, then send "
-                       "again")
+            # A Conflict, not Busy: a message queued while a turn runs (while_busy) is not
+            # served on this engine, and Busy would queue it for this process to answer.
+            raise Conflict("a turn is running in this conversation: wait for it to end, then "
+                           "send again")
         whole = await self.store.load(conversation_id)
         if whole is None:
             raise NotFound(f"no conversation {conversation_id!r}")
