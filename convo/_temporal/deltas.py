@@ -22,6 +22,8 @@ How each store carries the notes:
 
 Notes are best effort: the store's messages are the record, and a note that is lost costs a
 client only the live text (the committed message follows as always).
+
+(Over 300 lines: one channel, written once per store that can carry it, with its publisher.)
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ and the other faces) listens to the store's notes while its Update runs (``delta
 Temporal streams nothing): the model activity's text comes as ``TextDelta``s, each reply's
 preceded by the messages the store holds before it; the rest of the turn's messages once the
 Update returns.
+
+(Over 300 lines: the served engine's methods, each an Update; the conversation as the faces
+read it (``Turn``); the stream of a turn; a new run after a deploy.)
 """
 
 from __future__ import annotations

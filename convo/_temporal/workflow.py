@@ -2,12 +2,13 @@
 
 The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
 reads are activities and whose writes go with the next activity (``ActivityStore``), and an
-answerer in front of the live one that makes every model call, tool call and hook an activity
-(``Activities``). A person's inputs are Updates (``message``, ``approve``,
-``operator_message``, ``handback``, ``retry``) that return ``{"conversation", "added",
-"code"}``: the conversation's row as §9 shows it but its messages (they are in the store; an
-Update's result is kept in the history, which must not hold the transcript once per turn), the
-messages the turn added, and the HTTP status the turn answers (200, 502 with ``error``, 500);
+answerer in front of the live one that makes every model call, tool call, MCP listing and
+hook an activity (``Activities``). A person's inputs are Updates (``message``, ``approve``,
+``operator_message``, ``handback``, ``retry``, ``tool_results``; ``cancel`` stops the running
+turn) that return ``{"conversation", "added", "code"}``: the conversation's row as §9 shows
+it but its messages (they are in the store; an Update's result is kept in the history, which
+must not hold the transcript once per turn), the messages the turn added, and the HTTP status
+the turn answers (200, 502 with ``error``, 500);
 the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
 are rejected by the Update's validator with §9's words (``ApplicationError`` of type
 ``Conflict``, ``Invalid``…).
@@ -15,7 +16,12 @@ are rejected by the Update's validator with §9's words (``ApplicationError`` of
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
 Once ``continue_every`` Updates ran a turn, the workflow continues as new and rebuilds the
-conversation from the store (one ``load``), as a served rebuild does.
+conversation from the store (one ``load``), as a served rebuild does; a new run started after
+its old one failed (a deploy changed the template under it) finishes the turn the store shows
+cut off first.
+
+(Over 300 lines: the workflow, its Updates and the two stand-ins it runs the served engine
+on; each is short.)
 """
 
 from __future__ import annotations
