@@ -42,6 +42,7 @@ from ..serve._events import Sink, WaitingFor, committed
 from ..serve._live import stored_view
 from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
 from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
+from ..serve._turns import Turns
 from ..tools._calls import Invocation
 from ..tools._frontend import FRONTEND_TOOLS, FrontendTool
 from .deltas import Heard, Note, channel
@@ -129,6 +130,21 @@ def _pending(waiting: dict[str, Any] | None) -> Request[Any] | None:
     return AskUser(waiting.get("prompt"))
 
 
+class _NoLeases(Turns):
+    """This engine's turns are its workflows': it holds no lease, and what would take one
+    (a branch, the AI SDK's regenerate: the branch would need a workflow of its own) is
+    refused saying so."""
+
+    @contextlib.asynccontextmanager
+    async def hold(self, conversation_id: str, lease: Any = None) -> AsyncIterator[Any]:
+        raise Conflict(NOT_HERE.format(what="branching a conversation (and the AI SDK's "
+                                            "regenerate)"))
+        yield  # (a generator: never reached)
+
+    async def stop(self, conversation_id: str) -> bool:
+        return False
+
+
 class TemporalEngine(Engine):
     """§9's served engine with each conversation a Temporal workflow (module docstring)."""
 
@@ -139,6 +155,7 @@ class TemporalEngine(Engine):
         self.namespace = namespace
         self.task_queue = task_queue
         self.channel = channel(store)  # a streamed reply's text, from the worker (deltas.py)
+        self.turns = _NoLeases(store, self.turns.lease)
         self._client: Client | None = None
 
     async def client(self) -> Client:
