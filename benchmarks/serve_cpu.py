@@ -22,12 +22,18 @@ back); the same bot, model and turns.
 client, one turn at a time): it measures what the queue costs a turn when it is empty. Run
 against an export of an earlier commit (``PYTHONPATH=that/export``) the same minutes to
 compare; with an older convo the option is left out.
+
+``--calls``: instead of CPU time, Python function calls per turn under ``cProfile`` (the calls
+of ``2 × --turns`` turns less those of ``--turns`` turns): a count that a loaded machine does
+not move. ``serve_cpu_pair.py`` runs this script under two Pythons (an earlier commit's venv
+and this one's), alternating.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import statistics
@@ -102,6 +108,16 @@ async def rounds(served: object, args: argparse.Namespace) -> list[float]:
 
     async with served.router.lifespan_context(served):  # type: ignore[attr-defined]
         await turns(100)  # warm up
+        if args.calls:  # function calls per turn: 2N turns less N turns, under cProfile
+            counted = []
+            for n in (args.turns, 2 * args.turns):
+                profile = cProfile.Profile()
+                profile.enable()
+                await turns(n)
+                profile.disable()
+                counted.append(sum(s[1] for s in profile.getstats()))
+            await client.aclose()
+            return [(counted[1] - counted[0]) / args.turns]
         out = []
         for _ in range(args.rounds):
             started = time.process_time()
@@ -177,6 +193,8 @@ def main() -> None:
                         help="the native JSON answer, convo's SSE, AG-UI or the AI SDK")
     parser.add_argument("--while-busy", choices=("reject", "queue", "interrupt", "steer"),
                         default=None, help="the server's and each message's while_busy")
+    parser.add_argument("--calls", action="store_true",
+                        help="count Python function calls per turn (cProfile) instead")
     args = parser.parse_args()
     fake = None
     if args.openai:
@@ -191,6 +209,9 @@ def main() -> None:
         if fake is not None and fake.stdin is not None:
             fake.stdin.close()
             fake.wait()
+    if args.calls:
+        print(f"Python function calls per served turn: {ms[0]:.1f}")
+        return
     print(f"CPU per served turn: {' '.join(f'{m:.3f}' for m in ms)} ms; "
           f"median {statistics.median(ms):.3f} ms")
 

@@ -182,24 +182,39 @@ def _as_tuple(messages: Iterable[Message]) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+def _as_runs(runs: Iterable[SubroutineRun]) -> tuple[SubroutineRun, ...]:
+    return tuple(runs)
+
+
 @attrs.frozen(slots=True, kw_only=True)
 class SubroutineRun:
     """The child session of one ``SubroutineTemplate`` run: all its messages, the first
-    ``inherited`` of them copied from the parent, which had ``index`` messages then."""
+    ``inherited`` of them copied from the parent, which had ``index`` messages then; and the
+    records of the subroutines run inside it (``subroutines``, their ``index`` counted in
+    this child's ``messages``), as ``Session.subroutines`` holds the conversation's."""
 
     label: str
     index: int
     inherited: int
     messages: tuple[Message, ...] = attrs.field(converter=_as_tuple)
+    subroutines: tuple[SubroutineRun, ...] = attrs.field(default=(), converter=_as_runs)
+
+    @property
+    def size(self) -> int:
+        """How many messages the record holds, those of the subroutines inside it included."""
+        return len(self.messages) + sum(run.size for run in self.subroutines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "index": self.index, "inherited": self.inherited,
-                "messages": [m.to_dict() for m in self.messages]}
+                "messages": [m.to_dict() for m in self.messages]} | (
+            {"subroutines": [r.to_dict() for r in self.subroutines]} if self.subroutines
+            else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SubroutineRun:
         return cls(label=d["label"], index=d["index"], inherited=d["inherited"],
-                   messages=[Message.from_dict(m) for m in d["messages"]])
+                   messages=[Message.from_dict(m) for m in d["messages"]],
+                   subroutines=[cls.from_dict(r) for r in d.get("subroutines") or ()])
 
 
 def _to_list(messages: Iterable[Message] | None) -> list[Message]:

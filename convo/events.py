@@ -214,11 +214,17 @@ class SubroutineStarted(Event):
     child: Session | None = attrs.field(default=None, eq=False, repr=False,
                                         metadata={"describe": False})
 
-    def record(self) -> SubroutineRun:
-        """The child's run so far, as ``SubroutineEnded`` would give it if it ended now."""
-        messages = self.child.messages if self.child is not None else ()
+    def record(self, *, inside: SubroutineRun | None = None) -> SubroutineRun:
+        """The child's run so far, as ``SubroutineEnded`` would give it if it ended now (with
+        the records of the subroutines that ended inside it; ``inside``: the record of one
+        still running inside it, as it stands)."""
+        child = self.child
+        if child is None:
+            return SubroutineRun(label=self.label, index=self.index, inherited=self.inherited,
+                                 messages=())
         return SubroutineRun(label=self.label, index=self.index, inherited=self.inherited,
-                             messages=messages)
+                             messages=child.messages, subroutines=(
+                                 *child.subroutines, *(() if inside is None else (inside,))))
 
 
 @attrs.frozen(slots=True)

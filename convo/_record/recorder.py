@@ -9,6 +9,7 @@ The records are dicts, the lines of a transcript (``convo._record.transcript`` l
     {"type": "internal", "internal": {...}}            session.internal, whenever it changed
     {"type": "turn", "turn": {...}}                    a TurnResult
     {"type": "subroutine", "subroutine": {...}}        a SubroutineTemplate's child session
+                                                       (the subroutines inside it: in it)
     {"type": "approval", "call_id": ..., "approved": ..., "reason": ...}
     {"type": "dropped", "messages": 6}                 messages from 6 on were removed (/undo)
     {"type": "resumed", "messages": 4, "turns": 0, "subroutines": 0, "internal": {...}, ...}
@@ -91,12 +92,15 @@ class Recorder:
         self.inside: list[SubroutineStarted] = []  # the subroutines running now, outermost first
 
     def __call__(self, event: Event) -> None:
+        nested = False
         if isinstance(event, SubroutineStarted):
             self.inside.append(event)
         elif isinstance(event, SubroutineEnded):
             if self.inside:
                 self.inside.pop()
-            self.ended += 1
+            # A subroutine inside another has no record of its own: the outer one's holds it.
+            nested = bool(self.inside)
+            self.ended += not nested
         if isinstance(event, CaughtUp):
             if self.replaying:
                 self._go_live(event)
@@ -109,14 +113,18 @@ class Recorder:
         try:
             self.record_state()
         finally:  # a refused state never costs the event's own record
-            self._record(event)
+            if not nested:
+                self._record(event)
 
     def open_subroutine(self) -> SubroutineRun | None:
         """The record of the child the run is inside now (outermost), as it stands: what a
         paused conversation keeps, so that it is replayed and goes on inside it."""
         if not self.inside or self.session.outcome is not None:
             return None  # a run that ended inside a child put its record on session.subroutines
-        return self.inside[0].record()
+        run = None  # the innermost's, in the record of the one it runs inside, and so on out
+        for started in reversed(self.inside):
+            run = started.record(inside=run)
+        return run
 
     def record_state(self) -> None:
         """An ``internal`` record, if convo's own records changed since the last one, and a

@@ -22,12 +22,13 @@ after ``before`` keeps its last value.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any, Final
 
 from .._internal import CONTEXT, MACHINE, STATE_UNDO, recorded, rewound
 from .._messages import Message
 from .._requests import AskUser, CallModel, HandOff, ListTools, Request
-from .._session import Session
+from .._session import Session, SubroutineRun
 from .answerer import Pause
 from .stack import Forwarding
 
@@ -91,7 +92,7 @@ def cut(saved: Session, before: int) -> Session:
     prefix = messages[:before]
     subroutines = [run for run in saved.subroutines if run.index <= before]
     calls = {call.id for m in prefix for call in m.tool_calls} | {
-        call.id for run in subroutines for m in run.messages for call in m.tool_calls}
+        call.id for run in subroutines for m in _messages(run) for call in m.tool_calls}
     internal = _internal(saved, calls)
     undo = messages[before].metadata.get(STATE_UNDO)
     if undo is not None:
@@ -99,6 +100,13 @@ def cut(saved: Session, before: int) -> Session:
     return Session(prefix, state, approvals={k: a for k, a in saved.approvals.items()
                                              if k in calls},
                    subroutines=subroutines, internal=internal)
+
+
+def _messages(run: SubroutineRun) -> Iterator[Message]:
+    """The messages of a subroutine's record, those of the subroutines inside it included."""
+    yield from run.messages
+    for inner in run.subroutines:
+        yield from _messages(inner)
 
 
 def _internal(saved: Session, calls: set[str]) -> dict[str, Any]:

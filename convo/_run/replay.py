@@ -16,7 +16,8 @@ would have listed is answered from its saved result, see ``convo.templates._tool
 A ``SubroutineTemplate``'s child (and a ``SubroutineTool``'s call) is replayed the same way
 from its saved record (a frame of its own, with the conversation's approvals: a decision made
 inside a subroutine is never asked again), whether it ended or the conversation was saved
-while inside it. A template's hooks (``RunHooks``) are not run again while replaying, and an
+while inside it; a subroutine inside it, from the record the child's record holds, at any
+depth. A template's hooks (``RunHooks``) are not run again while replaying, and an
 ``ExecuteToolTemplate(store_as=…)`` run (``StoreToolRun``) is answered from the saved state:
 the saved state already holds what they did.
 
@@ -188,7 +189,7 @@ class Replay(Forwarding):
         if parent.live or not parent.runs or parent.runs[0].label != label:
             return Frame((), live=True)
         run = parent.runs.pop(0)
-        return Frame(run.messages[run.inherited:])
+        return Frame(run.messages[run.inherited:], run.subroutines)  # and the ones inside it
 
     def go_live(self) -> None:
         """The replay is over: the answerers behind it answer from here on."""

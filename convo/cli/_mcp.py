@@ -12,9 +12,7 @@ import argparse
 from typing import Any
 
 from .._botfile import (
-    MODEL_HELP,
     UsageProblem,
-    add_model_options,
     bot_bounds,
     bot_identity,
     choose_model,
@@ -22,7 +20,7 @@ from .._botfile import (
     load_file,
     split_target,
 )
-from ._options import name, positive_int, url
+from ._options import add_served_model_options, name
 
 #: Where a user approves a call when the MCP client cannot ask them (no form elicitation).
 APPROVE_HINT = ("; this MCP client did not declare form elicitation, so it cannot be asked "
@@ -44,15 +42,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     mcp.add_argument("--store", default="memory", metavar="URL",
                      help="memory (default), sqlite:///PATH or postgresql://...: where the "
                           "conversations are kept")
-    mcp.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
-                     help="end a conversation when it reaches N messages (default: 1000)")
-    mcp.add_argument("-m", "--model", type=name, help=MODEL_HELP)
-    mcp.add_argument("--base-url", metavar="URL", type=url,
-                     help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
-    mcp.add_argument("--mock", action="store_true",
-                     help="use the file's mock_model even when an API key is set")
-    mcp.add_argument("--no-stream", action="store_true", help="do not stream replies")
-    add_model_options(mcp)
+    add_served_model_options(mcp, short=True)
     mcp.set_defaults(main=main)
 
 

@@ -1,6 +1,6 @@
-"""Command-line options shared by the commands that hold a conversation (``chat``, ``run``),
-and the checks the parser makes on them: a wrong value is refused by the parser, with the
-flag's name, before anything runs."""
+"""Command-line options shared by the commands that hold a conversation (``chat``, ``run``)
+or serve a bot (``serve``, ``mcp``, ``worker``), and the checks the parser makes on them: a
+wrong value is refused by the parser, with the flag's name, before anything runs."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ def name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
     return text.strip()
+
+
+def add_served_model_options(parser: argparse.ArgumentParser, *, short: bool = False) -> None:
+    """The options of a bot that serves many conversations (``serve``, ``mcp``, ``worker``):
+    how long a conversation may grow, and its model (``short``: ``-m`` too)."""
+    parser.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
+                        help="end a conversation when it reaches N messages (default: 1000)")
+    if short:
+        parser.add_argument("-m", "--model", type=name, help=MODEL_HELP)
+    else:
+        parser.add_argument("--model", help=MODEL_HELP)
+    parser.add_argument("--base-url", metavar="URL", type=url,
+                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--mock", action="store_true",
+                        help="use the file's mock_model even when an API key is set")
+    parser.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    add_model_options(parser)
 
 
 def conversation_options() -> argparse.ArgumentParser:

@@ -9,9 +9,7 @@ import sys
 from typing import Any
 
 from .._botfile import (
-    MODEL_HELP,
     UsageProblem,
-    add_model_options,
     bot_bounds,
     bot_identity,
     bot_page,
@@ -20,7 +18,7 @@ from .._botfile import (
     load_file,
     split_target,
 )
-from ._options import positive_int, url
+from ._options import add_served_model_options, positive_int, url
 from ._otel import add_otel_options, setup
 
 SPEC_ENV = "CONVO_SERVE_SPEC"
@@ -72,8 +70,6 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                                          "message with 413 (default: 10485760, 10 MiB)")
     serve.add_argument("--cache-size", type=positive_int, default=1000, metavar="N",
                        help="paused conversations kept in memory per worker (default: 1000)")
-    serve.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
-                       help="end a conversation when it reaches N messages (default: 1000)")
     serve.add_argument("--lease", type=_seconds, default=30.0, metavar="SECONDS",
                        help="how long a turn's lock lasts unless renewed; renewed every third "
                             "of it while the turn runs, it lets a dead worker's turns go "
@@ -105,13 +101,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--debug-errors", action="store_true",
                        help="show the cause of failures to every user (default: only in the "
                             "log; users see plain words)")
-    serve.add_argument("--model", help=MODEL_HELP)
-    serve.add_argument("--base-url", metavar="URL", type=url,
-                       help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
-    serve.add_argument("--mock", action="store_true",
-                       help="use the file's mock_model even when an API key is set")
-    serve.add_argument("--no-stream", action="store_true", help="do not stream replies")
-    add_model_options(serve)
+    add_served_model_options(serve)
     add_otel_options(serve)
     serve.set_defaults(main=run)
 

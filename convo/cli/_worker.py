@@ -12,16 +12,14 @@ import sys
 from typing import Any
 
 from .._botfile import (
-    MODEL_HELP,
     UsageProblem,
-    add_model_options,
     bot_bounds,
     choose_model,
     find_template,
     load_file,
     split_target,
 )
-from ._options import positive_int, url
+from ._options import add_served_model_options, positive_int
 
 MISSING = ("convo worker needs temporalio, in the temporal extra: pip install -e "
            '".[temporal]" in convo\'s checkout, or '
@@ -49,15 +47,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     worker.add_argument("--continue-every", type=positive_int, default=100, metavar="N",
                         help="a conversation's workflow continues as new after N turns "
                              "(default: 100)")
-    worker.add_argument("--max-messages", type=positive_int, default=1000, metavar="N",
-                        help="end a conversation when it reaches N messages (default: 1000)")
-    worker.add_argument("--model", help=MODEL_HELP)
-    worker.add_argument("--base-url", metavar="URL", type=url,
-                        help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
-    worker.add_argument("--mock", action="store_true",
-                        help="use the file's mock_model even when an API key is set")
-    worker.add_argument("--no-stream", action="store_true", help="do not stream replies")
-    add_model_options(worker)
+    add_served_model_options(worker)
     worker.set_defaults(main=main)
 
 

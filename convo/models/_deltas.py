@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..events import ReasoningDelta
 from ._base import DeltaCallback
 
-__all__ = ["Deltas", "ReasoningDelta", "reasoning_callback"]
+__all__ = ["Deltas", "ReasoningDelta", "hand_on", "reasoning_callback"]
 
 
 class Deltas:
@@ -37,3 +37,15 @@ def reasoning_callback(on_delta: DeltaCallback | None) -> DeltaCallback | None:
     """Where a model sends streamed reasoning: ``on_delta``'s ``reasoning``, if it has one."""
     reasoning = getattr(on_delta, "reasoning", None)
     return reasoning if callable(reasoning) else None
+
+
+def hand_on(pieces: tuple[str, str], on_delta: DeltaCallback | None) -> None:
+    """A streamed piece of reply text and of reasoning (either may be empty), each to its
+    callback: the text to ``on_delta``, the reasoning to its ``reasoning``."""
+    text, reasoning = pieces
+    if text and on_delta is not None:
+        on_delta(text)
+    if reasoning:
+        said = reasoning_callback(on_delta)
+        if said is not None:
+            said(reasoning)

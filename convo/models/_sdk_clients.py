@@ -6,7 +6,8 @@ the settings they all take (``model``, ``api_key``, ``base_url``, ``stream``,
 base URL from the environment as the SDK does, and keeps the clients: a synchronous one made
 on first use, and an asynchronous one per event loop (a connection pool belongs to one loop,
 and is closed when that loop shuts down). Injected clients are used as they are and never
-closed. A provider's room says only how its SDK makes and closes a client, and how it calls.
+closed. A provider's room says only how its SDK makes and closes a client, and how it calls;
+what a malformed or unfinished reply is said as is written here once.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import os
 import threading
 from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Protocol, Self, TypeAlias
 
 from .._errors import ModelError
+from .._messages import Message
 
 # A fake or local server at a base URL may need no key, but the SDKs send one.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -27,19 +29,29 @@ PLACEHOLDER_API_KEY = "not-needed"
 _Stale: TypeAlias = "tuple[AsyncGenerator[None, None] | None, asyncio.AbstractEventLoop | None]"
 
 
+class Accumulated(Protocol):
+    """A provider's stream, read so far: whether its end came, and the reply it makes."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def message(self) -> Message: ...
+
+
 class SDKModel:
     """The settings and client lifecycle of a model on a vendor's SDK (subclassed).
 
     A subclass sets ``KEY_ENV`` (the key's environment variables, first found wins),
-    ``BASE_URL_ENV``, ``DEFAULT_URL`` and ``NO_KEY`` (what to say when there is no key nor
-    base URL), and makes its clients in ``_new_client`` / ``_new_async_client`` from
-    ``_client_options()``.
+    ``BASE_URL_ENV``, ``DEFAULT_URL``, ``NO_KEY`` (what to say when there is no key nor
+    base URL) and ``STREAM_END`` (what ends its stream, for a stream cut short), and makes
+    its clients in ``_new_client`` / ``_new_async_client`` from ``_client_options()``.
     """
 
     KEY_ENV: ClassVar[tuple[str, ...]] = ()
     BASE_URL_ENV: ClassVar[str | None] = None
     DEFAULT_URL: ClassVar[str] = ""
     NO_KEY: ClassVar[str] = "no API key"
+    STREAM_END: ClassVar[str] = "its last event"
 
     def __init__(  # Why longer than 40 lines: one parameter and one line per setting.
         self,
@@ -118,6 +130,19 @@ class SDKModel:
     def _where(self) -> str:
         """The server and model, as error messages name them."""
         return f"{(self._base_url() or self.DEFAULT_URL).rstrip('/')} (model {self.model!r})"
+
+    # -- replies -----------------------------------------------------------------------------
+
+    def _malformed(self, exc: Exception) -> ModelError:
+        """A reply its converter could not read (its ``WireError``)."""
+        return ModelError(f"malformed reply from {self._where()}: {exc}")
+
+    def _finished(self, stream: Accumulated) -> Message:
+        """The reply a stream made; a ``ModelError`` when it ended before ``STREAM_END``."""
+        if not stream.done:
+            raise ModelError(f"no complete reply: the stream from {self._where()} ended before "
+                             f"{self.STREAM_END}. Check the server and the network; try again")
+        return stream.message()
 
     # -- clients -----------------------------------------------------------------------------
 

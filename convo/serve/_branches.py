@@ -4,8 +4,10 @@ paused where it waits as any stored conversation is; before a model's reply, tha
 is made at once (a ``retry`` of the new conversation: on failure it waits for another).
 
 Every face that branches calls ``branch`` (the native route) or ``regenerate`` (the AI SDK's
-``regenerate-message``: the branch takes the conversation's id); it sits beside the engine,
-not in it, so that the engine's imports stay one floor lower.
+``regenerate-message``: the branch takes the conversation's id); ``preview`` is the native
+route's dry run (``not_undone`` without the branch: what the chat page lists before the user
+confirms). It sits beside the engine, not in it, so that the engine's imports stay one floor
+lower.
 
 The original is read under its turn's lease (a branch while its turn runs is refused) and
 never written. ``not_undone`` lists the tool calls of the original at or after ``before``
@@ -15,14 +17,15 @@ before it ran), in stored order; a pending approval has no tool message, so it i
 The calls made inside a subroutine (a ``SubroutineTemplate``'s child, a ``SubroutineTool``'s
 call) that started after ``before``'s message was made are listed too, the same way, where the
 child started (before the conversation's message at its ``index``: a ``SubroutineTool``'s own
-call, whose message is written when its child is done, after them); the child's inherited
-messages are the conversation's, not listed again.
+call, whose message is written when its child is done, after them), and so are those of the
+subroutines inside it, where each started in its parent; the child's inherited messages are
+its parent's, not listed again, nor is a call a parent kept of its child (``keep="all"``).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._approval import Approval
@@ -44,38 +47,64 @@ if TYPE_CHECKING:
 def not_undone(messages: Sequence[Message], before: int,
                subroutines: Sequence[SubroutineRun] = ()) -> list[dict[str, Any]]:
     """The calls at or after ``before`` whose tool was invoked, in stored order, with those
-    of the subroutines that started after ``before``'s message was made."""
-    children: dict[int, list[SubroutineRun]] = {}
-    for run in subroutines:
-        if run.index > before:
-            children.setdefault(run.index, []).append(run)
-    calls = _calls(messages)
+    of the subroutines that started after ``before``'s message was made (and of the ones
+    inside them, at any depth), each call once."""
     listed: list[dict[str, Any]] = []
-    for index in range(before, max(len(messages), max(children, default=0) + 1)):
-        for run in children.get(index, ()):
-            own = run.messages[run.inherited:]
-            listed += _ran(own, _calls(own))
-        if index < len(messages) and messages[index].role == "tool":
-            listed += _ran(messages[index:index + 1], calls)
+    _list(messages, before, [run for run in subroutines if run.index > before], listed)
     return listed
 
 
-def _calls(messages: Sequence[Message]) -> dict[str, ToolCall]:
-    return {call.id: call for m in messages if m.role == "assistant" for call in m.tool_calls}
-
-
-def _ran(messages: Sequence[Message], calls: dict[str, ToolCall]) -> list[dict[str, Any]]:
-    """The calls (from ``calls``) answered by the tool messages of ``messages`` whose tool was
-    invoked."""
-    listed: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role != "tool" or message.rejected \
-                or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
+def _list(messages: Sequence[Message], start: int, runs: Sequence[SubroutineRun],
+          listed: list[dict[str, Any]]) -> None:
+    """Add to ``listed`` the calls that ran of ``messages[start:]`` (one session's), each
+    subroutine's of ``runs`` where it started (before the message at its ``index``); the
+    messages a subroutine's parent kept of it (``keep="all"``) are its, listed with it. A
+    tool message answers the latest call of its id before it (a child's call ids are its
+    own: the ones its parent kept may be the parent's too)."""
+    at: dict[int, list[SubroutineRun]] = {}
+    for run in runs:
+        at.setdefault(run.index, []).append(run)
+    calls: dict[str, ToolCall] = {}
+    copies: set[int] = set()
+    for index in range(max(len(messages), max(at, default=0) + 1)):
+        for run in at.get(index, ()):
+            _list(run.messages, run.inherited, run.subroutines, listed)
+            copies.update(_kept(messages, index, run.messages[run.inherited:]))
+        if index >= len(messages):
             continue
-        call = calls.get(message.tool_call_id or "")
-        if call is not None:
-            listed.append({"id": call.id, "name": call.name, "arguments": call.arguments})
-    return listed
+        message = messages[index]
+        if message.role == "assistant":
+            calls.update((call.id, call) for call in message.tool_calls)
+        elif index >= start and index not in copies:
+            _ran(message, calls, listed)
+
+
+def _kept(messages: Sequence[Message], index: int, own: Sequence[Message]) -> Iterator[int]:
+    """The indexes of the tool messages that the parent (``messages``) kept of a child's
+    ``own`` messages: as many of them as the parent holds from ``index`` on (``keep="all"``
+    appends them all there; the others keep no tool message)."""
+    for at, message in enumerate(own, index):
+        if at >= len(messages) or not _same(messages[at], message):
+            return
+        if message.role == "tool":
+            yield at
+
+
+def _same(a: Message, b: Message) -> bool:
+    """The same message but for what a store or the run adds (its id, metadata)."""
+    return a.role == b.role and a.content == b.content and a.tool_calls == b.tool_calls \
+        and a.tool_call_id == b.tool_call_id and a.name == b.name
+
+
+def _ran(message: Message, calls: dict[str, ToolCall], listed: list[dict[str, Any]]) -> None:
+    """Add the call (from ``calls``) that ``message`` answers to ``listed``, if it is a tool
+    message whose tool was invoked."""
+    if message.role != "tool" or message.rejected \
+            or message.metadata.get(NOT_RUN) or message.content == TOOL_STOPPED:
+        return
+    call = calls.get(message.tool_call_id or "")
+    if call is not None:
+        listed.append({"id": call.id, "name": call.name, "arguments": call.arguments})
 
 
 async def _build(engine: Engine, conversation_id: str, before: int
@@ -113,14 +142,30 @@ async def _store(engine: Engine, branch_id: str, stored: Stored, session: Sessio
         approvals={k: a.to_dict() for k, a in session.approvals.items()}, status="waiting"))
 
 
+def _running(conversation_id: str) -> Conflict:
+    return Conflict(f"a turn is running in conversation {conversation_id!r}: branch it once "
+                    "the turn is over")
+
+
+async def preview(engine: Engine, conversation_id: str, before: int) -> dict[str, Any]:
+    """What ``branch`` would answer of its ``not_undone``, without making the branch (a dry
+    run: the chat page's list before the user confirms): the same checks (409 while a turn
+    runs, 400 for a bad ``before``), the same replay; nothing stored."""
+    async with engine.turns.hold(conversation_id) as turn:
+        if turn is None:
+            raise _running(conversation_id)
+        stored, _, _ = await _build(engine, conversation_id, before)
+    return {"before": before, "not_undone": not_undone(stored.messages, before,
+                                                       stored.subroutines)}
+
+
 async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink | None
                  ) -> tuple[int, dict[str, Any]]:
     """Branch ``conversation_id`` before ``before``: 201 and the new conversation (with
     ``parent``, ``not_undone`` and ``added``), or 502 when the model call it made failed."""
     async with engine.turns.hold(conversation_id) as turn:
         if turn is None:
-            raise Conflict(f"a turn is running in conversation {conversation_id!r}: branch it "
-                           "once the turn is over")
+            raise _running(conversation_id)
         stored, session, unsaid = await _build(engine, conversation_id, before)
         calls = not_undone(stored.messages, before, stored.subroutines)
     branch_id = secrets.token_urlsafe(16)

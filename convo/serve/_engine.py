@@ -28,7 +28,7 @@ import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -72,6 +72,7 @@ from ._stores.base import (
 from ._turns import POLL_S, TOOL_STOPPED, Cancel, Turns
 
 logger = logging.getLogger("convo.serve")
+T = TypeVar("T")
 #: How many messages a conversation's queue holds at most (``--max-queued``, API.md §26).
 MAX_QUEUED: Final = 16
 #: What a message sent while a turn runs may ask for (API.md §26); the first is the default.
@@ -91,22 +92,26 @@ class Served(Forwarding):
     says it with where the conversation waits, one write for both. A write that fails is no
     failure of the run: the run pauses, and the engine raises it (``failed``)."""
 
-    __slots__ = ("cancel", "commit", "failed", "rebuilding", "steered")
+    __slots__ = ("cancel", "commit", "failed", "live", "rebuilding", "steered")
 
     def __init__(self, inner: Any, *, commit: Callable[[], Awaitable[None]] | None = None,
-                 cancel: Cancel | None = None, rebuilding: bool = False,
-                 steered: Callable[[], Awaitable[tuple[Message, ...]]] | None = None) -> None:
+                 cancel: Cancel | None = None, rebuilding: bool = False, live: Live | None = None,
+                 steered: Callable[[Live], Awaitable[tuple[Message, ...]]] | None = None
+                 ) -> None:
         super().__init__(inner)
         self.commit = commit
         self.cancel = cancel
         self.rebuilding = rebuilding
+        self.live = live  # the conversation: its queue, as this worker knows it
         self.steered = steered  # the messages steered to the turn (API.md §26)
         self.failed: BaseException | None = None
 
     async def atake_steered(self, request: TakeSteered) -> tuple[Message, ...]:
-        if self.steered is None or self.rebuilding or self.stopping:
+        live = self.live  # (nothing steered, the common case: no call made)
+        if live is None or not live.queued or not live.queued[0].steer \
+                or self.steered is None or self.rebuilding or self.stopping:
             return ()
-        return await self.steered()
+        return await self.steered(live)
 
     async def aask_user(self, request: AskUser) -> Content:
         raise Pause(request)
@@ -575,7 +580,7 @@ class Engine:
         retry). What each step added is committed before the next one starts (``Served``, made
         for this drive with the turn's inputs)."""
         served = Served(live.run.answerer, commit=lambda: self._commit(live),
-                        cancel=self._cancel(live.id), steered=lambda: self._steered(live))
+                        cancel=self._cancel(live.id), live=live, steered=self._steered)
         pause = await adrive(live.run.driver, served, request, start=value)
         if served.failed is not None:
             raise served.failed
@@ -631,13 +636,14 @@ class Engine:
         if isinstance(self.store, Queues):
             live.queued = await self.store.queued(live.id)
 
-    async def enqueue(self, conversation_id: str, content: Content, *, steer: bool
-                      ) -> dict[str, Any]:
+    async def enqueue(self, conversation_id: str, content: Content, *, steer: bool,
+                      message_id: str | None = None) -> dict[str, Any]:
         """Queue a message sent while a turn runs: stored before this returns, answered once
-        the turn ends (``steer``: handed to the turn at its next safe point). The body of the
-        202: ``{"queued": the message}``."""
+        the turn ends (``steer``: handed to the turn at its next safe point), stored under
+        ``message_id`` when the client gave one (AG-UI's, the AI SDK's), else a new id. The
+        body of the 202: ``{"queued": the message}``."""
         store = self._queues()
-        queued = Queued(Message("user", content, id=new_message_id()), steer)
+        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
         if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
             if await self.store.load(conversation_id, messages=False) is None:
                 raise NotFound(f"no conversation {conversation_id!r}")
@@ -659,10 +665,10 @@ class Engine:
             cached.queued = [q for q in cached.queued if q.message.id != message_id]
 
     async def _steered(self, live: Live) -> tuple[Message, ...]:
-        """At the running turn's safe point: the steered messages at the head of the queue,
-        which leave it in the write that adds them to the messages (``Live.dequeuing``)."""
-        if not live.queued or not live.queued[0].steer:
-            return ()  # (the common case: nothing queued, no store read)
+        """At the running turn's safe point, when the head of the queue this worker knows is
+        steered (``Served`` looks first: nothing queued costs no call): the steered messages at
+        the head of the stored queue, which leave it in the write that adds them to the
+        messages (``Live.dequeuing``)."""
         queue = await self._queues().queued(live.id)  # withdrawn ones are gone
         taken = []
         for queued in queue:
@@ -672,6 +678,21 @@ class Engine:
         live.queued = queue[len(taken):]
         live.dequeuing.update(m.id for m in taken if m.id is not None)
         return tuple(taken)
+
+    async def interrupt(self, conversation_id: str, again: Callable[[], Awaitable[T]]) -> T:
+        """Stop the running turn as a cancel does (API.md §20), then ``again()`` (what the
+        message that interrupts it makes: its turn); a few tries, as a turn that another
+        request started meanwhile is stopped too. ``again`` raises ``Busy`` while a turn
+        runs."""
+        async with self.interrupting(conversation_id):
+            for _ in range(3):
+                await self.turns.stop(conversation_id)
+                try:
+                    return await again()
+                except Busy:
+                    continue
+        raise Busy("a turn is running in this conversation and others keep starting: send "
+                   "again")
 
     @contextlib.asynccontextmanager
     async def interrupting(self, conversation_id: str) -> AsyncIterator[None]:

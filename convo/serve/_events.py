@@ -15,6 +15,8 @@ A turn's events, in the order it emits them::
     Retract                       the text streamed since the last message is taken back (a
                                   guard tripped on it); the replacement is the next message
     WaitingFor                    where the conversation waits once the turn is over
+    MessagesQueued                instead of a turn: the messages a request queued while
+                                  another turn ran (API.md §26), on the faces that stream
     Paused                        the turn was stopped before its end (a cancel)
     TurnEnded | TurnFailed        last: the conversation as the client sees it, or the error
 
@@ -125,6 +127,15 @@ class WaitingFor(ServedEvent):
 
 
 @attrs.frozen(slots=True)
+class MessagesQueued(ServedEvent):
+    """A request found a turn running and queued its messages instead of running one (API.md
+    §26): each as ``Message.to_dict()``, with its ``id``, in the order they will be taken."""
+
+    handler: ClassVar[str] = "messages_queued"
+    messages: tuple[dict[str, Any], ...] = attrs.field(hash=False)
+
+
+@attrs.frozen(slots=True)
 class Paused(ServedEvent):
     """The turn was stopped before its end, asked to (a cancel, API.md §20): what it
     committed stays, and the conversation waits for a message."""
@@ -207,6 +218,9 @@ class Encoder:
         return ""
 
     def paused(self, event: Paused) -> str:
+        return ""
+
+    def messages_queued(self, event: MessagesQueued) -> str:
         return ""
 
     def turn_ended(self, event: TurnEnded) -> str:

@@ -208,7 +208,7 @@ class Live:
         done = self.session.subroutines
         records = [(i, done[i]) for i in range(self.ended, len(done))]
         run = self.recorder.open_subroutine()
-        if run is not None and (len(done), len(run.messages)) != self.open_stored:
+        if run is not None and (len(done), run.size) != self.open_stored:
             records.append((len(done), run))
         return records
 
@@ -217,9 +217,8 @@ class Live:
         done = self.session.subroutines
         run = self.recorder.open_subroutine()
         self.ended = len(done)
-        self.open_stored = None if run is None else (len(done), len(run.messages))
-        self.children = sum(len(r.messages) for r in done) + (
-            0 if run is None else len(run.messages))
+        self.open_stored = None if run is None else (len(done), run.size)
+        self.children = sum(r.size for r in done) + (0 if run is None else run.size)
 
     def waiting_for(self) -> dict[str, Any] | None:
         request: Any = self.pending  # (of the kind ``waits`` was read from)

@@ -136,8 +136,8 @@ def child_run(label: str, template: Template, session: Session, start: list[Mess
 
 def _drive(flow: Flow, child: Session, scope: tuple[str, ...], model: Model | None) -> Flow:
     """Put the child's steps on its own session: its messages go up as ``ChildMessage``s (the
-    runner appends them to ``child``), its model calls send ``child``'s messages, everything
-    else goes up as it is."""
+    runner appends them to ``child``), its model calls send ``child``'s messages (a nested
+    subroutine's, its own), everything else goes up as it is."""
     answer: Any = None
     try:
         while True:
@@ -151,8 +151,11 @@ def _drive(flow: Flow, child: Session, scope: tuple[str, ...], model: Model | No
             elif isinstance(step, ChildMessage):  # a nested subroutine's
                 yield attrs.evolve(step, scope=(*scope, *step.scope))
             elif isinstance(step, CallModel):
+                # A nested subroutine's call already holds its own child's messages: those
+                # are what its model is sent, not this child's.
                 answer = yield attrs.evolve(step, model=step.model or model,
-                                            messages=tuple(child.messages))
+                                            messages=tuple(child.messages)
+                                            if step.messages is None else step.messages)
             elif isinstance(step, TurnEnded):  # the child's, not a turn of the parent
                 child.turns.append(step.result)
             elif isinstance(step, Event):

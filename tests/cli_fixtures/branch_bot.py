@@ -3,7 +3,8 @@ chat page (tests/serve/test_branch_page.py): ``add ITEM`` calls a
 tool that puts the item in the cart (``state``); every reply says which model call made it, so
 a regenerated reply differs from the one it replaces. ``buy ITEM`` says so in the reply that
 calls the tool, and the reply after the result says nothing: the last reply to regenerate is the
-one before a call that ran."""
+one before a call that ran. ``gift ITEM`` calls ``wrap``, a subroutine (a ``SubroutineTool``)
+whose own model call adds the item: a call made inside a subroutine."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from convo import (
     LinearTemplate,
     LoopTemplate,
     Message,
+    SubroutineTool,
     SystemTemplate,
     ToolContext,
     ToolingTemplate,
@@ -40,11 +42,15 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     if str(last.content).startswith("buy "):
         item = str(last.content)[4:]
         return f"Buying {item} (call {CALLS[0]}). {{add_to_cart(item='{item}')}}"
+    if str(last.content).startswith("gift "):
+        return f"{{wrap(input='add {str(last.content)[5:]}')}}"
     if str(last.content).startswith("add "):
         return f"{{add_to_cart(item='{str(last.content)[4:]}')}}"
     return f"You said {last.content!r} (call {CALLS[0]})"
 
 
+wrap = SubroutineTool(ToolingTemplate([add_to_cart]), name="wrap",
+                      description="Wrap an item as a gift (say: add ITEM).")
 template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([add_to_cart])])])
+    UserTemplate(), ToolingTemplate([add_to_cart, wrap])])])
 mock_model = FunctionModel(reply)

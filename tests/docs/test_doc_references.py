@@ -15,7 +15,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Dotted words that are not Python names: files, state keys, loggers, extras.
 NOT_NAMES = {"convo.db", "convo.transcript.jsonl", "convo.serve.log", "convo.context",
              "convo.state", "convo.internal",
-             "convo.waiting", "convo.outcome", "convo.retract"}  # (the AG-UI face's CUSTOM events)
+             "convo.waiting", "convo.outcome", "convo.retract",
+             "convo.queued"}  # (the AG-UI face's CUSTOM events)
 # The span attributes of docs/telemetry.md (convo.outcome.status, ...).
 ATTRIBUTES = ("convo.outcome.", "convo.approval.", "convo.state.", "convo.context.",
               "convo.limit.", "convo.guard.")

@@ -3,10 +3,9 @@ and metric reader, and a served app on a real port."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import socket
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from uvicorn_app import uvicorn_app
 
 import convo.otel
 
@@ -73,23 +73,8 @@ def one(spans: list[ReadableSpan], name: str) -> ReadableSpan:
 
 
 @pytest.fixture
-def served() -> Iterator[Any]:
-    """``served(app) -> base URL``: the app under uvicorn on a free port of 127.0.0.1."""
-    import uvicorn
-
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
-
-    def start(app: Any) -> str:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))  # bound before the server starts: connections queue
-        sock.listen(16)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-    yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
+def served() -> Iterator[Callable[[Any], str]]:
+    """``served(app) -> base URL``: the app under uvicorn on a free port of 127.0.0.1 (its
+    lifespan run), stopped when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield lambda app: stack.enter_context(uvicorn_app(app, lifespan="on"))

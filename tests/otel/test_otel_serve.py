@@ -13,15 +13,15 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 from otel_kit import Telemetry
+from refund_bot import TEMPLATE
+from refund_bot import reply as refund_reply
 
 from convo import (
-    FinishTool,
     FunctionModel,
     LinearTemplate,
     LoopTemplate,
     Message,
     ModelError,
-    SystemTemplate,
     ToolingTemplate,
     UserTemplate,
     tool,
@@ -33,29 +33,15 @@ PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 
 
-@tool(needs_approval=True)
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
-
-
 fail_next: list[bool] = []
 
 
 def reply(messages: Sequence[Message], tools: Any) -> str:
+    """The refund bot's model, whose next call fails when ``fail_next`` says so."""
     if fail_next:
         fail_next.pop()
         raise ModelError("HTTP 500 from the test model")
-    last = messages[-1]
-    if last.role == "tool":
-        return f"Done: {last.content} {{finish()}}"
-    if last.content.startswith("refund "):
-        return f"{{refund(order='{last.content[7:]}')}}"
-    return f"You said {last.content!r}"
-
-
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+    return refund_reply(messages, tools)
 
 
 @pytest.fixture

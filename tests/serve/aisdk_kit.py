@@ -6,13 +6,10 @@ does. The script answers approvals as `addToolApprovalResponse` does."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from node_clients import run_node
+from uvicorn_app import uvicorn_app as serving  # noqa: F401  (for the tests)
 
 CHAT = """
 import { DefaultChatTransport, readUIMessageStream } from "ai";
@@ -71,24 +68,6 @@ for (const op of JSON.parse(opsJson)) {
 }
 console.log(JSON.stringify({ runs, messages }));
 """
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` under uvicorn on a free port of 127.0.0.1: its base URL, stopped after."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def chat(url: str, chat_id: str, *ops: dict[str, Any], body: dict[str, Any] | None = None,

@@ -1,10 +1,8 @@
-"""Shared by the OpenAI face's tests: a served app under uvicorn on a free port, and the bots
+"""Shared by the OpenAI face's tests: a bot served under uvicorn on a free port, and the bots
 they talk to (a name of its own: every folder's conftest is "conftest")."""
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 import openai
 import pytest
 from serve_kit import TEMPLATE, reply
+from uvicorn_app import uvicorn_app
 
 from convo import AssistantTemplate, FunctionModel, LinearTemplate, Message, UserTemplate
 from convo.serve import TokenTable, create_app
@@ -53,26 +52,6 @@ def client(url: str, token: str = ANN) -> openai.OpenAI:
     made = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
     CLIENTS.append(made)
     return made
-
-
-@contextmanager
-def uvicorn_app(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn on a free port of 127.0.0.1: its base URL, until the block
-    ends (then the server stops)."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
 
 
 @contextmanager

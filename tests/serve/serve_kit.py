@@ -17,54 +17,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from refund_bot import TEMPLATE, model, refund, reply  # noqa: F401  (handed on to the serving tests)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-
-
-@tool(needs_approval=True)
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    last = messages[-1]
-    if last.role == "tool":
-        return f"Done: {last.content} {{finish()}}"
-    if last.content.startswith("refund "):
-        return f"{{refund(order='{last.content[7:]}')}}"
-    if last.content.startswith("fail"):
-        raise ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")
-    if last.content == "boom":
-        raise RuntimeError("a bug in the bot")
-    return f"You said {last.content!r}"
-
-
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
-
-
-def model() -> FunctionModel:
-    return FunctionModel(reply)
 
 
 def free_port() -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from serve_kit import TEMPLATE, model
+from uvicorn_app import uvicorn_app
 
 from convo.serve import TokenTable, create_app
 
@@ -44,23 +44,11 @@ def app(store: str) -> Any:
 @pytest.fixture
 def server(store_url: str) -> Iterator[tuple[int, str]]:
     """The app under uvicorn on a free port: (port, a conversation of ann's)."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    served = uvicorn.Server(uvicorn.Config(app(store_url), log_level="warning"))
-    thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    port = sock.getsockname()[1]
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            created = client.post("/api/conversations", json={}, headers=ANN)
-            assert created.status_code == 201
-            yield port, created.json()["id"]
-    finally:
-        served.should_exit = True
-        thread.join(timeout=30)
+    with uvicorn_app(app(store_url)) as url, \
+            httpx.Client(base_url=url, timeout=30) as client:
+        created = client.post("/api/conversations", json={}, headers=ANN)
+        assert created.status_code == 201
+        yield int(url.rsplit(":", 1)[1]), created.json()["id"]
 
 
 def _status_and_body(answer: bytes) -> tuple[int, Any]:

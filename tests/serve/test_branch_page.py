@@ -120,3 +120,34 @@ def test_regenerate_lists_the_calls_that_stay_done_and_goes_only_when_confirmed(
     assert served.client.get(f"/api/conversations/{cid}").json()["state"] == {"cart": ["pen"]}
     expect(page.get_by_role("link", name=re.compile("^Branched from"))).to_have_attribute(
         "href", f"?c={cid}")
+
+
+def test_the_calls_made_inside_a_subroutine_are_listed_before_the_edit_is_sent(
+        page: Page, served: Served) -> None:
+    page.goto(served.url)
+    replies = page.locator("#log .msg.assistant .body")
+    say(page, "gift tea")  # wrap (a subroutine) adds the tea with a call of its own
+    expect(replies).to_have_text([re.compile(r"^Done: Done: added tea \(call \d+\)")])
+    original = page.url
+    cid = original.split("?c=")[1]
+    count = len(served.client.get("/api/conversations").json()["conversations"])
+
+    page.locator("#log .msg.user").nth(0).get_by_role("button", name="Edit").click()
+    editor = page.get_by_role("textbox", name="Edit your message")
+    expect(editor).to_have_value("gift tea")
+    # Exactly what the branch lists: the subroutine's call where it started, then wrap's.
+    expect(page.locator("form.edit .undone li")).to_have_text(
+        ['add_to_cart {"item":"tea"}', 'wrap {"input":"add tea"}'])
+    expect(page).to_have_url(original)  # asking made nothing
+    assert len(served.client.get("/api/conversations").json()["conversations"]) == count
+    editor.fill("gift jam")
+    page.locator("form.edit").get_by_role("button", name="Send").click()
+
+    expect(page).not_to_have_url(original)
+    expect(replies).to_have_text([re.compile(r"^Done: Done: added jam \(call \d+\)")])
+    branch = page.url.split("?c=")[1]
+    assert served.client.get(f"/api/conversations/{branch}").json()["state"] == {
+        "cart": ["jam"]}
+    assert served.client.get(f"/api/conversations/{cid}").json()["state"] == {"cart": ["tea"]}
+    listed = served.client.get("/api/conversations").json()["conversations"]
+    assert len(listed) == count + 1  # one branch made, by the confirm

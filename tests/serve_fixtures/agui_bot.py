@@ -4,9 +4,9 @@ approval; "fail…" makes the model call fail), served by `convo serve` in a pro
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "serve"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from serve_kit import TEMPLATE, model
+from refund_bot import TEMPLATE, model
 
 template = TEMPLATE
 mock_model = model()

@@ -16,31 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refund_bot import TEMPLATE, refund  # noqa: F401  (refund: for the tests)
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FunctionModel, Message, ModelError
 from convo._runner import Runner
 from convo.serve._stores import open_store
 
 _queues = itertools.count()
 ROOT = Path(__file__).resolve().parents[2]
 GATED_BOT = ROOT / "tests" / "serve_fixtures" / "gated_bot.py"
-
-
-@tool(needs_approval=True)
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
 
 
 class Counted:
@@ -67,8 +51,6 @@ def _name(tool: Any) -> str:
     return str(tool["function"]["name"] if "function" in tool else tool["name"])
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
 
 
 @contextlib.asynccontextmanager

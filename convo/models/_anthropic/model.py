@@ -19,7 +19,7 @@ import httpx2
 from ..._errors import ModelError
 from ..._messages import Message
 from .._base import DeltaCallback, ToolSchemas
-from .._deltas import reasoning_callback
+from .._deltas import hand_on
 from .._sdk_clients import SDKModel
 from .errors import sdk_error
 from .wire import (
@@ -58,6 +58,7 @@ class AnthropicModel(SDKModel):
     DEFAULT_URL = "https://api.anthropic.com"
     NO_KEY = ("AnthropicModel has no API key: set ANTHROPIC_API_KEY or pass api_key= (or "
               "base_url= for a proxy that needs none)")
+    STREAM_END = "its message_stop event"
 
     def __init__(  # Why longer than 40 lines: one parameter and one line per setting.
         self,
@@ -121,11 +122,11 @@ class AnthropicModel(SDKModel):
             stream = StreamAccumulator()
             with messages_api.create(**kwargs, stream=True) as events:
                 for event in events:
-                    self._show(stream.add(event), on_delta)
+                    hand_on(stream.add(event), on_delta)
         except anthropic.AnthropicError as exc:
             raise self._error(exc) from exc
         except WireError as exc:
-            raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+            raise self._malformed(exc) from exc
         return self._finished(stream)
 
     async def acomplete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
@@ -148,11 +149,11 @@ class AnthropicModel(SDKModel):
             stream = StreamAccumulator()
             async with await messages_api.create(**kwargs, stream=True) as events:
                 async for event in events:
-                    self._show(stream.add(event), on_delta)
+                    hand_on(stream.add(event), on_delta)
         except anthropic.AnthropicError as exc:
             raise self._error(exc) from exc
         except WireError as exc:
-            raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+            raise self._malformed(exc) from exc
         return self._finished(stream)
 
     def _posts_directly(self, messages_api: Any, kwargs: Mapping[str, Any], owned: bool
@@ -174,23 +175,6 @@ class AnthropicModel(SDKModel):
                 and "create" not in vars(messages_api)
                 and kwargs["max_tokens"] <= _PLAIN_MAX_TOKENS and "thinking" not in kwargs
                 and _REQUEST_OPTIONS.isdisjoint(kwargs) and not _traced())
-
-    @staticmethod
-    def _show(pieces: tuple[str, str], on_delta: DeltaCallback | None) -> None:
-        text, thinking = pieces
-        if text and on_delta is not None:
-            on_delta(text)
-        if thinking:
-            reasoning = reasoning_callback(on_delta)
-            if reasoning is not None:
-                reasoning(thinking)
-
-    def _finished(self, stream: StreamAccumulator) -> Message:
-        if not stream.done:
-            raise ModelError(f"no complete reply: the stream from {self._where()} ended before "
-                             "its message_stop event. Check the server and the network; try "
-                             "again")
-        return stream.message()
 
     # -- failures ----------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from google.genai import types
 from ..._errors import ModelError
 from ..._messages import Message
 from .._base import DeltaCallback, ToolSchemas
-from .._deltas import reasoning_callback
+from .._deltas import hand_on
 from .._sdk_clients import SDKModel
 from .errors import FAILURES, retried, retry_after, sdk_error
 from .wire import StreamAccumulator, WireError, message_from_response, request, response_json
@@ -53,6 +53,7 @@ class GeminiModel(SDKModel):
     DEFAULT_URL = "https://generativelanguage.googleapis.com"
     NO_KEY = ("GeminiModel has no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass "
               "api_key= (or base_url= for a proxy that needs none)")
+    STREAM_END = "a chunk said how the reply finished (finishReason)"
 
     def __init__(  # Why longer than 40 lines: one parameter and one line per setting.
         self,
@@ -119,14 +120,14 @@ class GeminiModel(SDKModel):
                     return message_from_response(_body(models.generate_content(
                         **_unparsed(kwargs))))
                 for chunk in models.generate_content_stream(**kwargs):
-                    self._show(stream.add(chunk), on_delta)
+                    hand_on(stream.add(chunk), on_delta)
                 return self._finished(stream)
             except FAILURES as exc:
                 delay = self._retry(exc, attempt, stream)
                 if delay is None:
                     raise self._error(exc) from exc
             except WireError as exc:
-                raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+                raise self._malformed(exc) from exc
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -141,14 +142,14 @@ class GeminiModel(SDKModel):
                     return message_from_response(_body(await models.generate_content(
                         **_unparsed(kwargs))))
                 async for chunk in await models.generate_content_stream(**kwargs):
-                    self._show(stream.add(chunk), on_delta)
+                    hand_on(stream.add(chunk), on_delta)
                 return self._finished(stream)
             except FAILURES as exc:
                 delay = self._retry(exc, attempt, stream)
                 if delay is None:
                     raise self._error(exc) from exc
             except WireError as exc:
-                raise ModelError(f"malformed reply from {self._where()}: {exc}") from exc
+                raise self._malformed(exc) from exc
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -161,23 +162,6 @@ class GeminiModel(SDKModel):
         if said is not None and said <= _LONGEST_WAIT:
             return float(said)
         return min(_BACKOFF * 2.0 ** attempt, 8.0) * (1 - 0.25 * random.random())
-
-    @staticmethod
-    def _show(pieces: tuple[str, str], on_delta: DeltaCallback | None) -> None:
-        text, thought = pieces
-        if text and on_delta is not None:
-            on_delta(text)
-        if thought:
-            reasoning = reasoning_callback(on_delta)
-            if reasoning is not None:
-                reasoning(thought)
-
-    def _finished(self, stream: StreamAccumulator) -> Message:
-        if not stream.done:
-            raise ModelError(f"no complete reply: the stream from {self._where()} ended before "
-                             "a chunk said how the reply finished (finishReason). Check the "
-                             "server and the network; try again")
-        return stream.message()
 
     # -- failures ----------------------------------------------------------------------------
 

@@ -22,12 +22,19 @@ from starlette.routing import BaseRoute, Route
 from ..._requests import Approve
 from .._events import ServedEvent, Sink, TurnEnded, TurnFailed
 from .._live import Live, client_calls
-from .._problems import Conflict, Forbidden, Refused
+from .._problems import Busy, Conflict, Forbidden, Refused
 from .agui_events import AGUIEncoder, Opened, snapshot, user_content
 from .agui_input import InputMessage, RunInput, run_input
 from .bodies import HTTPProblem, content_of, read_object
 from .sse import stream_turn
-from .threads import Keyed, open_thread, run_steps, unstored
+from .threads import (
+    Keyed,
+    open_thread,
+    queue_run,
+    queued_stream,
+    run_steps,
+    said_anew,
+)
 
 if TYPE_CHECKING:
     from .._engine import Engine
@@ -86,13 +93,29 @@ def _with_parts(api: Host, run: RunInput) -> RunInput:
     return attrs.evolve(run, messages=tuple(messages))
 
 
-async def _run(api: Host, request: Request, caller: Caller, run: RunInput, stored: Stored,
-               failed: dict[str, Any] | None, keyed: Keyed | None = None) -> Response:
-    """The run, streamed (what the thread cannot take is refused first, as JSON)."""
+async def _run(api: Host, request: Request, caller: Caller, run: RunInput,
+               stored: Stored | None, failed: dict[str, Any] | None, keyed: Keyed | None = None
+               ) -> Response:
+    """The run, streamed (what the thread cannot take is refused first, as JSON); while
+    another turn runs, what ``forwardedProps.while_busy`` asks (API.md §26), else 409."""
     stack = contextlib.AsyncExitStack()
-    live = await stack.enter_async_context(api.engine.turn(run.thread_id, stored))
     try:
-        new = unstored(live, run.messages)
+        live = await stack.enter_async_context(api.engine.turn(run.thread_id, stored))
+    except Busy:
+        if run.while_busy == "reject" or run.resume:
+            raise
+        if run.while_busy == "interrupt":  # the run again, once the running turn stopped
+            again = attrs.evolve(run, while_busy="reject")
+            return await api.engine.interrupt(run.thread_id, lambda: _run(
+                api, request, caller, again, None, None, keyed))
+        queued = await queue_run(api, run.thread_id, [
+            (m, m.text if m.content is None else m.content) for m in run.messages],
+            steer=run.while_busy == "steer")
+        return await queued_stream(api, AGUIEncoder(
+            run.thread_id, run.run_id, parent_run_id=run.parent_run_id), Opened(), queued,
+            keyed)
+    try:
+        new = await said_anew(api, live, run.messages)
         steps = _plan(api.engine, live, run, new, caller) if failed is None else []
     except BaseException:
         await stack.aclose()

@@ -5,7 +5,9 @@ A run's frame is the face's own: ``Opened`` (``RUN_STARTED``, then the snapshots
 lacks) before the turn's events, and the last event, ``TurnEnded`` or ``TurnFailed``, becomes
 ``RUN_FINISHED`` (with an interrupt for pending approvals, ``pendingToolCallIds`` for a
 frontend tool's call, and ``CUSTOM`` events for a handoff or the conversation's end) or
-``RUN_ERROR``. A reply a guard retracts (API.md §27, ``stream="live"``) ends its text message,
+``RUN_ERROR``; a run whose messages were queued (API.md §26) says ``CUSTOM``
+``convo.queued`` between its ``RUN_STARTED`` and ``RUN_FINISHED``. A reply a guard
+retracts (API.md §27, ``stream="live"``) ends its text message,
 says ``CUSTOM`` ``convo.retract``, and is replaced by a ``MESSAGES_SNAPSHOT`` (AG-UI has no
 event that takes text back; a snapshot is how its clients correct their messages). Plain
 dicts: no AG-UI package is needed to serve (the tests parse every event with ``ag_ui.core``'s
@@ -27,6 +29,7 @@ from ..._parts import Content, Text
 from .._events import (
     Encoder,
     MessageCommitted,
+    MessagesQueued,
     ReasoningDelta,
     Retract,
     ServedEvent,
@@ -253,6 +256,12 @@ class AGUIEncoder(Encoder):
             "type": "TOOL_CALL_RESULT",
             "messageId": event.message.id or f"{self.thread_id}:{event.index}",
             "toolCallId": event.call_id, "content": event.message.text, "role": "tool"})
+
+    def messages_queued(self, event: MessagesQueued) -> str:
+        """The run's messages went into the queue (API.md §26): a ``CUSTOM`` event
+        ``convo.queued`` with them (``{"queued": [MESSAGE]}``, as the native 202 says)."""
+        return frame({"type": "CUSTOM", "name": "convo.queued",
+                      "value": {"queued": list(event.messages)}})
 
     def turn_ended(self, event: TurnEnded) -> str:
         body = event.conversation

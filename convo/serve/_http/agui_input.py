@@ -2,8 +2,9 @@
 is not one is refused with 400 naming the field (``messages[2].id``), before anything runs.
 
 Plain dicts in, frozen values out; no AG-UI package is imported, so serving needs none (the
-tests check what this accepts against ``ag_ui.core``'s own models). ``context`` and
-``forwardedProps`` are read and ignored (docs/serving.md).
+tests check what this accepts against ``ag_ui.core``'s own models). ``context`` is read and
+ignored, and so is ``forwardedProps`` but for its ``while_busy`` (API.md §26;
+docs/serving.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, Final
 
 import attrs
 
-from .bodies import HTTPProblem
+from .bodies import HTTPProblem, while_busy
 
 ROLES: Final = ("developer", "system", "assistant", "user", "tool", "activity", "reasoning")
 
@@ -60,6 +61,8 @@ class RunInput:
     tools: tuple[ClientTool, ...] = ()
     resume: tuple[Answer, ...] | None = None
     parent_run_id: str | None = None
+    #: ``forwardedProps.while_busy``: what the run asks for if a turn runs (API.md §26).
+    while_busy: str = "reject"
 
 
 def _bad(where: str, expected: str, value: Any) -> HTTPProblem:
@@ -225,4 +228,7 @@ def run_input(body: dict[str, Any]) -> RunInput:
     if body.get("resume") is not None:
         resume = tuple(_answer(a, f"resume[{i}]") for i, a in enumerate(_list(body, "resume")))
     parent = _string(body, "parentRunId", "parentRunId", optional=True)
-    return RunInput(thread_id, run_id, messages, state, tools, resume, parent)
+    forwarded = body.get("forwardedProps")
+    mode = while_busy(forwarded, "reject", "forwardedProps.while_busy") \
+        if isinstance(forwarded, dict) else "reject"
+    return RunInput(thread_id, run_id, messages, state, tools, resume, parent, mode)

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -30,12 +31,12 @@ from ..._requests import Approve
 from .._branches import regenerate
 from .._events import ServedEvent, Sink, TurnEnded, TurnFailed
 from .._live import Live, client_calls
-from .._problems import Conflict, Forbidden, Refused
+from .._problems import Busy, Conflict, Forbidden, Refused
 from .aisdk_events import HEADERS, UIStreamEncoder
 from .aisdk_input import ChatInput, UIInput, chat_input
 from .bodies import HTTPProblem, read_object
 from .sse import stream_turn
-from .threads import Keyed, open_thread, run_steps, unstored
+from .threads import Keyed, open_thread, queue_run, queued_stream, run_steps, said_anew
 
 if TYPE_CHECKING:
 
@@ -87,13 +88,27 @@ async def chat(api: Host, request: Request) -> Response:
         raise
 
 
-async def _run(api: Host, request: Request, caller: Caller, given: ChatInput, stored: Stored,
-               failed: dict[str, Any] | None, keyed: Keyed | None = None) -> Response:
-    """The reply, streamed (what the chat cannot take is refused first, as JSON)."""
+async def _run(api: Host, request: Request, caller: Caller, given: ChatInput,
+               stored: Stored | None, failed: dict[str, Any] | None, keyed: Keyed | None = None
+               ) -> Response:
+    """The reply, streamed (what the chat cannot take is refused first, as JSON); while
+    another turn runs, what the body's ``while_busy`` asks (API.md §26), else 409."""
     stack = contextlib.AsyncExitStack()
-    live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
     try:
-        new: list[UIInput] = unstored(live, given.messages)
+        live = await stack.enter_async_context(api.engine.turn(given.chat_id, stored))
+    except Busy:
+        if given.while_busy == "reject":
+            raise
+        if given.while_busy == "interrupt":  # the request again, once the turn stopped
+            again = attrs.evolve(given, while_busy="reject")
+            return await api.engine.interrupt(given.chat_id, lambda: _run(
+                api, request, caller, again, None, None, keyed))
+        queued = await queue_run(api, given.chat_id, [(m, m.text) for m in given.messages],
+                                 steer=given.while_busy == "steer")
+        return await queued_stream(api, UIStreamEncoder(given.chat_id), None, queued, keyed,
+                                   HEADERS)
+    try:
+        new: list[UIInput] = await said_anew(api, live, given.messages)
         continues = live.waits in ("approval", "client_tool") and failed is None
         steps = _plan(api.engine, live, given, new, caller) if failed is None else []
     except BaseException:
@@ -132,7 +147,7 @@ async def _regenerate(api: Host, request: Request, caller: Caller, given: ChatIn
         whole = await engine.store.load(chat_id)
         if whole is None:
             raise HTTPProblem(404, f"no chat {chat_id!r}")
-        known = {m.id for m in whole.messages}
+        known = {m.id for m in whole.messages} | {q.message.id for q in whole.queued}
         new = [m.id for m in given.messages if m.role == "user" and m.id not in known]
         if new:
             raise HTTPProblem(400, "regenerate-message makes a reply again and adds no "

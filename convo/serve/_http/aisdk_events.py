@@ -8,6 +8,8 @@ that waits for approvals ends its step with a ``tool-approval-request`` per call
 decides (``approvalId`` is the call id); a failed turn ends with ``error`` and no ``finish``.
 A reply a guard retracts (API.md §27, ``stream="live"``) ends its text part, which a
 ``data-convo-retract`` part then marks as taken back, and its replacement is a new text part.
+A request whose messages were queued (API.md §26) streams ``start``, a ``data-convo-queued``
+part with them, and ``finish``.
 Plain dicts: no AI SDK package is needed to serve (the tests read every stream with the
 ``ai`` package's own reader).
 """
@@ -20,6 +22,7 @@ from typing import Any, Final
 from .._events import (
     Encoder,
     MessageCommitted,
+    MessagesQueued,
     ReasoningDelta,
     Retract,
     TextDelta,
@@ -160,6 +163,12 @@ class UIStreamEncoder(Encoder):
                                 "errorText": message.text})
         return out + chunk({"type": "tool-output-available", "toolCallId": event.call_id,
                             "output": message.text})
+
+    def messages_queued(self, event: MessagesQueued) -> str:
+        """The request's messages went into the queue (API.md §26): a ``data-convo-queued``
+        part with them (``{"queued": [MESSAGE]}``, as the native 202 says)."""
+        return self._start(None) + chunk({"type": "data-convo-queued",
+                                          "data": {"queued": list(event.messages)}})
 
     def turn_ended(self, event: TurnEnded) -> str:
         out = self._start(None) + self._close()

@@ -5,7 +5,8 @@ anything runs.
 ``useChat`` (its ``DefaultChatTransport``) posts ``{"id", "messages", "trigger",
 "messageId"}``: the chat id, the whole chat as UI messages (``{"id", "role", "parts"}``), and
 ``"submit-message"`` or ``"regenerate-message"``; an app may add ``tools``, the frontend tools
-it runs (``[{"name", "description", "inputSchema"}]``, through the transport's ``body``). Of an
+it runs (``[{"name", "description", "inputSchema"}]``, through the transport's ``body``), and
+``while_busy`` (API.md §26: what the request asks for if a turn runs). Of an
 assistant message's parts, only tool parts answering an approval (``state:
 "approval-responded"``) or carrying a frontend tool's output (``output-available``,
 ``output-error``, as ``addToolOutput`` leaves them) are read; the rest is the client's copy of
@@ -20,7 +21,7 @@ from typing import Any, Final
 import attrs
 
 from .agui_input import Answer
-from .bodies import HTTPProblem
+from .bodies import HTTPProblem, while_busy
 
 ROLES: Final = ("system", "user", "assistant")
 TRIGGERS: Final = ("submit-message", "regenerate-message")
@@ -57,6 +58,8 @@ class ChatInput:
     answers: tuple[Answer, ...] = ()
     outputs: tuple[Output, ...] = ()
     tools: tuple[dict[str, Any], ...] = ()
+    #: The body's ``while_busy``: what the request asks for if a turn runs (API.md §26).
+    while_busy: str = "reject"
 
 
 def _bad(where: str, expected: str, value: Any) -> HTTPProblem:
@@ -178,4 +181,4 @@ def chat_input(body: dict[str, Any]) -> ChatInput:
                                f"{trigger!r}")
     message_id = _string(body, "messageId", "messageId", optional=True)
     return ChatInput(chat_id, read, trigger, message_id, tuple(answers), tuple(outputs),
-                     _tools(body))
+                     _tools(body), while_busy(body, "reject"))

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..._internal import reserved_keys
 from ...otel._state import active
-from .._branches import branch
+from .._branches import branch, preview
 from .._engine import Engine
 from .._events import ServedEvent, Sink, TurnEnded, TurnFailed, WaitingFor
 from .._live import Live
@@ -264,14 +264,20 @@ class API:
 
     async def branch(self, request: Request) -> Response:
         """A new conversation from this one's messages before ``before`` (API.md §28); a
-        branch that makes a model call streams it when asked."""
+        branch that makes a model call streams it when asked. ``"dry_run": true``: 200 and
+        the ``not_undone`` it would list, nothing made."""
         caller = await self.caller(request)
         stored = await self.conversation_for(caller, request.path_params["id"],
                                              operator_may=False, messages=True)
-        before = (await read_object(request, self.body_limit)).get("before")
+        body = await read_object(request, self.body_limit)
+        before, dry_run = body.get("before"), body.get("dry_run", False)
         if isinstance(before, bool) or not isinstance(before, int):
             raise HTTPProblem(400, f'"before" must be the index of a message (an integer from '
                                    f'0), got {before!r}')
+        if not isinstance(dry_run, bool):
+            raise HTTPProblem(400, f'"dry_run" must be true or false, got {dry_run!r}')
+        if dry_run:  # what the branch would list, nothing made (the page asks first)
+            return self._answer(request, 200, await preview(self.engine, stored.id, before))
 
         async def run(sink: Sink | None) -> tuple[int, dict[str, Any]]:
             code, body = await branch(self.engine, stored.id, before, sink)
@@ -400,16 +406,8 @@ class API:
     async def _interrupt(self, request: Request, turn: Turn) -> Response:
         """Stop the running turn as a cancel does (API.md §20), then run ``turn`` (a few
         tries: a turn that another request started meanwhile is stopped too)."""
-        conversation_id = request.path_params["id"]
-        async with self.engine.interrupting(conversation_id):
-            for _ in range(3):
-                await self.engine.turns.stop(conversation_id)
-                try:
-                    return await self._turn(request, turn)
-                except Busy:
-                    continue
-        raise Busy("a turn is running in this conversation and others keep starting: send "
-                   "again")
+        return await self.engine.interrupt(request.path_params["id"],
+                                           lambda: self._turn(request, turn))
 
     async def _stream(self, request: Request, stack: contextlib.AsyncExitStack, live: Live,
                       turn: Turn) -> Response:

@@ -129,12 +129,13 @@ def _has_surrogate(text: str) -> bool:
 WHILE_BUSY: Final = ("reject", "queue", "interrupt", "steer")  # (the engine's, API.md §26)
 
 
-def while_busy(body: dict[str, Any], default: str) -> str:
+def while_busy(body: dict[str, Any], default: str, where: str = "while_busy") -> str:
     """What a message asks to happen if a turn runs (``"while_busy"``, API.md §26); 400 for
-    anything but the four names, whether or not a turn runs."""
+    anything but the four names, whether or not a turn runs (``where``: the field's name in
+    the error, AG-UI's ``forwardedProps.while_busy``)."""
     mode = body.get("while_busy", default)
     if mode not in WHILE_BUSY:
-        raise HTTPProblem(400, f'"while_busy" must be one of "reject", "queue", "interrupt", '
+        raise HTTPProblem(400, f'"{where}" must be one of "reject", "queue", "interrupt", '
                                f'"steer", got {json.dumps(mode)[:80]}')
     return str(mode)
 

@@ -66,11 +66,13 @@ async def stream_turn(turn: Callable[[Sink], Awaitable[ServedEvent]], *,
                       cut: Callable[[Exception], ServedEvent],
                       encoder: Encoder | None = None,
                       media_type: str = "text/event-stream",
-                      headers: dict[str, str] | None = None) -> StreamingResponse:
+                      headers: dict[str, str] | None = None,
+                      status: int = 200) -> StreamingResponse:
     """Run ``turn`` (which emits served events and gives the last one, ``TurnEnded`` or
     ``TurnFailed``) and stream what ``encoder`` (convo's SSE by default) makes of them. An
     exception before anything was sent is raised here; after it, ``cut`` makes the event
-    that ends the stream. ``headers``: the protocol's own, beside ``Cache-Control``."""
+    that ends the stream. ``headers``: the protocol's own, beside ``Cache-Control``;
+    ``status``: the answer's (202 for a stream that says what it queued, API.md §26)."""
     shows = (encoder or SSEEncoder()).encode
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     started = asyncio.Event()
@@ -103,7 +105,7 @@ async def stream_turn(turn: Callable[[Sink], Awaitable[ServedEvent]], *,
         shown.cancel()
     if task.done() and not started.is_set():
         task.result()  # raises the refusal
-    return StreamingResponse(_sent(queue), media_type=media_type,
+    return StreamingResponse(_sent(queue), status_code=status, media_type=media_type,
                              headers={"Cache-Control": "no-store", **(headers or {})})
 
 

@@ -5,7 +5,9 @@ caller, and which of the messages a client sends are new.
 A client of those protocols sends its whole history each time; only its user messages whose
 ids the store does not hold are added, so nothing is added twice. Two first runs of one new id
 race: the store creates the conversation once, with its lease held (``Creating``), and the
-other run finds it busy (409, as any run while a turn runs).
+other run finds it busy (409, as any run while a turn runs, unless it asks to queue: API.md
+§26). A run that asks to queue its messages while a turn runs puts them in the engine's queue
+(the native API's), under their client ids, and is answered 202 with a stream that says so.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.responses import Response, StreamingResponse
 
 from ..._internal import reserved_keys
-from .._events import LAST, Encoder, ServedEvent
-from .._problems import Conflict
-from .._stores.base import Idempotency
+from ..._messages import Message
+from .._events import LAST, Encoder, MessagesQueued, ServedEvent, TurnEnded, TurnFailed
+from .._problems import Busy, Conflict
+from .._stores.base import Idempotency, Queues
 from .bodies import HTTPProblem
 from .owners import lacks
+from .sse import stream_turn
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
+    from ..._parts import Content
     from .._events import Sink
     from .._live import Live
     from .._stores.base import Stored
@@ -84,16 +89,76 @@ async def open_thread(api: Host, request: Request, caller: Caller, thread_id: st
     return stored, failed
 
 
-def unstored(live: Live, messages: Iterable[Said]) -> list[Any]:
+def unstored(live: Live, messages: Iterable[Said], queued: Iterable[str] = ()) -> list[Any]:
     """The user messages of ``messages`` the conversation does not hold (by id), in order,
-    each once."""
-    known = {m.id for m in live.session.messages if m.id is not None}
+    each once; ``queued``: the ids in its queue (API.md §26), which are not new either (the
+    queue answers them)."""
+    known = {m.id for m in live.session.messages if m.id is not None} | set(queued)
     new = []
     for message in messages:
         if message.role == "user" and message.id not in known:
             known.add(message.id)
             new.append(message)
     return new
+
+
+async def said_anew(api: Host, live: Live, messages: Sequence[Said]) -> list[Any]:
+    """``unstored``, less the messages waiting in the conversation's queue (a run that
+    queued them, API.md §26: the queue answers them); the queue is read only when some
+    message is new."""
+    new = unstored(live, messages)
+    store = api.engine.store
+    if not new or not isinstance(store, Queues):
+        return new
+    return unstored(live, new, [q.message.id for q in await store.queued(live.id)
+                                if q.message.id is not None])
+
+
+async def queue_run(api: Host, thread_id: str, said: Sequence[tuple[Said, Content]], *,
+                    steer: bool) -> tuple[dict[str, Any], ...]:
+    """A run that found a turn running and asks to queue (or steer) its messages (API.md
+    §26): its user messages neither stored nor queued go into the engine's queue, in order,
+    under their client ids (stored before this returns). Gives the run's messages that are in
+    the queue now (those queued by an earlier run too); 409 when there are none (the run has
+    nothing that can wait)."""
+    engine = api.engine
+    whole = await engine.store.load(thread_id)  # one snapshot: its messages and its queue
+    if whole is None:
+        raise HTTPProblem(404, f"no thread {thread_id!r}")
+    stored = {m.id for m in whole.messages}
+    waiting = {q.message.id: q.message for q in whole.queued}
+    shown: list[dict[str, Any]] = []
+    for message, content in said:
+        if message.role != "user" or message.id in stored:
+            continue
+        if message.id in waiting:
+            shown.append(waiting[message.id].to_dict())
+            continue
+        answer = await engine.enqueue(thread_id, content, steer=steer, message_id=message.id)
+        waiting[message.id] = Message("user", content, id=message.id)
+        shown.append(answer["queued"])
+    if not shown:
+        raise Busy("a turn is running in this conversation and the run has no new message "
+                   "to queue: wait for it to end, then send again")
+    return tuple(shown)
+
+
+async def queued_stream(api: Host, encoder: Encoder, opened: ServedEvent | None,
+                        queued: tuple[dict[str, Any], ...], keyed: Keyed | None,
+                        headers: dict[str, str] | None = None) -> Response:
+    """The answer of a run whose messages were queued: 202, a stream of the face's own frame
+    (``opened``, then its end) around what it queued."""
+    async def said(sink: Sink) -> ServedEvent:
+        if opened is not None:
+            sink(opened)
+        sink(MessagesQueued(queued))
+        return TurnEnded({"queued": list(queued)})
+
+    if keyed is not None:
+        keyed.status = 202
+    return await stream_turn(said, tasks=api.tasks, cut=lambda exc: TurnFailed(
+        {"error": str(exc)}), encoder=encoder if keyed is None else keyed.keeping(encoder),
+        headers=headers, status=202)
 
 
 class Keyed:
@@ -108,6 +173,7 @@ class Keyed:
         self.headers = dict(headers or {})
         self.digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         self.texts: list[str] = []
+        self.status = 200  # the first answer's (202: it queued its messages)
 
     @property
     def store(self) -> Idempotency:
@@ -131,7 +197,8 @@ class Keyed:
         if record is None or not isinstance(record.get("events"), list):
             raise HTTPProblem(409, "a request with this Idempotency-Key is still running "
                                    "(or was cut off): wait, or use a new key")
-        return StreamingResponse(iter(record["events"]), media_type="text/event-stream",
+        return StreamingResponse(iter(record["events"]), status_code=record.get("status", 200),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", **self.headers})
 
     async def forget(self) -> None:
@@ -150,7 +217,7 @@ class Keyed:
                 if isinstance(event, LAST):
                     task = asyncio.ensure_future(keyed.store.remember(
                         keyed.thread_id, keyed.key, keyed.digest,
-                        {"status": 200, "events": [t for t in keyed.texts if t]}))
+                        {"status": keyed.status, "events": [t for t in keyed.texts if t]}))
                     keyed.api.tasks.add(task)
                     task.add_done_callback(keyed.api.tasks.discard)
                 return text

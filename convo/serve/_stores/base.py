@@ -52,7 +52,8 @@ regenerate, API.md §24) gives a conversation's id to a branch of it in one tran
 conversation and all of it (messages, subroutine records, attachments, ratings) move to
 ``kept_as``, the branch moves to ``conversation_id``. What belongs to the id stays with it: the
 turn's lease (the branch goes on under the lease its caller holds; the moved conversation is
-free) and the idempotency records (the keys a client sent to that id).
+free), the idempotency records (the keys a client sent to that id) and the queue (API.md
+§26: a queued message belongs to the id the user is on, so the branch answers it).
 ``created(id, state, owner=)`` (``Creating``, optional) inserts a conversation already leased
 to the caller (a client's chosen id, AG-UI's or the AI SDK's: two first runs of one new id
 race; exactly one creates and runs, the other finds the lease held).
@@ -78,6 +79,9 @@ if TYPE_CHECKING:  # (the values the optional capabilities give; no import at ru
 SCHEMA_VERSION: Final = 7
 DEFAULT_OWNER: Final = "default"  # the owner of rows of schema 4 and before
 LEASE_S: Final = 30.0  # a turn lock's lease, in seconds (``--lease``)
+#: The tables of the SQL stores whose rows move with a conversation in ``swap`` (idempotency
+#: stays with the id).
+MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 HELD, CANCEL, LOST = "held", "cancel", "lost"  # what ``renew`` finds
 
 
@@ -115,8 +119,9 @@ class Stored:
     updated: int = attrs.field(default=0, kw_only=True)  # microseconds since the epoch
     #: ``{"id", "before"}`` of the conversation it was branched from (``Session.parent``).
     parent: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
-    #: Its queue (API.md §26), read with its messages (``load(id)``; read before them, so a
-    #: message taken meanwhile is in one or both, never in neither); ``[]`` with the row alone.
+    #: Its queue (API.md §26), read with its messages and its row in one snapshot
+    #: (``load(id)``: a message taken meanwhile is in one of them, and the row says the turn
+    #: that took it runs); ``[]`` with the row alone.
     queued: list[Queued] = attrs.field(factory=list, kw_only=True)
 
 

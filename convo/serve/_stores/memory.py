@@ -64,7 +64,7 @@ class MemoryStore:
                             queued=list(self._queues.get(conversation_id, ()))
                             if messages else [])
         copy.length = len(row.messages)
-        copy.child_length = sum(len(r.messages) for r in row.subroutines)
+        copy.child_length = sum(r.size for r in row.subroutines)
         return copy
 
     async def write(self, conversation_id: str, change: Change) -> None:

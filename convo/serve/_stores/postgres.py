@@ -34,6 +34,7 @@ from .base import (
     HELD,
     LEASE_S,
     LOST,
+    MOVED,
     SCHEMA_VERSION,
     Change,
     Queued,
@@ -47,9 +48,6 @@ from .holders import gone, this_process
 from .listing import Query, Summary, as_datetime, micros, now_us, text_of_record, title_of
 from .releases import Unreleased
 from .rows import message_row, read_message
-
-#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
-MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -255,40 +253,56 @@ class PostgresStore:
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         async with self._conn() as conn:
-            cur = await conn.execute(
-                "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
-                "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
-                "internal, owner, title, updated_at, parent FROM conversations c WHERE id = %s",
-                (conversation_id,))
-            row = await cur.fetchone()
-            if row is None:
-                return None
-            state, internal = split(conversation_id, row[0], row[7])
-            if row[7] is None:  # written by an older worker since the start: moved now
+            if messages:  # one snapshot: the row, its queue and its messages agree (a turn
+                # taking a queued message writes all three at once; read committed would
+                # show each statement a later commit, e.g. the queue empty, not yet running)
+                async with conn.transaction():
+                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, "
+                                       "READ ONLY")
+                    stored, raw = await self._read(conn, conversation_id, messages=True)
+            else:
+                stored, raw = await self._read(conn, conversation_id, messages=False)
+            if stored is not None and raw is None:  # an older worker wrote it: moved now
                 await conn.execute("UPDATE conversations SET state = %s, internal = %s WHERE "
-                                   "id = %s AND internal IS NULL",
-                                   (dumps(state), dumps(internal), conversation_id))
-            stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
-                            length=row[5], child_length=int(row[6]), internal=internal,
-                            owner=row[8], title=row[9],
-                            updated=0 if row[10] is None else micros(row[10]), parent=row[11])
-            if messages:  # the queue first: a message taken meanwhile is in the messages
-                cur = await conn.execute("SELECT steer, message FROM queued WHERE "
-                                         "conversation_id = %s ORDER BY seq", (conversation_id,))
-                stored.queued = [Queued(Message.from_dict(m), bool(steer))
-                                 for steer, m in await cur.fetchall()]
-                cur = await conn.execute(
-                    "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
-                    "a.digest = m.digest WHERE m.conversation_id = %s", (conversation_id,))
-                blobs = {digest: bytes(data) for digest, data in await cur.fetchall()}
-                cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
-                                         "= %s ORDER BY idx", (conversation_id,))
-                stored.messages = [read_message(m, blobs) for (m,) in await cur.fetchall()]
-                cur = await conn.execute("SELECT record FROM subroutines WHERE "
-                                         "conversation_id = %s ORDER BY idx", (conversation_id,))
-                stored.subroutines = [SubroutineRun.from_dict(r)
-                                      for (r,) in await cur.fetchall()]
+                                   "id = %s AND internal IS NULL", (
+                                       dumps(stored.state), dumps(stored.internal),
+                                       conversation_id))
             return stored
+
+    async def _read(self, conn: Any, conversation_id: str, *, messages: bool
+                    ) -> tuple[Stored | None, Any]:
+        """The conversation as stored, and its row's ``internal`` as read (``None``: written
+        by a worker before schema 4, its records still in the state; moved after the read,
+        whose snapshot writes nothing)."""
+        cur = await conn.execute(
+            "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
+            "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
+            "internal, owner, title, updated_at, parent FROM conversations c WHERE id = %s",
+            (conversation_id,))
+        row = await cur.fetchone()
+        if row is None:
+            return None, None
+        state, internal = split(conversation_id, row[0], row[7])
+        stored = Stored(conversation_id, state, row[1], row[2], row[3], row[4],
+                        length=row[5], child_length=int(row[6]), internal=internal,
+                        owner=row[8], title=row[9],
+                        updated=0 if row[10] is None else micros(row[10]), parent=row[11])
+        if messages:
+            cur = await conn.execute("SELECT steer, message FROM queued WHERE "
+                                     "conversation_id = %s ORDER BY seq", (conversation_id,))
+            stored.queued = [Queued(Message.from_dict(m), bool(steer))
+                             for steer, m in await cur.fetchall()]
+            cur = await conn.execute(
+                "SELECT a.digest, a.data FROM attachments a JOIN message_attachments m ON "
+                "a.digest = m.digest WHERE m.conversation_id = %s", (conversation_id,))
+            blobs = {digest: bytes(data) for digest, data in await cur.fetchall()}
+            cur = await conn.execute("SELECT message FROM messages WHERE conversation_id "
+                                     "= %s ORDER BY idx", (conversation_id,))
+            stored.messages = [read_message(m, blobs) for (m,) in await cur.fetchall()]
+            cur = await conn.execute("SELECT record FROM subroutines WHERE "
+                                     "conversation_id = %s ORDER BY idx", (conversation_id,))
+            stored.subroutines = [SubroutineRun.from_dict(r) for (r,) in await cur.fetchall()]
+        return stored, row[7]
 
     async def write(self, conversation_id: str, change: Change) -> None:
         # Why longer than 40 lines: one transaction's statements, in the order they must run.
@@ -321,7 +335,7 @@ class PostgresStore:
                         "INSERT INTO subroutines VALUES (%s, %s, %s, %s) ON CONFLICT "
                         "(conversation_id, idx) DO UPDATE SET length = EXCLUDED.length, "
                         "record = EXCLUDED.record", [
-                            (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                            (conversation_id, i, r.size, dumps(r.to_dict()))
                             for i, r in change.subroutines])
             if change.state is not None:
                 await conn.execute("UPDATE conversations SET state = %s WHERE id = %s",

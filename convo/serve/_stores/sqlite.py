@@ -31,6 +31,7 @@ from .base import (
     HELD,
     LEASE_S,
     LOST,
+    MOVED,
     SCHEMA_VERSION,
     Change,
     Queued,
@@ -48,8 +49,6 @@ BUSY_TIMEOUT_MS: Final = 30000
 _BUSY: Final = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _NO_ROOM: Final = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 T = TypeVar("T")
-#: The tables whose rows move with a conversation in ``swap`` (idempotency stays with the id).
-MOVED: Final = ("messages", "subroutines", "message_attachments", "feedback")
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS convo_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -303,6 +302,8 @@ class SQLiteStore:
 
     async def load(self, conversation_id: str, *, messages: bool = True) -> Stored | None:
         def read(db: sqlite3.Connection) -> Stored | None:
+            if messages:  # one snapshot: the row, its queue and its messages agree (a turn
+                db.execute("BEGIN")  # taking a queued message writes all three at once)
             row = db.execute(
                 "SELECT state, status, waiting_for, outcome, approvals, length, (SELECT "
                 "COALESCE(SUM(s.length), 0) FROM subroutines s WHERE s.conversation_id = c.id), "
@@ -321,7 +322,7 @@ class SQLiteStore:
                             length=row[5], child_length=row[6], internal=internal,
                             owner=row[8], title=row[9], updated=row[10] or 0,
                             parent=json.loads(row[11]) if row[11] else None)
-            if messages:  # (one transaction: the queue and the messages agree)
+            if messages:
                 stored.queued = [Queued(Message.from_dict(json.loads(m)), bool(steer))
                                  for steer, m in db.execute(
                                      "SELECT steer, message FROM queued WHERE conversation_id "
@@ -358,7 +359,7 @@ class SQLiteStore:
                            (change.messages[-1][0] + 1, self.clock(),
                             title_of(change.messages), conversation_id))
             db.executemany("INSERT OR REPLACE INTO subroutines VALUES (?, ?, ?, ?)", [
-                (conversation_id, i, len(r.messages), dumps(r.to_dict()))
+                (conversation_id, i, r.size, dumps(r.to_dict()))
                 for i, r in change.subroutines])
             for column, value in (("state", change.state), ("internal", change.internal),
                                   ("approvals", change.approvals)):

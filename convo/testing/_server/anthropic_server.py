@@ -19,7 +19,6 @@ prompt cache is counted as API.md §23 defines it (``anthropic_wire.PromptCache`
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,12 +29,20 @@ from .anthropic_wire import (
     error_body,
     error_response,
     events_from_message,
+    refused,
     response_from_message,
     sse,
     usage_of,
 )
 from .openai_server import Handler, OpenAIServer
-from .replies import JSON, CutReply, ErrorReply, Response, ServerReply, SlowReply
+from .replies import (
+    ErrorReply,
+    Response,
+    ServerReply,
+    answered,
+    json_object,
+    unwrapped,
+)
 
 
 class AnthropicServer(OpenAIServer):
@@ -61,17 +68,12 @@ class AnthropicServer(OpenAIServer):
                headers: Mapping[str, str] | None = None) -> Response:
         route = path.split("?", 1)[0].rstrip("/")
         if method != "POST" or not route.endswith("/v1/messages"):
-            return _json(404, error_body(404, f"AnthropicServer serves POST /v1/messages, not "
-                                              f"{method} {path}"))
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            return _json(400, error_body(400, "AnthropicServer: the request body is not a "
-                                              "JSON object"))
+            return refused(404, f"AnthropicServer serves POST /v1/messages, not {method} {path}")
+        body = json_object(raw)
+        if body is None:
+            return refused(400, "AnthropicServer: the request body is not a JSON object")
         if not body.get("messages"):  # the API's own words for a request with no message
-            return _json(400, error_body(400, "messages: at least one message is required"))
+            return refused(400, "messages: at least one message is required")
         counted = self.cache.count(body)
         try:
             reply = self._next(body, route)
@@ -81,33 +83,15 @@ class AnthropicServer(OpenAIServer):
 
     def _answer(self, reply: Any, body: dict[str, Any], counted: tuple[int, int, int]
                 ) -> Response:
-        delay, cut = 0.0, None
-        if isinstance(reply, SlowReply):
-            reply, delay = reply.reply, reply.delay_s
-        if isinstance(reply, CutReply):
-            reply, cut = reply.reply, reply.after_chunks
+        reply, delay, cut = unwrapped(reply)
         if isinstance(reply, ErrorReply):
             return attrs.evolve(error_response(reply), delay_s=delay)
         model = str(body.get("model") or "claude-test")
         message_id = f"msg_{next(self._message_ids):06d}"
         usage = usage_of(reply, counted)
         if body.get("stream"):
-            events = events_from_message(reply, model=model, message_id=message_id,
-                                         usage=usage)
-            return Response(200, "text/event-stream", events=sse(events), delay_s=delay,
-                            cut=cut)
-        response = response_from_message(reply, model=model, message_id=message_id,
-                                         usage=usage)
-        return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
+            return answered(delay, cut, events=sse(events_from_message(
+                reply, model=model, message_id=message_id, usage=usage)))
+        return answered(delay, cut, body=response_from_message(
+            reply, model=model, message_id=message_id, usage=usage))
 
-    def __enter__(self) -> AnthropicServer:
-        return self
-
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else self.base_url
-        return (f"AnthropicServer({state}, {len(self._script)} replies, "
-                f"{self._received} requests)")
-
-
-def _json(status: int, body: Any) -> Response:
-    return Response(status, JSON, json.dumps(body).encode())

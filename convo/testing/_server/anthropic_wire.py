@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..._messages import Message
 from ..._reply import Finish
-from .replies import JSON, ErrorReply, Response, phrase
+from .replies import ErrorReply, Response, error_as_given, json_response, phrase
 
 _STOPS: Final = {Finish.STOP: "end_turn", Finish.LENGTH: "max_tokens",
                  Finish.TOOL_CALLS: "tool_use", Finish.REFUSED: "refusal"}
@@ -171,6 +171,11 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
+def refused(status: int, message: str) -> Response:
+    """The server's own refusal of a request, in the API's error shape."""
+    return json_response(status, error_body(status, message))
+
+
 def error_response(reply: ErrorReply) -> Response:
     """An ``ErrorReply`` in Anthropic's shape (a body given as text or bytes is sent as is;
     an OpenAI-shaped ``{"error": {"message"}}``, as the script's own errors are, is
@@ -182,7 +187,4 @@ def error_response(reply: ErrorReply) -> Response:
     elif (isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
           and body.get("type") != "error"):
         body = error_body(reply.status, str(body["error"].get("message") or ""))
-    if isinstance(body, str | bytes):
-        raw = body.encode() if isinstance(body, str) else body
-        return Response(reply.status, "text/plain; charset=utf-8", raw, headers=reply.headers)
-    return Response(reply.status, JSON, json.dumps(body).encode(), headers=reply.headers)
+    return error_as_given(reply, body)

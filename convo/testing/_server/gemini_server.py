@@ -23,7 +23,6 @@ parameter (a request with neither gets 401, as the API answers). A ``Message`` r
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -35,13 +34,21 @@ from .gemini_wire import (
     chunks_from_message,
     error_body,
     error_response,
+    refused,
     response_from_message,
     sse,
     undecodable,
     usage_of,
 )
 from .openai_server import Handler, OpenAIServer
-from .replies import JSON, CutReply, ErrorReply, Response, ServerReply, SlowReply
+from .replies import (
+    ErrorReply,
+    Response,
+    ServerReply,
+    answered,
+    json_object,
+    unwrapped,
+)
 
 _PATH: Final = re.compile(r"/(?P<version>[^/]+)/models/(?P<model>[^/:]+)"
                           r":(?P<method>generateContent|streamGenerateContent)")
@@ -73,31 +80,25 @@ class GeminiServer(OpenAIServer):
         route, _, query = path.partition("?")
         found = _PATH.fullmatch(unquote(route).rstrip("/"))
         if method != "POST" or found is None:
-            return _json(404, error_body(404, f"GeminiServer serves POST /VERSION/models/"
-                                              f"MODEL:generateContent and "
-                                              f":streamGenerateContent, not {method} {path}"))
+            return refused(404, f"GeminiServer serves POST /VERSION/models/MODEL:generateContent "
+                                f"and :streamGenerateContent, not {method} {path}")
         params = parse_qs(query)
         key = (headers or {}).get("x-goog-api-key") or next(iter(params.get("key", ())), "")
         if not key:
-            return _json(401, error_body(401, "GeminiServer: no API key (the x-goog-api-key "
-                                              "header or the key query parameter)"))
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            return _json(400, error_body(400, "GeminiServer: the request body is not a JSON "
-                                              "object"))
+            return refused(401, "GeminiServer: no API key (the x-goog-api-key header or the key "
+                                "query parameter)")
+        body = json_object(raw)
+        if body is None:
+            return refused(400, "GeminiServer: the request body is not a JSON object")
         if not body.get("contents"):  # the API's own words for a request with no contents
-            return _json(400, error_body(400, "* GenerateContentRequest.contents: contents is "
-                                              "not specified\n"))
+            return refused(400, "* GenerateContentRequest.contents: contents is not specified\n")
         stream = found["method"] == "streamGenerateContent"
         if stream and params.get("alt") != ["sse"]:
-            return _json(400, error_body(400, "GeminiServer streams as SSE only: ask with "
-                                              "?alt=sse, as the google-genai SDK does"))
+            return refused(400, "GeminiServer streams as SSE only: ask with ?alt=sse, as the "
+                                "google-genai SDK does")
         broken = undecodable(body)
         if broken is not None:
-            return _json(400, error_body(400, f"GeminiServer: {broken} is not base64"))
+            return refused(400, f"GeminiServer: {broken} is not base64")
         if self.keep_requests:
             with self._lock:
                 self.keys.append(key)
@@ -108,32 +109,14 @@ class GeminiServer(OpenAIServer):
         return self._answer(reply, body, found["model"], stream)
 
     def _answer(self, reply: Any, body: dict[str, Any], model: str, stream: bool) -> Response:
-        delay, cut = 0.0, None
-        if isinstance(reply, SlowReply):
-            reply, delay = reply.reply, reply.delay_s
-        if isinstance(reply, CutReply):
-            reply, cut = reply.reply, reply.after_chunks
+        reply, delay, cut = unwrapped(reply)
         if isinstance(reply, ErrorReply):
             return attrs.evolve(error_response(reply), delay_s=delay)
         response_id = f"gemini-{next(self._response_ids):06d}"
         usage = usage_of(reply, body)
         if stream:
-            chunks = chunks_from_message(reply, model=model, response_id=response_id,
-                                         usage=usage)
-            return Response(200, "text/event-stream", events=sse(chunks), delay_s=delay,
-                            cut=cut)
-        response = response_from_message(reply, model=model, response_id=response_id,
-                                         usage=usage)
-        return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
+            return answered(delay, cut, events=sse(chunks_from_message(
+                reply, model=model, response_id=response_id, usage=usage)))
+        return answered(delay, cut, body=response_from_message(
+            reply, model=model, response_id=response_id, usage=usage))
 
-    def __enter__(self) -> GeminiServer:
-        return self
-
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else self.base_url
-        return (f"GeminiServer({state}, {len(self._script)} replies, "
-                f"{self._received} requests)")
-
-
-def _json(status: int, body: Any) -> Response:
-    return Response(status, JSON, json.dumps(body).encode())

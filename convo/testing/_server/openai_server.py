@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -39,6 +38,7 @@ from .replies import (
     Response,
     ServerReply,
     SlowReply,
+    json_object,
     json_response,
     response_for,
     server_error,
@@ -205,11 +205,8 @@ class OpenAIServer:
                 "message": f"OpenAIServer serves POST /v1/chat/completions and POST "
                            f"/v1/responses, not {method} {path}",
                 "type": "invalid_request_error", "code": "unknown_url"}})
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
+        body = json_object(raw)
+        if body is None:
             return json_response(400, {"error": {
                 "message": "OpenAIServer: the request body is not a JSON object",
                 "type": "invalid_request_error"}})
@@ -240,7 +237,7 @@ class OpenAIServer:
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self._server.wait_closed()
 
-    def __enter__(self) -> OpenAIServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -251,6 +248,6 @@ class OpenAIServer:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else self.base_url
-        return (f"OpenAIServer({state}, {len(self._script)} replies, "
+        return (f"{self.name}({state}, {len(self._script)} replies, "
                 f"{self._received} requests)")
 

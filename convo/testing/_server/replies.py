@@ -74,6 +74,45 @@ def json_response(status: int, body: Any) -> Response:
     return Response(status, JSON, json.dumps(body).encode())
 
 
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """A request's body, when it is a JSON object (``None`` otherwise: each server says so
+    in its API's error shape)."""
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def unwrapped(reply: Any) -> tuple[Any, float, int | None]:
+    """A prepared reply without its ``SlowReply`` / ``CutReply`` wrapping: the reply, its
+    delay in seconds, and after how many chunks it is cut (``None``: not cut)."""
+    delay, cut = 0.0, None
+    if isinstance(reply, SlowReply):
+        reply, delay = reply.reply, reply.delay_s
+    if isinstance(reply, CutReply):
+        reply, cut = reply.reply, reply.after_chunks
+    return reply, delay, cut
+
+
+def answered(delay: float, cut: int | None, *, events: tuple[bytes, ...] | None = None,
+             body: Any = None) -> Response:
+    """A 200 (``delay`` and ``cut`` from ``unwrapped``): the SSE ``events`` when the request
+    streams, else ``body`` as JSON."""
+    if events is not None:
+        return Response(200, "text/event-stream", events=events, delay_s=delay, cut=cut)
+    return Response(200, JSON, json.dumps(body).encode(), delay_s=delay, cut=cut)
+
+
+def error_as_given(reply: ErrorReply, body: Any) -> Response:
+    """An error reply's response: ``body`` sent as is when it is text or bytes, else as
+    JSON (the Anthropic and Gemini servers' errors)."""
+    if isinstance(body, str | bytes):
+        raw = body.encode() if isinstance(body, str) else body
+        return Response(reply.status, "text/plain; charset=utf-8", raw, headers=reply.headers)
+    return Response(reply.status, JSON, json.dumps(body).encode(), headers=reply.headers)
+
+
 def server_error(message: str, code: str) -> ErrorReply:
     """An HTTP 500 in OpenAI's error shape, saying what went wrong in the fake server."""
     return ErrorReply(500, body={"error": {"message": message, "type": "server_error",
@@ -84,12 +123,7 @@ def response_for(reply: Any, body: Mapping[str, Any], response_id: str,
                  created: int, *, api: str = "chat") -> Response:
     """The response for a prepared reply (a ``Message`` or one of the reply values above),
     in the shape of ``api``: ``"chat"`` (Chat Completions) or ``"responses"``."""
-    delay = 0.0
-    if isinstance(reply, SlowReply):
-        reply, delay = reply.reply, reply.delay_s
-    cut: int | None = None
-    if isinstance(reply, CutReply):
-        reply, cut = reply.reply, reply.after_chunks
+    reply, delay, cut = unwrapped(reply)
     if isinstance(reply, ErrorReply):
         return attrs.evolve(_error_response(reply), delay_s=delay)
     message: Message = reply
@@ -105,10 +139,10 @@ def response_for(reply: Any, body: Mapping[str, Any], response_id: str,
         )
         events = (*(f"data: {json.dumps(c)}\n\n".encode() for c in chunks),
                   b"data: [DONE]\n\n")
-        return Response(200, "text/event-stream", events=events, delay_s=delay, cut=cut)
+        return answered(delay, cut, events=events)
     response = response_from_message(message, model=model, response_id=response_id,
                                       created=created, usage=usage)
-    return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
+    return answered(delay, cut, body=response)
 
 
 def _responses(message: Message, body: Mapping[str, Any], response_id: str, created: int,
@@ -119,10 +153,10 @@ def _responses(message: Message, body: Mapping[str, Any], response_id: str, crea
         events = responses.events_from_message(message, model=model, response_id=response_id,
                                                created=created, usage=usage)
         sse = tuple(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-        return Response(200, "text/event-stream", events=sse, delay_s=delay, cut=cut)
+        return answered(delay, cut, events=sse)
     response = responses.response_from_message(message, model=model, response_id=response_id,
                                                created=created, usage=usage)
-    return Response(200, JSON, json.dumps(response).encode(), delay_s=delay, cut=cut)
+    return answered(delay, cut, body=response)
 
 
 def _error_response(reply: ErrorReply) -> Response:

@@ -1,0 +1,50 @@
+"""The refund bot the serving tests serve (and the telemetry and Temporal tests with them): a
+``refund`` tool that needs approval, a model that answers by the last message, and the
+template. ``serve/serve_kit.py`` hands it on to the serving tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from convo import (
+    FinishTool,
+    FunctionModel,
+    LinearTemplate,
+    LoopTemplate,
+    Message,
+    ModelError,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
+
+
+@tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+def reply(messages: Sequence[Message], tools: Any) -> str:
+    """``refund ID`` calls the tool, a tool result is answered and finishes, ``fail...`` is
+    a model error, ``boom`` a bug; anything else is echoed."""
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Done: {last.content} {{finish()}}"
+    if last.content.startswith("refund "):
+        return f"{{refund(order='{last.content[7:]}')}}"
+    if last.content.startswith("fail"):
+        raise ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")
+    if last.content == "boom":
+        raise RuntimeError("a bug in the bot")
+    return f"You said {last.content!r}"
+
+
+TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+
+
+def model() -> FunctionModel:
+    return FunctionModel(reply)
