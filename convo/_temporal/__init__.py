@@ -11,6 +11,10 @@ driver pumping the template inside it, every side effect an activity.
   workflow through its task queue.
 - ``worker``: the Temporal worker of a bot (``convo worker``).
 - ``wire``: what crosses between them, as JSON.
+- ``deltas``: a streamed reply's text, from the model activity to the HTTP front, through
+  the store (Temporal streams nothing).
+- ``engine``: the HTTP front's engine (``convo serve --engine temporal://…``): each turn an
+  Update, the answer read from the store.
 
 Nothing here is imported by ``import convo``: only ``convo worker`` and the test kit's
 ``temporal_server`` users import it.

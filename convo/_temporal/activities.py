@@ -22,16 +22,23 @@ import json
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
 
+import attrs
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
+from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
+from .._run.cancel import Scope, cut
+from .._run.replay import Replay
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
+from ..templates._tree import toolsets
+from ..tools._toolset import alist_toolsets
 from . import wire as wire
 from .bots import Bot
+from .deltas import Publisher, channel
 
 HEARTBEAT_EVERY_S: Final = 1.0
 T = TypeVar("T")
@@ -58,7 +65,8 @@ class Activities:
         self.bot = bot
         self.store = bot.store
         # Rebuilds only: nothing is kept between activities (another worker may run the next).
-        self.engine = Engine(bot.runner, bot.store, cache_size=1)
+        self.engine = _Rebuilds(bot.runner, bot.store, cache_size=1)
+        self.channel = channel(bot.store)  # where a streamed reply's text goes
 
     @activity.defn(name="convo.create")
     async def create(self, data: dict[str, Any]) -> None:
@@ -83,26 +91,77 @@ class Activities:
 
     @activity.defn(name="convo.model")
     async def model(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The reply; the calls it took and their usage (a context window may summarize
+        first), for the workflow's run to count; with ``stream``, its text published as it
+        comes (``deltas.py``) and the id the reply is to be stored under."""
         live = await self._at(data, CallModel)
+        state = live.run.state
+        calls, usage = state.model_calls, state.usage
+        publisher = None
+        if data.get("stream"):
+            publisher = live.sink = Publisher(self.channel, data["conversation_id"])
         try:
-            reply = await heartbeating(live.run.answerer.aanswer(live.pending))
+            if publisher is None:
+                reply = await self._cancellable(live)
+            else:
+                async with publisher.running():
+                    reply = await self._cancellable(live)
         except ModelError as exc:
             raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
-        return {"message": reply.to_dict()}
+        return {"message": reply.to_dict(), "reply_id": live.reply_id,
+                "model_calls": state.model_calls - calls,
+                "usage": _spent(usage, state.usage).to_dict()}
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The calls ``calls`` of the batch the conversation is at (all of it without them; a
+        front end runs its own tools' calls)."""
         live = await self._at(data, RunTools)
         before = json.dumps(live.session.state, sort_keys=True, default=str)
-        runs = await heartbeating(live.run.answerer.aanswer(live.pending))
+        pending: Any = live.pending  # (a RunTools: ``_at`` checked its kind)
+        if data.get("calls") is not None:
+            wanted = set(data["calls"])
+            pending = attrs.evolve(pending, invocations=tuple(
+                i for i in pending.invocations if i.call.id in wanted))
+        runs = await heartbeating(live.run.answerer.aanswer(pending))
         return {"runs": wire.runs_json(runs), "state": _changed(live, before)}
+
+    @activity.defn(name="convo.list_tools")
+    async def list_tools(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tools of MCP servers, named by their place among the template's toolsets:
+        for each, ``{"tools": [[remote name, description, parameters, listed late]...],
+        "error"}``."""
+        tree = toolsets(self.bot.runner.template)
+        listed = await alist_toolsets([tree[i] for i in data["toolsets"]])
+        return [{"tools": [[t.remote_name, t.description, t.parameters, t.listed_late]
+                           for t in one.tools], "error": one.error} for one in listed]
 
     @activity.defn(name="convo.hooks")
     async def hooks(self, data: dict[str, Any]) -> dict[str, Any]:
-        live = await self._at(data, RunHooks)
+        """The hooks the workflow is at: ``after`` hooks ran since the conversation's last
+        message (the rebuild takes those as run, and stops at the next)."""
+        live = await self._at(data, RunHooks, replaying=_hooks_after(int(data.get("after", 0))))
         before = json.dumps(live.session.state, sort_keys=True, default=str)
         await heartbeating(live.run.answerer.aanswer(live.pending))
         return {"state": _changed(live, before)}
+
+    async def _cancellable(self, live: Live) -> Any:
+        """The model call, heartbeating; once the workflow cancels this activity (a served
+        cancel), the call is cut off and its reply is what it streamed so far, marked
+        (``convo._run.cancel``)."""
+        scopes: list[Scope] = []
+        self.engine.scopes[live.id] = scopes
+        call = asyncio.ensure_future(live.run.answerer.aanswer(live.pending))
+        try:
+            return await heartbeating(asyncio.shield(call))
+        except asyncio.CancelledError:
+            if not activity.is_cancelled():  # (the worker stops: another runs it again)
+                call.cancel()
+                raise
+            cut(scopes)
+            return await call
+        finally:
+            self.engine.scopes.pop(live.id, None)
 
     async def _write(self, data: dict[str, Any]) -> None:
         """The workflow's writes since its last activity; what a lost run of this activity
@@ -119,18 +178,21 @@ class Activities:
         for change in changes:
             fresh = tuple((i, m) for i, m in change.messages if i >= length)
             if len(fresh) != len(change.messages):
-                import attrs
-
                 change = attrs.evolve(change, messages=fresh)
             await self.store.write(cid, change)
             length += len(fresh)
 
-    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]]) -> Live:
+    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]],
+                  replaying: type[Replay] = Replay) -> Live:
         """The conversation rebuilt from the store, paused at the request the workflow is at
         (of the kind ``wanted``)."""
         await self._write(data)
         cid = data["conversation_id"]
-        live = await self.engine._rebuild(cid)
+        stored = await self.store.load(cid)
+        if stored is None:
+            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
+                                   non_retryable=True)
+        live = await self.engine._rebuilt(stored, replaying=replaying)
         self.engine._cache.pop(cid, None)
         pending = live.pending
         if pending is None or kind(pending.__class__) is not wanted:
@@ -140,6 +202,42 @@ class Activities:
                 f"rebuilds it to {at} (another process wrote to it, or the template changed)",
                 type="Diverged", non_retryable=True)
         return live
+
+
+def _hooks_after(ran: int) -> type[Replay]:
+    """A replay that takes the first ``ran`` hooks after the last stored message as run (a
+    replay takes every hook before a message it holds as run: their changes are stored) and
+    stops at the next, which the activity runs."""
+    class HooksReplay(Replay):
+        trailing = 0
+
+        def saved_run_hooks(self, request: RunHooks) -> Any:
+            root = self.frames[0]
+            if len(self.frames) == 1 and root.at >= len(root.messages) and not root.live:
+                if self.trailing >= ran:
+                    return self.missed()
+                self.trailing += 1
+            return super().saved_run_hooks(request)
+
+    return HooksReplay
+
+
+class _Rebuilds(Engine):
+    """The served engine as the activities use it: rebuilds, whose model call a cancel of
+    the activity cuts (``scopes``: by conversation, while its call runs)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scopes: dict[str, list[Scope]] = {}
+
+    def _scopes(self, conversation_id: str) -> list[Scope] | None:
+        return self.scopes.get(conversation_id)
+
+
+def _spent(before: Usage, after: Usage) -> Usage:
+    """What was used between the two totals."""
+    return Usage(**{f.name: getattr(after, f.name) - getattr(before, f.name)
+                    for f in attrs.fields(Usage)})
 
 
 def _changed(live: Live, before: str) -> dict[str, Any] | None:

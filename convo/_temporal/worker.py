@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any, Final
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.workflow import NondeterminismError
 
 from .activities import Activities
 from .bots import Bot, register
@@ -21,6 +23,7 @@ from .workflow import ConvoConversation
 
 TASK_QUEUE: Final = "convo"
 SANDBOX: Final = "default, convo passed through"
+HEARTBEAT_THROTTLE: Final = timedelta(seconds=1)
 
 
 def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
@@ -29,9 +32,18 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
     ``options`` go to ``temporalio.worker.Worker``."""
     activities = Activities(bot)
     restrictions = SandboxRestrictions.default.with_passthrough_modules("convo")
+    # A cancel reaches an activity with the answer to its next heartbeat: sent every second
+    # (the SDK's default would wait up to 80% of the heartbeat timeout).
+    # A run its worker's template cannot replay (a deploy changed the template under it)
+    # fails instead of waiting for a worker that can: the HTTP front starts a new run from the
+    # store (``engine.py``).
+    options = {"max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+               "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+               "workflow_failure_exception_types": [NondeterminismError], **options}
     return Worker(client, task_queue=task_queue, workflows=[ConvoConversation],
                   activities=[activities.create, activities.load, activities.write,
-                              activities.model, activities.tools, activities.hooks],
+                              activities.model, activities.tools, activities.hooks,
+                              activities.list_tools],
                   workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                   **options)
 

@@ -2,12 +2,13 @@
 
 The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
 reads are activities and whose writes go with the next activity (``ActivityStore``), and an
-answerer in front of the live one that makes every model call, tool call and hook an activity
-(``Activities``). A person's inputs are Updates (``message``, ``approve``,
-``operator_message``, ``handback``, ``retry``) that return ``{"conversation", "added",
-"code"}``: the conversation's row as §9 shows it but its messages (they are in the store; an
-Update's result is kept in the history, which must not hold the transcript once per turn), the
-messages the turn added, and the HTTP status the turn answers (200, 502 with ``error``, 500);
+answerer in front of the live one that makes every model call, tool call, MCP listing and
+hook an activity (``Activities``). A person's inputs are Updates (``message``, ``approve``,
+``operator_message``, ``handback``, ``retry``, ``tool_results``; ``cancel`` stops the running
+turn) that return ``{"conversation", "added", "code"}``: the conversation's row as §9 shows
+it but its messages (they are in the store; an Update's result is kept in the history, which
+must not hold the transcript once per turn), the messages the turn added, and the HTTP status
+the turn answers (200, 502 with ``error``, 500);
 the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
 are rejected by the Update's validator with §9's words (``ApplicationError`` of type
 ``Conflict``, ``Invalid``…).
@@ -15,23 +16,31 @@ are rejected by the Update's validator with §9's words (``ApplicationError`` of
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
 Once ``continue_every`` Updates ran a turn, the workflow continues as new and rebuilds the
-conversation from the store (one ``load``), as a served rebuild does.
+conversation from the store (one ``load``), as a served rebuild does; a new run started after
+its old one failed (a deploy changed the template under it) finishes the turn the store shows
+cut off first.
+
+(Over 300 lines: the workflow, its Updates and the two stand-ins it runs the served engine
+on; each is short.)
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
     from .._messages import Message
-    from .._requests import CallModel, RunHooks, RunTools
+    from .._reply import UNREPORTED, Usage
+    from .._requests import CallModel, ListTools, RunHooks, RunTools
+    from .._run.cancel import CANCELLED, Scope
     from .._run.replay import Replay
     from .._run.stack import Forwarding
     from .._run.state import RunState
@@ -41,7 +50,12 @@ with workflow.unsafe.imports_passed_through():
     from ..serve._live import Live
     from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
     from ..serve._stores.base import DEFAULT_OWNER, Change, Stored
+    from ..serve._turns import Cancel
+    from ..templates._tree import toolsets
     from ..tools._calls import ToolRun
+    from ..tools._mcp.server import MCPServer
+    from ..tools._mcp.tool import MCPTool
+    from ..tools._toolset import Listed, Toolset
     from . import wire as wire
     from .bots import Bot, bot
 
@@ -51,6 +65,9 @@ CALL_TIMEOUT: Final = timedelta(hours=1)  # a model call or a tool may be long; 
 # A lost worker's activity runs again (its heartbeat stopped); a failure is no reason to.
 AGAIN: Final = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=2.0,
                            maximum_interval=timedelta(seconds=5))
+
+
+NOTHING_RUNS: Final = "no turn is running in this conversation: there is nothing to cancel"
 
 
 def workflow_id(conversation_id: str) -> str:
@@ -99,45 +116,115 @@ class ActivityStore:
 
 class Activities(Forwarding):
     """In front of the run's live answerer: model calls, tool calls and hooks are activities
-    (answered from the store by reference: ``convo._temporal.activities``)."""
+    (answered from the store by reference: ``convo._temporal.activities``). A model call is
+    counted here as the live answerer counts it (its limits checked first; the calls and the
+    usage the activity made added to the run's); ``streaming()`` says whether a client
+    streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
+    given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "run_state", "store")
+    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "named",
+                 "run_state", "scopes", "store", "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
-                 heartbeat_s: float) -> None:
+                 heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
+                 named: Callable[[str], None] = lambda reply_id: None,
+                 scopes: Callable[[], list[Scope] | None] = lambda: None,
+                 tree: Sequence[Toolset] = ()) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
         self.run_state: RunState = inner.state
         self.heartbeat = timedelta(seconds=heartbeat_s)
+        self.streaming = streaming
+        self.named = named
+        self.scopes = scopes  # where the running turn's cancel cuts the model call
+        self.toolsets = tree  # the template's toolsets: an activity finds them by place
+        self.hooks_at, self.hooks_ran = -1, 0  # hooks answered since message hooks_at
 
-    async def _call(self, name: str, activity_id: str | None = None) -> Any:
+    async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
-            name, self.store.take(self.conversation_id), activity_id=activity_id,
+            name, {**self.store.take(self.conversation_id), **more}, activity_id=activity_id,
             start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
             retry_policy=AGAIN)
 
     async def acall_model(self, request: CallModel) -> Message:
+        state = self.run_state
+        state.admit_model_call()  # (a limit reached ends the run here, as in one process)
+        # A cancel cuts the call: the activity is asked to stop, and answers with the text
+        # streamed so far, marked (or, cut before it started, nothing: an empty reply).
+        call = workflow.start_activity(
+            "convo.model", {**self.store.take(self.conversation_id),
+                            "stream": self.streaming()},
+            start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
+            retry_policy=AGAIN,
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED)
+        scope, scopes = Scope(), self.scopes()
+        scope.tasks.append(call)
+        if scopes is not None:
+            scopes.append(scope)
         try:
-            answer = await self._call("convo.model")
+            answer = await call
         except ActivityError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == "ModelError":
                 raise ModelError(cause.message) from None
+            if scope.hit and isinstance(cause, CancelledError):
+                state.model_calls += 1
+                state.used(UNREPORTED, reported=False)
+                return Message("assistant", "", metadata={CANCELLED: True})
             raise
-        self.run_state.model_calls += 1
+        finally:
+            if scopes is not None:
+                scopes.remove(scope)
+        calls = int(answer.get("model_calls", 1))
+        usage = Usage.from_dict(answer["usage"]) if "usage" in answer else UNREPORTED
+        state.model_calls += calls
+        state.used(usage, reported=usage.unreported < calls)
+        if answer.get("reply_id"):
+            self.named(answer["reply_id"])
         return Message.from_dict(answer["message"])
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
-        ids = "+".join(i.call.id for i in request.invocations)
-        answer = await self._call("convo.tools", f"tools-{ids}-{workflow.uuid4().hex[:8]}")
+        calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
+        answer = await self._call("convo.tools",
+                                  f"tools-{'+'.join(calls)}-{workflow.uuid4().hex[:8]}",
+                                  calls=calls)
         self._take_state(answer.get("state"))
         runs = wire.runs_from(answer["runs"])
         self.run_state.tool_calls += sum(1 for r in runs if r.skipped is None)
         return runs
 
+    async def alist_tools(self, request: ListTools) -> list[Listed]:
+        """An MCP server's listing is I/O: the activity ``convo.list_tools`` lists it (named
+        by its place among the template's toolsets) and the workflow makes its tools from
+        what it says; other toolsets are listed here (no I/O)."""
+        places = [_place(self.toolsets, t) for t in request.toolsets]
+        asked = [p for p in places if p is not None]
+        if not asked:
+            return await self.inner.aanswer(request)  # type: ignore[no-any-return]
+        remote = iter(await workflow.execute_activity(
+            "convo.list_tools", {"toolsets": asked}, start_to_close_timeout=STORE_TIMEOUT,
+            retry_policy=AGAIN))
+        local = tuple(t for t, p in zip(request.toolsets, places, strict=True) if p is None)
+        here = iter(await self.inner.aanswer(ListTools(local)) if local else ())
+        listed: list[Listed] = []
+        for toolset, place in zip(request.toolsets, places, strict=True):
+            if place is None:
+                listed.append(next(here))
+                continue
+            said = next(remote)
+            listed.append(Listed(tuple(
+                MCPTool(toolset, name, description, parameters, listed_late=late)  # type: ignore[arg-type]
+                for name, description, parameters, late in said["tools"]), said["error"]))
+        return listed
+
     async def arun_hooks(self, request: RunHooks) -> None:
-        answer = await self._call("convo.hooks")
+        """The hooks, in an activity told how many hooks ran since the last message (its
+        rebuild stops at this one)."""
+        if self.run_state.added != self.hooks_at:
+            self.hooks_at, self.hooks_ran = self.run_state.added, 0
+        answer = await self._call("convo.hooks", after=self.hooks_ran)
+        self.hooks_ran += 1
         self._take_state(answer.get("state"))
 
     def _take_state(self, state: dict[str, Any] | None) -> None:
@@ -145,6 +232,13 @@ class Activities(Forwarding):
             session_state = self.run_state.session.state
             session_state.clear()
             session_state.update(state)
+
+
+def _place(tree: Sequence[Toolset], toolset: Toolset) -> int | None:
+    """Where an MCP server is among the template's toolsets (``None``: another toolset)."""
+    if not isinstance(toolset, MCPServer):
+        return None
+    return next((i for i, t in enumerate(tree) if t is toolset), None)
 
 
 def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -173,17 +267,32 @@ class WorkflowEngine(Engine):
     def __init__(self, runner: Runner, store: ActivityStore, heartbeat_s: float) -> None:
         super().__init__(runner, store, cache_size=1)  # type: ignore[arg-type]
         self.heartbeat_s = heartbeat_s
+        self.streaming = False  # a client streams the running turn (its Update said so)
+        self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
+        self.toolsets = toolsets(runner.template)
+
+    def _cancel(self, conversation_id: str) -> Cancel | None:
+        return self.current
 
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         store = self.store
         assert isinstance(store, ActivityStore)
+        made: list[Live] = []  # (the Live is made once its run is)
+
+        def named(reply_id: str) -> None:
+            made[0].reply_id = reply_id
+
         run = self.runner.start(session, saved=saved, replaying=replaying, clock=_clock,
-                                layers=(lambda live: Activities(live, store, conversation_id,
-                                                                self.heartbeat_s),))
+                                layers=(lambda live: Activities(
+                                    live, store, conversation_id, self.heartbeat_s,
+                                    streaming=lambda: self.streaming, named=named,
+                                    scopes=lambda: None if self.current is None
+                                    else self.current.scopes, tree=self.toolsets),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
+        made.append(live)
         run.state.listen(live.on_event)
         return live
 
@@ -211,13 +320,21 @@ class ConvoConversation:
             if start.get("continued"):
                 stored = await self.store.load(cid)
                 assert stored is not None
-                self.live = await self.engine._rebuilt(stored)
-                await self.engine.settle(self.live)
+                live = self.live = await self.engine._rebuilt(stored)
+                if stored.status == "running" and live.waits == "retry":
+                    # A turn cut off with the run that ran it (a deploy changed the template
+                    # under it): finished here, on this code, from its last committed step.
+                    opened = await self.engine._advance(live, None, None, retry=True)
+                else:
+                    await self.engine.settle(live)
+                    opened = (200, live.view(live.committed))
             else:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)
                 live = self.engine._start(cid, Session(state=dict(start.get("state") or {})))
+                self.engine.streaming = bool(start.get("stream"))
                 opened = await self.engine._advance(live, None, None, first=True)
+                self.engine.streaming = False
                 self.live = live
             await self.store.flush(cid)
             self.opened = opened  # (in the store now: what the HTTP front reads)
@@ -254,18 +371,28 @@ class ConvoConversation:
         except (Conflict, Invalid, Forbidden, NotFound) as exc:
             raise _refusal(exc) from None
 
-    async def _turn(self, answer: Any) -> dict[str, Any]:
-        """Run one turn (``answer(live)`` answers the pending request) and say what it added."""
+    async def _turn(self, answer: Any, body: dict[str, Any] | None) -> dict[str, Any]:
+        """Run one turn (``answer(live)`` answers the pending request) and say what it added;
+        ``body``: the Update's (``"stream": true`` when a client streams the turn)."""
         await workflow.wait_condition(lambda: self.live is not None)  # (not under the lock:
         async with self.turn:  # the run takes it to start the conversation)
             live = self.live
             assert live is not None
+            self.engine.streaming = bool((body or {}).get("stream"))
+            self.engine.current = Cancel()
             try:
+                offers = (body or {}).get("offers")
+                if isinstance(offers, list):  # the front end's tools, from now on
+                    self.engine.offer(live, offers)
                 code, body = await answer(live)
             except (Conflict, Invalid, Forbidden, NotFound) as exc:
                 raise _refusal(exc) from None
             finally:
-                await self.store.flush(self.conversation_id)
+                self.engine.streaming = False
+                try:
+                    await self.store.flush(self.conversation_id)
+                finally:
+                    self.engine.current = None  # (a cancel answers once the turn is stored)
             self.ran += 1
         return _said(code, body)
 
@@ -281,7 +408,7 @@ class ConvoConversation:
     async def message(self, body: dict[str, Any]) -> dict[str, Any]:
         content = Message.from_dict({"role": "user", "content": body["content"]}).content
         return await self._turn(lambda live: self.engine.message(
-            live, content, None, message_id=body.get("id")))
+            live, content, None, message_id=body.get("id")), body)
 
     @message.validator
     def _message_ok(self, body: dict[str, Any]) -> None:
@@ -294,7 +421,8 @@ class ConvoConversation:
     async def approve(self, body: dict[str, Any]) -> dict[str, Any]:
         return await self._turn(lambda live: self.engine.approve(
             live, list(body.get("decisions") or []), None,
-            operator=bool(body.get("operator", True)), staff=bool(body.get("staff", False))))
+            operator=bool(body.get("operator", True)), staff=bool(body.get("staff", False))),
+            body)
 
     @approve.validator
     def _approve_ok(self, body: dict[str, Any]) -> None:
@@ -302,7 +430,7 @@ class ConvoConversation:
 
     @workflow.update(name="retry")
     async def retry(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self._turn(lambda live: self.engine.retry(live, None))
+        return await self._turn(lambda live: self.engine.retry(live, None), body)
 
     @retry.validator
     def _retry_ok(self, body: dict[str, Any] | None = None) -> None:
@@ -312,7 +440,7 @@ class ConvoConversation:
     async def operator_message(self, body: dict[str, Any]) -> dict[str, Any]:
         said = Message("assistant", body["content"], id=body.get("id"),
                        metadata={"author": body.get("author") or "operator"})
-        return await self._turn(lambda live: self.engine.hand_off(live, said, None))
+        return await self._turn(lambda live: self.engine.hand_off(live, said, None), body)
 
     @operator_message.validator
     def _operator_message_ok(self, body: dict[str, Any]) -> None:
@@ -320,8 +448,39 @@ class ConvoConversation:
 
     @workflow.update(name="handback")
     async def handback(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self._turn(lambda live: self.engine.hand_off(live, None, None))
+        return await self._turn(lambda live: self.engine.hand_off(live, None, None), body)
 
     @handback.validator
     def _handback_ok(self, body: dict[str, Any] | None = None) -> None:
         self._check(("operator",), "a hand-back")
+
+    @workflow.update(name="tool_results")
+    async def tool_results(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A front end's results of the frontend tool calls the conversation waits on:
+        ``{"results": {call id: [text, the id its message is stored under]}}``."""
+        results = {k: (str(v[0]), v[1]) for k, v in body["results"].items()}
+        return await self._turn(lambda live: self.engine.tool_results(live, results, None),
+                                body)
+
+    @tool_results.validator
+    def _tool_results_ok(self, body: dict[str, Any]) -> None:
+        if not isinstance(body, dict) or not isinstance(body.get("results"), dict):
+            raise ApplicationError('tool results are {"results": {call id: [text, id]}}',
+                                   type="Invalid", non_retryable=True)
+        self._check(("client_tool",), "tool results")
+
+    @workflow.update(name="cancel")
+    async def cancel(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Stop the running turn (as a served cancel does: the model call is cut off, what
+        it streamed kept; a running tool finishes, and nothing runs after it); answers once
+        the turn has ended."""
+        cancel = self.engine.current
+        if cancel is not None:
+            cancel.set()
+            await workflow.wait_condition(lambda: self.engine.current is not cancel)
+        return {"cancelled": cancel is not None}
+
+    @cancel.validator
+    def _cancel_ok(self, body: dict[str, Any] | None = None) -> None:
+        if self.engine.current is None:
+            raise ApplicationError(NOTHING_RUNS, type="Conflict", non_retryable=True)

@@ -7,6 +7,7 @@ per cancelled model call (``cancelled <last text>``) and per tool call (``tool <
 last user message:
 - ``wait``: streams "partial ", waits at the gate, then says "after wait";
 - ``tool``: calls ``slow_note`` (which waits at the gate), then ends with ``finish``;
+- ``pick``: calls the front end's ``pick_color`` (AG-UI), then says what was picked;
 - ``big N``: a reply of N × 100 characters;
 - anything else: echoed.
 """
@@ -56,6 +57,8 @@ class GatedModel:
     async def acomplete(self, messages: Sequence[Message], tools: Any = (), *,
                         on_delta: Any = None) -> Message:
         last = messages[-1]
+        if last.role == "tool" and last.name == "pick_color":  # a front end's tool (AG-UI)
+            return Message("assistant", f"You picked {last.content}")
         if last.role == "tool":
             return Message("assistant", f"ok, {last.content}",
                            tool_calls=[ToolCall(f"f{len(messages)}", "finish", {})])
@@ -69,6 +72,9 @@ class GatedModel:
                 _log(f"cancelled {last.content}")
                 raise
             return Message("assistant", "partial after wait")
+        if last.content == "pick":
+            return Message("assistant", "", tool_calls=[
+                ToolCall("call_1", "pick_color", {"hint": "warm"})])
         if last.content == "tool":
             return Message("assistant", "", tool_calls=[
                 ToolCall(f"t{len(messages)}", "slow_note", {"text": "hi"})])
@@ -81,6 +87,13 @@ class GatedModel:
         raise NotImplementedError("served: only acomplete is called")
 
 
+def _hooked(session: Any) -> None:
+    session.state["hooked"] = session.state.get("hooked", 0) + 1
+
+
+# $CONVO_TEST_HOOKED: a structural change (a hook before each agent turn), as a deploy makes.
 template = LinearTemplate([SystemTemplate("Gated."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([slow_note, FinishTool()])])])
+    UserTemplate(), ToolingTemplate([slow_note, FinishTool()],
+                                    before=_hooked if os.environ.get("CONVO_TEST_HOOKED")
+                                    else ())])])
 mock_model = GatedModel()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +67,8 @@ async def worker(address: str, tmp_path: Path, **bot: Any
     await store.open()
     client = await Client.connect(address)
     queue = bot.pop("queue", None) or f"q{next(_queues)}-{tmp_path.name}"
-    runner = Runner(FunctionModel(counted), bot.pop("template", TEMPLATE), raise_errors=False)
+    runner = Runner(FunctionModel(bot.pop("model", counted)), bot.pop("template", TEMPLATE),
+                    raise_errors=False)
     try:
         async with running(client, Bot(runner, store, **bot), task_queue=queue):
             yield client, queue, store, counted
@@ -85,8 +88,8 @@ def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 class Worker:
     """A `convo worker` process of the gated bot, ready once it said so on stderr."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
-        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         env.pop("OPENAI_API_KEY", None)
         env.pop("OPENAI_BASE_URL", None)
         self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
@@ -109,6 +112,63 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.log.close()
+
+
+class Front:
+    """A `convo serve --engine temporal://…` process of the gated bot (the HTTP front), on the
+    workers' store and task queue; ``client`` talks to it."""
+
+    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
+        import httpx
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN"):
+            env.pop(name, None)
+        self.log = (tmp_path / f"front-{self.port}.log").open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "convo", "serve", str(GATED_BOT), "--port", str(self.port),
+             "--store", f"sqlite:///{tmp_path / 'convo.db'}", "--engine",
+             f"temporal://{address}/default", "--task-queue", queue],
+            env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60.0)
+
+        def healthy() -> bool:
+            if self.process.poll() is not None:
+                pytest.fail(f"convo serve --engine ended: {Path(self.log.name).read_text()}")
+            try:
+                return self.client.get("/api/health").status_code == 200
+            except httpx.TransportError:
+                return False
+
+        until(healthy, f"convo serve --engine did not start: {Path(self.log.name).read_text()}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.client.close()
+        self.log.close()
+
+
+def sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """The events of an SSE stream as they come: ``(event, data)``."""
+    event = None
+    for line in lines:
+        if line.startswith("event: "):
+            event = line[len("event: "):]
+        elif line.startswith("data: ") and event is not None:
+            yield event, json.loads(line[len("data: "):])
+            event = None
 
 
 def until(ready: Callable[[], object], why: str, timeout: float = 60.0) -> None:

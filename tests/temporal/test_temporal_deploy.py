@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from temporal_kit import refund, start, texts, worker
 
 from convo import (
     FinishTool,
+    FunctionModel,
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
@@ -18,6 +20,7 @@ from convo import (
     UserTemplate,
     tool,
 )
+from convo._runner import Runner
 
 
 @tool
@@ -54,5 +57,46 @@ def test_a_waiting_conversation_goes_on_on_the_new_template(temporal: str,
             assert stored is not None
             assert [m.content for m in stored.messages] == [
                 "Be brief.", "tools?", "finish, refund", "tools?", "finish, lookup, refund"]
+
+    asyncio.run(go())
+
+
+def _noted(session: Any) -> None:
+    session.state["hooked"] = session.state.get("hooked", 0) + 1
+
+
+# A structural change: each agent turn now runs a hook first (an activity the conversation's
+# old run never scheduled: Temporal cannot replay that run on this template).
+HOOKED = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([refund, lookup, FinishTool()], before=_noted)])])
+
+
+def test_a_structural_change_goes_on_from_the_store(temporal: str, tmp_path: Path) -> None:
+    """The conversation's run started on the old template (no continue-as-new since): its
+    next message on a worker of a template that cannot replay it (NondeterminismError) is
+    answered all the same, by a new run rebuilt from the store on the new template."""
+    from convo._temporal.engine import TemporalEngine
+
+    queue = f"structural-{tmp_path.name}"
+
+    async def go() -> None:
+        async with worker(temporal, tmp_path, queue=queue) as (client, _, _, old_model):
+            await start(client, queue, "d3")
+            handle = client.get_workflow_handle("convo-d3")
+            said = await handle.execute_update("message", {"content": "tools?"})
+            assert texts(said["added"])[-1] == ("assistant", "finish, refund")
+        async with worker(temporal, tmp_path, queue=queue, template=HOOKED) as (
+                client, _, store, new_model):
+            engine = TemporalEngine(Runner(FunctionModel(new_model), HOOKED), store,
+                                    address=temporal, task_queue=queue)
+            async with engine.turn("d3") as live:
+                code, body = await engine.message(live, "tools?", None)
+            assert code == 200, body
+            assert texts(body["added"]) == [("user", "tools?"),
+                                            ("assistant", "finish, lookup, refund")]
+            assert body["state"] == {"hooked": 1}
+            assert (old_model.calls, new_model.calls) == (["tools?"], ["tools?"])
+            runs = [w async for w in client.list_workflows("WorkflowId = 'convo-d3'")]
+            assert sorted(w.status.name for w in runs) == ["FAILED", "RUNNING"]
 
     asyncio.run(go())

@@ -1,0 +1,58 @@
+"""kill -9 of the HTTP front (`convo serve --engine temporal://…`) in the middle of a turn:
+the turn is the workflow's, so the worker finishes it without a client `retry`, and a new HTTP
+process serves the finished conversation (the tool ran once, the model was not asked again)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from pathlib import Path
+from typing import Any
+
+import httpx
+from temporal_kit import Front, Worker, until
+
+
+def test_the_http_front_killed_mid_turn_is_survived_without_a_retry(temporal: str,
+                                                                     tmp_path: Path) -> None:
+    queue = f"front-{tmp_path.name}"
+    worker = Worker(temporal, tmp_path, queue)
+    fronts: list[Front] = []
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        first = Front(temporal, tmp_path, queue)
+        fronts.append(first)
+        cid = first.client.post("/api/conversations", json={}).json()["id"]
+        cut = pool.submit(first.client.post, f"/api/conversations/{cid}/messages",
+                          json={"content": "tool"})
+        until((tmp_path / "entered").exists, "the tool never started")
+        first.kill()  # mid-tool: the tool waits at the gate in the worker
+        (tmp_path / "gate").touch()
+        second = Front(temporal, tmp_path, queue)
+        fronts.append(second)
+        shown: dict[str, Any] = {}
+
+        def finished() -> bool:
+            shown.update(second.client.get(f"/api/conversations/{cid}").json())
+            return shown["status"] == "waiting"
+
+        until(finished, "the worker never finished the turn")
+        said = second.client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
+    finally:
+        (tmp_path / "gate").touch()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for front in fronts:
+            front.stop()
+        worker.stop()
+    try:
+        cut.result(5)
+        raise AssertionError("the killed front answered")
+    except httpx.TransportError:
+        pass  # its client lost the connection: nobody retried
+    assert shown["waiting_for"] == {"type": "user", "prompt": None}
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("system", "Gated."), ("user", "tool"), ("assistant", ""), ("tool", "noted hi"),
+        ("assistant", "ok, noted hi"), ("tool", "Finished")]
+    assert said.status_code == 200
+    assert said.json()["added"][-1]["content"] == "You said 'hi'"
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["model tool", "tool t2",
+                                                                 "model hi"]
