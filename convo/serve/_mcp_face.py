@@ -195,6 +195,9 @@ class MCPFace:
         async with self._live(conversation_id, owner) as live:
             if live.waits == "retry":
                 return await self._retried(ctx, live, message, said, call)
+            if live.waits == "approval":  # (the engine's words name routes of the HTTP API)
+                raise ToolProblem("a message cannot be taken while an approval is pending: "
+                                  + " ".join(self._waiting_text(live, live.waiting_for())))
             self.engine.expect(live, ("user", "operator"), "a message")
             call.ran = True
             code, body = await self.engine.message(live, message, None)

@@ -143,7 +143,12 @@ def test_without_form_elicitation_the_reply_says_what_waits() -> None:
             more = await client.call_tool(TOOL, {"message": "hi",
                                                  "conversation_id": conversation})
             assert more.is_error
-            assert text(more).startswith("an approval is pending")
+            assert text(more) == (
+                "a message cannot be taken while an approval is pending: Conversation "
+                f'{conversation!r} waits for your approval of refund({{"order": "A1"}}), '
+                'refund({"order": "B2"}); this MCP client did not declare form elicitation, '
+                "so it cannot be asked here: use a client that supports elicitation, or serve "
+                "the bot with convo serve and approve it on its chat page.")
 
     asyncio.run(main())
 
