@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from refund_bot import TEMPLATE, refund  # noqa: F401  (refund: for the tests)
@@ -85,20 +85,11 @@ def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(m["role"], m["content"]) for m in messages]
 
 
-class Worker:
-    """A `convo worker` process of the gated bot, ready once it said so on stderr."""
+class _Process:
+    """A convo process a test started, with its stderr log: killed, or stopped at the end."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
-        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
-        env.pop("OPENAI_API_KEY", None)
-        env.pop("OPENAI_BASE_URL", None)
-        self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "convo", "worker", str(GATED_BOT), "--temporal", address,
-             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
-            env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
-        until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
-               f"the worker did not start: {Path(self.log.name).read_text()}")
+    process: subprocess.Popen[bytes]
+    log: IO[str]
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -114,7 +105,23 @@ class Worker:
         self.log.close()
 
 
-class Front:
+class Worker(_Process):
+    """A `convo worker` process of the gated bot, ready once it said so on stderr."""
+
+    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
+        env.pop("OPENAI_API_KEY", None)
+        env.pop("OPENAI_BASE_URL", None)
+        self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "convo", "worker", str(GATED_BOT), "--temporal", address,
+             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
+            env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+        until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
+               f"the worker did not start: {Path(self.log.name).read_text()}")
+
+
+class Front(_Process):
     """A `convo serve --engine temporal://…` process of the gated bot (the HTTP front), on the
     workers' store and task queue; ``client`` talks to it."""
 
@@ -145,19 +152,9 @@ class Front:
 
         until(healthy, f"convo serve --engine did not start: {Path(self.log.name).read_text()}")
 
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        super().stop()
         self.client.close()
-        self.log.close()
 
 
 def sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
