@@ -7,18 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from weather_tools import chat_loop
+
+from convo import FinishTool, FunctionModel, Message, ModelError, tool
 
 
 @tool(needs_approval=True)
@@ -42,8 +33,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     return f"You said {last.content!r}"
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+TEMPLATE = chat_loop(refund, FinishTool())
 
 
 def model() -> FunctionModel:

@@ -1,9 +1,21 @@
-"""The tools most tests call, and the one-question agent that offers them: ``weather`` (a
-city's weather, always sunny) and ``answer`` (a terminal tool: its result ends the turn)."""
+"""The tools most tests call, and the two bot shapes that offer tools: ``weather`` (a city's
+weather, always sunny), ``answer`` (a terminal tool: its result ends the turn), ``agent`` (one
+question, one agent turn) and ``chat_loop`` (a system line, then user turns and agent turns
+round and round: the shape of a served chat)."""
 
 from __future__ import annotations
 
-from convo import LinearTemplate, SystemTemplate, Tool, ToolingTemplate, UserTemplate, tool
+from typing import Any
+
+from convo import (
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    Tool,
+    ToolingTemplate,
+    UserTemplate,
+    tool,
+)
 
 
 @tool
@@ -26,7 +38,15 @@ def answer(text: str) -> str:
     return f"Answer: {text}"
 
 
-def agent(question: str, *tools: Tool) -> LinearTemplate:
+def agent(question: str, *tools: Tool, system: str = "You are an agent.") -> LinearTemplate:
     """One question to an agent with ``tools`` (``weather`` if none is named)."""
-    return LinearTemplate([SystemTemplate("You are an agent."), UserTemplate(question),
+    return LinearTemplate([SystemTemplate(system), UserTemplate(question),
                            ToolingTemplate(list(tools) or [weather])])
+
+
+def chat_loop(*tools: Any, system: str = "Be brief.", **tooling: Any) -> LinearTemplate:
+    """A chat: ``system``, then a user turn and an agent turn with ``tools`` (anything a
+    ToolingTemplate takes: tools, toolsets, MCP servers), round and round. ``tooling`` goes to
+    the ToolingTemplate (``context=``, ``before=`` ...)."""
+    return LinearTemplate([SystemTemplate(system), LoopTemplate([
+        UserTemplate(), ToolingTemplate(list(tools), **tooling)])])

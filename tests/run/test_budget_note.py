@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
 from convo import (
     AssistantTemplate,
@@ -43,8 +44,7 @@ def look_up(order: str) -> str:
 
 
 def _template() -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-        UserTemplate(), ToolingTemplate([look_up, FinishTool()])])])
+    return chat_loop(look_up, FinishTool())
 
 
 class Recorder:

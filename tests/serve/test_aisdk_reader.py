@@ -15,18 +15,9 @@ from aisdk_kit import chat, parts, serving, types
 from serve_kit import TEMPLATE, model, reply
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
+from weather_tools import chat_loop
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FunctionModel, Message, ModelError, tool
 from convo.serve import create_app
 from convo.serve._http.logs import MODEL_FAILED
 
@@ -83,8 +74,7 @@ def sorry(messages: Sequence[Message], tools: Any) -> str:
 
 
 def test_a_failed_tool_is_a_tool_output_error_and_the_model_answers_it() -> None:
-    failing = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-        UserTemplate(), ToolingTemplate([lookup])])])
+    failing = chat_loop(lookup)
     with serving(create_app(failing, FunctionModel(sorry))) as url:
         found = chat(url, "c", {"say": ["u1", "where is B2?"]})
         stored = httpx.get(f"{url}/api/conversations/c").json()["messages"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
 from convo import (
     Approval,
@@ -58,8 +59,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     return f"You said {last.text!r}"
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([note, refund, HandoffTool()])])])
+TEMPLATE = chat_loop(note, refund, HandoffTool())
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
 ANN = {"Authorization": "Bearer t-ann"}
 OLGA = {"Authorization": "Bearer t-olga"}

@@ -13,19 +13,9 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    SystemTemplate,
-    ToolContext,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FinishTool, FunctionModel, Message, ToolContext, tool
 from convo._errors import ModelError
 from convo.serve import create_app
 from convo.serve._stores import Store, open_store
@@ -76,8 +66,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     return f"You said {text!r}"
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([add_to_cart, charge, refund, FinishTool()])])])
+TEMPLATE = chat_loop(add_to_cart, charge, refund, FinishTool())
 
 
 @pytest.fixture

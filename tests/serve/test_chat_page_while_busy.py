@@ -21,16 +21,12 @@ from serve_kit import CHROMIUM, type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Locator, Page, expect  # noqa: E402
+from weather_tools import chat_loop  # noqa: E402
 
 from convo import (  # noqa: E402
     FinishTool,
     FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
     tool,
 )
 from convo.serve import create_app  # noqa: E402
@@ -56,8 +52,7 @@ class SlowBot:
             """Look something up."""
             return f"found {q}"
 
-        self.template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-            UserTemplate(), ToolingTemplate([lookup, FinishTool()])])])
+        self.template = chat_loop(lookup, FinishTool())
 
     async def reply(self, messages: Sequence[Message], tools: Any) -> str:
         self.seen.append([(m.role, m.text) for m in messages])

@@ -22,17 +22,9 @@ from agui_kit import parsed, run_input, types, user, validate
 from aisdk_kit import chat, serving
 from node_clients import run_node
 from test_while_busy import Bot, said, settled
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import FinishTool, FunctionModel, Message
 from convo.serve import create_app
 
 Client = httpx.AsyncClient
@@ -350,8 +342,7 @@ class Held:
     def __init__(self) -> None:
         self.entered = threading.Event()
         self.gate = threading.Event()
-        self.template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-            UserTemplate(), ToolingTemplate([FinishTool()])])])
+        self.template = chat_loop(FinishTool())
 
     async def reply(self, messages: Sequence[Message], tools: Any) -> str:
         last = messages[-1]

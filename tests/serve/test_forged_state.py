@@ -17,19 +17,16 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
 from convo import (
     ContextWindow,
     FunctionModel,
     Limits,
     LinearTemplate,
-    LoopTemplate,
     Message,
-    SystemTemplate,
     ToolCall,
     ToolContext,
-    ToolingTemplate,
-    UserTemplate,
     tool,
 )
 from convo._summary import fingerprint
@@ -80,8 +77,7 @@ class Bot:
 
 
 def template(context: ContextWindow | None = None) -> LinearTemplate:
-    return LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-        UserTemplate(), ToolingTemplate([remember], context=context)])])
+    return chat_loop(remember, context=context)
 
 
 @pytest.fixture

@@ -6,15 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from weather_tools import chat_loop
+
+from convo import FunctionModel, tool
 from convo._runner import Runner
 from convo.events import Event
 from convo.serve._engine import Engine
@@ -28,8 +22,7 @@ def get_weather(city: str) -> str:
     return f"Sunny in {city}."
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([get_weather])])])
+TEMPLATE = chat_loop(get_weather)
 
 
 def _reply(messages: Any, tools: Any) -> str:

@@ -22,6 +22,7 @@ from subroutine_workers import (
     load_stored,
     subroutine_bot,
 )
+from weather_tools import chat_loop
 
 from convo import (
     FinishTool,
@@ -30,7 +31,6 @@ from convo import (
     LoopTemplate,
     Message,
     ModelError,
-    SystemTemplate,
     ToolingTemplate,
     UserTemplate,
     tool,
@@ -66,8 +66,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     return f"You said {last.content!r}"
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()])])])
+TEMPLATE = chat_loop(refund, FinishTool())
 
 
 @pytest.fixture

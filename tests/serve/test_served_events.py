@@ -10,17 +10,9 @@ from typing import Any
 
 from message_json import SERVER_ID, unnumbered_text
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
-from convo import (
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall, tool
 from convo.models._base import DeltaCallback, SyncModel, ToolSchemas
 from convo.models._deltas import reasoning_callback
 from convo.serve import create_app
@@ -58,8 +50,7 @@ class Streaming(SyncModel):
             ToolCall("call_1", "weather", {"city": "Oslo"})])
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([weather])])])
+TEMPLATE = chat_loop(weather)
 
 SSE = (
     'event: message\ndata: {{"role": "user", "content": "Weather in Oslo?"}}\n\n'

@@ -10,18 +10,9 @@ from typing import Any
 import pytest
 from message_json import unnumbered
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
-from convo import (
-    FunctionModel,
-    HandoffTool,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FunctionModel, HandoffTool, Message, tool
 from convo.serve import TokenTable, create_app
 
 ran: list[str] = []
@@ -58,8 +49,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
     return f"You said {last.content!r}"
 
 
-TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, note, HandoffTool()])])])
+TEMPLATE = chat_loop(refund, note, HandoffTool())
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
                     "t-olga": {"user": "olga", "role": "operator"}})
 ANN = {"Authorization": "Bearer t-ann"}

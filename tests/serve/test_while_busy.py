@@ -12,19 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FinishTool, FunctionModel, Message, ModelError, tool
 from convo.serve import create_app
 
 
@@ -52,8 +42,7 @@ class Bot:
             """Refund an order."""
             return f"refunded {order}"
 
-        self.template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-            UserTemplate(), ToolingTemplate([lookup, refund, FinishTool()])])])
+        self.template = chat_loop(lookup, refund, FinishTool())
 
     async def reply(self, messages: Sequence[Message], tools: Any) -> str:
         self.seen.append([(m.role, m.text) for m in messages])

@@ -9,17 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from temporal_kit import refund, start, texts, worker
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FinishTool, FunctionModel, tool
 from convo._runner import Runner
 
 
@@ -29,8 +21,7 @@ def lookup(order: str) -> str:
     return f"order {order}: shipped"
 
 
-NEW = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, lookup, FinishTool()])])])
+NEW = chat_loop(refund, lookup, FinishTool())
 
 
 def test_a_waiting_conversation_goes_on_on_the_new_template(temporal: str,
@@ -67,8 +58,7 @@ def _noted(session: Any) -> None:
 
 # A structural change: each agent turn now runs a hook first (an activity the conversation's
 # old run never scheduled: Temporal cannot replay that run on this template).
-HOOKED = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, lookup, FinishTool()], before=_noted)])])
+HOOKED = chat_loop(refund, lookup, FinishTool(), before=_noted)
 
 
 def test_a_structural_change_goes_on_from_the_store(temporal: str, tmp_path: Path) -> None:

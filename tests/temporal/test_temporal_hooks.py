@@ -9,15 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from temporal_kit import refund, start, texts, worker
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import FinishTool
 
 
 def _first(session: Any) -> None:
@@ -28,8 +22,7 @@ def _second(session: Any) -> None:
     session.state["second"] = session.state.get("first", 0) * 10
 
 
-HOOKED = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([refund, FinishTool()], before=[_first, _second])])])
+HOOKED = chat_loop(refund, FinishTool(), before=[_first, _second])
 
 
 def test_each_turns_hooks_run_once_in_activities(temporal: str, tmp_path: Path) -> None:

@@ -8,16 +8,9 @@ import asyncio
 from pathlib import Path
 
 from temporal_kit import start, texts, worker
+from weather_tools import chat_loop
 
-from convo import (
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import FinishTool, tool
 from convo.testing import FakeMCPServer
 
 
@@ -30,8 +23,7 @@ def weather(city: str) -> str:
 def test_an_mcp_listing_is_an_activity(temporal: str, tmp_path: Path) -> None:
     with FakeMCPServer([weather], name="meteo") as fake:
         server = fake.http(prefix="m_")
-        template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
-            UserTemplate(), ToolingTemplate([server, FinishTool()])])])
+        template = chat_loop(server, FinishTool())
 
         async def go() -> list[str]:
             async with worker(temporal, tmp_path, template=template) as (client, queue, _, _):
