@@ -1,4 +1,4 @@
-"""``OpenAIModel(timeout=...)`` is a deadline for the whole reply (issue 15, item 3): a server
+"""``OpenAIModel(timeout=...)`` is a deadline for the whole reply: a server
 that trickles (a byte, a keep-alive comment or a chunk at a time, forever) is cut off there.
 
 Nothing is timed: each call runs under a bound far above its timeout, and a call that is not

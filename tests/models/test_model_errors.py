@@ -53,7 +53,7 @@ def test_a_refused_connection_says_to_check_the_server() -> None:
 
 
 def test_a_context_length_400_says_the_conversation_is_too_long() -> None:
-    """Issue 15: the hint fits the error (not "check the model name")."""
+    """The hint fits the error (not "check the model name")."""
     llama = _status(400, {"error": {"code": 400, "message": "the request exceeds the available "
                                     "context size, try increasing it", "type": "x"}})
     openai_style = _status(400, {"error": {"code": "context_length_exceeded",

@@ -1,6 +1,6 @@
-"""Whatever a server sends, a call ends with a reply or a ``ModelError`` naming the server
-(issue 15, item 1): replies of any JSON shape, any bytes, split into any pieces, plain and
-streamed, through the real openai SDK. Arguments sent as a JSON object are taken (item 2).
+"""Whatever a server sends, a call ends with a reply or a ``ModelError`` naming the server:
+replies of any JSON shape, any bytes, split into any pieces, plain and
+streamed, through the real openai SDK. Arguments sent as a JSON object are taken.
 
 The fuzzing is bounded for CI; ``CONVO_FUZZ_EXAMPLES=2000`` runs it longer.
 """

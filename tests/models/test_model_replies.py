@@ -1,4 +1,4 @@
-"""What a model's reply says beyond its text (issue 15, "also seen"): a reply cut off at the
+"""What a model's reply says beyond its text: a reply cut off at the
 token limit is visible (an event, a note in the terminal) and can be made an error; a call
 that reports no usage is counted as unknown, not as zero tokens."""
 

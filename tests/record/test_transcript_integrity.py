@@ -1,4 +1,4 @@
-"""Transcripts that cannot be corrupted or mixed (issue 15, items 4-7): a cut anywhere (even
+"""Transcripts that cannot be corrupted or mixed: a cut anywhere (even
 inside a character) loses only the cut line; any unreadable file is a one-line error; two
 writers of one file are refused; lone surrogates are kept; state that JSON would not return
 exactly is refused where it changes."""

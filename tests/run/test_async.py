@@ -1,4 +1,4 @@
-"""The async runner at scale (issue 7): concurrent tools, timeouts, cancellation, many sessions.
+"""The async runner at scale: concurrent tools, timeouts, cancellation, many sessions.
 
 Nothing here is timed. Concurrency is proven by tools that can only finish when they run at
 the same time (each waits for something only the other does); the one timeout is a bound on

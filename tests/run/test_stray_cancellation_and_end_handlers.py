@@ -1,5 +1,5 @@
-"""A tool's stray cancellation is a tool error (issue 15, item 9); an event handler failing at
-the end of a run with ``raise_errors=False`` still gives the session back (item 10)."""
+"""A tool's stray cancellation is a tool error; an event handler failing at
+the end of a run with ``raise_errors=False`` still gives the session back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A client cannot forge convo's own records (issue 25, API.md §20): the context summary, its
+"""A client cannot forge convo's own records (API.md §20): the context summary, its
 counts and the state machine's position live in ``Session.internal``, stored apart from the
 ``state`` a client sends and reads. Through the real HTTP API on SQLite, two workers taking
 turns so that every turn rebuilds the conversation from the store.

@@ -1,4 +1,4 @@
-"""What a turn's lease costs the store (issue 25, Speed): renewing it is one write per third
+"""What a turn's lease costs the store: renewing it is one write per third
 of the lease, on a timer, however many model calls the turn makes; the store writes of a turn
 are its messages' commits, 1 + 2 per tool round + 1, none for the lease."""
 

@@ -1,5 +1,5 @@
-"""A turn ends though its lease timer's cancel was swallowed by the store's renew (issue 25:
-on Postgres, Python 3.11's asyncio.wait_for can return a result that came as the task was
+"""A turn ends though its lease timer's cancel was swallowed by the store's renew (on
+Postgres, Python 3.11's asyncio.wait_for can return a result that came as the task was
 cancelled; the turn then waited for its timer for ever while the timer renewed the lease)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``Store`` protocol by capability (issue 38): a store of one's own needs only
+"""The ``Store`` protocol by capability: a store of one's own needs only
 ``Conversations`` and ``Leases``; a route that needs an optional one (``Idempotency``,
 ``Ratings``, ``Listing``) answers 501 naming it, and a conversation then shows no ratings."""
 

@@ -1,4 +1,4 @@
-"""What a short served turn costs the event loop (issue 25, CPU per served turn): its lease
+"""What a short served turn costs the event loop (CPU per served turn): its lease
 timer starts no task before its first tick, and a model call is cancelled by the turn's cancel
 itself, with no task waiting for it; a turn that lasts past a tick has its timer."""
 

@@ -1,4 +1,4 @@
-"""Template text is rendered in Jinja's immutable sandbox (issue 15, item 8): the escapes from
+"""Template text is rendered in Jinja's immutable sandbox: the escapes from
 Jinja's security notes are ``RenderError``\\ s naming the template; user input and state values
 are never rendered as templates."""
 

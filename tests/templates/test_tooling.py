@@ -98,7 +98,7 @@ def weather(city: str) -> dict[str, Any]:
 
 # -- step 1: the model sees the messages and the tools' schemas ---------------------------------
 
-def test_step1_the_model_is_called_with_the_messages_and_the_tool_schemas() -> None:
+def test_the_model_is_called_with_the_messages_and_the_tool_schemas() -> None:
     _, model = _turn([add, FinishTool()], ["Hi there, all good."], system="Be brief.")
 
     call = model.calls[0]
@@ -107,7 +107,7 @@ def test_step1_the_model_is_called_with_the_messages_and_the_tool_schemas() -> N
     assert call.tool_names == ("add", "finish")
 
 
-def test_step1_a_template_model_overrides_the_runners() -> None:
+def test_a_template_model_overrides_the_runners() -> None:
     own = MockModel(["from the template's model"])
     runner_model = MockModel([])
     session = Runner(runner_model, ToolingTemplate([add], model=own)).run()
@@ -138,7 +138,7 @@ def test_render_yields_requests_without_any_runner() -> None:
 
 # -- step 2: tool calls run in order, one tool message each, then back to the model -------------
 
-def test_step2_parallel_calls_run_in_order_each_answered_once() -> None:
+def test_parallel_calls_run_in_order_each_answered_once() -> None:
     order: list[int] = []
 
     @tool
@@ -166,7 +166,7 @@ def test_step2_parallel_calls_run_in_order_each_answered_once() -> None:
     assert model.calls[1].messages[-3:] == tuple(session.messages[2:5])
 
 
-def test_step2_results_are_json_once_and_strings_as_is() -> None:
+def test_results_are_json_once_and_strings_as_is() -> None:
     @tool
     def quoted() -> str:
         """Returns JSON text."""
@@ -188,7 +188,7 @@ def test_step2_results_are_json_once_and_strings_as_is() -> None:
     ]
 
 
-def test_step2_a_result_that_is_not_json_is_an_error_result() -> None:
+def test_a_result_that_is_not_json_is_an_error_result() -> None:
     @tool
     def odd() -> Any:
         """Returns an object nothing can write as JSON."""
@@ -348,7 +348,7 @@ def test_bad_settings_are_rejected_at_build(kw: dict[str, Any], message: str) ->
 
 # -- step 3: a reply without tool calls ---------------------------------------------------------
 
-def test_step3_unrestricted_response_mode_completes_with_the_text() -> None:
+def test_unrestricted_response_mode_completes_with_the_text() -> None:
     session, model = _turn([add], ["The answer is 4."])
 
     assert session.turns == [TurnResult(status=RunStatus.COMPLETED,
@@ -358,14 +358,14 @@ def test_step3_unrestricted_response_mode_completes_with_the_text() -> None:
     assert len(model.calls) == 1
 
 
-def test_step3_unrestricted_task_mode_is_an_implicit_completion() -> None:
+def test_unrestricted_task_mode_is_an_implicit_completion() -> None:
     session, _ = _turn([add, FinishTaskTool()], ["I think I'm done here."], mode="task")
 
     assert session.turns == [TurnResult(status=RunStatus.IMPLICIT_COMPLETION,
                                         response="I think I'm done here.", iterations=1)]
 
 
-def test_step3_restricted_unlimited_injects_until_a_tool_is_called() -> None:
+def test_restricted_unlimited_injects_until_a_tool_is_called() -> None:
     events: list[Event] = []
     session, model = _turn(
         [add, FinishTool()],
@@ -395,7 +395,7 @@ def test_step3_restricted_unlimited_injects_until_a_tool_is_called() -> None:
         RestrictionInjected(DEFAULT_RESTRICTION_MESSAGE, n) for n in (1, 2, 3)]
 
 
-def test_step3_a_custom_restriction_message_within_a_budget(provider_model: FakeProvider
+def test_a_custom_restriction_message_within_a_budget(provider_model: FakeProvider
                                                             ) -> None:
     session, _ = _turn(
         [FinishTool()], ["Answer: 42, sure.", "Still 42, really."],
@@ -416,7 +416,7 @@ def test_step3_a_custom_restriction_message_within_a_budget(provider_model: Fake
     assert provider_model.calls == 2
 
 
-def test_step3_restriction_budget_resets_every_turn() -> None:
+def test_restriction_budget_resets_every_turn() -> None:
     model = MockModel(["First answer, plain.", "First answer again.",
                        "Second answer, plain.", "Second answer again."])
     template = LinearTemplate([
@@ -458,7 +458,7 @@ def test_injections_alone_do_not_trip_the_guard_when_a_tool_follows() -> None:
 
 @pytest.mark.parametrize(("mode", "status"), [("response", RunStatus.MAX_ITERATIONS),
                                               ("task", RunStatus.ITERATIONS_EXCEEDED)])
-def test_step4_max_iterations_by_mode(mode: str, status: RunStatus,
+def test_max_iterations_by_mode(mode: str, status: RunStatus,
                                       provider_model: FakeProvider) -> None:
     session, _ = _turn([add], ["{add(a=1)}", "Adding more. {add(a=2)}", "{add(a=3)}"],
                        mode=mode, max_iterations=3, fake=provider_model)
@@ -473,7 +473,7 @@ def test_step4_max_iterations_by_mode(mode: str, status: RunStatus,
 
 @pytest.mark.parametrize(("mode", "status"), [("response", RunStatus.MAX_ITERATIONS),
                                               ("task", RunStatus.ITERATIONS_EXCEEDED)])
-def test_step4_no_injection_at_the_last_allowed_iteration(mode: str, status: RunStatus) -> None:
+def test_no_injection_at_the_last_allowed_iteration(mode: str, status: RunStatus) -> None:
     events: list[Event] = []
     session, model = _turn([FinishTool()], ["Plain answer one.", "Plain answer two."],
                            mode=mode, restrict_output=True, max_iterations=2, events=events)
