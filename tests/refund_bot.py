@@ -1,6 +1,7 @@
 """The refund bot the serving tests serve (and the telemetry and Temporal tests with them): a
-``refund`` tool that needs approval, a model that answers by the last message, and the
-template. ``serve/serve_kit.py`` hands it on to the serving tests."""
+``refund`` tool that needs approval (the orders it refunded are in ``ran``), a model that
+answers by the last message (``fail_next`` makes its next calls fail), and the template.
+``serve/serve_kit.py`` hands it on to the serving tests."""
 
 from __future__ import annotations
 
@@ -11,16 +12,23 @@ from weather_tools import chat_loop
 
 from convo import FinishTool, FunctionModel, Message, ModelError, tool
 
+ran: list[str] = []  # the orders refunded, in order: a test that reads it clears it first
+fail_next: list[bool] = []  # one entry a model call to fail with an HTTP 500
+
 
 @tool(needs_approval=True)
 def refund(order: str) -> str:
     """Refund an order."""
+    ran.append(order)
     return f"refunded {order}"
 
 
 def reply(messages: Sequence[Message], tools: Any) -> str:
     """``refund ID`` calls the tool, a tool result is answered and finishes, ``fail...`` is
     a model error, ``boom`` a bug; anything else is echoed."""
+    if fail_next:
+        fail_next.pop()
+        raise ModelError("HTTP 500 from the test model")
     last = messages[-1]
     if last.role == "tool":
         return f"Done: {last.content} {{finish()}}"

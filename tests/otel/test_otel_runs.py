@@ -15,6 +15,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, StatusCode
 from otel_kit import Telemetry, one, shape
+from refund_bot import refund
 
 import convo.otel
 from convo import (
@@ -52,12 +53,6 @@ def add(a: int, b: int) -> int:
 def broken(x: int) -> int:
     """Always fails."""
     raise ValueError(f"no luck with {x}")
-
-
-@tool(needs_approval=True)
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
 
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from message_json import unnumbered
 from provider_fakes import FakeProvider
+from refund_bot import TEMPLATE, fail_next, ran, reply
 from starlette.testclient import TestClient
 from subroutine_workers import (
     check_subroutines_on_two_workers,
@@ -22,7 +23,6 @@ from subroutine_workers import (
     load_stored,
     subroutine_bot,
 )
-from weather_tools import chat_loop
 
 from convo import (
     FinishTool,
@@ -30,43 +30,12 @@ from convo import (
     LinearTemplate,
     LoopTemplate,
     Message,
-    ModelError,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
 from convo.serve import create_app
 from convo.serve._stores import SCHEMA_VERSION
 from convo.serve._stores.sqlite import SQLiteStore
-
-ran: list[str] = []
-
-
-@tool(needs_approval=True)
-def refund(order: str) -> str:
-    """Refund an order."""
-    ran.append(order)
-    return f"refunded {order}"
-
-
-fail_next: list[bool] = []
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    if fail_next:
-        fail_next.pop()
-        raise ModelError("HTTP 500 from the test model")
-    last = messages[-1]
-    if last.role == "tool":
-        return f"Done: {last.content} {{finish()}}"
-    if last.content.startswith("refund "):
-        return f"{{refund(order='{last.content[7:]}')}}"
-    if last.content == "boom":
-        raise RuntimeError("a bug in the bot")
-    return f"You said {last.content!r}"
-
-
-TEMPLATE = chat_loop(refund, FinishTool())
 
 
 @pytest.fixture

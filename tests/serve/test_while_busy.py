@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from refund_bot import refund
 from weather_tools import chat_loop
 
 from convo import FinishTool, FunctionModel, Message, ModelError, tool
@@ -36,11 +37,6 @@ class Bot:
             self.in_tool.set()
             await self.tool_gate.wait()
             return f"found {q}"
-
-        @tool(needs_approval=True)
-        def refund(order: str) -> str:
-            """Refund an order."""
-            return f"refunded {order}"
 
         self.template = chat_loop(lookup, refund, FinishTool())
 
