@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pexpect
@@ -91,6 +91,23 @@ class Terminal:
         self.expect("You:")  # the line editor draws the space after it by moving the cursor
         self.child.send(line + "\r")
 
+    def say(self, line: str, answer: str) -> None:
+        """Type ``line`` at the prompt and wait until ``answer`` appears."""
+        self.type(line)
+        self.expect(answer)
+
+    def exit(self) -> int:
+        """Type ``/exit`` at the prompt and wait for the command to end: its exit status."""
+        self.type("/exit")
+        return self.finish()
+
+    def interrupt(self, busy: str, then: str) -> None:
+        """Wait until ``busy`` appears (the model or a tool inside its call), press Ctrl-C,
+        and wait until ``then`` appears."""
+        self.expect(busy)
+        self.child.sendintr()
+        self.expect(then)
+
     def end_of_input(self) -> None:
         """Ctrl-D. A Ctrl-D typed before the editor has set the terminal up can be lost, so it
         is typed again until the command ends (a second one is harmless)."""
@@ -133,12 +150,21 @@ def terminal(env: dict[str, str]) -> Iterator[Spawn]:
     terminals: list[Terminal] = []
 
     def spawn(*args: str, rows: int = ROWS) -> Terminal:
-        child = pexpect.spawn(sys.executable, ["-m", "convo", *args], env=env,
-                              encoding="utf-8", timeout=TIMEOUT, dimensions=(rows, COLUMNS))
-        terminals.append(Terminal(child, rows))
+        terminals.append(Terminal(child(["-m", "convo", *args], env, rows), rows))
         return terminals[-1]
 
     yield spawn
+    close_all(terminals)
+
+
+def child(args: list[str], env: dict[str, str], rows: int = ROWS) -> pexpect.spawn:
+    """This Python running ``args`` in a pseudo-terminal of ``rows`` by COLUMNS."""
+    return pexpect.spawn(sys.executable, args, env=env, encoding="utf-8", timeout=TIMEOUT,
+                         dimensions=(rows, COLUMNS))
+
+
+def close_all(terminals: Sequence[Terminal]) -> None:
+    """Kill what still runs of ``terminals`` and close them all (a fixture's teardown)."""
     for t in terminals:
         if t.child.isalive():
             t.child.kill(signal.SIGKILL)

@@ -18,13 +18,11 @@ def test_y_n_a_reason_and_ctrl_c(terminal: Spawn) -> None:  # noqa: F811
         ("refund B2", "n", "Rejected by the user\n"),
         ("refund B2", "it was a gift", "Rejected by the user: it was a gift"),
     ]:
-        chat.type(line)
-        chat.expect("Approve refund(")
+        chat.say(line, "Approve refund(")
         chat.expect(PROMPT)
         chat.child.send(answer + "\r")
         chat.expect(expected)
-    chat.type("refund A1")
-    chat.expect(PROMPT)
+    chat.say("refund A1", PROMPT)
     chat.child.sendintr()  # Ctrl-C
     chat.expect("(rejected)")
     chat.expect("Rejected by the user\n")

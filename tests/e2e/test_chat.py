@@ -185,8 +185,7 @@ def test_a_paste_of_several_lines_is_one_message(terminal: Spawn, env: dict[str,
     t.type('"""')  # Enter does not send an open block
     t.child.send('a block\r"""\r')
     t.expect("You said: a block")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     assert [m.content for m in history(env) if m.role == "user"] == [
         "line one\nline two\nline three", "first\nsecond", "a block"]
     assert "You: line one\n.... line two\n.... line three\n" in t.screen()
@@ -195,32 +194,22 @@ def test_a_paste_of_several_lines_is_one_message(terminal: Spawn, env: dict[str,
 def test_slash_commands_in_the_terminal(terminal: Spawn, env: dict[str, str],
                                         tmp_path: Path) -> None:
     t = terminal("chat", "-s", "Be brief.")
-    t.type("hello")
-    t.expect("You said: hello")
+    t.say("hello", "You said: hello")
     t.expect("You:")
     t.child.send("/he")
     t.expect("show the commands and keys")  # the menu of completions
     t.child.send("\t\r")  # Tab completes /help, Enter sends it
     t.expect("Ctrl-D                leave the chat")
-    t.type("/retry")
-    t.expect("before message 2 (the original stays in the history)")
+    t.say("/retry", "before message 2 (the original stays in the history)")
     t.expect("You said: hello")
-    t.type("/usage")
-    t.expect("no token usage reported so far")
-    t.type("/model")
-    t.expect("model: OfflineModel")
-    t.type("/save " + str(tmp_path / "s.jsonl"))
-    t.expect("saved 3 messages")
-    t.type("/undo")
-    t.expect("dropped the last exchange (2 messages)")
-    t.type("again")
-    t.expect("You said: again")
-    t.type("/clear")
-    t.expect("cleared 2 messages")
-    t.type("/what")
-    t.expect("unknown command /what")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("/usage", "no token usage reported so far")
+    t.say("/model", "model: OfflineModel")
+    t.say("/save " + str(tmp_path / "s.jsonl"), "saved 3 messages")
+    t.say("/undo", "dropped the last exchange (2 messages)")
+    t.say("again", "You said: again")
+    t.say("/clear", "cleared 2 messages")
+    t.say("/what", "unknown command /what")
+    assert t.exit() == 0
     assert history(env) == [Message("system", "Be brief.")]
     assert "You: /help\ncommands:\n" in t.screen()
 
@@ -230,13 +219,9 @@ def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(terminal: Spawn,
     path = tmp_path / "t.jsonl"
     t = terminal("run", STREAM, "--save", str(path))
     t.type("hang")
-    t.expect("Partial answer")
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C; the partial reply is kept)")
-    t.type("hello")
-    t.expect("You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.interrupt("Partial answer", "(reply cancelled with Ctrl-C; the partial reply is kept)")
+    t.say("hello", "You said: hello")
+    assert t.exit() == 0
     assert ("You: hang\nAssistant: Partial answer\n"
             "  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
             "You: hello\nAssistant: You said: hello\n  (12 tokens in, 5 out)\n") in t.screen()
@@ -250,13 +235,9 @@ def test_ctrl_c_cancels_a_slow_tool(terminal: Spawn, tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", STREAM, "--save", str(path))
     t.type("tool")
-    t.expect("(the tool is waiting)")
-    t.child.sendintr()
-    t.expect("↳ wait: Cancelled by the user (Ctrl-C)")
-    t.type("hello")
-    t.expect("You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.interrupt("(the tool is waiting)", "↳ wait: Cancelled by the user (Ctrl-C)")
+    t.say("hello", "You said: hello")
+    assert t.exit() == 0
     session = load_transcript(path)
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "user",
                                                   "assistant"]
@@ -267,17 +248,14 @@ def test_ctrl_c_cancels_a_slow_tool(terminal: Spawn, tmp_path: Path) -> None:
 def test_ctrl_c_while_a_server_is_slow(terminal: Spawn, env: dict[str, str]) -> None:
     with OpenAIServer([SlowReply("never seen", 30), "Back again."]) as server:
         t = terminal("chat", "--base-url", server.base_url)
-        t.type("slow")
-        t.expect("thinking… ")
+        t.say("slow", "thinking… ")
         deadline = time.monotonic() + TIMEOUT
         while not server.requests and time.monotonic() < deadline:
             t.expect("thinking… ")  # until the request is at the server
         t.child.sendintr()
         t.expect("(reply cancelled with Ctrl-C)")
-        t.type("hello")
-        t.expect("Assistant: Back again.")
-        t.type("/exit")
-        assert t.finish() == 0
+        t.say("hello", "Assistant: Back again.")
+        assert t.exit() == 0
     assert [m.content for m in history(env)] == ["hello", "Back again."]
 
 
@@ -287,8 +265,7 @@ def test_typing_while_a_reply_streams_waits_for_the_next_prompt(
     os.mkfifo(gate)
     env["CONVO_GATE"] = str(gate)
     t = terminal("run", STREAM)
-    t.type("gated")
-    t.expect("Half")
+    t.say("gated", "Half")
     t.child.send("typed ahead")  # while the reply is still coming
     with open(gate, "w") as release:
         release.write("go")
@@ -296,8 +273,7 @@ def test_typing_while_a_reply_streams_waits_for_the_next_prompt(
     t.expect("You:")
     t.child.send("\r")
     t.expect("You said: typed ahead")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     screen = t.screen()
     assert ("You: gated\nAssistant: Half and the rest.\n  (12 tokens in, 5 out)\n"
             "You: typed ahead\nAssistant: You said: typed ahead\n") in screen, screen
@@ -305,51 +281,42 @@ def test_typing_while_a_reply_streams_waits_for_the_next_prompt(
 
 def test_markdown_is_rendered_and_plain_is_raw(terminal: Spawn) -> None:
     t = terminal("run", STREAM)
-    t.type("markdown")
-    t.expect("eggs")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("markdown", "eggs")
+    assert t.exit() == 0
     assert "You: markdown\nAssistant:\n" in t.screen()
     assert "\n • milk, two litres\n • eggs\n" in t.screen()
     assert "**" not in t.screen()
     t = terminal("run", STREAM, "--plain")
-    t.type("markdown")
-    t.expect("eggs")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("markdown", "eggs")
+    assert t.exit() == 0
     assert "Assistant: # Shopping\n\n- **milk**, two litres\n- `eggs`\n" in t.screen()
 
 
 def test_finish_calls_are_not_shown(terminal: Spawn) -> None:
     t = terminal("run", STREAM)
     t.type("done")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     assert "finish" not in t.screen()
 
 
 def test_chat_continues_after_a_killed_process(terminal: Spawn, env: dict[str, str]) -> None:
     t = terminal("chat")
-    t.type("remember this")
-    t.expect("You said: remember this")
+    t.say("remember this", "You said: remember this")
     t.expect("You:")
     t.child.kill(signal.SIGKILL)
     t.child.expect(pexpect.EOF)
     t.child.close()
     t = terminal("chat", "-c")
     t.expect("--- continuing the last chat: 2 messages ---")
-    t.type("and now?")
-    t.expect("You said: and now?")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("and now?", "You said: and now?")
+    assert t.exit() == 0
     assert [m.content for m in history(env) if m.role == "user"] == ["remember this",
                                                                       "and now?"]
 
 
 def test_run_continue_after_a_killed_process(terminal: Spawn, env: dict[str, str]) -> None:
     t = terminal("run", STREAM)
-    t.type("hello")
-    t.expect("You said: hello")
+    t.say("hello", "You said: hello")
     t.expect("You:")
     t.child.kill(signal.SIGKILL)
     t.child.expect(pexpect.EOF)

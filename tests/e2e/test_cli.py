@@ -175,10 +175,8 @@ def test_resume_and_replay_of_a_file_that_is_not_a_transcript(env: dict[str, str
 
 def test_typed_input_and_exit(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
-    t.type("hello")
-    t.expect("Assistant: You said 'hello' (message 1)")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("hello", "Assistant: You said 'hello' (message 1)")
+    assert t.exit() == 0
     assert t.screen() == (
         OFFLINE + STARTED + "System: You are a math tutor.\n"
         "You: hello\nAssistant: You said 'hello' (message 1)\nYou: /exit\n"
@@ -200,32 +198,23 @@ def test_quit_and_ctrl_d_end_the_run(terminal: Spawn) -> None:
 
 def test_history_recalls_earlier_lines(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
-    t.type("hello")
-    t.expect("Assistant: You said 'hello' (message 1)")
+    t.say("hello", "Assistant: You said 'hello' (message 1)")
     t.type("\x1b[A")  # arrow up, then Enter
     t.expect("Assistant: You said 'hello' (message 2)")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     t = terminal("run", CHAT)  # and in the next session, before /exit
-    t.type("\x1b[A\x1b[A")
-    t.expect("Assistant: You said 'hello' (message 1)")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("\x1b[A\x1b[A", "Assistant: You said 'hello' (message 1)")
+    assert t.exit() == 0
 
 
 def test_ctrl_c_cancels_a_slow_model_call_and_the_chat_goes_on(terminal: Spawn,
                                                                tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", CHAT, "--save", str(path))
-    t.type("slow")
-    t.expect("(the model is thinking)")
-    t.expect("thinking… ")  # the spinner: stdout is a terminal
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C)")
-    t.type("hello")
-    t.expect("Assistant: You said 'hello' (message 1)")  # the unanswered message is dropped
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("slow", "(the model is thinking)")
+    t.interrupt("thinking… ", "(reply cancelled with Ctrl-C)")  # the spinner: stdout is a terminal
+    t.say("hello", "Assistant: You said 'hello' (message 1)")  # the unanswered message is dropped
+    assert t.exit() == 0
     assert "You: slow\n(the model is thinking)\n  (reply cancelled with Ctrl-C)\nYou: hello\n" \
         in t.screen()
     session = load_transcript(path)
@@ -238,9 +227,7 @@ def test_a_second_ctrl_c_quits_at_once(terminal: Spawn, tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", CHAT, "--save", str(path))
     t.type("stubborn")
-    t.expect("(the model is thinking)")
-    t.child.sendintr()
-    t.expect("(the model ignores Ctrl-C)")
+    t.interrupt("(the model is thinking)", "(the model ignores Ctrl-C)")
     t.child.sendintr()
     assert t.finish() == 130
     assert "convo: interrupted twice, quitting" in t.seen
@@ -253,10 +240,8 @@ def test_a_killed_process_leaves_a_readable_transcript(terminal: Spawn, env: dic
                                                       tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", CHAT, "--save", str(path))
-    t.type("hello")
-    t.expect("Assistant: You said 'hello' (message 1)")
-    t.type("slow")
-    t.expect("(the model is thinking)")
+    t.say("hello", "Assistant: You said 'hello' (message 1)")
+    t.say("slow", "(the model is thinking)")
     t.child.kill(signal.SIGKILL)
     t.child.expect(pexpect.EOF)
     t.child.close()
@@ -365,10 +350,8 @@ def test_base_url_runs_on_an_openai_compatible_server(terminal: Spawn) -> None:
     with OpenAIServer(["Hello from the server!"]) as server:
         t = terminal("run", CHAT, "--base-url", server.base_url, "--model", "test-model")
         t.expect(f"convo: model test-model at {server.base_url}")
-        t.type("hi")
-        t.expect("Assistant: Hello from the server!")
-        t.type("/exit")
-        assert t.finish() == 0
+        t.say("hi", "Assistant: Hello from the server!")
+        assert t.exit() == 0
         [request] = server.requests
     assert request["model"] == "test-model"
     assert request["stream"] is True
@@ -385,9 +368,7 @@ def test_ctrl_c_at_an_empty_prompt_asks_again(terminal: Spawn) -> None:
     t.expect("(press Ctrl-C again or Ctrl-D to leave)")
     t.type("hello")  # anything else, and it asks again next time
     t.expect("Assistant: You said 'hello' (message 1)")
-    t.expect("You:")
-    t.child.sendintr()
-    t.expect("(press Ctrl-C again or Ctrl-D to leave)")
+    t.interrupt("You:", "(press Ctrl-C again or Ctrl-D to leave)")
     t.expect("You:")
     t.child.sendintr()
     assert t.finish() == 0

@@ -30,7 +30,6 @@ def test_continue_neither_asks_nor_runs_a_decided_call_again(
     again.expect("resuming the history: replaying 3 saved messages")
     again.type("and now?")
     again.expect("You said: and now?")
-    again.type("/exit")
-    assert again.finish() == 0
+    assert again.exit() == 0
     assert "Approve" not in again.seen
     assert (tmp_path / "charges.txt").read_text() == "5\n"

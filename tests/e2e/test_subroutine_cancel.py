@@ -36,8 +36,7 @@ def lines(path: Path) -> list[str]:
 
 
 def cancel_the_wait(t: Terminal) -> None:
-    t.type("research")
-    t.expect("(the tool is waiting)")
+    t.say("research", "(the tool is waiting)")
     t.child.sendintr()  # the child's turn ends (stopped); the child goes on
 
 
@@ -45,12 +44,9 @@ def resume_and_chat(terminal: Spawn, path: Path, *, confirm: bool) -> Terminal:
     t = terminal("run", BOT, "--resume", str(path), "--save", str(path))
     if confirm:
         t.expect("Confirm?")
-        t.type("yes")
-        t.expect("You said: yes")
-    t.type("again")
-    t.expect("You said: again")
-    t.type("/exit")
-    assert t.finish() == 0
+        t.say("yes", "You said: yes")
+    t.say("again", "You said: again")
+    assert t.exit() == 0
     return t
 
 
@@ -63,12 +59,9 @@ def test_a_tool_cancelled_in_a_subroutine_is_not_run_or_answered_again_on_resume
     t = terminal("run", BOT, "--save", str(path))
     cancel_the_wait(t)
     t.expect("Confirm?")
-    t.type("yes")
-    t.expect("Assistant: You said: yes")  # the child's last reply, kept by the parent
-    t.type("hello")
-    t.expect("You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("yes", "Assistant: You said: yes")  # the child's last reply, kept by the parent
+    t.say("hello", "You said: hello")
+    assert t.exit() == 0
     first = load_transcript(path)
     assert lines(log) == [*RESEARCHED, "model user: yes", "model user: hello"]
     [run] = first.subroutines
@@ -94,8 +87,7 @@ def test_a_run_quit_inside_a_subroutine_goes_on_inside_it_on_resume(
         cancel_the_wait(t)
         done = RESEARCHED
     else:
-        t.type("hang")
-        t.expect("Partial")
+        t.say("hang", "Partial")
         t.child.sendintr()  # the partial reply is kept on the child's session
         done = ["model user: hang"]
     t.expect("Confirm?")
@@ -122,17 +114,12 @@ def test_a_cancelled_tool_at_the_top_level_is_not_answered_again_on_resume(
     path = tmp_path / "t.jsonl"
     t = terminal("run", STREAM, "--save", str(path))
     t.type("tool")
-    t.expect("(the tool is waiting)")
-    t.child.sendintr()
-    t.expect(f"↳ wait: {CANCELLED}")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.interrupt("(the tool is waiting)", f"↳ wait: {CANCELLED}")
+    assert t.exit() == 0
     first = load_transcript(path)
     t = terminal("run", STREAM, "--resume", str(path), "--save", str(path))
-    t.type("hello")
-    t.expect("You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("hello", "You said: hello")
+    assert t.exit() == 0
     assert "the template took another path" not in t.seen
     assert "The tool said" not in t.seen
     session = load_transcript(path)

@@ -13,14 +13,13 @@ import asyncio
 import io
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from terminal_harness import COLUMNS, ROWS, TIMEOUT, Terminal, user_env
+from terminal_harness import Terminal, child, close_all, user_env
 
 from convo import (
     AssistantTemplate,
@@ -58,28 +57,20 @@ def chat(tmp_path: Path) -> Iterator[Callable[[], Chat]]:
 
     def spawn() -> Chat:
         saved = tmp_path / f"session{len(chats)}.json"
-        child = pexpect.spawn(sys.executable, [SCRIPT, str(saved)], env=user_env(tmp_path),
-                              encoding="utf-8", timeout=TIMEOUT, dimensions=(ROWS, COLUMNS))
-        chats.append(Chat(child, saved))
+        chats.append(Chat(child([SCRIPT, str(saved)], user_env(tmp_path)), saved))
         return chats[-1]
 
     yield spawn
-    for c in chats:
-        if c.child.isalive():
-            c.child.kill(signal.SIGKILL)
-        c.child.close()
+    close_all(chats)
 
 
 def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(chat: Callable[[], Chat]) -> None:
     t = chat()
     t.type("hang")
-    t.expect("Partial answer")  # streamed: the model awaits inside its call
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C; the partial reply is kept)")
-    t.type("hello")
-    t.expect("Assistant: You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    # streamed: the model awaits inside its call
+    t.interrupt("Partial answer", "(reply cancelled with Ctrl-C; the partial reply is kept)")
+    t.say("hello", "Assistant: You said: hello")
+    assert t.exit() == 0
     assert t.screen() == (
         STARTED + "You: hang\nAssistant: Partial answer\n"
         "  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
@@ -97,11 +88,9 @@ def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(chat: Callable[[], 
 def test_ctrl_c_cancels_a_model_that_blocks_the_loop(chat: Callable[[], Chat]) -> None:
     t = chat()
     t.type("block")
-    t.expect("Half")  # streamed: the model blocks the loop's thread inside its call
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C; the partial reply is kept)")
-    t.type("/exit")
-    assert t.finish() == 0
+    # streamed: the model blocks the loop's thread inside its call
+    t.interrupt("Half", "(reply cancelled with Ctrl-C; the partial reply is kept)")
+    assert t.exit() == 0
     assert t.session().messages == [
         Message("user", "block"), Message("assistant", "Half", metadata={"cancelled": True})]
 
@@ -109,15 +98,11 @@ def test_ctrl_c_cancels_a_model_that_blocks_the_loop(chat: Callable[[], Chat]) -
 def test_an_empty_cancelled_reply_is_dropped_before_the_next_prompt(
         chat: Callable[[], Chat]) -> None:
     t = chat()
-    t.type("think")
-    t.expect("(the model is thinking)\n")
-    t.expect("thinking… ")  # the spinner, which clears its line (and the ^C) when it stops
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C)")
-    t.type("hello")
-    t.expect("Assistant: You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.say("think", "(the model is thinking)\n")
+    # the spinner, which clears its line (and the ^C) when it stops
+    t.interrupt("thinking… ", "(reply cancelled with Ctrl-C)")
+    t.say("hello", "Assistant: You said: hello")
+    assert t.exit() == 0
     assert t.screen() == (
         STARTED + "You: think\n(the model is thinking)\n  (reply cancelled with Ctrl-C)\n"
         "You: hello\nAssistant: You said: hello\nYou: /exit\n"
@@ -129,13 +114,10 @@ def test_an_empty_cancelled_reply_is_dropped_before_the_next_prompt(
 def test_ctrl_c_cancels_the_unfinished_tools_of_a_batch(chat: Callable[[], Chat]) -> None:
     t = chat()
     t.type("tool")
-    t.expect("(the tool is waiting)\n")  # `quick` is done, `wait` awaits inside its call
-    t.child.sendintr()
-    t.expect("↳ wait: Cancelled by the user (Ctrl-C)")
-    t.type("hello")
-    t.expect("Assistant: You said: hello")
-    t.type("/exit")
-    assert t.finish() == 0
+    # `quick` is done, `wait` awaits inside its call
+    t.interrupt("(the tool is waiting)\n", "↳ wait: Cancelled by the user (Ctrl-C)")
+    t.say("hello", "Assistant: You said: hello")
+    assert t.exit() == 0
     assert ("You: tool\n  → quick({})\n  → wait({})\n(the tool is waiting)\n"
             "  ↳ quick: done\n  ↳ wait: Cancelled by the user (Ctrl-C)\n"
             "You: hello\n") in t.screen()
@@ -151,11 +133,8 @@ def test_ctrl_c_cancels_the_unfinished_tools_of_a_batch(chat: Callable[[], Chat]
 def test_ctrl_c_cancels_a_tool_that_blocks_the_loop(chat: Callable[[], Chat]) -> None:
     t = chat()
     t.type("block tool")
-    t.expect("(the tool is blocking)\n")
-    t.child.sendintr()
-    t.expect("↳ block: Cancelled by the user (Ctrl-C)")
-    t.type("/exit")
-    assert t.finish() == 0
+    t.interrupt("(the tool is blocking)\n", "↳ block: Cancelled by the user (Ctrl-C)")
+    assert t.exit() == 0
     session = t.session()
     assert [(m.role, m.content) for m in session.messages] == [
         ("user", "block tool"), ("assistant", ""), ("tool", "Cancelled by the user (Ctrl-C)")]
@@ -165,9 +144,7 @@ def test_ctrl_c_cancels_a_tool_that_blocks_the_loop(chat: Callable[[], Chat]) ->
 def test_a_second_ctrl_c_quits_at_once(chat: Callable[[], Chat]) -> None:
     t = chat()
     t.type("stubborn")
-    t.expect("(the model is thinking)\n")
-    t.child.sendintr()
-    t.expect("(the model ignores Ctrl-C)")
+    t.interrupt("(the model is thinking)\n", "(the model ignores Ctrl-C)")
     t.child.sendintr()
     assert t.finish() == 130
     assert t.seen.endswith("\nconvo: interrupted twice, quitting\n")  # and nothing after

@@ -31,8 +31,7 @@ def test_a_line_typed_during_a_reply_is_steered_into_the_same_turn(
         terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
     gate, calls = _gated(env, tmp_path)
     t = terminal("run", BOT, "--no-log")
-    t.type("slow look A")
-    t.expect("thinking…")  # the model call runs, held at the gate
+    t.say("slow look A", "thinking…")  # the model call runs, held at the gate
     t.child.send("the order number is A7\r")
     t.expect("You (waiting): the order number is A7")
     with open(gate, "w") as release:
@@ -40,8 +39,7 @@ def test_a_line_typed_during_a_reply_is_steered_into_the_same_turn(
     t.expect("↳ lookup: found A")
     t.expect("You: the order number is A7")
     t.expect("Assistant: re: the order number is A7")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     made = _calls(calls)
     assert len(made) == 2  # taken by the turn: no turn of its own
     assert made[1][-4:] == [["user", "slow look A"], ["assistant", ""], ["tool", "found A"],
@@ -57,21 +55,17 @@ def test_ctrl_c_still_cancels_and_what_was_typed_before_it_goes_on(
         terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
     _, calls = _gated(env, tmp_path)
     t = terminal("run", BOT, "--no-log")
-    t.type("hang")
-    t.expect("thinking…")
+    t.say("hang", "thinking…")
     t.child.send("never mind\r")
     t.expect("You (waiting): never mind")
     t.child.send("/history\r")  # a command is not a message: it waits for the prompt
-    t.expect("/history (typed at the next prompt)")
-    t.child.sendintr()
-    t.expect("(reply cancelled with Ctrl-C)")
+    t.interrupt("/history (typed at the next prompt)", "(reply cancelled with Ctrl-C)")
     t.expect("You: never mind")  # sent before the Ctrl-C: the conversation takes it next
     t.expect("Assistant: re: never mind")
     t.expect("You: /history")  # in the prompt's line, as typed: Enter carries it out
     t.child.send("\r")
     t.expect("   0  you: never mind\n   1  assistant: re: never mind")
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     made = _calls(calls)
     # The empty cancelled reply and the message it did not answer are gone, as at a prompt.
     assert made == [[["user", "hang"]], [["user", "never mind"]]]
@@ -83,15 +77,13 @@ def test_a_line_typed_while_a_reply_streams_shows_above_it_and_is_answered_after
     os.mkfifo(gate)
     env["CONVO_GATE"] = str(gate)
     t = terminal("run", str(Path(BOT).with_name("stream.py")), "--no-log")
-    t.type("gated")
-    t.expect("Half")  # streaming, as Markdown in a live region
+    t.say("gated", "Half")  # streaming, as Markdown in a live region
     t.child.send("also this\r")
     t.expect("You (waiting): also this")
     with open(gate, "w") as release:
         release.write("go")
     t.expect("You said: also this")  # the turn ended first: the line is the next message
-    t.type("/exit")
-    assert t.finish() == 0
+    assert t.exit() == 0
     screen = t.screen()
     assert ("You: gated\n  You (waiting): also this\nAssistant: Half and the rest.\n"
             "  (12 tokens in, 5 out)\nYou: also this\nAssistant: You said: also this\n"
@@ -102,8 +94,7 @@ def test_a_line_the_conversation_ended_before_taking_is_said_on_the_way_out(
         terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
     gate, calls = _gated(env, tmp_path)
     t = terminal("run", BOT, "--no-log")
-    t.type("slow bye")
-    t.expect("thinking…")
+    t.say("slow bye", "thinking…")
     t.child.send("one more thing\r")
     t.expect("You (waiting): one more thing")
     with open(gate, "w") as release:
