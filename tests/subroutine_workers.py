@@ -12,19 +12,18 @@ from typing import Any
 from message_json import unnumbered
 from starlette.testclient import TestClient
 
-from convo import (
-    FunctionModel,
+from convo import Message, ModelError
+from convo.models import FunctionModel
+from convo.serve._stores import Store, Stored
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
-    ModelError,
     SubroutineTemplate,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo.serve._stores import Store, Stored
+from convo.tools import tool
 
 
 def subroutine_bot(folder: Path) -> tuple[LinearTemplate, FunctionModel]:

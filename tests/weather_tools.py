@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from convo import (
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
-    Tool,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import Tool, tool
 
 
 @tool

@@ -6,18 +6,17 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import (
     AssistantTemplate,
-    FinishTool,
-    FunctionModel,
     LinearTemplate,
     LoopTemplate,
-    Message,
     SubroutineTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import FinishTool, tool
 
 
 @tool(needs_approval=True)

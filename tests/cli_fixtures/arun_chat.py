@@ -15,15 +15,9 @@ import sys
 import threading
 from pathlib import Path
 
-from convo import (
-    CommandLineRunner,
-    LoopTemplate,
-    Message,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import CommandLineRunner, Message, ToolCall
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 
 @tool(inline=True)  # on the loop: it is done before `wait` starts, whatever the machine's load

@@ -9,18 +9,17 @@ whose own model call adds the item: a call made inside a subroutine."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FunctionModel,
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SubroutineTool,
     SystemTemplate,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import ToolContext, tool
 
 CALLS = [0]
 

@@ -7,10 +7,10 @@ echoed with the number of user messages so far (so a resumed chat shows what it 
 
 import threading
 
-from convo import (
+from convo.models import FunctionModel
+from convo.templates import (
     AssistantTemplate,
     EndTemplate,
-    FunctionModel,
     IfTemplate,
     LinearTemplate,
     LoopTemplate,

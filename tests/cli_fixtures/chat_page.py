@@ -26,21 +26,18 @@ import pathlib
 import time
 from collections.abc import Sequence
 
-from convo import (
-    EndConversationTool,
+from convo import Message, Session, ToolCall
+from convo._errors import ModelError
+from convo.templates import (
     EndTemplate,
     IfTemplate,
     LinearTemplate,
     LoopTemplate,
-    Message,
-    Session,
     SystemTemplate,
-    ToolCall,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo._errors import ModelError
+from convo.tools import EndConversationTool, tool
 
 EVIL = (
     "Look: <script>window.pwned = 1</script> and "

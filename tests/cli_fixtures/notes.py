@@ -5,18 +5,16 @@ after a tool result the model repeats it. Each tool prints when it runs, so a te
 that a resumed run does not run a saved call again.
 """
 
-from convo import (
-    FunctionModel,
+from convo import Message, ToolCall
+from convo.models import FunctionModel
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
-    ToolCall,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import ToolContext, tool
 
 
 @tool

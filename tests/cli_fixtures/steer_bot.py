@@ -15,17 +15,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    EndConversationTool,
-    FinishTool,
-    LoopTemplate,
-    Message,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall
 from convo.models._base import SyncModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import EndConversationTool, FinishTool, tool
 
 
 @tool

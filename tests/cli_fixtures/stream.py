@@ -10,16 +10,10 @@ else is echoed, word by word. Every reply reports its token usage.
 import os
 import threading
 
-from convo import (
-    FinishTool,
-    LoopTemplate,
-    Message,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall
 from convo.models._base import SyncModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, tool
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
 MARKDOWN = "# Shopping\n\n- **milk**, two litres\n- `eggs`\n"

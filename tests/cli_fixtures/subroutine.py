@@ -10,17 +10,16 @@ Each model call and tool run appends one line to the file named by ``SUB_LOG``.
 import os
 import threading
 
-from convo import (
+from convo import Message, ToolCall
+from convo.models._base import SyncModel
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SubroutineTemplate,
-    ToolCall,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo.models._base import SyncModel
+from convo.tools import tool
 
 
 def log(line: str) -> None:

@@ -18,16 +18,9 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    FunctionModel,
-    Message,
-    Model,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    Template,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, Session
+from convo.models import FunctionModel, Model
+from convo.templates import Template
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("test_"))

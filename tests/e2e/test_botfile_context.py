@@ -12,18 +12,17 @@ from starlette.testclient import TestClient
 from terminal_harness import convo_cmd, env
 from test_serve_processes import Server
 
-from convo import (
+from convo import ContextWindow, Message
+from convo._transcript import read_transcript
+from convo.models import FunctionModel
+from convo.serve import create_app
+from convo.templates import (
     AssistantTemplate,
-    ContextWindow,
-    FunctionModel,
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
     UserTemplate,
 )
-from convo._transcript import read_transcript
-from convo.serve import create_app
 from convo.testing import OpenAIServer
 
 __all__ = ["env"]  # fixtures

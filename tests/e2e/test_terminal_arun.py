@@ -21,18 +21,10 @@ import pexpect
 import pytest
 from terminal_harness import Terminal, child, close_all, user_env
 
-from convo import (
-    AssistantTemplate,
-    CommandLineRunner,
-    EchoModel,
-    LoopTemplate,
-    Message,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    UserTemplate,
-)
+from convo import CommandLineRunner, Message, RunStatus, ScriptedInterface, Session
 from convo._terminal.printer import ConsolePrinter
+from convo.models import EchoModel
+from convo.templates import AssistantTemplate, LoopTemplate, UserTemplate
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "cli_fixtures" / "arun_chat.py")
 STARTED = "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"

@@ -8,20 +8,12 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, ToolCall
 from convo.events import Event, GuardTripped
 from convo.guards import Guard
+from convo.models import MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 SORRY = "Sorry, I can't help with that."
 

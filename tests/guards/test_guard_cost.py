@@ -12,19 +12,14 @@ import pytest
 
 import convo.templates._batch
 import convo.templates._guarding
-from convo import (
-    LinearTemplate,
-    MockModel,
-    Runner,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Runner
 from convo._requests import CheckGuards
 from convo._run.stack import Forwarding
 from convo._run.state import RunState
 from convo.guards import Guard, ModelGuard, pii
+from convo.models import MockModel
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 
 @tool

@@ -14,17 +14,7 @@ import pytest
 from guard_kit import HOSTILE, Streaming
 from starlette.testclient import TestClient
 
-from convo import (
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, ToolCall
 from convo._run.state import watch_runs
 from convo.events import (
     Event,
@@ -35,7 +25,10 @@ from convo.events import (
     ToolCallStarted,
 )
 from convo.guards import Guard, matches, pii
+from convo.models import MockModel
 from convo.serve import create_app
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 CARD = "4111 1111 1111 1111"
 HI = LinearTemplate([UserTemplate("hi"), ToolingTemplate([])])

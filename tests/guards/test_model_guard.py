@@ -7,20 +7,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FunctionModel,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message, Runner, ScriptedInterface
 from convo._runner import Runner as _Runner
 from convo.guards import ModelGuard
+from convo.models import FunctionModel, MockModel
 from convo.serve._engine import Engine
 from convo.serve._stores import MemoryStore
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
 
 TEMPLATE = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 

@@ -15,18 +15,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rawserver import Raw, RawServer
 
-from convo import (
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ModelError, OpenAIModel, Runner, RunStatus
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 EXAMPLES = int(os.environ.get("CONVO_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="CONVO_FUZZ_EXAMPLES" not in

@@ -15,22 +15,18 @@ import pytest
 from starlette.testclient import TestClient
 from terminal_harness import env
 
-from convo import (
-    AnthropicModel,
-    FinishTool,
+from convo import Message, Runner, Session, ToolCall
+from convo.models import AnthropicModel
+from convo.serve import create_app
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
-    Runner,
-    Session,
     SystemTemplate,
-    ToolCall,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo.serve import create_app
 from convo.testing import AnthropicServer, RecordingModel, ReplayModel
+from convo.tools import FinishTool, tool
 
 __all__ = ["env"]  # the fixture
 

@@ -12,24 +12,21 @@ from rawserver import Raw, RawServer
 from weather_tools import agent
 
 from convo import (
-    AnthropicModel,
-    AssistantTemplate,
     ContextLengthError,
     Document,
     Image,
-    LinearTemplate,
     Message,
     ModelError,
     Runner,
     RunStatus,
     Session,
-    SystemTemplate,
     ToolCall,
-    UserTemplate,
 )
 from convo._parts import Text
 from convo._reply import Finish
+from convo.models import AnthropicModel
 from convo.models._deltas import Deltas
+from convo.templates import AssistantTemplate, LinearTemplate, SystemTemplate, UserTemplate
 from convo.testing import AnthropicServer, ErrorReply
 
 THOUGHT = {"type": "thinking", "thinking": "Two cities: call both.", "signature": "sig-A"}

@@ -14,24 +14,21 @@ import pytest
 from weather_tools import agent
 
 from convo import (
-    AssistantTemplate,
     ContextLengthError,
     Document,
-    GeminiModel,
     Image,
-    LinearTemplate,
     Message,
     ModelError,
     Runner,
     RunStatus,
     Session,
-    SystemTemplate,
     ToolCall,
-    UserTemplate,
 )
 from convo._parts import Text
 from convo._reply import Finish, Usage
+from convo.models import GeminiModel
 from convo.models._deltas import Deltas
+from convo.templates import AssistantTemplate, LinearTemplate, SystemTemplate, UserTemplate
 from convo.testing import CutReply, ErrorReply, GeminiServer, RecordingModel, ReplayModel
 
 SIGNATURE = b"\xfb\xef\xbe-signature-A"  # its standard base64 has '+' and '/'

@@ -27,11 +27,7 @@ from models_kit import (
 from models_kit import or_anything as _one_of_or
 from rawserver import Raw, RawServer, sse
 
-from convo import (
-    Message,
-    ModelError,
-    OpenAIModel,
-)
+from convo import Message, ModelError, OpenAIModel
 
 
 @pytest.fixture(scope="module")

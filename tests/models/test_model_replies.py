@@ -9,19 +9,12 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    LinearTemplate,
-    Message,
-    Runner,
-    RunStatus,
-    Session,
-    UserTemplate,
-)
+from convo import Message, Runner, RunStatus, Session
 from convo._session import Usage
 from convo._terminal.printer import ConsolePrinter
 from convo.events import Event, ModelCallEnded, ReplyTruncated
+from convo.models import FunctionModel
+from convo.templates import AssistantTemplate, LinearTemplate, UserTemplate
 
 
 def _model(*replies: Message) -> FunctionModel:

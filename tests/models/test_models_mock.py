@@ -7,25 +7,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    EchoModel,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Model,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    ScriptError,
-    Session,
-    ToolCall,
-    UserTemplate,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, ScriptError, Session, ToolCall
 from convo._errors import ModelError
+from convo.models import EchoModel, FunctionModel, MockModel, Model
 from convo.models._base import ToolSchemas
+from convo.templates import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 
 SCHEMA = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 

@@ -15,26 +15,18 @@ import openai
 import pytest
 from weather_tools import agent, answer, weather
 
-from convo import (
+from convo import Message, ModelError, OpenAIModel, Runner, RunStatus, Session, ToolCall, Usage
+from convo.events import Event, ModelCallEnded, TextDelta
+from convo.templates import (
     AssistantTemplate,
-    EndConversationTool,
-    FinishTool,
     LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    Session,
     SystemTemplate,
     Template,
-    ToolCall,
-    Usage,
     UserTemplate,
 )
-from convo.events import Event, ModelCallEnded, TextDelta
 from convo.testing import ErrorReply, OpenAIServer, SlowReply
 from convo.testing._server import CutReply
+from convo.tools import EndConversationTool, FinishTool
 
 
 @pytest.fixture(params=["chat", "responses"])

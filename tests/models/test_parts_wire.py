@@ -11,12 +11,10 @@ import pytest
 from parts_files import pdf, png, wav
 
 from convo import (
-    AssistantTemplate,
     Audio,
     DefinitionError,
     Document,
     Image,
-    LinearTemplate,
     Message,
     ModelError,
     OpenAIModel,
@@ -24,13 +22,12 @@ from convo import (
     Session,
     Text,
     ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
 )
 from convo.models._openai.text_protocol import messages_for_text
 from convo.models._openai.wire import messages_to_wire
+from convo.templates import AssistantTemplate, LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import OpenAIServer
+from convo.tools import tool
 
 PNG = png()
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()

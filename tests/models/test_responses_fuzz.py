@@ -25,10 +25,7 @@ from models_kit import (
 from models_kit import or_anything as _or
 from rawserver import Raw, RawServer
 
-from convo import (
-    Message,
-    OpenAIModel,
-)
+from convo import Message, OpenAIModel
 
 
 @pytest.fixture(scope="module")

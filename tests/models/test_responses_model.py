@@ -15,9 +15,7 @@ import pytest
 from weather_tools import agent
 
 from convo import (
-    AssistantTemplate,
     ContextLengthError,
-    LinearTemplate,
     Message,
     ModelError,
     OpenAIModel,
@@ -26,10 +24,10 @@ from convo import (
     Session,
     ToolCall,
     Usage,
-    UserTemplate,
 )
 from convo.events import Event, ReplyTruncated, TextDelta
 from convo.models._deltas import Deltas
+from convo.templates import AssistantTemplate, LinearTemplate, UserTemplate
 from convo.testing import ErrorReply, OpenAIServer, RecordingModel, ReplayModel
 from convo.testing._server.responses_wire import events_from_message, response_from_message
 

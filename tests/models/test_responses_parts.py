@@ -8,20 +8,9 @@ import base64
 import pytest
 from parts_files import pdf, png, wav
 
-from convo import (
-    Audio,
-    Document,
-    Image,
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    Text,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Audio, Document, Image, Message, ModelError, OpenAIModel, Runner, Text
 from convo.models._openai.wire_responses import input_to_wire
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import OpenAIServer
 
 PNG = png()

@@ -11,26 +11,20 @@ from typing import Any
 import pytest
 from weather_tools import answer, weather
 
-from convo import (
-    EndConversationTool,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message, OpenAIModel, Runner, RunStatus, ScriptedInterface, Session
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, TextDelta, ToolCallsRecovered
 from convo.models._text_tools import MALFORMED_CALL
+from convo.templates import (
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.testing import OpenAIServer
+from convo.tools import EndConversationTool, FinishTool
 
 
 @pytest.fixture

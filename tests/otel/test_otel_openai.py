@@ -11,19 +11,12 @@ from opentelemetry.trace import SpanKind, StatusCode
 from otel_kit import Telemetry, one, shape
 from rawserver import Raw, RawServer, sse
 
-from convo import (
-    LinearTemplate,
-    Message,
-    OpenAIModel,
-    Runner,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, OpenAIModel, Runner
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
 from convo.testing import ErrorReply, OpenAIServer
 from convo.testing._server import responses_wire as responses
 from convo.testing._server.chat_wire import chunks_from_message, response_from_message
+from convo.tools import tool
 
 
 @tool

@@ -19,28 +19,29 @@ from refund_bot import refund
 
 import convo.otel
 from convo import (
-    AssistantTemplate,
     ContextWindow,
-    FunctionModel,
-    GotoTemplate,
     Limits,
-    LinearTemplate,
     Message,
-    MockModel,
     ModelError,
     Runner,
     ScriptedInterface,
-    StateMachineTemplate,
-    SystemTemplate,
     ToolCall,
-    ToolingTemplate,
     Usage,
-    UserTemplate,
-    tool,
 )
 from convo._reply import Finish
 from convo._resume import resume
 from convo._run.state import _WATCHERS
+from convo.models import FunctionModel, MockModel
+from convo.templates import (
+    AssistantTemplate,
+    GotoTemplate,
+    LinearTemplate,
+    StateMachineTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import tool
 
 
 @tool

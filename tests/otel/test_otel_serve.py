@@ -16,17 +16,11 @@ from otel_kit import Telemetry
 from refund_bot import TEMPLATE
 from refund_bot import reply as refund_reply
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ModelError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ModelError
+from convo.models import FunctionModel
 from convo.serve import create_app
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"

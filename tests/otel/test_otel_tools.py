@@ -12,16 +12,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 from otel_kit import Telemetry, one, shape
 
-from convo import (
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, ToolCall
+from convo.models import MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 RUN = ("invoke_agent convo", None)
 CHAT = ("chat", "invoke_agent convo")

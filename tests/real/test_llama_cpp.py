@@ -13,23 +13,13 @@ from typing import Any
 import pytest
 from weather_tools import answer, weather
 
-from convo import (
-    FinishTool,
-    LinearTemplate,
-    Message,
-    ModelError,
-    OpenAIModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message, ModelError, OpenAIModel, Runner, RunStatus, Session
 from convo.events import Event, ModelCallStarted, TextDelta, ToolCallsRecovered
 from convo.models._openai.text_protocol import tools_prompt
 from convo.models._text_tools import MALFORMED_CALL
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
 from convo.testing._llama import LlamaServer
+from convo.tools import FinishTool
 
 
 def model(llama: LlamaServer, **kw: Any) -> OpenAIModel:

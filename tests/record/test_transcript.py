@@ -8,27 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    EndConversationTool,
-    FinishResponseTool,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, Session
 from convo._errors import TranscriptError
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript, read_transcript
 from convo.events import CaughtUp, Event
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import EndConversationTool, FinishResponseTool, tool
 
 CHAT = LinearTemplate([
     SystemTemplate("You teach {{ subject }}."),

@@ -17,25 +17,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convo import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, Session, ToolCall
 from convo._errors import TranscriptError
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, read_transcript
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import tool
 
 CHAT = LinearTemplate([
     SystemTemplate("Tu parles {{ subject }} ☃."),

@@ -14,21 +14,15 @@ from convo import (
     ApprovalDecided,
     ApprovalRequested,
     Event,
-    FinishTool,
-    LinearTemplate,
-    LoopGuard,
     Message,
-    MockModel,
     Runner,
     ScriptedInterface,
     Session,
-    Tool,
-    ToolArgument,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
 )
 from convo._resume import resume
+from convo.models import MockModel
+from convo.templates import LinearTemplate, LoopGuard, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, Tool, ToolArgument, tool
 
 ran: list[str] = []
 

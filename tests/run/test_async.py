@@ -13,21 +13,11 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, Session, ToolCall
+from convo.models import FunctionModel, MockModel
 from convo.models._base import ToolSchemas
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 # A failing test must not hang the suite: every wait below is bounded by this.
 BOUND_S = 10.0

@@ -13,21 +13,11 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    Limits,
-    LoopTemplate,
-    Message,
-    Runner,
-    ScriptedInterface,
-    Session,
-    ToolContext,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Limits, Message, Runner, ScriptedInterface, Session
 from convo._record.transcript import TranscriptWriter, load_transcript
+from convo.models import FunctionModel
+from convo.templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import ToolContext, tool
 
 RAN: list[str] = []
 

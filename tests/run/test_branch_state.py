@@ -11,25 +11,21 @@ from typing import Any
 
 import attrs
 
-from convo import (
-    AssistantTemplate,
-    ExecuteToolTemplate,
-    FunctionModel,
-    LoopTemplate,
-    Message,
-    Runner,
-    ScriptedInterface,
-    Session,
-    SubroutineTemplate,
-    Template,
-    ToolContext,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, ScriptedInterface, Session
 from convo._record.transcript import TranscriptWriter, read_transcript
 from convo._requests import Flow
 from convo._run.driver import drive
+from convo.models import FunctionModel
+from convo.templates import (
+    AssistantTemplate,
+    ExecuteToolTemplate,
+    LoopTemplate,
+    SubroutineTemplate,
+    Template,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import ToolContext, tool
 
 STATE_UNDO = "state_undo"  # what a message and Session.internal keep of the state's changes
 

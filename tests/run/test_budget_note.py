@@ -14,27 +14,28 @@ from starlette.testclient import TestClient
 from weather_tools import chat_loop
 
 from convo import (
-    AssistantTemplate,
     ContextWindow,
     DefinitionError,
-    FinishTool,
-    FunctionModel,
     Limits,
-    LinearTemplate,
-    LoopTemplate,
     Message,
     OpenAIModel,
     Runner,
     ScriptedInterface,
-    SystemTemplate,
     ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
 )
 from convo._resume import resume
+from convo.models import FunctionModel
 from convo.serve import create_app
+from convo.templates import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.testing import OpenAIServer
+from convo.tools import FinishTool, tool
 
 
 @tool

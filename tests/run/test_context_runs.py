@@ -15,14 +15,10 @@ import pytest
 from provider_fakes import FakeProvider
 
 from convo import (
-    AssistantTemplate,
     ContextLengthError,
     ContextTrimmed,
     ContextWindow,
     DefinitionError,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
     Message,
     ModelError,
     OpenAIModel,
@@ -30,18 +26,24 @@ from convo import (
     RunStatus,
     ScriptedInterface,
     Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
 )
 from convo._resume import resume
 from convo._summary import CONTEXT_KEY
 from convo._terminal.printer import ConsolePrinter
 from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, ModelCallStarted, TextDelta
+from convo.models import FunctionModel
 from convo.models._base import DeltaCallback, SyncModel, ToolSchemas
+from convo.templates import (
+    AssistantTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.testing import ErrorReply, OpenAIServer
+from convo.tools import tool
 
 
 class Chat(SyncModel):

@@ -11,20 +11,11 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    HandoffTool,
-    InterfaceError,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Session,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import HandoffTool, InterfaceError, Message, Runner, ScriptedInterface, Session
 from convo._resume import resume
+from convo.models import MockModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 HANDED = "The conversation was handed to a person: stuck."
 

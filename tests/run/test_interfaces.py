@@ -7,25 +7,27 @@ import io
 import pytest
 
 from convo import (
-    AssistantTemplate,
     CLIInterface,
     CommandLineRunner,
     EchoMockInterface,
-    EndTemplate,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SystemTemplate,
     UserInterface,
-    UserTemplate,
 )
 from convo._terminal.printer import ConsolePrinter
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    EndTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    UserTemplate,
+)
 
 
 def test_scripted_interface_answers_in_order_and_records_the_prompts() -> None:

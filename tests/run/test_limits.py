@@ -11,22 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_fakes import FakeProvider
 
-from convo import (
-    DefinitionError,
-    FinishTool,
-    Limits,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Tool,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import DefinitionError, Limits, Message, Runner, ScriptedInterface
 from convo._resume import resume
+from convo.models import MockModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, Tool, tool
 
 calls: list[int] = []
 

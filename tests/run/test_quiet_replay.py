@@ -7,23 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from convo import (
-    Approval,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MessageAdded,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Session,
-    SubroutineTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Approval, Message, MessageAdded, Runner, ScriptedInterface, Session, ToolCall
 from convo._run.driver import adrive, drive
 from convo._run.replay import Replay
 from convo.events import (
@@ -34,6 +18,15 @@ from convo.events import (
     SubroutineEnded,
     SubroutineStarted,
 )
+from convo.models import MockModel
+from convo.templates import (
+    LinearTemplate,
+    LoopTemplate,
+    SubroutineTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import FinishTool, tool
 
 
 @tool(needs_approval=True)

@@ -8,17 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptError,
-    SystemTemplate,
-    ToolCall,
-    UserTemplate,
-)
+from convo import Message, Runner, ScriptError, ToolCall
+from convo.models import MockModel
+from convo.templates import AssistantTemplate, LinearTemplate, SystemTemplate, UserTemplate
 from convo.testing import RecordingModel, ReplayModel
 from convo.testing._replay import load_recording, replay_or_record
 

@@ -13,25 +13,26 @@ import pytest
 import convo
 from convo import (
     Approval,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
     Message,
     MessageAdded,
-    MockModel,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SubroutineTemplate,
     ToolCall,
-    ToolingTemplate,
     UserInterface,
-    UserTemplate,
     load_transcript,
-    tool,
 )
 from convo._transcript import TranscriptWriter
+from convo.models import MockModel
+from convo.templates import (
+    LinearTemplate,
+    LoopTemplate,
+    SubroutineTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import FinishTool, tool
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 

@@ -3,19 +3,10 @@ too), and the replayed replies' calls and tokens count in the outcome as they di
 
 from __future__ import annotations
 
-from convo import (
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    ToolCall,
-    ToolingTemplate,
-    ToolResult,
-    Usage,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, ScriptedInterface, ToolCall, Usage
+from convo.models import MockModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import ToolResult, tool
 
 
 @tool

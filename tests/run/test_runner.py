@@ -9,16 +9,8 @@ import attrs
 import pytest
 
 from convo import (
-    AssistantTemplate,
     DefinitionError,
-    EndTemplate,
-    FunctionModel,
-    GenerateTemplate,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     ModelError,
     Outcome,
     Runner,
@@ -26,11 +18,8 @@ from convo import (
     ScriptedInterface,
     ScriptError,
     Session,
-    SystemTemplate,
-    Template,
     TurnResult,
     Usage,
-    UserTemplate,
 )
 from convo._errors import InterfaceError
 from convo._requests import Flow
@@ -43,7 +32,19 @@ from convo.events import (
     TurnEnded,
     UserInput,
 )
+from convo.models import FunctionModel, MockModel
 from convo.models._base import ToolSchemas
+from convo.templates import (
+    AssistantTemplate,
+    EndTemplate,
+    GenerateTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    Template,
+    UserTemplate,
+)
 
 
 def _outcome(session: Session) -> Outcome:

@@ -10,20 +10,14 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Runner, ScriptedInterface
 from convo._requests import AskUser, CallModel, Request, RunTools, StoreToolRun
 from convo._run.driver import drive
 from convo._run.stack import Answerer, Forwarding, stack
 from convo.events import Event, ModelCallEnded
+from convo.models import FunctionModel, MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 
 @attrs.frozen

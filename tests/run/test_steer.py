@@ -12,19 +12,10 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    Runner,
-    ScriptedInterface,
-    Session,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, ScriptedInterface, Session
+from convo.models import FunctionModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, tool
 
 
 class Steering:

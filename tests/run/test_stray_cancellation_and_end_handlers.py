@@ -8,21 +8,11 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    Event,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Event, Message, Runner, RunStatus, Session, ToolCall
 from convo.events import RunEnded
+from convo.models import MockModel
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 BOUND_S = 10.0
 

@@ -4,20 +4,10 @@ as an OpenAI reply is."""
 
 from __future__ import annotations
 
-from convo import (
-    Event,
-    LoopTemplate,
-    Message,
-    MockModel,
-    ReplyTruncated,
-    Runner,
-    ScriptedInterface,
-    Session,
-    ToolingTemplate,
-    Usage,
-    UserTemplate,
-)
+from convo import Event, Message, ReplyTruncated, Runner, ScriptedInterface, Session, Usage
 from convo._reply import Finish
+from convo.models import MockModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
 
 CHAT = LoopTemplate([UserTemplate(), ToolingTemplate([])])
 

@@ -15,17 +15,11 @@ from test_staff_and_handoff import OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
 from test_staff_and_handoff import reply as staffed_reply
 
-from convo import (
-    EndTemplate,
-    FunctionModel,
-    LinearTemplate,
-    Message,
-    ModelError,
-    SystemTemplate,
-    UserTemplate,
-)
+from convo import Message, ModelError
+from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._http.logs import MODEL_FAILED
+from convo.templates import EndTemplate, LinearTemplate, SystemTemplate, UserTemplate
 
 ANN = {"Authorization": "Bearer t-ann"}
 

@@ -15,20 +15,18 @@ import pytest
 from starlette.testclient import TestClient
 from weather_tools import chat_loop
 
-from convo import (
-    Approval,
+from convo import Approval, HandoffTool, Message
+from convo.models import FunctionModel
+from convo.serve import TokenTable, create_app
+from convo.templates import (
     AssistantTemplate,
-    FunctionModel,
-    HandoffTool,
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo.serve import TokenTable, create_app
+from convo.tools import tool
 
 seen: list[str] = []  # the last message of each model call
 

@@ -13,21 +13,19 @@ import attrs
 import pytest
 from starlette.testclient import TestClient
 
-from convo import (
-    FunctionModel,
+from convo import Message, Session
+from convo._requests import Flow
+from convo.models import FunctionModel
+from convo.serve import create_app
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
-    Session,
     SubroutineTemplate,
     Template,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo._requests import Flow
-from convo.serve import create_app
+from convo.tools import ToolContext, tool
 
 RAN: list[str] = []
 CALLS: list[int] = [0]

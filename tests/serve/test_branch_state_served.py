@@ -14,22 +14,20 @@ import attrs
 import pytest
 from starlette.testclient import TestClient
 
-from convo import (
+from convo import Message, Session
+from convo._requests import Flow
+from convo.models import FunctionModel
+from convo.serve import create_app
+from convo.templates import (
     ExecuteToolTemplate,
-    FunctionModel,
     LoopTemplate,
-    Message,
-    Session,
     SubroutineTemplate,
     SubroutineTool,
     Template,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo._requests import Flow
-from convo.serve import create_app
+from convo.tools import ToolContext, tool
 
 RAN: list[str] = []
 CALLS: list[int] = [0]

@@ -12,17 +12,12 @@ import pytest
 from serve_kit import store_url  # noqa: F401  (the fixture)
 from starlette.testclient import TestClient
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message
+from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._stores import Stored, open_store
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool
 
 
 class Counting:

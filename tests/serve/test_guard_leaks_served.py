@@ -13,20 +13,14 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from convo import (
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall
 from convo._run.state import watch_runs
 from convo.events import Event
 from convo.guards import pii
+from convo.models import MockModel
 from convo.serve import TokenTable, create_app
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 CARD = "4111 1111 1111 1111"
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})

@@ -12,18 +12,13 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message
 from convo._runner import Runner
+from convo.models import FunctionModel
 from convo.serve._engine import Engine
 from convo.serve._stores.sqlite import SQLiteStore
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 
 @tool

@@ -20,13 +20,8 @@ from openai_kit import (
     served,
 )
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    UserTemplate,
-)
+from convo.models import FunctionModel
+from convo.templates import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 
 
 def messages(url: str, conversation: str) -> list[tuple[str, str]]:

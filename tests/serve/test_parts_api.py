@@ -11,16 +11,16 @@ from message_json import unnumbered
 from parts_files import png
 from starlette.testclient import TestClient
 
-from convo import (
+from convo import OpenAIModel
+from convo.serve import create_app
+from convo.serve._stores import Store, open_store
+from convo.templates import (
     AssistantTemplate,
     LinearTemplate,
     LoopTemplate,
-    OpenAIModel,
     SystemTemplate,
     UserTemplate,
 )
-from convo.serve import create_app
-from convo.serve._stores import Store, open_store
 from convo.testing import OpenAIServer
 
 PNG = png()

@@ -24,18 +24,13 @@ from subroutine_workers import (
     subroutine_bot,
 )
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message
+from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._stores import SCHEMA_VERSION
 from convo.serve._stores.sqlite import SQLiteStore
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool
 
 
 @pytest.fixture

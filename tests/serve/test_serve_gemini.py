@@ -9,18 +9,12 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from convo import (
-    GeminiModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall
+from convo.models import GeminiModel
 from convo.serve import create_app
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
 from convo.testing import GeminiServer
+from convo.tools import tool
 
 SIGNATURE = b"\xfb\xef\xbe-served"
 

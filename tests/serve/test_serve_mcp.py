@@ -13,15 +13,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from convo import (
-    FunctionModel,
-    LoopTemplate,
-    MCPServer,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import MCPServer, Message
+from convo.models import FunctionModel
 from convo.serve import create_app
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
 
 SERVERS = str(Path(__file__).parent.parent / "tools" / "mcp_test_servers.py")
 

@@ -8,15 +8,9 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from convo import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    OpenAIModel,
-    UserTemplate,
-)
+from convo import Message, OpenAIModel
 from convo.serve import create_app
+from convo.templates import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 from convo.testing import OpenAIServer
 
 THOUGHT = {"id": "rs_1", "type": "reasoning", "encrypted_content": "opaque-1",

@@ -10,15 +10,8 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Message
+from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._stores import (
     Change,
@@ -31,6 +24,8 @@ from convo.serve._stores import (
     Store,
     Stored,
 )
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool
 
 
 class Bare:

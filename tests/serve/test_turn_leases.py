@@ -15,18 +15,11 @@ import pytest
 from message_json import unnumbered
 from serve_kit import ROOT, TEMPLATE, model
 
-from convo import (
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ToolCall
 from convo.serve import create_app
 from convo.serve._stores import MemoryStore
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, tool
 
 
 class CountingStore(MemoryStore):

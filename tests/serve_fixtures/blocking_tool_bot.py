@@ -7,17 +7,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    ToolContext,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool, ToolContext, tool
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 

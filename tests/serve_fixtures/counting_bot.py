@@ -7,17 +7,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FinishTool,
-    FunctionModel,
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import FinishTool, tool
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 

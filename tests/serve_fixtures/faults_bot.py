@@ -10,17 +10,16 @@ The model's reply depends on the last user message:
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FinishTool,
+from convo import Message, ToolCall
+from convo._errors import ModelError
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
-    ToolCall,
     ToolingTemplate,
     UserTemplate,
 )
-from convo._errors import ModelError
+from convo.tools import FinishTool
 
 LINE = ("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ " * 2)[:99] + "\n"
 

@@ -18,18 +18,15 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FinishTool,
+from convo import Message, ToolCall
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
-    ToolCall,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import FinishTool, ToolContext, tool
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 

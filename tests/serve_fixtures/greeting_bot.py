@@ -4,14 +4,9 @@ stores a new conversation as it opens, to show the greeting; it echoes each mess
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    UserTemplate,
-)
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 
 title = "Greeter"
 

@@ -8,15 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from convo import (
-    FunctionModel,
-    LoopTemplate,
-    MCPServer,
-    Message,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import MCPServer, Message
+from convo.models import FunctionModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import tool
 
 SERVERS = str(Path(__file__).resolve().parents[1] / "tools" / "mcp_test_servers.py")
 server = MCPServer.stdio(sys.executable, [SERVERS, "tools"], include=["pid"], timeout=30)

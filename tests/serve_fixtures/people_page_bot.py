@@ -5,16 +5,16 @@ number, and ``refund ORDER`` calls a tool that needs the user's approval."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    FunctionModel,
+from convo import Message
+from convo.models import FunctionModel
+from convo.templates import (
     LinearTemplate,
     LoopTemplate,
-    Message,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
+from convo.tools import tool
 
 title = "Mugs & Co. <Support>"
 first_prompt = "Ask about an order, a refund or a return."

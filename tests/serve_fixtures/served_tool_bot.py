@@ -6,16 +6,10 @@ fails the model call, "bye" ends the conversation."""
 from collections.abc import Sequence
 from typing import Any
 
-from convo import (
-    EndConversationTool,
-    FunctionModel,
-    LoopTemplate,
-    Message,
-    ModelError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ModelError
+from convo.models import FunctionModel
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import EndConversationTool, tool
 
 title = "Refund desk (test)"
 description = "Refunds orders after the user approves each refund."

@@ -9,25 +9,26 @@ from typing import Any
 import pytest
 
 from convo import (
-    AssistantTemplate,
     DefinitionError,
-    ExecuteToolTemplate,
     Limits,
-    LinearTemplate,
     Message,
-    MockModel,
     RunError,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
+    ToolCall,
+)
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    ExecuteToolTemplate,
+    LinearTemplate,
     SubroutineTool,
     SystemTemplate,
-    ToolCall,
-    ToolContext,
     UserTemplate,
-    tool,
 )
+from convo.tools import ToolContext, tool
 
 looked_up: list[str] = []
 

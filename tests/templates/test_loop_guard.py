@@ -7,23 +7,17 @@ from typing import Any
 
 import pytest
 
-from convo import (
+from convo import Message, Runner, RunStatus, Session, ToolCall, TurnResult
+from convo.events import Event, ToolCallStarted
+from convo.models import MockModel
+from convo.templates import (
     DEFAULT_RESTRICTION_MESSAGE,
-    FinishTool,
     LinearTemplate,
     LoopGuard,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    Session,
-    ToolCall,
     ToolingTemplate,
-    TurnResult,
     UserTemplate,
-    tool,
 )
-from convo.events import Event, ToolCallStarted
+from convo.tools import FinishTool, tool
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 

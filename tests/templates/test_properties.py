@@ -16,27 +16,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convo import (
-    EndConversationTool,
-    FinishResponseTool,
-    FinishTaskTool,
-    FinishTool,
-    FunctionModel,
-    LinearTemplate,
-    LoopGuard,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, ScriptedInterface, Session
+from convo.models import FunctionModel, MockModel
 from convo.models._script import CallIds, as_message, parse_reply
+from convo.templates import LinearTemplate, LoopGuard, SystemTemplate, ToolingTemplate, UserTemplate
 from convo.testing import strategies as cst
+from convo.tools import EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool, tool
 
 PROPERTY = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    LinearTemplate,
-    Message,
-    MessageTemplate,
-    RenderError,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    TemplateSyntaxError,
-    UserTemplate,
-)
+from convo import Message, RenderError, Runner, RunStatus, Session, TemplateSyntaxError
 from convo._errors import DefinitionError, RunError
 from convo._rendering import ENVIRONMENT
+from convo.templates import (
+    AssistantTemplate,
+    LinearTemplate,
+    MessageTemplate,
+    SystemTemplate,
+    UserTemplate,
+)
 
 
 def _run(template: MessageTemplate | LinearTemplate, **state: object) -> Session:

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from convo import (
-    LinearTemplate,
-    RenderError,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SystemTemplate,
-    UserTemplate,
-)
+from convo import RenderError, Runner, RunStatus, ScriptedInterface, Session
+from convo.templates import LinearTemplate, SystemTemplate, UserTemplate
 
 ESCAPES = [
     "{{ lipsum.__globals__['os'].popen('echo pwned').read() }}",

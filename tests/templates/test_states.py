@@ -9,33 +9,32 @@ import pytest
 from provider_fakes import FakeProvider
 
 from convo import (
-    AssistantTemplate,
     DefinitionError,
-    EndConversationTool,
-    FinishTool,
-    GotoTemplate,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     RunError,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
     StateEntered,
+    TurnResult,
+)
+from convo.events import Event
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    GotoTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
     StateMachineTemplate,
     SubroutineTemplate,
     SystemTemplate,
     ToolingTemplate,
-    Transition,
-    TurnResult,
     UserTemplate,
-    tool,
 )
-from convo.events import Event
 from convo.templates._states import STATE_KEY
+from convo.tools import EndConversationTool, FinishTool, Transition, tool
 
 
 @tool(terminal=True)

@@ -18,26 +18,20 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import (
-    FinishTool,
-    FunctionModel,
+from convo import Message, Runner, RunStatus, Session, StateEntered
+from convo._resume import resume
+from convo._transcript import TranscriptWriter, load_transcript
+from convo.events import Event, MessageAdded
+from convo.models import FunctionModel, MockModel
+from convo.templates import (
     GotoTemplate,
     LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    Session,
-    StateEntered,
     StateMachineTemplate,
     SystemTemplate,
     Template,
     ToolingTemplate,
-    Transition,
 )
-from convo._resume import resume
-from convo._transcript import TranscriptWriter, load_transcript
-from convo.events import Event, MessageAdded
+from convo.tools import FinishTool, Transition
 
 
 @st.composite

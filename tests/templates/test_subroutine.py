@@ -9,30 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    DefinitionError,
-    EndConversationTool,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
-    SubroutineTemplate,
-    SystemTemplate,
-    ToolCall,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import DefinitionError, Message, Runner, RunStatus, ScriptedInterface, Session, ToolCall
 from convo._resume import resume
 from convo._session import SubroutineRun
 from convo._transcript import TranscriptWriter, load_transcript
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SubroutineTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
 from convo.templates._subroutine import inherited
+from convo.tools import EndConversationTool, tool
 
 SYSTEM = Message("system", "You are a support bot.")
 ASKED = Message("user", "Please email my receipt.")

@@ -13,29 +13,23 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import (
+from convo import Message, Runner, RunStatus, ScriptedInterface, Session
+from convo._resume import resume
+from convo._session import SubroutineRun
+from convo._transcript import TranscriptWriter, load_transcript
+from convo.models import FunctionModel, MockModel
+from convo.templates import (
     AssistantTemplate,
-    FunctionModel,
     LinearTemplate,
     LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
     SubroutineTemplate,
     SubroutineTool,
     SystemTemplate,
     Template,
-    ToolContext,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo._resume import resume
-from convo._session import SubroutineRun
-from convo._transcript import TranscriptWriter, load_transcript
+from convo.tools import ToolContext, tool
 
 RAN: list[str] = []
 SENT: list[list[str]] = []  # what each model call was sent (its messages' texts)

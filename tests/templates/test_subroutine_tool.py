@@ -10,29 +10,30 @@ from pathlib import Path
 import pytest
 
 from convo import (
-    AssistantTemplate,
     DefinitionError,
-    EndConversationTool,
-    EndTemplate,
     Limits,
-    LinearTemplate,
-    LoopTemplate,
     Message,
     MessageAdded,
-    MockModel,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SubroutineTool,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
 )
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import Event, SubroutineEnded, SubroutineStarted
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    EndTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SubroutineTool,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import EndConversationTool, tool
 
 looked_up: list[str] = []
 

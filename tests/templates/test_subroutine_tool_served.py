@@ -11,21 +11,20 @@ from typing import Any
 from message_json import unnumbered
 from starlette.testclient import TestClient
 
-from convo import (
+from convo import Message, ModelError
+from convo.models import FunctionModel
+from convo.serve import create_app
+from convo.templates import (
     AssistantTemplate,
     ExecuteToolTemplate,
-    FunctionModel,
     LinearTemplate,
     LoopTemplate,
-    Message,
-    ModelError,
     SubroutineTool,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo.serve import create_app
+from convo.tools import tool
 
 jotted: list[str] = []
 model_calls: list[str] = []

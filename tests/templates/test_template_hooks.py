@@ -12,25 +12,21 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import (
+from convo import DefinitionError, Runner, RunStatus, ScriptedInterface, Session
+from convo._requests import Flow
+from convo._transcript import TranscriptWriter
+from convo.models import MockModel
+from convo.templates import (
     AssistantTemplate,
     BreakTemplate,
-    DefinitionError,
     EndTemplate,
     LinearTemplate,
     LoopTemplate,
     MessageTemplate,
-    MockModel,
-    Runner,
-    RunStatus,
-    ScriptedInterface,
-    Session,
     SubroutineTemplate,
     ToolingTemplate,
     UserTemplate,
 )
-from convo._requests import Flow
-from convo._transcript import TranscriptWriter
 
 log: list[str] = []
 

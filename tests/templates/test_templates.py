@@ -9,30 +9,31 @@ import pytest
 from provider_fakes import FakeProvider, plain
 
 from convo import (
-    AssistantTemplate,
-    BreakTemplate,
     DefinitionError,
-    EndTemplate,
-    FunctionModel,
-    GenerateTemplate,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MessageTemplate,
-    MockModel,
     ReachedEndTemplateException,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
+)
+from convo._errors import RunError
+from convo._requests import AskUser, CallModel, CheckGuards, Flow
+from convo.models import FunctionModel, MockModel
+from convo.models._base import Model, ToolSchemas
+from convo.templates import (
+    AssistantTemplate,
+    BreakTemplate,
+    EndTemplate,
+    GenerateTemplate,
+    IfTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    MessageTemplate,
     SystemTemplate,
     Template,
     UserTemplate,
 )
-from convo._errors import RunError
-from convo._requests import AskUser, CallModel, CheckGuards, Flow
-from convo.models._base import Model, ToolSchemas
 
 NO_CONTENTS = ("Gemini and Anthropic refuse a request with no message (Gemini's SDK before "
                "sending, Anthropic's API with a 400): a first model call with no message "

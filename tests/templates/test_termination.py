@@ -19,33 +19,37 @@ import pytest
 from provider_fakes import FakeProvider, plain
 
 from convo import (
-    DEFAULT_RESTRICTION_MESSAGE,
-    EndConversationTool,
-    FinishResponseTool,
-    FinishTaskTool,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     ReachedEndTemplateException,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SystemTemplate,
-    TerminateResponse,
-    Tool,
-    ToolArgument,
     ToolCall,
-    ToolingTemplate,
     TurnResult,
-    UserTemplate,
-    tool,
 )
 from convo._interfaces import EchoMockInterface
 from convo._resume import resume
 from convo.events import Event, TaskCompleted, TurnEnded
+from convo.models import MockModel
+from convo.templates import (
+    DEFAULT_RESTRICTION_MESSAGE,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import (
+    EndConversationTool,
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    TerminateResponse,
+    Tool,
+    ToolArgument,
+    tool,
+)
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)
 

@@ -11,29 +11,15 @@ import pytest
 from provider_fakes import FakeProvider
 
 from convo import (
-    DEFAULT_RESTRICTION_MESSAGE,
     DefinitionError,
-    FinishResponseTool,
-    FinishTaskTool,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SystemTemplate,
-    Tool,
-    ToolArgument,
     ToolCall,
     ToolDefinitionError,
-    ToolingTemplate,
-    ToolResult,
     TurnResult,
-    UserTemplate,
-    tool,
 )
 from convo._requests import CallModel, CheckGuards, RunTools, ToolRun
 from convo.events import (
@@ -46,6 +32,24 @@ from convo.events import (
     ToolCallEnded,
     ToolCallStarted,
     TurnEnded,
+)
+from convo.models import MockModel
+from convo.templates import (
+    DEFAULT_RESTRICTION_MESSAGE,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    ToolingTemplate,
+    UserTemplate,
+)
+from convo.tools import (
+    FinishResponseTool,
+    FinishTaskTool,
+    FinishTool,
+    Tool,
+    ToolArgument,
+    ToolResult,
+    tool,
 )
 
 RESTRICTED = Message("system", DEFAULT_RESTRICTION_MESSAGE)

@@ -13,24 +13,11 @@ import warnings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convo import (
-    EndConversationTool,
-    FinishResponseTool,
-    FinishTaskTool,
-    FinishTool,
-    LinearTemplate,
-    LoopGuard,
-    Message,
-    MockModel,
-    Runner,
-    RunStatus,
-    Session,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, RunStatus, Session
+from convo.models import MockModel
 from convo.models._script import CallIds, parse_reply
+from convo.templates import LinearTemplate, LoopGuard, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import EndConversationTool, FinishResponseTool, FinishTaskTool, FinishTool, tool
 
 PROPERTY = settings(max_examples=100, deadline=None)
 

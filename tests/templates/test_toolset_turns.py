@@ -13,24 +13,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from convo import (
-    FunctionModel,
-    Limits,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Session,
-    Tool,
-    ToolDefinitionError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Limits, Message, Runner, ScriptedInterface, Session, ToolDefinitionError
 from convo._requests import ListTools
 from convo.events import CaughtUp
+from convo.models import FunctionModel, MockModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import Tool, tool
 from convo.tools._toolset import Toolset, is_toolset
 
 

@@ -11,24 +11,21 @@ import pytest
 from pydantic import BaseModel, Field
 
 from convo import (
-    AssistantTemplate,
     DefinitionError,
-    LinearTemplate,
     Message,
-    MockModel,
     OpenAIModel,
     Runner,
     RunStatus,
     Session,
     ToolCall,
     ToolDefinitionError,
-    ToolingTemplate,
     TurnResult,
-    UserTemplate,
-    tool,
 )
 from convo._transcript import TranscriptWriter, load_transcript
+from convo.models import MockModel
+from convo.templates import AssistantTemplate, LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import OpenAIServer
+from convo.tools import tool
 from convo.tools._output import OUTPUT_MESSAGE
 
 

@@ -10,18 +10,13 @@ from typing import Any
 
 from temporal_kit import start, worker
 
-from convo import (
-    AssistantTemplate,
-    FunctionModel,
-    LinearTemplate,
-    Message,
-    SystemTemplate,
-    UserTemplate,
-)
+from convo import Message
 from convo._reply import Usage
 from convo._runner import Runner
+from convo.models import FunctionModel
 from convo.serve._engine import Engine
 from convo.serve._stores import open_store
+from convo.templates import AssistantTemplate, LinearTemplate, SystemTemplate, UserTemplate
 
 TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), UserTemplate(), AssistantTemplate(),
                            UserTemplate(), AssistantTemplate()])

@@ -7,20 +7,14 @@ import io
 import pytest
 from terminal_harness import plain
 
-from convo import (
-    FinishResponseTool,
-    LinearTemplate,
-    Message,
-    MockModel,
-    ScriptedInterface,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, ScriptedInterface
 from convo._session import Usage
 from convo._terminal.printer import ConsolePrinter
 from convo._terminal.runner import CommandLineRunner
 from convo.events import MessageAdded, ModelCallEnded, TextDelta
+from convo.models import MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishResponseTool, tool
 
 
 @tool

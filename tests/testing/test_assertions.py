@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from convo import (
-    AssistantTemplate,
-    EndTemplate,
-    FunctionModel,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    ScriptError,
-    Session,
-    ToolCall,
-    UserTemplate,
-)
+from convo import Message, Runner, ScriptError, Session, ToolCall
+from convo.models import FunctionModel, MockModel
+from convo.templates import AssistantTemplate, EndTemplate, LinearTemplate, UserTemplate
 from convo.testing import (
     assert_model_calls,
     assert_outcome,

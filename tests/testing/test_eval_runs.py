@@ -9,20 +9,13 @@ from typing import Any
 import pytest
 from provider_fakes import FakeProvider
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    Message,
-    MockModel,
-    ToolContext,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message
+from convo.models import FunctionModel, MockModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
 from convo.testing import EvalResult, Scenario, evaluate
 from convo.testing._evaluation import aevaluate
 from convo.testing._evaluation.judge import transcript, verdict
+from convo.tools import ToolContext, tool
 
 
 @tool

@@ -7,16 +7,14 @@ import asyncio
 import pytest
 from testing_kit import fails_saying
 
-from convo import (
+from convo import Message, Runner
+from convo.models import FunctionModel, MockModel
+from convo.templates import (
     AssistantTemplate,
     EndTemplate,
-    FunctionModel,
     IfTemplate,
     LinearTemplate,
     LoopTemplate,
-    Message,
-    MockModel,
-    Runner,
     SystemTemplate,
     UserTemplate,
 )

@@ -10,20 +10,11 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from convo import (
-    EndConversationTool,
-    FinishTool,
-    LinearTemplate,
-    LoopTemplate,
-    Runner,
-    ScriptedInterface,
-    Tool,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Runner, ScriptedInterface
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
 from convo.testing import SmokeModel, assert_outcome, assert_tool_called, assert_tool_not_called
 from convo.testing._smoke import example_arguments, example_value
+from convo.tools import EndConversationTool, FinishTool, Tool, tool
 
 
 class Unit(enum.Enum):

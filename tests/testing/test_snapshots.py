@@ -7,19 +7,12 @@ from pathlib import Path
 import pytest
 from testing_kit import fails_saying
 
-from convo import (
-    EndTemplate,
-    LinearTemplate,
-    Message,
-    MockModel,
-    Runner,
-    Session,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Message, Runner, Session
+from convo.models import MockModel
+from convo.templates import EndTemplate, LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import assert_matches_snapshot
 from convo.testing._snapshots import render, snapshot_path, snapshot_text
+from convo.tools import tool
 
 
 @tool

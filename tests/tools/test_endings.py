@@ -8,17 +8,9 @@ from typing import Any
 
 import pytest
 
-from convo import (
-    EndConversationTool,
-    FinishTool,
-    ReachedEndTemplateException,
-    TerminateResponse,
-    Tool,
-    ToolCall,
-    Transition,
-    tool,
-)
+from convo import ReachedEndTemplateException, ToolCall
 from convo.templates._tree import termination_tools
+from convo.tools import EndConversationTool, FinishTool, TerminateResponse, Tool, Transition, tool
 from convo.tools._calls import Invocation, execute, outcome
 from convo.tools._endings import (
     CONTINUE,

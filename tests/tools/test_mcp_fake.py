@@ -6,16 +6,11 @@ import asyncio
 
 import pytest
 
-from convo import (
-    EndTemplate,
-    LinearTemplate,
-    MockModel,
-    Runner,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Runner
+from convo.models import MockModel
+from convo.templates import EndTemplate, LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import FakeMCPServer, MCPCall
+from convo.tools import tool
 
 
 @tool

@@ -13,17 +13,10 @@ from pathlib import Path
 import pytest
 from mcp_kit import HttpServer, free_port, stdio_server
 
-from convo import (
-    EndTemplate,
-    LinearTemplate,
-    MCPServer,
-    MockModel,
-    Runner,
-    Session,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import MCPServer, Runner, Session
 from convo._errors import MCPServerError
+from convo.models import MockModel
+from convo.templates import EndTemplate, LinearTemplate, ToolingTemplate, UserTemplate
 
 
 def _run(server: MCPServer, script: list[str], mode: str = "run") -> Session:

@@ -10,21 +10,10 @@ from collections.abc import Iterator
 import pytest
 from mcp_test_servers import PDF, PNG, WAV
 
-from convo import (
-    Audio,
-    Document,
-    Image,
-    LinearTemplate,
-    MCPServer,
-    MockModel,
-    OpenAIModel,
-    Runner,
-    Session,
-    Text,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import Audio, Document, Image, MCPServer, OpenAIModel, Runner, Session, Text
 from convo._resume import resume
+from convo.models import MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
 from convo.testing import OpenAIServer
 
 

@@ -13,18 +13,11 @@ import pytest
 from mcp_kit import stdio_server
 from starlette.testclient import TestClient
 
-from convo import (
-    FinishTool,
-    FunctionModel,
-    LoopTemplate,
-    MCPServer,
-    Message,
-    Runner,
-    ScriptedInterface,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo import MCPServer, Message, Runner, ScriptedInterface
+from convo.models import FunctionModel
 from convo.serve import create_app
+from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import FinishTool
 
 WARNING = (
     "ToolingTemplate: two tools of the turn are named 'finish': <FinishTool 'finish'> "

@@ -13,22 +13,19 @@ from mcp_kit import HttpServer, stdio_server
 
 from convo import (
     Approval,
-    EndTemplate,
     Limits,
-    LinearTemplate,
     MCPServer,
-    MockModel,
     Runner,
     ScriptedInterface,
     Session,
-    Tool,
     ToolDefinitionError,
-    ToolingTemplate,
-    UserTemplate,
 )
 from convo._parts import shown
 from convo._resume import resume
 from convo.events import ToolCallEnded
+from convo.models import MockModel
+from convo.templates import EndTemplate, LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import Tool
 
 ALL = ["add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
        "say_hello", "grow", "media", "bad_image"]

@@ -16,24 +16,13 @@ import pytest
 from mcp_kit import HttpServer, stdio_server
 from starlette.testclient import TestClient
 
-from convo import (
-    FunctionModel,
-    LinearTemplate,
-    LoopTemplate,
-    MCPServer,
-    Message,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Session,
-    ToolDefinitionError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import MCPServer, Message, Runner, ScriptedInterface, Session, ToolDefinitionError
 from convo._record.transcript import TranscriptWriter
+from convo.models import FunctionModel, MockModel
 from convo.serve import create_app
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
 from convo.testing import FakeMCPServer, MCPCall
+from convo.tools import tool
 from convo.tools._mcp.connection import Connection
 
 

@@ -8,19 +8,17 @@ from typing import Any
 
 import pytest
 
-from convo import (
+from convo import Runner, ScriptedInterface
+from convo._requests import Approve
+from convo.models import MockModel
+from convo.templates import (
     AssistantTemplate,
     LinearTemplate,
-    MockModel,
-    Runner,
-    ScriptedInterface,
     SubroutineTool,
-    Tool,
     ToolingTemplate,
     UserTemplate,
-    tool,
 )
-from convo._requests import Approve
+from convo.tools import Tool, tool
 
 
 def refund(order: str) -> str:

@@ -13,24 +13,13 @@ from typing import Any
 import attrs
 import pytest
 
-from convo import (
-    Event,
-    LinearTemplate,
-    LoopTemplate,
-    MockModel,
-    Runner,
-    ScriptedInterface,
-    Session,
-    Tool,
-    ToolContext,
-    ToolDefinitionError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Event, Runner, ScriptedInterface, Session, ToolDefinitionError
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript
 from convo.events import ToolCallEnded
+from convo.models import MockModel
+from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
+from convo.tools import Tool, ToolContext, tool
 
 NOTES = Path(__file__).resolve().parents[1] / "cli_fixtures" / "notes.py"
 

@@ -12,21 +12,17 @@ import pytest
 
 from convo import (
     DefinitionError,
-    LinearTemplate,
-    MockModel,
     RenderError,
     Runner,
     RunStatus,
     Session,
-    SystemTemplate,
     TemplateSyntaxError,
-    ToolContext,
     ToolDefinitionError,
-    ToolingTemplate,
     ToolRetry,
-    UserTemplate,
-    tool,
 )
+from convo.models import MockModel
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
+from convo.tools import ToolContext, tool
 
 ATTEMPTS: list[int] = []
 

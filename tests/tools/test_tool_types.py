@@ -13,17 +13,10 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from convo import (
-    LinearTemplate,
-    MockModel,
-    Runner,
-    Tool,
-    ToolArgumentError,
-    ToolDefinitionError,
-    ToolingTemplate,
-    UserTemplate,
-    tool,
-)
+from convo import Runner, ToolArgumentError, ToolDefinitionError
+from convo.models import MockModel
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
+from convo.tools import Tool, tool
 from convo.tools._base import to_text
 
 

@@ -11,24 +11,22 @@ from hypothesis import given
 from parts_files import pdf, png, wav
 
 from convo import (
-    AssistantTemplate,
     Audio,
     Document,
     Image,
-    LinearTemplate,
     Message,
-    MockModel,
     Runner,
     ScriptedInterface,
     Session,
     Text,
-    UserTemplate,
     load_transcript,
 )
 from convo._context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_message
 from convo._parts import PartError, describe, from_path, part_from_dict, shown
 from convo._rendering import environment
 from convo._transcript import TranscriptWriter
+from convo.models import MockModel
+from convo.templates import AssistantTemplate, LinearTemplate, UserTemplate
 from convo.testing import assert_matches_snapshot
 from convo.testing.strategies import contents, messages
 

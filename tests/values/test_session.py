@@ -9,26 +9,28 @@ import attrs
 import pytest
 
 from convo import (
-    AssistantTemplate,
-    EndTemplate,
-    LinearTemplate,
-    LoopTemplate,
     Message,
-    MockModel,
     Outcome,
     Runner,
     RunStatus,
     ScriptedInterface,
     Session,
-    SystemTemplate,
     ToolCall,
     TurnResult,
     Usage,
-    UserTemplate,
 )
 from convo._requests import Flow
 from convo.events import TurnEnded
-from convo.templates import Template
+from convo.models import MockModel
+from convo.templates import (
+    AssistantTemplate,
+    EndTemplate,
+    LinearTemplate,
+    LoopTemplate,
+    SystemTemplate,
+    Template,
+    UserTemplate,
+)
 
 
 def test_a_new_session_is_empty() -> None:
