@@ -40,9 +40,10 @@ def test_the_stop_button_stops_a_running_turn(
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial", "You said 'hi'"])
 
 
-def test_killed_during_a_model_call_the_page_shows_retry(
-        page: Page, serve: Callable[..., Any], entered: Callable[[], None],
-        folder: Path) -> None:
+def killed_in_a_model_call(page: Page, serve: Callable[..., Any],
+                           entered: Callable[[], None], folder: Path) -> tuple[str, Any]:
+    """Serve on a SQLite store, send "wait" from the page and kill the server once the model
+    call has begun: the store's URL (for the server started next) and the killed server."""
     store = f"sqlite:///{folder / 'convo.db'}"
     first = serve(store)
     page.goto(first.url)
@@ -50,6 +51,13 @@ def test_killed_during_a_model_call_the_page_shows_retry(
     type_in(page, "wait")
     entered()
     first.kill()
+    return store, first
+
+
+def test_killed_during_a_model_call_the_page_shows_retry(
+        page: Page, serve: Callable[..., Any], entered: Callable[[], None],
+        folder: Path) -> None:
+    store, _ = killed_in_a_model_call(page, serve, entered, folder)
     cid = page.evaluate("new URLSearchParams(location.search).get('c')")
     second = serve(store)
     page.goto(f"{second.url}/?c={cid}")
@@ -67,13 +75,7 @@ def test_killed_during_a_model_call_the_page_shows_retry(
 def test_the_page_left_open_while_the_server_is_killed_offers_retry(
         page: Page, serve: Callable[..., Any], entered: Callable[[], None],
         calls: Callable[[], list[str]], folder: Path) -> None:
-    store = f"sqlite:///{folder / 'convo.db'}"
-    first = serve(store)
-    page.goto(first.url)
-    expect(page.locator("#box")).to_be_focused()
-    type_in(page, "wait")
-    entered()
-    first.kill()
+    store, first = killed_in_a_model_call(page, serve, entered, folder)
     card = page.locator("#panel .card.error")
     expect(card).to_have_text("The connection to the server was lost.Retry")
     expect(page.locator("#thinking")).to_be_hidden()
