@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from serve_process_kit import Server
 from starlette.testclient import TestClient
 from terminal_harness import convo_cmd, env
-from test_serve_processes import Server
 
 from convo import ContextWindow, Message
 from convo._transcript import read_transcript

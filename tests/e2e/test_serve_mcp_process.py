@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import os
 import select
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from test_serve_processes import WAIT_S, Server
+from serve_process_kit import WAIT_S, Server, post_in_background, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "serve_fixtures"
 BOT = str(FIXTURES / "mcp_bot.py")
@@ -80,16 +78,9 @@ def test_a_worker_killed_during_an_mcp_call_leaves_no_mcp_server(tmp_path: Path)
     calls = tmp_path / "calls"
     try:
         cid = server.post("/api/conversations").json()["id"]
-        asking = subprocess.Popen([sys.executable, "-c", (
-            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'act'}, timeout=60)"),
-            f"{server.url}/api/conversations/{cid}/messages"], stderr=subprocess.DEVNULL)
-        for _ in range(int(WAIT_S / 0.05)):  # until the MCP server is inside the call
-            if calls.exists() and calls.read_text().endswith("\n"):
-                break
-            try:
-                asking.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        asking = post_in_background(server.url, cid, "act")
+        # until the MCP server is inside the call
+        wait_until(lambda: calls.exists() and calls.read_text().endswith("\n"), asking)
         pid_text, call_id = calls.read_text().split()
         pid = int(pid_text)
         assert _exists(pid) and call_id.startswith("call_")

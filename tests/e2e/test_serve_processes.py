@@ -7,88 +7,24 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
+from serve_process_kit import (
+    BOT,
+    WAIT_S,
+    Server,
+    contents,
+    free_port,
+    post_in_background,
+    wait_until,
+)
 
 from convo.serve._stores import SCHEMA_VERSION
-
-BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
-WAIT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """One `convo serve` process."""
-
-    def __init__(self, store: str, workdir: Path, bot: str = BOT, *options: str) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",
-                                                                 "OPENAI_BASE_URL")}
-        env["CONVO_TEST_DIR"] = str(workdir)
-        self.log = workdir / f"serve-{self.port}.log"
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "convo", "serve", bot, "--port", str(self.port),
-                 "--store", store, *options], env=env, stdout=subprocess.DEVNULL, stderr=log)
-        self.client = httpx.Client(base_url=self.url, timeout=WAIT_S)
-        self._wait_until_healthy()
-
-    def _wait_until_healthy(self) -> None:
-        with httpx.Client(base_url=self.url, timeout=1.0) as probe:
-            for _ in range(int(WAIT_S / 0.1)):
-                if self.process.poll() is not None:
-                    raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-                try:
-                    if probe.get("/api/health").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                try:
-                    self.process.wait(timeout=0.1)
-                except subprocess.TimeoutExpired:
-                    pass
-        raise AssertionError("convo serve did not become healthy")
-
-    def post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
-        return self.client.post(path, json=body or {})
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-        self.client.close()
-
-    def stop(self) -> int | None:
-        """Ctrl-C; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.client.close()
-        return self.process.returncode
-
-
-def _contents(server: Server, cid: str) -> list[str]:
-    return [m["content"] for m in server.client.get(f"/api/conversations/{cid}").json()[
-        "messages"]]
 
 
 def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> None:
@@ -100,24 +36,15 @@ def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> N
             assert server.post(f"/api/conversations/{cid}/messages",
                                {"content": f"note a{i}"}).status_code == 200
         # Mid-turn: the model is answering "slow" when the server is killed.
-        slow = subprocess.Popen([sys.executable, "-c", (
-            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'slow'}, timeout=60)"),
-            f"{server.url}/api/conversations/{ids[0]}/messages"],
-            stderr=subprocess.DEVNULL)
-        for _ in range(int(WAIT_S / 0.05)):
-            if (tmp_path / "entered").exists():
-                break
-            try:
-                slow.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        slow = post_in_background(server.url, ids[0], "slow")
+        wait_until((tmp_path / "entered").exists, slow)
         assert (tmp_path / "entered").exists()
         server.kill()
         slow.kill()
         slow.wait()
         (tmp_path / "gate").touch()
         server = Server(store, tmp_path)
-        assert _contents(server, ids[0])[-1] == "slow"  # committed before the model answered
+        assert contents(server, ids[0])[-1] == "slow"  # committed before the model answered
         assert server.post(f"/api/conversations/{ids[0]}/messages",
                            {"content": "x"}).status_code == 409
         retried = server.post(f"/api/conversations/{ids[0]}/retry")
@@ -135,7 +62,7 @@ def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> N
             if i == 0:
                 expected += ["slow", "slow done"]
             expected += [f"note b{i}", "", f"noted b{i}", f"ok, noted b{i}", "Finished"]
-            assert _contents(server, cid) == expected
+            assert contents(server, cid) == expected
         calls = (tmp_path / "tool_calls.txt").read_text().split()
         assert sorted(calls) == sorted([f"a{i}" for i in range(3)] + [f"b{i}" for i in range(3)])
     finally:
@@ -177,7 +104,7 @@ def postgres() -> Iterator[Postgres]:
     if os.geteuid() == 0:  # the server refuses to run as root
         shutil.chown(data, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
+    port = free_port()
     subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
                     "-U", "postgres"], check=True, capture_output=True)
     server = Postgres(bin_dir, data, as_user, port)
@@ -204,7 +131,7 @@ def test_two_workers_share_postgres(postgres: Postgres, tmp_path: Path) -> None:
             expected = ["Take notes."]
             for turn in range(3):
                 expected += [f"hello {i}.{turn}", f"echo hello {i}.{turn}"]
-            assert _contents(rng.choice(servers), cid) == expected
+            assert contents(rng.choice(servers), cid) == expected
     finally:
         for server in servers:
             server.stop()
@@ -232,7 +159,7 @@ def test_a_database_restart_shows_in_health_and_breaks_no_turn(postgres: Postgre
         assert server.client.get("/api/health").status_code == 200
         after = server.post(f"/api/conversations/{cid}/messages", {"content": "two"})
         assert after.status_code == 200, after.text
-        assert _contents(server, cid) == ["Take notes.", "one", "echo one", "two", "echo two"]
+        assert contents(server, cid) == ["Take notes.", "one", "echo one", "two", "echo two"]
     finally:
         assert server.stop() == 0
 
@@ -258,16 +185,8 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapse
                 Server(postgres.url, tmp_path, BOT, "--lease", "1"))
     try:
         cid = one.post("/api/conversations").json()["id"]
-        slow = subprocess.Popen([sys.executable, "-c", (
-            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'slow'}, timeout=60)"),
-            f"{one.url}/api/conversations/{cid}/messages"], stderr=subprocess.DEVNULL)
-        for _ in range(int(WAIT_S / 0.05)):
-            if (tmp_path / "entered").exists():
-                break
-            try:
-                slow.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        slow = post_in_background(one.url, cid, "slow")
+        wait_until((tmp_path / "entered").exists, slow)
         assert two.post(f"/api/conversations/{cid}/retry").status_code == 409  # one is alive
         one.kill()
         slow.kill()
@@ -279,7 +198,7 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapse
             time.sleep(0.05)  # polling until the dead owner's lease (1 s) lapses
             retried = two.post(f"/api/conversations/{cid}/retry")
         assert retried.status_code == 200, retried.text
-        assert _contents(two, cid) == ["Take notes.", "slow", "slow done"]
+        assert contents(two, cid) == ["Take notes.", "slow", "slow done"]
     finally:
         one.stop()
         two.stop()
@@ -330,7 +249,7 @@ def test_a_version_1_postgres_database_gains_the_subroutine_records(postgres: Po
     try:
         said = server.post("/api/conversations/old/messages", {"content": "hi"})
         assert said.status_code == 200, said.text
-        assert _contents(server, "old") == ["Take notes.", "hi", "echo hi"]
+        assert contents(server, "old") == ["Take notes.", "hi", "echo hi"]
     finally:
         assert server.stop() == 0
     with psycopg.connect(url) as conn:

@@ -4,12 +4,10 @@ Real `convo serve` processes, killed with SIGKILL, on SQLite."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
-from test_serve_processes import WAIT_S, Server
+from serve_process_kit import WAIT_S, Server, post_in_background, wait_until
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "blocking_tool_bot.py")
 
@@ -21,16 +19,8 @@ def test_killed_while_a_tool_runs_the_conversation_waits_for_retry(tmp_path: Pat
         cid = server.post("/api/conversations").json()["id"]
         assert server.post(f"/api/conversations/{cid}/messages",
                            {"content": "book"}).status_code == 200
-        blocked = subprocess.Popen([sys.executable, "-c", (
-            "import httpx,sys; httpx.post(sys.argv[1], json={'content': 'block'}, timeout=60)"),
-            f"{server.url}/api/conversations/{cid}/messages"], stderr=subprocess.DEVNULL)
-        for _ in range(int(WAIT_S / 0.05)):
-            if (tmp_path / "entered").exists():
-                break
-            try:
-                blocked.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        blocked = post_in_background(server.url, cid, "block")
+        wait_until((tmp_path / "entered").exists, blocked)
         assert (tmp_path / "entered").exists()
         server.kill()
         blocked.kill()
@@ -66,17 +56,8 @@ def test_a_blocking_sync_tool_does_not_block_the_worker(tmp_path: Path) -> None:
     server = Server(f"sqlite:///{tmp_path / 'convo.db'}", tmp_path, bot=BOT)
     try:
         cid = server.post("/api/conversations").json()["id"]
-        blocked = subprocess.Popen([sys.executable, "-c", (
-            "import httpx,sys; print(httpx.post(sys.argv[1], json={'content': 'block'}, "
-            "timeout=60).status_code)"), f"{server.url}/api/conversations/{cid}/messages"],
-            stdout=subprocess.PIPE, text=True)
-        for _ in range(int(WAIT_S / 0.05)):
-            if (tmp_path / "entered").exists():
-                break
-            try:
-                blocked.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        blocked = post_in_background(server.url, cid, "block", print_status=True)
+        wait_until((tmp_path / "entered").exists, blocked)
         assert (tmp_path / "entered").exists()
         with httpx.Client(base_url=server.url, timeout=5.0) as client:
             assert client.get("/api/health").status_code == 200
