@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,15 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from postgres_server import free_port
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
 WAIT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:

@@ -4,22 +4,18 @@ Postgres (a throwaway server started here with initdb/pg_ctl)."""
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_server import Postgres, throwaway_postgres
 from serve_process_kit import (
     BOT,
     WAIT_S,
     Server,
     contents,
-    free_port,
     post_in_background,
     wait_until,
 )
@@ -69,52 +65,10 @@ def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> N
         server.stop()
 
 
-def _postgres_bin() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return found[-1].parent if found else None
-
-
-class Postgres:
-    """A throwaway server: started, stopped and started again by the tests."""
-
-    def __init__(self, bin_dir: Path, data: Path, as_user: list[str], port: int) -> None:
-        self.bin_dir, self.data, self.as_user, self.port = bin_dir, data, as_user, port
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-
-    def ctl(self, *args: str) -> None:
-        subprocess.run([*self.as_user, str(self.bin_dir / "pg_ctl"), "-D", str(self.data / "db"),
-                        "-w", *args], check=True, capture_output=True)
-
-    def start(self) -> None:
-        self.ctl("-l", str(self.data / "log"), "-o",
-                 f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1", "start")
-
-    def stop(self) -> None:
-        self.ctl("-m", "fast", "stop")
-
-
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
-    bin_dir = _postgres_bin()
-    if bin_dir is None:  # .ci/run installs it, so CI always runs these
-        pytest.skip("PostgreSQL server binaries are missing: apt-get install postgresql "
-                    "(.ci/run does) to run the Postgres store's tests")
-    data = Path(tempfile.mkdtemp(prefix="convo-pg-"))  # outside pytest's private tmp dirs
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # the server refuses to run as root
-        shutil.chown(data, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = free_port()
-    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
-                    "-U", "postgres"], check=True, capture_output=True)
-    server = Postgres(bin_dir, data, as_user, port)
-    server.start()
-    try:
+    with throwaway_postgres() as server:
         yield server
-    finally:
-        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-m", "fast",
-                        "-w", "stop"], check=False, capture_output=True)
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def test_two_workers_share_postgres(postgres: Postgres, tmp_path: Path) -> None:

@@ -10,12 +10,9 @@ import concurrent.futures
 import json
 import os
 import resource
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,59 +20,16 @@ from typing import Any
 
 import httpx
 import pytest
+from postgres_server import Postgres, free_port, throwaway_postgres
 from refund_bot import TEMPLATE, model, refund, reply  # noqa: F401  (handed on to the serving tests)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Postgres:
-    """A throwaway Postgres server for the tests of this folder."""
-
-    def __init__(self, bin_dir: Path, data: Path, as_user: list[str], port: int) -> None:
-        self.bin_dir, self.data, self.as_user, self.port = bin_dir, data, as_user, port
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        self.databases = 0
-
-    def fresh(self) -> str:
-        """The URL of a new, empty database."""
-        import psycopg
-
-        self.databases += 1
-        name = f"t{self.databases}"
-        with psycopg.connect(self.url, autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name}")
-        return self.url.rsplit("/", 1)[0] + "/" + name
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not found:  # .ci/run installs it, so CI always runs these
-        pytest.skip("PostgreSQL server binaries are missing: apt-get install postgresql")
-    bin_dir = found[-1].parent
-    data = Path(tempfile.mkdtemp(prefix="convo-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # the server refuses to run as root
-        shutil.chown(data, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = free_port()
-    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data / "db"), "-A", "trust",
-                    "-U", "postgres"], check=True, capture_output=True)
-    ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data / "db"), "-w"]
-    subprocess.run([*ctl, "-l", str(data / "log"), "-o",
-                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"],
-                   check=True, capture_output=True)
-    try:
-        yield Postgres(bin_dir, data, as_user, port)
-    finally:
-        subprocess.run([*ctl, "-m", "fast", "stop"], check=False, capture_output=True)
-        shutil.rmtree(data, ignore_errors=True)
+    with throwaway_postgres() as server:
+        yield server
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
