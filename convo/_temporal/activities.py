@@ -165,8 +165,12 @@ class Activities:
 
     async def _write(self, data: dict[str, Any]) -> None:
         """The workflow's writes since its last activity; what a lost run of this activity
-        wrote already is not written again (messages are written at their indexes)."""
+        wrote already is not written again (messages are written at their indexes). The
+        retracts the workflow made (``retracts``: reply ids) are published first."""
         cid = data["conversation_id"]
+        retracts = data.get("retracts")
+        if retracts:  # (before the replacement is stored: the client hears it first)
+            await Publisher(self.channel, cid).retract(retracts)
         changes = [wire.change_from(c) for c in data.get("changes", ())]
         if not changes:
             return

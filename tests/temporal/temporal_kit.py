@@ -125,13 +125,13 @@ class Front(_Process):
     """A `convo serve --engine temporal://…` process of the gated bot (the HTTP front), on the
     workers' store and task queue; ``client`` talks to it."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
+    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
         import httpx
 
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN"):
             env.pop(name, None)
         self.log = (tmp_path / f"front-{self.port}.log").open("w+")
