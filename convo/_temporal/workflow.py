@@ -37,6 +37,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
+    from .._internal import CONTEXT
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
     from .._requests import CallModel, ListTools, RunHooks, RunTools
@@ -188,6 +189,8 @@ class Activities(Forwarding):
         state.model_calls += calls
         state.used(usage, reported=usage.unreported < calls)
         reply = Message.from_dict(answer["message"])
+        if "context" in answer:  # the summary the call made: kept (and stored) with the run's
+            state.session.internal[CONTEXT] = answer["context"]
         # What a client was shown of the reply (the activity streamed it): a live output
         # guard that trips on it retracts it (``convo._run.guarding``), as in one process.
         state.partial, state.held_text = [], None

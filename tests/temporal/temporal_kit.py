@@ -68,7 +68,7 @@ async def worker(address: str, tmp_path: Path, **bot: Any
     client = await Client.connect(address)
     queue = bot.pop("queue", None) or f"q{next(_queues)}-{tmp_path.name}"
     runner = Runner(FunctionModel(bot.pop("model", counted)), bot.pop("template", TEMPLATE),
-                    raise_errors=False)
+                    raise_errors=False, **bot.pop("runner", {}))
     try:
         async with running(client, Bot(runner, store, **bot), task_queue=queue):
             yield client, queue, store, counted
