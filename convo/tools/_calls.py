@@ -35,7 +35,7 @@ from .._errors import ReachedEndTemplateException, ToolRetry
 from .._messages import Message, ToolCall
 from .._parts import Part, shown
 from .._reply import ERROR_KEY, TERMINATED_KEY
-from ._base import Bound, SavedToolError, Tool, ToolResult, to_content
+from ._base import Bound, SavedToolError, TerminateResponse, Tool, ToolResult, to_content
 from ._endings import (
     CONTINUE,
     EndConversation,
@@ -44,7 +44,6 @@ from ._endings import (
     MoveState,
     TerminalReply,
     Terminate,
-    TerminateResponse,
 )
 from ._handoff import HandingOff
 from ._toolset import Unlisted
