@@ -111,10 +111,14 @@ class FunctionTool(Tool):
             specs.append(Spec(param.name, hint, default, arg_docs.get(param.name, "")))
         return specs
 
-    def _execute(self, args: dict[str, Any], context: Any = None) -> Any:
+    def invoke(self, args: dict[str, Any], context: Any = None) -> Any:
+        """Call the function with validated arguments (its ``ToolContext`` first, when it takes
+        one): a call of a function tool goes to its function at once."""
         if self.takes_context:
             return self.fn(context, **args)
         return self.fn(**args)
+
+    _execute = invoke  # what ``Tool.invoke`` runs (``ainvoke``, ``execute``): the same call
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
