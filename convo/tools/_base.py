@@ -4,6 +4,7 @@ into the ending it asks for, a value of ``convo.tools._endings``)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping
@@ -261,20 +262,18 @@ class Tool:
                               arg.description))
         return specs
 
+    @functools.cached_property
     def compiled(self) -> Arguments:
-        """The arguments compiled into a pydantic model (once per tool)."""
-        cached: Arguments | None = self.__dict__.get("_compiled")
-        if cached is None:
-            if not self.name or not isinstance(self.name, str):
-                raise ToolDefinitionError(f"tool {type(self).__name__} has no name: set the "
-                                          "class attribute `name`")
-            cached = self.__dict__["_compiled"] = Arguments(
-                self.name, self._specs(), strict=self.strict, keep_defaults=False,
-                signature=self.signature_text)
-        return cached
+        """The arguments compiled into a pydantic model: once per tool, on first use (a
+        ``FunctionTool`` has it from its construction), then read as an attribute."""
+        if not self.name or not isinstance(self.name, str):
+            raise ToolDefinitionError(f"tool {type(self).__name__} has no name: set the "
+                                      "class attribute `name`")
+        return Arguments(self.name, self._specs(), strict=self.strict, keep_defaults=False,
+                         signature=self.signature_text)
 
     def _build_schema(self) -> dict[str, Any]:
-        parameters = self.compiled().parameters
+        parameters = self.compiled.parameters
         description = self.description or ""
         if self.terminal:
             description = f"{description.rstrip()} {TERMINAL_NOTE}".strip()
@@ -294,7 +293,7 @@ class Tool:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce arguments; ``ToolArgumentError`` saying what is wrong."""
-        return self.compiled().validate(args)
+        return self.compiled.validate(args)
 
     def parse_raw(self, raw: str) -> dict[str, Any]:
         """Arguments from text that was not a JSON object (override to accept bare strings)."""

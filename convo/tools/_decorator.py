@@ -79,8 +79,8 @@ class FunctionTool(Tool):
         specs = self._specs_from(fn, arg_docs, localns)
         self.arguments = {s.name: ToolArgument(s.name, s.description, s.annotation,
                                                required=s.required) for s in specs}
-        self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
-                                               keep_defaults=True, signature=self.signature_text)
+        self.compiled = Arguments(self.name, specs, strict=strict, keep_defaults=True,
+                                  signature=self.signature_text)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.schema()
 
