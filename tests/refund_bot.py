@@ -46,3 +46,28 @@ TEMPLATE = chat_loop(refund, FinishTool())
 
 def model() -> FunctionModel:
     return FunctionModel(reply)
+
+
+class Counted:
+    """The bot's model, counting its calls: ``FunctionModel(counted)`` or ``counted.model``."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.model = FunctionModel(self)
+
+    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
+        self.calls += 1
+        return reply(messages, tools)
+
+
+def fails_once() -> FunctionModel:
+    """The bot's model whose first call fails with an HTTP 500 naming a private host (which
+    no client may be shown); it answers as ``reply`` after."""
+    failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
+
+    def flaky(messages: Sequence[Message], tools: Any) -> str:
+        if failures:
+            raise failures.pop()
+        return reply(messages, tools)
+
+    return FunctionModel(flaky)

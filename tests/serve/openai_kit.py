@@ -3,16 +3,16 @@ they talk to (a name of its own: every folder's conftest is "conftest")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import openai
 import pytest
-from serve_kit import TEMPLATE, reply
+from serve_kit import TEMPLATE, Counted, reply  # noqa: F401  (Counted: for the tests)
 from uvicorn_app import uvicorn_app
 
-from convo import AssistantTemplate, FunctionModel, LinearTemplate, Message, UserTemplate
+from convo import AssistantTemplate, FunctionModel, LinearTemplate, UserTemplate
 from convo.serve import TokenTable, create_app
 
 ANN, BOB = "ann-token", "bob-token"
@@ -25,18 +25,6 @@ CLIENTS: list[openai.OpenAI] = []
 
 #: One question, one answer, and the conversation is over.
 ONCE = LinearTemplate([UserTemplate(), AssistantTemplate()])
-
-
-class Counted:
-    """serve_kit's bot model, counting its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.model = FunctionModel(self.reply)
-
-    def reply(self, messages: Sequence[Message], tools: Any) -> str:
-        self.calls += 1
-        return reply(messages, tools)
 
 
 @pytest.fixture(autouse=True)

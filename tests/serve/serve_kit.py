@@ -21,7 +21,14 @@ from typing import Any
 import httpx
 import pytest
 from postgres_server import Postgres, free_port, throwaway_postgres
-from refund_bot import TEMPLATE, model, refund, reply  # noqa: F401  (handed on to the serving tests)
+from refund_bot import (  # noqa: F401  (handed on to the serving tests)
+    TEMPLATE,
+    Counted,
+    fails_once,
+    model,
+    refund,
+    reply,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -5,30 +5,18 @@ conversations owned by their caller; only new user messages are added, under the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import pytest
 from agui_kit import post_run, run_input, types, user, validate
-from serve_kit import TEMPLATE, reply
+from serve_kit import TEMPLATE, Counted
 from starlette.testclient import TestClient
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
 
-from convo import FunctionModel, Message
+from convo import FunctionModel
 from convo.serve import TrustedHeader, create_app
-
-
-class Counted:
-    """The test bot's model, counting its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
-        self.calls += 1
-        return reply(messages, tools)
 
 
 def app(**options: Any) -> tuple[Any, Counted]:

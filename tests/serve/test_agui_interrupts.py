@@ -5,17 +5,15 @@ run that retries. Every run recorded passes `ag-ui-validate` (AGUI207 off for re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from agui_kit import post_run, run_input, types, user, validate
-from serve_kit import TEMPLATE, model, reply
+from serve_kit import TEMPLATE, fails_once, model
 from starlette.testclient import TestClient
 from test_staff_and_handoff import OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
 from test_staff_and_handoff import reply as staffed_reply
 
-from convo import Message, ModelError
 from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._http.logs import MODEL_FAILED
@@ -124,14 +122,7 @@ def test_the_end_of_the_conversation_comes_as_convo_outcome() -> None:
 
 
 def test_a_failed_model_call_is_run_error_in_plain_words_and_a_next_run_retries() -> None:
-    failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
-
-    def flaky(messages: Sequence[Message], tools: Any) -> str:
-        if failures:
-            raise failures.pop()
-        return reply(messages, tools)
-
-    with TestClient(create_app(TEMPLATE, FunctionModel(flaky))) as client:
+    with TestClient(create_app(TEMPLATE, fails_once())) as client:
         failed = post_run(client, run_input("t", "r1", [user("u1", "hello")]))
         refused = client.post("/agui", json=run_input("t", "r2", [user("u1", "hello"),
                                                                    user("u2", "hi")]))

@@ -13,24 +13,15 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_kit import TEMPLATE, model, reply
+from serve_kit import TEMPLATE, Counted, fails_once, model
 from starlette.testclient import TestClient
 from test_staff_and_handoff import ANN, OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
 from test_staff_and_handoff import reply as staffed_reply
 
-from convo import FunctionModel, Message, ModelError
+from convo import FunctionModel, Message
 from convo.serve import TrustedHeader, create_app
 from convo.serve._http.logs import MODEL_FAILED
-
-
-class Counted:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
-        self.calls += 1
-        return reply(messages, tools)
 
 
 def user(message_id: str, text: str) -> dict[str, Any]:
@@ -246,14 +237,7 @@ def test_a_chat_running_a_turn_is_409_before_any_stream() -> None:
 
 
 def test_a_request_with_no_new_message_retries_a_failed_reply() -> None:
-    failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
-
-    def flaky(messages: Sequence[Message], tools: Any) -> str:
-        if failures:
-            raise failures.pop()
-        return reply(messages, tools)
-
-    with TestClient(create_app(TEMPLATE, FunctionModel(flaky))) as client:
+    with TestClient(create_app(TEMPLATE, fails_once())) as client:
         failed = chunks(client, body("c", user("u1", "hello")))
         refused = client.post("/ai-sdk/chat", json=body("c", user("u1", "hello"),
                                                          user("u2", "hi")))

@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 from aisdk_kit import chat, parts, serving, types
-from serve_kit import TEMPLATE, model, reply
+from serve_kit import TEMPLATE, fails_once, model
 from test_served_events import TEMPLATE as WEATHER
 from test_served_events import Streaming
 from weather_tools import chat_loop
 
-from convo import FunctionModel, Message, ModelError, tool
+from convo import FunctionModel, Message, tool
 from convo.serve import create_app
 from convo.serve._http.logs import MODEL_FAILED
 
@@ -87,14 +87,7 @@ def test_a_failed_tool_is_a_tool_output_error_and_the_model_answers_it() -> None
 
 
 def test_a_failed_model_call_is_an_error_in_plain_words_and_regenerate_retries() -> None:
-    failures = [ModelError("HTTP 500 from http://10.0.0.7:8000/v1 (secret host)")]
-
-    def flaky(messages: Sequence[Message], tools: Any) -> str:
-        if failures:
-            raise failures.pop()
-        return reply(messages, tools)
-
-    with serving(create_app(TEMPLATE, FunctionModel(flaky))) as url:
+    with serving(create_app(TEMPLATE, fails_once())) as url:
         found = chat(url, "c", {"say": ["u1", "hello"]}, {"regenerate": True})
         stored = httpx.get(f"{url}/api/conversations/c").json()["messages"]
     failed, retried = found["runs"]
