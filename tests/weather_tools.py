@@ -1,13 +1,14 @@
 """The tools most tests call, and the two bot shapes that offer tools: ``weather`` (a city's
 weather, always sunny), ``answer`` (a terminal tool: its result ends the turn), ``agent`` (one
-question, one agent turn) and ``chat_loop`` (a system line, then user turns and agent turns
-round and round: the shape of a served chat)."""
+question, one agent turn), ``chat_loop`` (a system line, then user turns and agent turns
+round and round: the shape of a served chat) and ``chat`` (the same without tools)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from convo.templates import (
+    AssistantTemplate,
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
@@ -49,3 +50,9 @@ def chat_loop(*tools: Any, system: str = "Be brief.", **tooling: Any) -> LinearT
     the ToolingTemplate (``context=``, ``before=`` ...)."""
     return LinearTemplate([SystemTemplate(system), LoopTemplate([
         UserTemplate(), ToolingTemplate(list(tools), **tooling)])])
+
+
+def chat(system: str) -> LinearTemplate:
+    """``system``, then a user message and a reply round and round (no tools)."""
+    return LinearTemplate([SystemTemplate(system), LoopTemplate([UserTemplate(),
+                                                                 AssistantTemplate()])])

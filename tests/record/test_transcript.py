@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from weather_tools import chat
 
 from convo import Message, Runner, RunStatus, ScriptedInterface, Session
 from convo._errors import TranscriptError
@@ -24,10 +25,7 @@ from convo.templates import (
 )
 from convo.tools import EndConversationTool, FinishResponseTool, tool
 
-CHAT = LinearTemplate([
-    SystemTemplate("You teach {{ subject }}."),
-    LoopTemplate([UserTemplate(), AssistantTemplate()]),
-])
+CHAT = chat("You teach {{ subject }}.")
 
 
 def run_saved(path: Path, template: object, model: MockModel, replies: list[str],

@@ -16,26 +16,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from weather_tools import chat
 
 from convo import Message, Runner, RunStatus, ScriptedInterface, Session, ToolCall
 from convo._errors import TranscriptError
 from convo._resume import resume
 from convo._transcript import TranscriptWriter, read_transcript
 from convo.models import MockModel
-from convo.templates import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
 from convo.tools import tool
 
-CHAT = LinearTemplate([
-    SystemTemplate("Tu parles {{ subject }} ☃."),
-    LoopTemplate([UserTemplate(), AssistantTemplate()]),
-])
+CHAT = chat("Tu parles {{ subject }} ☃.")
 SAID = ["héllo ☃", "ça va? 😀", "日本語で"]
 REPLIES = ["Bonjour ☃!", "Très bien 😀.", "はい。"]
 FIXTURES = Path(__file__).resolve().parents[1] / "cli_fixtures"

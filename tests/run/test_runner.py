@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 import pytest
+from weather_tools import chat
 
 from convo import (
     DefinitionError,
@@ -53,10 +54,7 @@ def _outcome(session: Session) -> Outcome:
 
 
 def _chat() -> LinearTemplate:
-    return LinearTemplate([
-        SystemTemplate("You teach {{ subject }}."),
-        LoopTemplate([UserTemplate(), AssistantTemplate()]),
-    ])
+    return chat("You teach {{ subject }}.")
 
 
 def _timeless(session: Session) -> Session:

@@ -10,23 +10,16 @@ import pytest
 from message_json import unnumbered
 from parts_files import png
 from starlette.testclient import TestClient
+from weather_tools import chat
 
 from convo import OpenAIModel
 from convo.serve import create_app
 from convo.serve._stores import Store, open_store
-from convo.templates import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    UserTemplate,
-)
 from convo.testing import OpenAIServer
 
 PNG = png()
 B64 = base64.b64encode(PNG).decode()
-TEMPLATE = LinearTemplate([SystemTemplate("You look at images."),
-                           LoopTemplate([UserTemplate(), AssistantTemplate()])])
+TEMPLATE = chat("You look at images.")
 IMAGE_MESSAGE = [{"type": "text", "text": "What is this?"},
                  {"type": "image", "media_type": "image/png", "data": B64,
                   "filename": "shot.png"}]
