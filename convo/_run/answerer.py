@@ -429,7 +429,7 @@ def steered_from_session(answerer: Any) -> bool:
         cls = type(answerer)
         if cls.answer is not Answerer.answer or cls.aanswer is not Answerer.aanswer:
             return False
-        if cls.take_steered is Forwarding.take_steered \
+        if isinstance(answerer, Forwarding) and cls.take_steered is Forwarding.take_steered \
                 and cls.atake_steered is Forwarding.atake_steered:
             answerer = answerer.inner
             continue
