@@ -2,12 +2,16 @@
 
 The HTTP routes are §9's, unchanged; behind them, this engine holds no lease and runs no turn:
 each turn is an Update of the conversation's workflow (``convo._temporal.workflow``), run by
-``convo worker`` processes, and what it answers is read from the store (the record: GET,
-lists, feedback and exports read it as on the default engine). A streamed turn (a sink: SSE
-and the other faces) listens to the store's notes while its Update runs (``deltas.py``:
-Temporal streams nothing): the model activity's text comes as ``TextDelta``s, each reply's
-preceded by the messages the store holds before it; the rest of the turn's messages once the
-Update returns.
+``convo worker`` processes, and what it answers is read from the store (the record: GET, lists,
+feedback and exports read it as on the default engine). A message sent while a turn runs is
+queued in the store and told to the workflow (the Signal ``queued``), which takes it; an
+interrupt is the Update ``cancel``. A branch is stored by the served branch code
+(``convo.serve._branches``: the one replay, nothing called) and gets a workflow of its own; a
+client's history (the OpenAI face's stateless replay) starts a workflow that replays it. A
+streamed turn (a sink: SSE and the other faces) listens to the store's notes while its Update
+runs (``deltas.py``: Temporal streams nothing): the model activity's text comes as
+``TextDelta``s, each reply's preceded by the messages the store holds before it; the rest of
+the turn's messages once the Update returns.
 
 (Over 300 lines: the served engine's methods, each an Update; the conversation as the faces
 read it (``Turn``); the stream of a turn; a new run after a deploy.)
@@ -261,6 +265,13 @@ class TemporalEngine(Engine):
             stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
+        if stored.queued and stored.status == "waiting" and isinstance(
+                stored.waiting_for, dict) and stored.waiting_for.get("type") == "user":
+            # Queued, and no turn takes them: told to the workflow again (the process that
+            # queued them may have died before it told it; a repeat costs nothing).
+            with contextlib.suppress(RPCError):
+                await (await self._handle(conversation_id)).signal(
+                    "queued", queued_json(stored.queued[0]))
         return _view(stored, originals=originals)
 
     # -- messages while a turn runs (API.md §26): the queue in the store, taken by the

@@ -11,7 +11,11 @@ must not hold the transcript once per turn), the messages the turn added, and th
 the turn answers (200, 502 with ``error``, 500);
 the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
 are rejected by the Update's validator with §9's words (``ApplicationError`` of type
-``Conflict``, ``Invalid``…).
+``Conflict``, ``Invalid``…). A message queued in the store while a turn runs (§26) is the
+Signal ``queued``: steered to the running turn at its next safe point, or taken by the run
+between turns, in order (an interrupt's ``cancel`` holds the queue until the interrupting
+message's turn starts). A run started with a client's ``history`` (§25) replays it, stores it
+and goes on, or is refused (the Update ``opened`` says why) with nothing stored.
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.

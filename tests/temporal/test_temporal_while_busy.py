@@ -7,11 +7,27 @@ messages queued earlier."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 from pathlib import Path
 from typing import Any
 
 from temporal_kit import Front, Worker, sse, until
+
+from convo import Message
+from convo.serve._stores import open_store
+from convo.serve._stores.base import Queued, Queues
+
+
+async def _queue_behind(tmp_path: Path, conversation_id: str, text: str) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'convo.db'}")
+    await store.open()
+    try:
+        assert isinstance(store, Queues)
+        assert await store.enqueue(conversation_id, Queued(Message("user", text, id="m-lost")),
+                                   limit=16)
+    finally:
+        await store.close()
 
 
 def _said(body: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -86,6 +102,11 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(temporal: str,
         interrupted_body = settled(third)
         bad = client.post(f"/api/conversations/{third}/messages",
                           json={"content": "x", "while_busy": "later"})
+
+        # queued in the store by a front that died before it told the workflow: the next
+        # GET tells it again, and it is taken.
+        asyncio.run(_queue_behind(tmp_path, third, "lost"))
+        lost_body = settled(third)
     finally:
         gate.touch()
         pool.shutdown(wait=False, cancel_futures=True)
@@ -126,7 +147,8 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(temporal: str,
     assert (bad.status_code, bad.json()) == (400, {
         "error": '"while_busy" must be one of "reject", "queue", "interrupt", "steer", got '
                  '"later"'})
+    assert _said(lost_body)[-2:] == [("user", "lost"), ("assistant", "You said 'lost'")]
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert [c for c in calls if not c.startswith("tool ")] == [
         "model wait", "model q1", "model tool", "model s1", "model wait", "cancelled wait",
-        "model i1", "model q3"]
+        "model i1", "model q3", "model lost"]
