@@ -292,6 +292,9 @@ class TemporalEngine(Engine):
         await handle.signal("queued", queued_json(queued))
         return {"queued": queued.message.to_dict()}
 
+    def _watch(self, conversation_id: str) -> None:
+        """(A queue is its workflow's to take, never this process's.)"""
+
     async def interrupt(self, conversation_id: str, again: Callable[[], Awaitable[T]]) -> T:
         """The running turn stopped as a cancel stops it (the Update ``cancel``, which also
         holds the queue for the interrupting message), then ``again()``: its turn."""

@@ -63,8 +63,9 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
         assert running.result(60) == 200
 
         url = f"http://127.0.0.1:{front.port}"
-        ran = chat(url, "c1", {"say": ["u1", "hi"]}, {"regenerate": True})
-        chat_now = client.get("/api/conversations/c1").json()
+        chat_id = f"chat-{tmp_path.name}"  # (the dev server is the session's: ids its own)
+        ran = chat(url, chat_id, {"say": ["u1", "hi"]}, {"regenerate": True})
+        chat_now = client.get(f"/api/conversations/{chat_id}").json()
         kept_as = chat_now["parent"]["id"]
         kept = client.get(f"/api/conversations/{kept_as}").json()
         kept_goes_on = client.post(f"/api/conversations/{kept_as}/messages",
@@ -102,7 +103,7 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
     assert parts(submitted["message"]) == [("step-start",), ("text", "You said 'hi'")]
     assert parts(again["message"]) == [("step-start",), ("text", "You said 'hi'")]
     assert again["errors"] == [] and "refused" not in again
-    assert chat_now["parent"] == {"id": kept_as, "before": 2} and kept_as != "c1"
+    assert chat_now["parent"] == {"id": kept_as, "before": 2} and kept_as != chat_id
     assert _said(chat_now)[1:] == [("user", "hi"), ("assistant", "You said 'hi'")]
     assert chat_now["messages"][2]["id"] != kept["messages"][2]["id"]
     assert _said(kept)[1:] == [("user", "hi"), ("assistant", "You said 'hi'")]
