@@ -565,6 +565,11 @@ class ConvoConversation:
             await workflow.wait_condition(lambda: self.engine.current is not cancel)
         return {"cancelled": cancel is not None}
 
+    @cancel.validator
+    def _cancel_ok(self, body: dict[str, Any] | None = None) -> None:
+        if self.engine.current is None:
+            raise ApplicationError(NOTHING_RUNS, type="Conflict", non_retryable=True)
+
     @workflow.signal(name="queued")
     def queued(self, body: dict[str, Any]) -> None:
         """A message queued (stored in the conversation's queue, API.md §26): steered to
@@ -575,8 +580,3 @@ class ConvoConversation:
         else:
             self.live.queued.append(queued)
         self.engine.draining = True
-
-    @cancel.validator
-    def _cancel_ok(self, body: dict[str, Any] | None = None) -> None:
-        if self.engine.current is None:
-            raise ApplicationError(NOTHING_RUNS, type="Conflict", non_retryable=True)
