@@ -27,6 +27,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
+from .._internal import CONTEXT
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
@@ -103,11 +104,14 @@ class Activities:
     @activity.defn(name="convo.model")
     async def model(self, data: dict[str, Any]) -> dict[str, Any]:
         """The reply; the calls it took and their usage (a context window may summarize
-        first), for the workflow's run to count; with ``stream``, its text published as it
-        comes (``deltas.py``) and the id the reply is to be stored under."""
+        first), for the workflow's run to count, and the summary it made (``context``: the
+        record ``convo._summary`` keeps in ``Session.internal``), for the workflow to keep and
+        store as the default engine does (the next call reuses it); with ``stream``, its text
+        published as it comes (``deltas.py``) and the id the reply is to be stored under."""
         live = await self._at(data, CallModel)
         state = live.run.state
         calls, usage = state.model_calls, state.usage
+        summary = live.session.internal.get(CONTEXT)
         publisher = None
         if data.get("stream"):
             publisher = live.sink = Publisher(self.channel, data["conversation_id"])
@@ -119,9 +123,13 @@ class Activities:
                     reply = await self._cancellable(live)
         except ModelError as exc:
             raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
-        return {"message": reply.to_dict(), "reply_id": live.reply_id,
-                "model_calls": state.model_calls - calls,
-                "usage": _spent(usage, state.usage).to_dict()}
+        answer = {"message": reply.to_dict(), "reply_id": live.reply_id,
+                  "model_calls": state.model_calls - calls,
+                  "usage": _spent(usage, state.usage).to_dict()}
+        made = live.session.internal.get(CONTEXT)
+        if made is not None and made != summary:  # a context window summarized first
+            answer["context"] = made
+        return answer
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -176,8 +184,12 @@ class Activities:
 
     async def _write(self, data: dict[str, Any]) -> None:
         """The workflow's writes since its last activity; what a lost run of this activity
-        wrote already is not written again (messages are written at their indexes)."""
+        wrote already is not written again (messages are written at their indexes). The
+        retracts the workflow made (``retracts``: reply ids) are published first."""
         cid = data["conversation_id"]
+        retracts = data.get("retracts")
+        if retracts:  # (before the replacement is stored: the client hears it first)
+            await Publisher(self.channel, cid).retract(retracts)
         changes = [wire.change_from(c) for c in data.get("changes", ())]
         if not changes:
             return

@@ -42,6 +42,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
+    from .._internal import CONTEXT
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
     from .._requests import CallModel, ListTools, RunHooks, RunTools
@@ -52,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from .._runner import Runner
     from .._session import Session
     from ..serve._engine import Engine
+    from ..serve._events import Retract, ServedEvent
     from ..serve._live import Live
     from ..serve._problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
     from ..serve._stores.base import DEFAULT_OWNER, Change, Queued, Queues, Stored
@@ -90,12 +92,15 @@ def _refusal(exc: Exception) -> ApplicationError:
 
 class ActivityStore:
     """The store as the workflow sees it: reads are activities; writes are held and go with
-    the next activity (``take``), or on their own at the end of a turn (``flush``)."""
+    the next activity (``take``), or on their own at the end of a turn (``flush``). So do
+    the retracts of a streamed turn (``retracts``: the ids of the replies a live output guard
+    took back), which the activity publishes where the reply's text went (``deltas.py``)."""
 
     lease = 0.0
 
     def __init__(self) -> None:
         self.held: list[dict[str, Any]] = []
+        self.retracts: list[str | None] = []
 
     async def create(self, conversation_id: str, state: dict[str, Any], *,
                      owner: str = DEFAULT_OWNER) -> None:
@@ -122,10 +127,13 @@ class ActivityStore:
 
     def take(self, conversation_id: str) -> dict[str, Any]:
         held, self.held = self.held, []
-        return {"conversation_id": conversation_id, "changes": held}
+        taken: dict[str, Any] = {"conversation_id": conversation_id, "changes": held}
+        if self.retracts:
+            taken["retracts"], self.retracts = self.retracts, []
+        return taken
 
     async def flush(self, conversation_id: str) -> None:
-        if self.held:
+        if self.held or self.retracts:
             await workflow.execute_activity(
                 "convo.write", self.take(conversation_id),
                 start_to_close_timeout=STORE_TIMEOUT, retry_policy=AGAIN)
@@ -197,9 +205,16 @@ class Activities(Forwarding):
         usage = Usage.from_dict(answer["usage"]) if "usage" in answer else UNREPORTED
         state.model_calls += calls
         state.used(usage, reported=usage.unreported < calls)
+        reply = Message.from_dict(answer["message"])
+        if "context" in answer:  # the summary the call made: kept (and stored) with the run's
+            state.session.internal[CONTEXT] = answer["context"]
+        # What a client was shown of the reply (the activity streamed it): a live output
+        # guard that trips on it retracts it (``convo._run.guarding``), as in one process.
+        state.partial, state.held_text = [], None
         if answer.get("reply_id"):
             self.named(answer["reply_id"])
-        return Message.from_dict(answer["message"])
+            state.partial.append(reply.text)
+        return reply
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
@@ -294,6 +309,22 @@ class WorkflowEngine(Engine):
 
     def _queues(self) -> Queues:
         return self.store  # type: ignore[return-value]  # (its queue: an activity reads it)
+
+    async def _advance(self, live: Live, answer: Any, sink: Any, *, first: bool = False,
+                       retry: bool = False) -> tuple[int, dict[str, Any]]:
+        """The served engine's, with a sink while a client streams the turn: the only served
+        event the workflow itself makes of it is a live guard's ``Retract`` (its text and
+        messages reach the client from the activities and the store), sent on to the HTTP
+        front with the next activity."""
+        if sink is None and self.streaming:
+            sink = self._retracted
+        return await super()._advance(live, answer, sink, first=first, retry=retry)
+
+    def _retracted(self, event: ServedEvent) -> None:
+        if isinstance(event, Retract):
+            store = self.store
+            assert isinstance(store, ActivityStore)
+            store.retracts.append(event.message_id)
 
     def _cancel(self, conversation_id: str) -> Cancel | None:
         return self.current
