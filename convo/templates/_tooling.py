@@ -260,7 +260,7 @@ class ToolingTemplate(Template):
             if GUARD_KEY in reply.metadata and blocked(reply):
                 yield from blocked_reply(reply, iterations=turn.iterations)
                 return session
-            if reply.finish is Finish.LENGTH:
+            if reply.metadata and reply.finish is Finish.LENGTH:  # (no facts: no call)
                 turn.truncated = True
             text = reply.text
             if text.strip():

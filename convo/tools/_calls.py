@@ -255,6 +255,8 @@ def rerun(invocation: Invocation) -> ToolRun:
 
 def saved_run(message: Message) -> ToolRun:
     """A call's run as its saved tool message tells it (a resumed or rebuilt conversation)."""
+    if not message.metadata:  # the common case: no facts to read (this runs per replayed call)
+        return ToolRun(message.content, saved=message)
     # A saved failure stays a failure (it counts against the tool's retries again).
     if message.error:
         return ToolRun(error=SavedToolError(message.content), saved=message)
