@@ -20,6 +20,7 @@ from ..._errors import ModelError
 from ..._messages import Message
 from .._base import DeltaCallback, ToolSchemas
 from .._deltas import hand_on
+from .._idle_checks import cheap_idle_checks
 from .._sdk_clients import SDKModel
 from .errors import sdk_error
 from .wire import (
@@ -89,7 +90,9 @@ class AnthropicModel(SDKModel):
         return anthropic.Anthropic(**options)
 
     def _new_async_client(self, options: dict[str, Any]) -> Any:
-        return anthropic.AsyncAnthropic(**options)
+        client = anthropic.AsyncAnthropic(**options)
+        cheap_idle_checks(getattr(client, "_client", None))  # its httpx client (_idle_checks)
+        return client
 
     # -- calls -------------------------------------------------------------------------------
 
