@@ -750,7 +750,10 @@ class Engine:
         """Answer the head of the conversation's queue as a turn of its own (its lease held);
         ``True`` when nothing more is to be taken now (the queue is empty, the conversation
         waits for something else than a message, or it is gone), ``False`` when another turn
-        held the lease."""
+        held the lease. The queue is read first without the lease: an empty one takes no
+        lease, so a message sent meanwhile is answered, not refused as if a turn ran."""
+        if not await self._queues().queued(conversation_id):
+            return True
         async with self.turns.hold(conversation_id) as turn:
             if turn is None:
                 return False
