@@ -550,12 +550,22 @@ class Engine:
 
     async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:
-        """Answer the pending request and drive the conversation to its next pause."""
+        """Answer the pending request (with ``retry``, make it again) and drive the
+        conversation to its next pause: what each step added is committed before the next one
+        starts (``Served``, made for this drive with the turn's inputs); a model call that
+        failed is said with a 502 (the conversation waits for a retry)."""
         live.sink, added_from = sink, live.committed
         live.running = True  # said in the store with the turn's first write
         done = False
         try:
-            failure = await self._drive(live, answer, live.pending if retry else None)
+            served = Served(live.run.answerer, commit=lambda: self._commit(live),
+                            cancel=self._cancel(live.id), live=live, steered=self._steered)
+            pause = await adrive(live.run.driver, served, live.pending if retry else None,
+                                 start=answer)
+            if served.failed is not None:
+                raise served.failed
+            live.paused(pause)
+            failure = None if pause is None else pause.error
             done = True
         finally:
             if not done:  # cancelled (the server stops): rebuilt from the store next time
@@ -577,19 +587,6 @@ class Engine:
         if outcome is not None and outcome.status == "error":
             return 500, {"error": outcome.error or "the conversation failed", **body}
         return 200, body
-
-    async def _drive(self, live: Live, value: Any, request: Request[Any] | None) -> str | None:
-        """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
-        ends; returns why a model call failed, if one did (the conversation waits for
-        retry). What each step added is committed before the next one starts (``Served``, made
-        for this drive with the turn's inputs)."""
-        served = Served(live.run.answerer, commit=lambda: self._commit(live),
-                        cancel=self._cancel(live.id), live=live, steered=self._steered)
-        pause = await adrive(live.run.driver, served, request, start=value)
-        if served.failed is not None:
-            raise served.failed
-        live.paused(pause)
-        return None if pause is None else pause.error
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
         """Write what the turn added so far; then (and only then) let the client see it. The
