@@ -130,7 +130,10 @@ class Served(Forwarding):
         await self._step(request)
         if self.stopping:
             return Message("assistant", "", metadata={CANCELLED: True})
-        return await self._live(request)  # type: ignore[no-any-return]
+        try:  # (its method, not ``aanswer``'s dispatch: a request of this kind, every turn)
+            return await self.inner.acall_model(request)  # type: ignore[no-any-return]
+        except ModelError as exc:
+            raise Pause(request, str(exc)) from exc
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         await self._step(request)
@@ -262,8 +265,9 @@ class Engine:
         return None if turn is None else turn.cancel
 
     def _scopes(self, conversation_id: str) -> list[Scope] | None:
-        cancel = self._cancel(conversation_id)
-        return None if cancel is None else cancel.scopes
+        """Where the turn's cancel looks for its calls (asked at each model call)."""
+        turn = self.turns.running.get(conversation_id)
+        return None if turn is None else turn.cancel.scopes
 
     async def live(self, conversation_id: str, stored: Stored | None = None, *,
                    leased: Stored | None = None) -> Live:

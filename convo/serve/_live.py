@@ -208,7 +208,7 @@ class Live:
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
         the child the conversation is inside, when it grew."""
-        done = self.session.subroutines
+        done = self.run.session.subroutines
         records = [(i, done[i]) for i in range(self.ended, len(done))]
         run = self.recorder.open_subroutine()
         if run is not None and (len(done), run.size) != self.open_stored:
@@ -217,7 +217,7 @@ class Live:
 
     def stored(self) -> None:
         """The subroutine records as they stand now are in the store."""
-        done = self.session.subroutines
+        done = self.run.session.subroutines
         run = self.recorder.open_subroutine()
         self.ended = len(done)
         self.open_stored = None if run is None else (len(done), run.size)
