@@ -94,7 +94,17 @@ async def cut_off(calls: Sequence[Callable[[], Awaitable[Any]]], scopes: list[Sc
     scope.tasks = [asyncio.ensure_future(guarded(call)) for call in calls]
     scopes.append(scope)
     try:
-        await asyncio.wait(scope.tasks)
+        if len(scope.tasks) > 1:
+            await asyncio.wait(scope.tasks)
+        else:  # (a model call: awaited as ``wait`` would, without the waiter it builds)
+            try:
+                await scope.tasks[0]
+            except asyncio.CancelledError:  # cut before it started, or the run cancelled
+                me = asyncio.current_task()
+                if me is not None and me.cancelling():
+                    raise
+            except Exception:  # (its result says it, below)
+                pass
     except asyncio.CancelledError:  # the run itself is cancelled: so are its calls
         for task in scope.tasks:
             task.cancel()

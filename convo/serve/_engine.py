@@ -130,7 +130,10 @@ class Served(Forwarding):
         await self._step(request)
         if self.stopping:
             return Message("assistant", "", metadata={CANCELLED: True})
-        return await self._live(request)  # type: ignore[no-any-return]
+        try:  # (its method, not ``aanswer``'s dispatch: a request of this kind, every turn)
+            return await self.inner.acall_model(request)  # type: ignore[no-any-return]
+        except ModelError as exc:
+            raise Pause(request, str(exc)) from exc
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         await self._step(request)
@@ -267,8 +270,9 @@ class Engine:
         return None if turn is None else turn.cancel
 
     def _scopes(self, conversation_id: str) -> list[Scope] | None:
-        cancel = self._cancel(conversation_id)
-        return None if cancel is None else cancel.scopes
+        """Where the turn's cancel looks for its calls (asked at each model call)."""
+        turn = self.turns.running.get(conversation_id)
+        return None if turn is None else turn.cancel.scopes
 
     async def live(self, conversation_id: str, stored: Stored | None = None, *,
                    leased: Stored | None = None) -> Live:
@@ -562,12 +566,22 @@ class Engine:
 
     async def _advance(self, live: Live, answer: Any, sink: Sink | None, *,
                        first: bool = False, retry: bool = False) -> tuple[int, dict[str, Any]]:
-        """Answer the pending request and drive the conversation to its next pause."""
+        """Answer the pending request (with ``retry``, make it again) and drive the
+        conversation to its next pause: what each step added is committed before the next one
+        starts (``Served``, made for this drive with the turn's inputs); a model call that
+        failed is said with a 502 (the conversation waits for a retry)."""
         live.sink, added_from = sink, live.committed
         live.running = True  # said in the store with the turn's first write
         done = False
         try:
-            failure = await self._drive(live, answer, live.pending if retry else None)
+            served = Served(live.run.answerer, commit=lambda: self._commit(live),
+                            cancel=self._cancel(live.id), live=live, steered=self._steered)
+            pause = await adrive(live.run.driver, served, live.pending if retry else None,
+                                 start=answer)
+            if served.failed is not None:
+                raise served.failed
+            live.paused(pause)
+            failure = None if pause is None else pause.error
             done = True
         finally:
             if not done:  # cancelled (the server stops): rebuilt from the store next time
@@ -589,19 +603,6 @@ class Engine:
         if outcome is not None and outcome.status == "error":
             return 500, {"error": outcome.error or "the conversation failed", **body}
         return 200, body
-
-    async def _drive(self, live: Live, value: Any, request: Request[Any] | None) -> str | None:
-        """Send ``value`` in (or answer ``request`` again) and go on until the run pauses or
-        ends; returns why a model call failed, if one did (the conversation waits for
-        retry). What each step added is committed before the next one starts (``Served``, made
-        for this drive with the turn's inputs)."""
-        served = Served(live.run.answerer, commit=lambda: self._commit(live),
-                        cancel=self._cancel(live.id), live=live, steered=self._steered)
-        pause = await adrive(live.run.driver, served, request, start=value)
-        if served.failed is not None:
-            raise served.failed
-        live.paused(pause)
-        return None if pause is None else pause.error
 
     async def _commit(self, live: Live, *, final: bool = False) -> None:
         """Write what the turn added so far; then (and only then) let the client see it. The
@@ -762,7 +763,10 @@ class Engine:
         """Answer the head of the conversation's queue as a turn of its own (its lease held);
         ``True`` when nothing more is to be taken now (the queue is empty, the conversation
         waits for something else than a message, or it is gone), ``False`` when another turn
-        held the lease."""
+        held the lease. The queue is read first without the lease: an empty one takes no
+        lease, so a message sent meanwhile is answered, not refused as if a turn ran."""
+        if not await self._queues().queued(conversation_id):
+            return True
         async with self.turns.hold(conversation_id) as turn:
             if turn is None:
                 return False

@@ -11,7 +11,7 @@ reply), so that a rebuild puts it back for the replay (``with_unsaid``) and drop
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -27,6 +27,7 @@ from .._run.stack import kind
 from .._runner import Run
 from .._session import Session, SubroutineRun
 from ..events import Event, ReasoningDelta, ReplyRetracted, TextDelta
+from ..guards._marks import KEY as GUARD
 from ..guards._marks import public
 from ..tools._frontend import FrontendTool
 from ._events import ReasoningDelta as Reasoning
@@ -44,8 +45,9 @@ WAITS: Final[dict[type[Request[Any]], str]] = {
 
 
 def new_message_id() -> str:
-    """A stored message's id, when its client gave it none: unique across workers."""
-    return f"msg_{uuid.uuid4().hex}"
+    """A stored message's id, when its client gave it none: unique across workers (128
+    random bits, as hex: a uuid4's randomness, without building a ``UUID`` for each)."""
+    return f"msg_{os.urandom(16).hex()}"
 
 
 def said_nothing(message: Message) -> bool:
@@ -146,39 +148,40 @@ class Live:
     def change(self, *, final: bool = False) -> tuple[Change, list[tuple[int, Message]]]:
         """What to write now (the records made since the last write; with ``final``, where
         the conversation now waits), and the new messages in it."""
+        session = self.run.session
         records = list(self.records)
         self.records.clear()
         fresh: list[tuple[int, Message]] = []
         state = approvals = internal = None
         if self.offers_changed:
-            internal, self.offers_changed = self.session.internal, False
+            internal, self.offers_changed = session.internal, False
         for record in records:
             kind = record["type"]
             if kind == "message":
                 index = record["index"]  # the message itself: no JSON round trip per message
-                message = self.session.messages[index]
-                at = index - sum(1 for u in self.unsaid if u < index)  # its index in the store
+                message = session.messages[index]
+                at = index - sum(1 for u in self.unsaid if u < index) if self.unsaid else index
                 if said_nothing(message):  # kept out of the store; where it was, kept in
                     self.unsaid.append(index)
-                    internal = self.session.internal
+                    internal = session.internal
                     known = internal.get(UNSAID)
                     internal[UNSAID] = [*(known if isinstance(known, list) else ()), at]
                 else:
                     if message.id is None:  # stored under a stable id (§24), kept in the
                         message = with_id(message, self._id_for(message))  # (in the session)
-                        self.session.messages[index] = message
+                        session.messages[index] = message
                     fresh.append((at, message))
             elif kind == "state":
-                state = self.session.state
+                state = session.state
             elif kind == "internal":
-                internal = self.session.internal
+                internal = session.internal
             elif kind == "approval":
-                approvals = {k: a.to_dict() for k, a in self.session.approvals.items()}
+                approvals = {k: a.to_dict() for k, a in session.approvals.items()}
         if final and self.unsaid:  # the turn is over: the session is what the store holds
             for index in sorted(self.unsaid, reverse=True):
-                del self.session.messages[index]
+                del session.messages[index]
             self.unsaid.clear()
-        outcome = self.session.outcome
+        outcome = session.outcome
         dequeued: tuple[str, ...] = ()
         if self.dequeuing:  # taken from the queue: it leaves it in this write
             dequeued = tuple(m.id for _, m in fresh if m.id in self.dequeuing)
@@ -205,7 +208,7 @@ class Live:
     def unstored(self) -> list[tuple[int, SubroutineRun]]:
         """The subroutine records to store: the children that ended since the last write, and
         the child the conversation is inside, when it grew."""
-        done = self.session.subroutines
+        done = self.run.session.subroutines
         records = [(i, done[i]) for i in range(self.ended, len(done))]
         run = self.recorder.open_subroutine()
         if run is not None and (len(done), run.size) != self.open_stored:
@@ -214,7 +217,7 @@ class Live:
 
     def stored(self) -> None:
         """The subroutine records as they stand now are in the store."""
-        done = self.session.subroutines
+        done = self.run.session.subroutines
         run = self.recorder.open_subroutine()
         self.ended = len(done)
         self.open_stored = None if run is None else (len(done), run.size)
@@ -249,28 +252,27 @@ class Live:
              ) -> dict[str, Any]:
         """The conversation as a client sees it; with ``originals`` (for operators) as
         stored, the original of each blocked reply or tool result included (API.md §27)."""
-        outcome = self.session.outcome
-        shown = _stored if originals else public
-        messages = [shown(m) for m in self.session.messages]
+        session = self.run.session
+        outcome = session.outcome
+        # As users see them (``public``; one no guard marked is shown as stored, no call made
+        # for it: every answer shows the whole conversation), or as stored, for operators.
+        messages = [m.to_dict() for m in session.messages] if originals else [
+            public(m) if GUARD in m.metadata else m.to_dict() for m in session.messages]
         body: dict[str, Any] = {
             "id": self.id, "status": self.status, "messages": messages,
-            "state": self.session.state,
+            "state": session.state,
             "outcome": outcome.to_dict() if outcome is not None else None,
-            "waiting_for": self.waiting_for(), "parent": self.session.parent,
+            "waiting_for": self.waiting_for(), "parent": session.parent,
             "queued": [] if self.pending is None else [q.message.to_dict() for q in self.queued]}
         if added_from is not None:
             body["added"] = messages[added_from:]
         return body
 
 
-def _stored(message: Message) -> dict[str, Any]:
-    return message.to_dict()
-
-
 def stored_view(stored: Stored, queued: Sequence[Queued] = (), *, originals: bool = False
                 ) -> dict[str, Any]:
-    shown = _stored if originals else public
-    return {"id": stored.id, "status": stored.status,
-            "messages": [shown(m) for m in stored.messages], "state": stored.state,
+    messages = [m.to_dict() for m in stored.messages] if originals else [
+        public(m) if GUARD in m.metadata else m.to_dict() for m in stored.messages]
+    return {"id": stored.id, "status": stored.status, "messages": messages, "state": stored.state,
             "outcome": stored.outcome, "waiting_for": stored.waiting_for,
             "parent": stored.parent, "queued": [q.message.to_dict() for q in queued]}

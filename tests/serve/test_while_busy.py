@@ -63,8 +63,10 @@ Client = httpx.AsyncClient
 
 
 async def _serving(bot: Bot, store: str, test: Callable[[Client, str], Awaitable[None]],
-                   **options: Any) -> None:
+                   on_app: Callable[[Any], None] | None = None, **options: Any) -> None:
     app = create_app(bot.template, FunctionModel(bot.reply), store=store, **options)
+    if on_app is not None:  # (a test's hook into the app it serves)
+        on_app(app)
     async with app.router.lifespan_context(app), httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30) as c:
         cid = (await c.post("/api/conversations", json={})).json()["id"]
@@ -72,8 +74,8 @@ async def _serving(bot: Bot, store: str, test: Callable[[Client, str], Awaitable
 
 
 def run(bot: Bot, store: str, test: Callable[[Client, str], Awaitable[None]],
-        **options: Any) -> None:
-    asyncio.run(_serving(bot, store, test, **options))
+        on_app: Callable[[Any], None] | None = None, **options: Any) -> None:
+    asyncio.run(_serving(bot, store, test, on_app, **options))
 
 
 async def settled(c: Client, cid: str) -> dict[str, Any]:
@@ -387,3 +389,50 @@ def test_create_app_checks_its_options(bot: Bot) -> None:
     with pytest.raises(ValueError, match="max_queued must be a whole number of messages from "
                                          "1, got 0"):
         create_app(bot.template, FunctionModel(bot.reply), max_queued=0)
+
+
+def test_a_message_while_the_queues_watcher_finds_it_empty_is_answered(
+        bot: Bot, store_url: str) -> None:
+    """A steered message the running turn took leaves the queue's watcher nothing to take:
+    held where it reads the queue, a ``reject`` message sent then is answered (200), not
+    refused as if a turn ran (409): the watcher takes the lease only for a message."""
+    looking, go_on, armed = asyncio.Event(), asyncio.Event(), [False]
+    reply = bot.reply
+
+    async def arming(messages: Sequence[Message], tools: Any) -> str:
+        if messages[-1].text == "the order number is A7":  # taken: the turn read the queue
+            armed[0] = True
+        return await reply(messages, tools)
+
+    bot.reply = arming  # type: ignore[method-assign]
+
+    async def test(c: Client, cid: str) -> None:
+        first = asyncio.create_task(post(c, cid, "look A"))
+        await bot.in_tool.wait()
+        assert (await post(c, cid, "the order number is A7", "steer")).status_code == 202
+        bot.tool_gate.set()
+        assert (await first).json()["queued"] == []
+        await looking.wait()  # the watcher, at its read of the (empty) queue
+        try:
+            answered = await post(c, cid, "thanks", "reject")
+        finally:
+            go_on.set()
+        assert answered.status_code == 200, answered.text
+        assert said(await settled(c, cid))[-4:] == [
+            ("user", "the order number is A7"), ("assistant", "re: the order number is A7"),
+            ("user", "thanks"), ("assistant", "re: thanks")]
+
+    def holding(app: Any) -> None:
+        store = next(r.endpoint.__self__.engine.store for r in app.routes
+                     if getattr(r, "path", "") == "/api/conversations/{id}/messages")
+        queued = store.queued
+
+        async def held(conversation_id: str) -> Any:
+            if armed[0]:
+                looking.set()
+                await go_on.wait()
+            return await queued(conversation_id)
+
+        store.queued = held
+
+    run(bot, store_url, test, on_app=holding)

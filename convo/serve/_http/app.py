@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any
@@ -23,7 +22,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
 from ..._internal import reserved_keys
 from ...otel._state import active
@@ -46,7 +45,7 @@ from .bodies import (
 from .faces import FACES, face_routes
 from .host import Turn
 from .keys import answer, needs_messages, reference
-from .logs import MODEL_FAILED, SERVER_FAILED, Failures, RequestLog, failure, logger
+from .logs import MODEL_FAILED, SERVER_FAILED, Front, failure, logger
 from .operators import operator_routes
 from .owners import (
     as_shown,
@@ -133,6 +132,17 @@ class API:
             if not self._opened:
                 await self.engine.store.open()
                 self._opened = True
+
+    async def opened(self) -> str | None:
+        """``ready``, before each request (``logs.Front``): ``None`` once the store is open,
+        else why it does not answer (the request is answered 503)."""
+        if self._opened:
+            return None
+        try:
+            await self.ready()
+        except StoreError as exc:
+            return f"the store does not answer: {exc}"
+        return None
 
     async def caller(self, request: Request) -> Caller:
         """Who sent ``request`` (``auth.py``), or a 401; kept on ``request.state.caller``, and
@@ -221,7 +231,6 @@ class API:
         body = await read_object(request, self.message_body_limit)
         mode = while_busy(body, self.while_busy)
         content = content_of(body, self.max_message_bytes, self.max_attachment_bytes)
-        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
 
         def turn(live: Live, sink: Sink | None) -> Awaitable[tuple[int, dict[str, Any]]]:
             return self.engine.message(live, content, sink)
@@ -234,7 +243,11 @@ class API:
             raise Busy("a turn is running in this conversation: wait for it to end, then "
                        "send again")
 
-        return await self._idempotent(request, stored, digest, turn, busy)
+        key = request.headers.get("idempotency-key")
+        if key is None:
+            return await self._turn(request, turn, stored, busy)
+        digest = hashlib.sha256(content_digest_source(content)).hexdigest()
+        return await self._idempotent(request, stored, key, digest, turn, busy)
 
     async def withdraw(self, request: Request) -> Response:
         """``DELETE /api/conversations/{id}/queued/{message_id}`` (API.md §26)."""
@@ -321,15 +334,13 @@ class API:
         if await self.engine.store.load(conversation_id, messages=False) is None:
             raise HTTPProblem(404, f"no conversation {conversation_id!r}")
 
-    async def _idempotent(self, request: Request, stored: Stored, digest: str, turn: Turn,
-                          busy: Busied | None = None) -> Response:
-        """A turn under an ``Idempotency-Key``: a repeat answers as the first did; a refused
-        request (4xx) leaves the key unused. ``stored``: the row the route read (so the
-        conversation is there before any record is kept)."""
-        key = request.headers.get("idempotency-key")
+    async def _idempotent(self, request: Request, stored: Stored, key: str, digest: str,
+                          turn: Turn, busy: Busied | None = None) -> Response:
+        """A turn under the ``Idempotency-Key`` ``key`` (a request without one is a plain
+        ``_turn``): a repeat answers as the first did; a refused request (4xx) leaves the key
+        unused. ``stored``: the row the route read (so the conversation is there before any
+        record is kept)."""
         conversation_id = stored.id
-        if key is None:
-            return await self._turn(request, turn, stored, busy)
         store = self.engine.store
         if not isinstance(store, Idempotency):
             raise lacks(store, "Idempotency", "keep idempotency records",
@@ -553,27 +564,7 @@ def build(api: API) -> Starlette:
     # (refused, or on a route that asks no one) logs no user.
     nobody = DEFAULT_USER if isinstance(api.auth, Open) else None
     return Starlette(routes=routes(api), lifespan=lifespan, middleware=[
-        Middleware(RequestLog, nobody=nobody), Middleware(Failures, debug=api.debug_errors),
-        Middleware(_Ready, api=api)], exception_handlers={
+        Middleware(Front, nobody=nobody, debug=api.debug_errors, ready=api.opened)],
+        exception_handlers={
             HTTPProblem: problem, Refused: problem, HTTPException: http,
             StoreError: store_down})
-
-
-class _Ready:
-    """Opens the store before the first request it serves (pure ASGI middleware)."""
-
-    def __init__(self, app: ASGIApp, api: API) -> None:
-        self.app, self.api = app, api
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.api._opened:
-            try:
-                await self.api.ready()
-            except StoreError as exc:
-                cause = f"the store does not answer: {exc}"
-                body = json.dumps({"error": cause, "error_id": failure(scope, cause)}).encode()
-                await send({"type": "http.response.start", "status": 503,
-                            "headers": [(b"content-type", b"application/json")]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from starlette.requests import Request
 
@@ -96,12 +96,15 @@ def check_json(value: Any) -> None:
                                        f"(at {where})")
             if isinstance(item, dict):
                 for key, inner in item.items():
-                    _check_text(key, f"{where} (a key)")
+                    if "\x00" in key or (not key.isascii() and _has_surrogate(key)):
+                        _refuse_text(key, f"{where} (a key)")
                     stack.append((inner, f"{where}.{key}", depth + 1))
             else:
                 stack.extend((inner, f"{where}[{i}]", depth + 1) for i, inner in enumerate(item))
         elif isinstance(item, str):
-            _check_text(item, where)
+            # (checked here, not in a function of its own: a body holds many strings)
+            if "\x00" in item or (not item.isascii() and _has_surrogate(item)):
+                _refuse_text(item, where)
         elif isinstance(item, _Constant):
             raise HTTPProblem(400, f"{item.name} is not a JSON number: send a finite number "
                                    f"or null (at {where})")
@@ -109,12 +112,12 @@ def check_json(value: Any) -> None:
             raise HTTPProblem(400, f"a number too large for a 64-bit float (at {where})")
 
 
-def _check_text(text: str, where: str) -> None:
+def _refuse_text(text: str, where: str) -> NoReturn:
+    """The 400 for a string with a NUL character or a lone surrogate in it."""
     if "\x00" in text:
         raise HTTPProblem(400, f"a NUL character (\\u0000) in a string: remove it (at {where})")
-    if not text.isascii() and _has_surrogate(text):
-        raise HTTPProblem(400, "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) in "
-                               f"a string: it is not text (at {where})")
+    raise HTTPProblem(400, "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) in "
+                           f"a string: it is not text (at {where})")
 
 
 def _has_surrogate(text: str) -> bool:

@@ -1,9 +1,11 @@
 """What a served app says about itself (API.md §20): one log line per request, failures with
 an ``error_id`` in the log and in the answer, and plain words for end users.
 
-Two pure ASGI middlewares, outermost first: ``RequestLog`` (method, path, status, ms,
-conversation, user) and ``Failures`` (an exception no route handled: a JSON 500 with an
-``error_id``, its traceback to the log). Routes note what the log should say on the request's
+One pure ASGI middleware, ``Front``, around every route: the request's log line (method, path,
+status, ms, conversation, user), an exception no route handled (a JSON 500 with an
+``error_id``, its traceback to the log), and the store opened before the first request (a JSON
+503 while it does not answer). One middleware, not three: each would wrap the request and its
+``send`` again, for every request. Routes note what the log should say on the request's
 ``scope["state"]``: ``conversation`` (a create's new id), ``user`` (whoever signed in; a
 request nobody signed in to logs ``nobody``: ``default`` without sign-in, else none), and
 ``failure`` (the ``error_id`` and cause of a 5xx they answered). Everything goes to the
@@ -19,6 +21,7 @@ import re
 import secrets
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -37,17 +40,25 @@ def failure(scope: Scope, cause: str) -> str:
     return error_id
 
 
-class RequestLog:
-    """One line per HTTP request, when its answer is complete."""
+#: Whatever opens the store before the first request: ``None`` once it is open, else why it
+#: does not answer (said as a 503).
+Opening = Callable[[], Awaitable[str | None]]
 
-    def __init__(self, app: ASGIApp, nobody: str | None = "default") -> None:
-        self.app, self.nobody = app, nobody
+
+class Front:
+    """Around every HTTP request (module docstring): its log line when its answer is complete,
+    a JSON 500 for an exception no route handled (with ``debug``, its cause), and ``ready``
+    awaited first."""
+
+    def __init__(self, app: ASGIApp, nobody: str | None = "default", *, debug: bool = False,
+                 ready: Opening | None = None) -> None:
+        self.app, self.nobody, self.debug, self.ready = app, nobody, debug, ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started, status = time.perf_counter(), [500]
+        started, status = time.perf_counter(), [0]  # (0: no answer started yet)
         state = scope.setdefault("state", {})
 
         async def sending(message: Message) -> None:
@@ -56,10 +67,28 @@ class RequestLog:
             await send(message)
 
         try:
-            await self.app(scope, receive, sending)
+            down = None if self.ready is None else await self.ready()
+            if down is None:
+                await self.app(scope, receive, sending)
+            else:
+                await _answer(sending, 503, {"error": down, "error_id": failure(scope, down)})
+        except Exception as exc:
+            cause = f"{type(exc).__name__}: {exc}"
+            error_id = failure(scope, cause)
+            logger.error("error_id=%s: %s", error_id, cause, exc_info=exc,
+                         extra={"convo_fields": None})
+            if not status[0]:  # (else a stream was cut: nothing more can be said to it)
+                await _answer(sending, 500, {"error": cause if self.debug else SERVER_FAILED,
+                                             "error_id": error_id})
         finally:
-            _log_request(scope, state, status[0], (time.perf_counter() - started) * 1000,
-                         self.nobody)
+            _log_request(scope, state, status[0] or 500,
+                         (time.perf_counter() - started) * 1000, self.nobody)
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
 
 
 def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float,
@@ -82,40 +111,6 @@ def _log_request(scope: Scope, state: dict[str, Any], status: int, ms: float,
     if failed is not None:
         text += f" error_id={failed[0]} cause: {failed[1]}"
     logger.log(level, text, extra={"convo_fields": fields})
-
-
-class Failures:
-    """An exception no route handled: a JSON 500 with an ``error_id`` (the cause, with its
-    traceback, goes to the log; to the client only with ``debug``), never a plain-text page."""
-
-    def __init__(self, app: ASGIApp, debug: bool = False) -> None:
-        self.app, self.debug = app, debug
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = [False]
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                started[0] = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        except Exception as exc:
-            cause = f"{type(exc).__name__}: {exc}"
-            error_id = failure(scope, cause)
-            logger.error("error_id=%s: %s", error_id, cause, exc_info=exc,
-                         extra={"convo_fields": None})
-            if started[0]:
-                return  # a stream was cut: nothing more can be said to this client
-            body = json.dumps({"error": cause if self.debug else SERVER_FAILED,
-                               "error_id": error_id}).encode()
-            await send({"type": "http.response.start", "status": 500,
-                        "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body", "body": body})
 
 
 class JSONLines(logging.Formatter):
