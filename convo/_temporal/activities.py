@@ -36,6 +36,7 @@ from .._run.replay import Replay
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
+from ..serve._stores.base import Queues
 from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
@@ -91,6 +92,16 @@ class Activities:
     @activity.defn(name="convo.write")
     async def write(self, data: dict[str, Any]) -> None:
         await self._write(data)
+
+    @activity.defn(name="convo.queued")
+    async def queued(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """The conversation's queue (API.md §26), in order, once the workflow's writes since
+        its last activity are written (a message a turn took is gone from it)."""
+        await self._write(data)
+        queues = self.store
+        if not isinstance(queues, Queues):
+            return []
+        return [wire.queued_json(q) for q in await queues.queued(data["conversation_id"])]
 
     @activity.defn(name="convo.model")
     async def model(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -260,6 +271,9 @@ class _Rebuilds(Engine):
 
     def _scopes(self, conversation_id: str) -> list[Scope] | None:
         return self.scopes.get(conversation_id)
+
+    def _watch(self, conversation_id: str) -> None:
+        """(A rebuild's queue is the workflow's to take, never an activity's.)"""
 
 
 def _spent(before: Usage, after: Usage) -> Usage:
