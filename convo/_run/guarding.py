@@ -11,6 +11,7 @@ twice for a stored value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -34,11 +35,14 @@ def inline(state: RunState, request: CheckGuards) -> Checked | object | None:
     return answer(state, request)
 
 
-def _guards(state: RunState, request: CheckGuards) -> tuple[list[Any], Any, GuardContext]:
+def _guards(state: RunState, request: CheckGuards, swap: Callable[[Any], Any] | None = None
+            ) -> tuple[list[Any], Any, GuardContext]:
     on = request.on
     guards = [g for g in request.guards if g.on == on] if request.guards else []
     if not request.own_only:
         guards = [*state.guards_on.get(on, ()), *guards]
+    if swap is not None:
+        guards = [swap(g) for g in guards]
     value = request.message.text if request.message is not None else request.value
     session = state.session
     return guards, value, GuardContext(session, session.state, request.scope, request.call)
@@ -50,9 +54,11 @@ def answer(state: RunState, request: CheckGuards) -> Checked | None:
     return _checked(state, request, check(guards, value, ctx) if guards else None)
 
 
-async def aanswer(state: RunState, request: CheckGuards) -> Checked | None:
-    """``request`` answered on the running loop (async checks and judges awaited there)."""
-    guards, value, ctx = _guards(state, request)
+async def aanswer(state: RunState, request: CheckGuards,
+                  swap: Callable[[Any], Any] | None = None) -> Checked | None:
+    """``request`` answered on the running loop (async checks and judges awaited there);
+    ``swap``: each guard as it is to run (a Temporal workflow's judges call an activity)."""
+    guards, value, ctx = _guards(state, request, swap)
     return _checked(state, request, await acheck(guards, value, ctx) if guards else None)
 
 

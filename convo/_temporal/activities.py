@@ -1,5 +1,5 @@
 """The activities of a conversation's workflow: the store, and every model call, tool call and
-hook.
+hook (and a ``ModelGuard`` judge's call, by value: ``judge``).
 
 The transcript goes by reference: an activity is given the conversation's id and what the
 workflow added since its last write (each message once), writes that, then rebuilds the
@@ -28,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
 from .._internal import CONTEXT
+from .._messages import Message
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
@@ -39,7 +40,7 @@ from ..serve._stores.base import Queues
 from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
-from .bots import Bot
+from .bots import Bot, judges
 from .deltas import Publisher, channel
 
 HEARTBEAT_EVERY_S: Final = 1.0
@@ -69,6 +70,7 @@ class Activities:
         # Rebuilds only: nothing is kept between activities (another worker may run the next).
         self.engine = _Rebuilds(bot.runner, bot.store, cache_size=1)
         self.channel = channel(bot.store)  # where a streamed reply's text goes
+        self.judges = judges(bot.runner)
 
     @activity.defn(name="convo.create")
     async def create(self, data: dict[str, Any]) -> None:
@@ -130,6 +132,20 @@ class Activities:
         if made is not None and made != summary:  # a context window summarized first
             answer["context"] = made
         return answer
+
+    @activity.defn(name="convo.judge")
+    async def judge(self, data: dict[str, Any]) -> str:
+        """A ``ModelGuard``'s judge (``judge``: its place among the bot's ``judges``) asked
+        ``messages``: its reply's text. A failure is the model's (its type's name, its
+        message), not retried: the guard reads it as a failed verdict."""
+        guard = self.judges[int(data["judge"])]
+        messages = [Message.from_dict(m) for m in data["messages"]]
+        try:
+            reply = await heartbeating(guard.model.acomplete(messages))
+        except Exception as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
+        return str(reply.text)
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ once, outside the sandbox, by the worker.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -44,6 +44,19 @@ def register(task_queue: str, bot: Bot) -> Callable[[], None]:
             del _BOTS[task_queue]
 
     return undo
+
+
+def judges(runner: Runner) -> tuple[Any, ...]:
+    """The bot's ``ModelGuard``s: the runner's, then its template's nodes' (depth first). A
+    judge's model call is the activity ``convo.judge``, which names the guard by its place here
+    (the workflow and the worker load the same bot)."""
+    from ..guards._base import ModelGuard
+    from ..templates._tree import walk
+
+    found = [g for g in runner.guards if isinstance(g, ModelGuard)]
+    for node, _, _ in walk(runner.template):
+        found.extend(g for g in getattr(node, "guards", ()) if isinstance(g, ModelGuard))
+    return tuple(found)
 
 
 def bot(task_queue: str) -> Bot:

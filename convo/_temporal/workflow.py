@@ -3,19 +3,20 @@
 The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
 reads are activities and whose writes go with the next activity (``ActivityStore``), and an
 answerer in front of the live one that makes every model call, tool call, MCP listing and
-hook an activity (``Activities``). A person's inputs are Updates (``message``, ``approve``,
-``operator_message``, ``handback``, ``retry``, ``tool_results``; ``cancel`` stops the running
-turn) that return ``{"conversation", "added", "code"}``: the conversation's row as §9 shows
-it but its messages (they are in the store; an Update's result is kept in the history, which
-must not hold the transcript once per turn), the messages the turn added, and the HTTP status
-the turn answers (200, 502 with ``error``, 500);
-the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
-are rejected by the Update's validator with §9's words (``ApplicationError`` of type
-``Conflict``, ``Invalid``…). A message queued in the store while a turn runs (§26) is the
-Signal ``queued``: steered to the running turn at its next safe point, or taken by the run
-between turns, in order (an interrupt's ``cancel`` holds the queue until the interrupting
-message's turn starts). A run started with a client's ``history`` (§25) replays it, stores it
-and goes on, or is refused (the Update ``opened`` says why) with nothing stored.
+hook an activity, and a ``ModelGuard`` judge's call too (``Activities``). A person's inputs
+are Updates (``message``, ``approve``, ``operator_message``, ``handback``, ``retry``,
+``tool_results``; ``cancel`` stops the running turn) that return ``{"conversation",
+"added", "code"}``: the conversation's row as §9 shows it but its messages (they are in the
+store; an Update's result is kept in the history, which must not hold the transcript once
+per turn), the messages the turn added, and the HTTP status the turn answers (200, 502 with
+``error``, 500); the conversation is the Query ``conversation`` (§9's JSON, with its
+messages). Refused inputs are rejected by the Update's validator with §9's words
+(``ApplicationError`` of type ``Conflict``, ``Invalid``…). A message queued in the store
+while a turn runs (§26) is the Signal ``queued``: steered to the running turn at its next
+safe point, or taken by the run between turns, in order (an interrupt's ``cancel`` holds the
+queue until the interrupting message's turn starts). A run started with a client's
+``history`` (§25) replays it, stores it and goes on, or is refused (the Update ``opened``
+says why) with nothing stored.
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
@@ -36,6 +37,7 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Final
 
+import attrs
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
@@ -45,13 +47,15 @@ with workflow.unsafe.imports_passed_through():
     from .._internal import CONTEXT
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
-    from .._requests import CallModel, ListTools, RunHooks, RunTools
+    from .._requests import CallModel, CheckGuards, ListTools, RunHooks, RunTools
+    from .._run import guarding
     from .._run.cancel import CANCELLED, Scope
     from .._run.replay import Replay
     from .._run.stack import Forwarding
     from .._run.state import RunState
     from .._runner import Runner
     from .._session import Session
+    from ..guards._base import Checked
     from ..serve._engine import Engine
     from ..serve._events import Retract, ServedEvent
     from ..serve._live import Live
@@ -64,7 +68,7 @@ with workflow.unsafe.imports_passed_through():
     from ..tools._mcp.tool import MCPTool
     from ..tools._toolset import Listed, Toolset
     from . import wire as wire
-    from .bots import Bot, bot
+    from .bots import Bot, bot, judges
 
 WORKFLOW: Final = "ConvoConversation"
 STORE_TIMEOUT: Final = timedelta(minutes=2)
@@ -147,14 +151,14 @@ class Activities(Forwarding):
     streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "named",
+    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "judges", "named",
                  "run_state", "scopes", "store", "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
                  named: Callable[[str], None] = lambda reply_id: None,
                  scopes: Callable[[], list[Scope] | None] = lambda: None,
-                 tree: Sequence[Toolset] = ()) -> None:
+                 tree: Sequence[Toolset] = (), judged: Sequence[Any] = ()) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
@@ -165,6 +169,7 @@ class Activities(Forwarding):
         self.scopes = scopes  # where the running turn's cancel cuts the model call
         self.toolsets = tree  # the template's toolsets: an activity finds them by place
         self.hooks_at, self.hooks_ran = -1, 0  # hooks answered since message hooks_at
+        self.judges = judged  # the bot's ModelGuards: an activity finds one by place
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -216,6 +221,18 @@ class Activities(Forwarding):
             state.partial.append(reply.text)
         return reply
 
+    async def acheck_guards(self, request: CheckGuards) -> Checked | None:
+        """Checked here, as the live answerer checks (its events, what a client is shown),
+        but a ``ModelGuard``'s judge asks its model in the activity ``convo.judge``: its
+        reply is in the history, and a replay of the workflow does not ask it again."""
+        return await guarding.aanswer(self.run_state, request, self._judged)
+
+    def _judged(self, guard: Any) -> Any:
+        place = next((i for i, g in enumerate(self.judges) if g is guard), None)
+        if place is None:
+            return guard
+        return attrs.evolve(guard, model=_Judge(place, self.heartbeat))
+
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
         answer = await self._call("convo.tools",
@@ -266,6 +283,33 @@ class Activities(Forwarding):
             session_state.update(state)
 
 
+class _Judge:
+    """A ``ModelGuard``'s model inside the workflow: its call is the activity ``convo.judge``
+    (the guard named by its place among the bot's judges); a failure is raised as the model
+    raised it (its type's name and message), so the verdict reads as in one process."""
+
+    def __init__(self, place: int, heartbeat: timedelta) -> None:
+        self.place = place
+        self.heartbeat = heartbeat
+
+    def complete(self, messages: Sequence[Message]) -> Message:
+        raise TypeError("a judge runs on the workflow's loop: acomplete")
+
+    async def acomplete(self, messages: Sequence[Message]) -> Message:
+        try:
+            text = await workflow.execute_activity(
+                "convo.judge", {"judge": self.place,
+                                "messages": [m.to_dict() for m in messages]},
+                start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
+                retry_policy=AGAIN)
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type:
+                raise type(cause.type, (Exception,), {})(cause.message) from None
+            raise
+        return Message("assistant", str(text))
+
+
 def _place(tree: Sequence[Toolset], toolset: Toolset) -> int | None:
     """Where an MCP server is among the template's toolsets (``None``: another toolset)."""
     if not isinstance(toolset, MCPServer):
@@ -302,6 +346,7 @@ class WorkflowEngine(Engine):
         self.streaming = False  # a client streams the running turn (its Update said so)
         self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
         self.toolsets = toolsets(runner.template)
+        self.judges = judges(runner)
         self.draining = False  # messages are queued: the workflow takes them between turns
 
     def _watch(self, conversation_id: str) -> None:
@@ -343,7 +388,8 @@ class WorkflowEngine(Engine):
                                     live, store, conversation_id, self.heartbeat_s,
                                     streaming=lambda: self.streaming, named=named,
                                     scopes=lambda: None if self.current is None
-                                    else self.current.scopes, tree=self.toolsets),))
+                                    else self.current.scopes, tree=self.toolsets,
+                                    judged=self.judges),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
