@@ -441,9 +441,7 @@ class ConvoConversation:
                         await workflow.wait_condition(lambda: self.opened is not None,
                                                       timeout=REFUSED_KEPT)
                     return {}
-                opened = (200, live.view(live.committed))
-                if isinstance(live.pending, CallModel | RunTools):  # a bot that goes on
-                    opened = await self.engine._advance(live, None, None, retry=True)
+                opened = await self.engine.goes_on(live) or (200, live.view(live.committed))
             else:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)

@@ -357,14 +357,21 @@ class Engine:
                                "then send again")
                 live = await self.replayed(conversation_id, history, owner=owner)
                 await self._adopt(live)
-                if isinstance(live.pending, CallModel | RunTools):
-                    await self._advance(live, None, None, retry=True)
+                await self.goes_on(live)
                 kept = True
                 yield live
         finally:
             if not kept:
                 self._cache.pop(conversation_id, None)
                 await self.store.delete(conversation_id)
+
+    async def goes_on(self, live: Live) -> tuple[int, dict[str, Any]] | None:
+        """Where a replayed history's template goes on with a model call or a tool run (a
+        bot that speaks first), that step made, as a created conversation makes it: the
+        turn's answer; ``None`` where it waits for someone (both engines ask this)."""
+        if isinstance(live.pending, CallModel | RunTools):
+            return await self._advance(live, None, None, retry=True)
+        return None
 
     async def replayed(self, conversation_id: str, history: list[Message], *,
                        owner: str = DEFAULT_OWNER) -> Live:
