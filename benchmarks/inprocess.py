@@ -45,6 +45,24 @@ def conversation_async(conversations: int, rounds: int) -> list[float]:
     return asyncio.run(main())
 
 
+def calls_per_conversation(conversations: int = 50) -> float:
+    """Function calls per conversation (Python functions and builtins, as cProfile counts
+    them; a generator's resumption is a call): a deterministic figure, where wall time on a
+    loaded machine is not. Warmed up first, so imports and first-call caches are not counted."""
+    import cProfile
+    import pstats
+
+    for _ in range(20):
+        check(Runner(mock_model(), TEMPLATE).run())
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(conversations):
+        check(Runner(mock_model(), TEMPLATE).run())
+    profile.disable()
+    stats: dict[Any, tuple[Any, ...]] = pstats.Stats(profile).stats
+    return sum(row[1] for row in stats.values()) / conversations
+
+
 # -- import time: each sample in a fresh interpreter -----------------------------------------
 
 _IMPORT = (
@@ -146,5 +164,9 @@ def memory() -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    # `python inprocess.py memory`: the memory measure in a fresh interpreter, as JSON.
-    print(json.dumps(memory()))
+    # `python inprocess.py memory`: the memory measure in a fresh interpreter, as JSON;
+    # `python inprocess.py calls`: function calls per conversation.
+    if sys.argv[1:] == ["calls"]:
+        print(json.dumps({"calls_per_conversation": calls_per_conversation()}))
+    else:
+        print(json.dumps(memory()))

@@ -105,7 +105,7 @@ def validation_us(calls: int, rounds: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for label, t, args in (("simple", simple_tool(), SIMPLE_ARGS),
                            ("rich", rich_tool(), RICH_ARGS)):
-        model = t.compiled()._model
+        model = t.compiled._model
         text = json.dumps(args)
         out[f"validate_{label}"] = [v * 1e6 for v in _per_call(
             lambda t=t, a=args: t.validate(a), calls, rounds)]

@@ -162,10 +162,13 @@ def rewound(state: Mapping[str, Any], internal: Mapping[str, Any], messages: Seq
     """A conversation's ``state`` (with its ``internal`` and ``messages``) as it was just after
     its first ``count`` messages were added: every change recorded since undone, newest
     first (a copy; what was not recorded stays as it is)."""
-    rewinding = copy.deepcopy(dict(state))
-    undo_state(rewinding, internal.get(STATE_UNDO))
+    rewinding = copy.deepcopy(dict(state)) if state else {}  # (a new run's: nothing to copy)
+    if STATE_UNDO in internal:
+        undo_state(rewinding, internal[STATE_UNDO])
     for message in reversed(messages[count:]):
-        undo_state(rewinding, message.metadata.get(STATE_UNDO))
+        undo = message.metadata.get(STATE_UNDO)
+        if undo is not None:
+            undo_state(rewinding, undo)
     return rewinding
 
 

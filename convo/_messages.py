@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Literal
@@ -116,12 +117,14 @@ class Message:
     @property
     def finish(self) -> Finish | None:
         """How the reply finished (``Finish``); ``None`` when the model did not say."""
-        return _reply.finish_of(self.metadata)
+        metadata = self.metadata  # (read for every reply: no call when there is nothing)
+        return _reply.finish_of(metadata) if metadata else None
 
     @property
     def usage(self) -> Usage | None:
         """The tokens this reply used; ``None`` when its model did not report them."""
-        return _reply.usage_of(self.metadata)
+        metadata = self.metadata
+        return _reply.usage_of(metadata) if _reply.USAGE_KEY in metadata else None
 
     @property
     def reasoning(self) -> tuple[Mapping[str, Any], ...]:
@@ -143,17 +146,20 @@ class Message:
     @property
     def error(self) -> bool:
         """Whether this tool message reports a failure (the model is told it failed)."""
-        return bool(self.metadata.get(_reply.ERROR_KEY))
+        metadata = self.metadata
+        return _reply.ERROR_KEY in metadata and bool(metadata[_reply.ERROR_KEY])
 
     @property
     def rejected(self) -> bool:
         """Whether this tool message answers a call that was not approved."""
-        return bool(self.metadata.get(_reply.REJECTED_KEY))
+        metadata = self.metadata
+        return _reply.REJECTED_KEY in metadata and bool(metadata[_reply.REJECTED_KEY])
 
     @property
     def terminated(self) -> Mapping[str, Any] | None:
         """How the tool that answered here ended the turn (``TerminateResponse.saved()``)."""
-        return _reply.terminated_of(self.metadata)
+        metadata = self.metadata
+        return _reply.terminated_of(metadata) if _reply.TERMINATED_KEY in metadata else None
 
     @classmethod
     def assistant(cls, content: str | Sequence[Part] = "",
@@ -208,6 +214,7 @@ class Message:
 
 
 _FIELDS: Final = tuple(a.name for a in attrs.fields(Message))
+_VALUES: Final = operator.attrgetter(*_FIELDS)
 
 
 def with_id(message: Message, id: str | None) -> Message:
@@ -217,7 +224,7 @@ def with_id(message: Message, id: str | None) -> Message:
     if type(message) is not Message:  # (a subclass may hold more)
         return attrs.evolve(message, id=id)
     new = object.__new__(Message)
-    for name in _FIELDS:
-        object.__setattr__(new, name, getattr(message, name))
+    for name, value in zip(_FIELDS, _VALUES(message), strict=True):  # (one call: all)
+        object.__setattr__(new, name, value)
     object.__setattr__(new, "id", id)
     return new

@@ -10,10 +10,9 @@ run's ``RunState``, for every way of answering.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -26,7 +25,7 @@ from ._messages import Message
 from ._parts import Content
 from ._resume import Resume
 from ._run import branch as branching
-from ._run.answerer import LiveAnswerer
+from ._run.answerer import LiveAnswerer, steered_from_session
 from ._run.driver import Driver, adrive, drive
 from ._run.replay import Replay
 from ._run.stack import Layer, stack
@@ -157,14 +156,18 @@ class Runner:
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
         replay = None if saved_session is None else replaying(answerer, saved_session, state)
-        driver = Driver(state, template.render(session), replay)
+        driver = Driver(state, template.render(session), replay,
+                        steered=steered_from_session(answerer))
         return Run(driver, answerer if replay is None else replay)
 
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
         run = self.start(session)
-        with self._in_progress(run.session):
+        key = self._began(run.session)
+        try:
             drive(run.driver, run.answerer)
+        finally:
+            self._ended(key)
         return run.session
 
     def steer(self, session: Session, text: Content) -> Message:
@@ -188,21 +191,23 @@ class Runner:
         """``steer`` from a coroutine (on the run's loop or another)."""
         return self.steer(session, text)
 
-    @contextlib.contextmanager
-    def _in_progress(self, session: Session) -> Iterator[None]:
+    # A run in progress on a session (``steer`` finds it): ``_began`` before it is driven,
+    # ``_ended`` in a ``finally`` after (two calls, not a context manager's generator: this
+    # runs for every run).
+    def _began(self, session: Session) -> int:
         key = id(session)
         with self._guard:
             known = self._running.get(key)
             self._running[key] = (session, 1 if known is None else known[1] + 1)
-        try:
-            yield
-        finally:
-            with self._guard:
-                kept, count = self._running[key]
-                if count > 1:
-                    self._running[key] = (kept, count - 1)
-                else:
-                    del self._running[key]
+        return key
+
+    def _ended(self, key: int) -> None:
+        with self._guard:
+            kept, count = self._running[key]
+            if count > 1:
+                self._running[key] = (kept, count - 1)
+            else:
+                del self._running[key]
 
     async def arun(self, session: Session | None = None) -> Session:
         """Run the conversation to its end on the running event loop.
@@ -212,23 +217,32 @@ class Runner:
         the run with status ``stopped``, the session intact.
         """
         run = self.start(session)
-        with self._in_progress(run.session):
+        key = self._began(run.session)
+        try:
             await adrive(run.driver, run.answerer)
+        finally:
+            self._ended(key)
         return run.session
 
     def resume(self, saved: Saved) -> Session:
         """Continue ``saved`` (a ``Session``, or the path of a transcript), blocking: what was
         saved is replayed, then the run goes on live. Returns the new session."""
         run = self.start(saved=saved)
-        with self._in_progress(run.session):
+        key = self._began(run.session)
+        try:
             drive(run.driver, run.answerer)
+        finally:
+            self._ended(key)
         return run.session
 
     async def aresume(self, saved: Saved) -> Session:
         """``resume`` on the running event loop."""
         run = self.start(saved=saved)
-        with self._in_progress(run.session):
+        key = self._began(run.session)
+        try:
             await adrive(run.driver, run.answerer)
+        finally:
+            self._ended(key)
         return run.session
 
     def branch(self, saved: Saved, *, before: int) -> Session:

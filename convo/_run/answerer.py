@@ -55,7 +55,7 @@ from ..models._deltas import Deltas
 from ..tools._calls import Invocation, ToolRun, aexecute, execute
 from ..tools._toolset import Listed, alist_toolsets, list_toolsets
 from . import guarding
-from .stack import Answerer
+from .stack import Answerer, Forwarding
 from .state import RunState
 
 
@@ -227,23 +227,25 @@ class LiveAnswerer(Answerer):
         if not isinstance(reply, Message) or reply.role != "assistant":
             raise ModelError(f"the model must return an assistant Message, got {reply!r}")
         state = self.state
-        usage = reply.usage
+        metadata = reply.metadata  # (a reply without facts: no property read)
+        usage = reply.usage if metadata else None
+        finish = reply.finish if metadata else None
         call_usage = UNREPORTED if usage is None else usage  # unknown, not zero
         state.used(call_usage, reported=usage is not None)
         if state.on_event is not None:
             said: list[Event] = [ModelCallEnded(state.model_calls, reply, call_usage,
                                                 state.clock() - started)]
-            if "recovered_tool_calls" in reply.metadata:
+            if "recovered_tool_calls" in metadata:
                 said.append(ToolCallsRecovered(reply.tool_calls,
-                                               reply.metadata["recovered_tool_calls"]))
-            if reply.finish is Finish.LENGTH:
+                                               metadata["recovered_tool_calls"]))
+            if finish is Finish.LENGTH:
                 said.append(ReplyTruncated(state.model_calls, reply))
             if self.checking:  # said once stored, as its guards leave it (``RunState.add``)
                 state.unsaid = said
             else:
                 for event in said:
                     state.on_event(event)
-        if reply.finish is Finish.LENGTH:
+        if finish is Finish.LENGTH:
             self._truncated(reply)
         return reply
 
@@ -416,6 +418,24 @@ class LiveAnswerer(Answerer):
         if known is None:
             self.state.emit(ApprovalRequested(call))
         return known
+
+
+def steered_from_session(answerer: Any) -> bool:
+    """Whether ``answerer`` answers a ``TakeSteered`` as ``LiveAnswerer`` does, from
+    ``Session.queued`` (no answerer in front of it answers it otherwise, nor answers every
+    request its own way): the pump then answers it itself while nothing is queued
+    (``convo._run.driver``), without a trip through the stack at every safe point."""
+    while isinstance(answerer, Answerer):
+        cls = type(answerer)
+        if cls.answer is not Answerer.answer or cls.aanswer is not Answerer.aanswer:
+            return False
+        if isinstance(answerer, Forwarding) and cls.take_steered is Forwarding.take_steered \
+                and cls.atake_steered is Forwarding.atake_steered:
+            answerer = answerer.inner
+            continue
+        return cls.take_steered is LiveAnswerer.take_steered \
+            and cls.atake_steered is LiveAnswerer.atake_steered
+    return False
 
 
 def merged(verdicts: Sequence[str | None], ran: Sequence[ToolRun]) -> list[ToolRun]:

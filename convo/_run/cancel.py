@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from .._messages import Message
 from .._requests import CallModel
 from .._session import RunStatus
+from ..tools._base import TerminateResponse
 from ..tools._calls import ToolRun
-from ..tools._endings import TerminateResponse
 from .stack import Forwarding
 
 if TYPE_CHECKING:

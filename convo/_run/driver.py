@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from .._internal import rewound
+from .._internal import STATE_UNDO, rewound
 from .._messages import Message
-from .._requests import CallModel, CheckGuards, ChildMessage, Flow, Request
+from .._requests import CallModel, CheckGuards, ChildMessage, Flow, Request, TakeSteered
 from ..events import Event
 from .answerer import Pause
 from .guarding import at_call, inline
@@ -44,11 +44,16 @@ class Driver:
     each request it can inside the pump (``Replay.ready``: no trip out of the pump per saved
     request); once it says it went live, the pump shows it nothing more."""
 
-    __slots__ = ("_gen", "replay", "state")
+    __slots__ = ("_gen", "replay", "state", "steered")
 
-    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None) -> None:
+    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None, *,
+                 steered: bool = False) -> None:
         self.state = state
         self.replay = replay
+        # The answerers take a ``TakeSteered`` from ``Session.queued`` as the live answerer
+        # does (``convo._run.answerer.steered_from_session``): while nothing is queued, the
+        # pump answers it (``()``), as it answers a guard check no guard looks at.
+        self.steered = steered
         self._gen = self._pump(flow)
         if replay is None:  # (a replay has the run follow the state's changes once it is live)
             state.follow(rewound(state.session.state, state.session.internal, (), 0))
@@ -75,6 +80,7 @@ class Driver:
         # Runs for every step of every run (thousands when a long conversation is rebuilt):
         # the common steps first, and the replay shown only what it follows (not requests).
         state = self.state
+        session = state.session
         ended: BaseException | None = None
         try:
             answer: Any = None
@@ -90,6 +96,10 @@ class Driver:
                             step, replay.kept = replay.kept, None
                     state.add(step)
                 elif isinstance(step, Request):
+                    if step.__class__ is TakeSteered and self.steered \
+                            and self.replay is None and not session.queued:
+                        answer = ()  # nothing steered: answered inside the pump
+                        continue
                     check: CheckGuards | None = step if step.__class__ is CheckGuards \
                         else None
                     if check is not None:
@@ -100,7 +110,9 @@ class Driver:
                             if answer is not NOTHING:
                                 continue
                     if self.replay is not None:
-                        answer = self.replay.ready(step)
+                        answers = self.replay.answers  # (``Replay.ready``, without its call)
+                        answer = answers[step.__class__](step) if step.__class__ in answers \
+                            else self.replay.ready(step)
                         if answer is not NOTHING:
                             continue
                         if not self.replay.replaying:
@@ -109,7 +121,9 @@ class Driver:
                                 answer = inline(state, check)
                                 if answer is not NOTHING:
                                     continue
-                    if state.was is not None:  # what changed since the last message: kept
+                    was = state.was  # what changed since the last message: kept
+                    if was is not None and (STATE_UNDO in session.internal
+                                            or not session.state == was):  # (see ``mark``)
                         state.mark()
                     answer = yield step
                     if state.reply_guards is not None and step.__class__ is CallModel:
@@ -118,7 +132,9 @@ class Driver:
                     if self.replay is not None and isinstance(step, self.replay.watched) \
                             and not self.replay.saw(step):
                         self.replay = None
-                    if state.was is not None:  # (before a recorder hears of the event)
+                    was = state.was  # (before a recorder hears of the event)
+                    if was is not None and (STATE_UNDO in session.internal
+                                            or not session.state == was):
                         state.mark()
                     state.event(step)
                 elif isinstance(step, ChildMessage):

@@ -34,7 +34,7 @@ conversation are one object's, a few lines per kind of request; the answering in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -91,8 +91,8 @@ class Replay(Forwarding):
     """An answerer that answers from ``saved`` while it can, then hands over to ``inner``; the
     ``Driver`` it is given to shows it every step while it replays."""
 
-    __slots__ = ("approvals", "frames", "kept", "listed", "replaying", "saved_internal",
-                 "saved_state", "started", "state", "tally", "watched")
+    __slots__ = ("answers", "approvals", "frames", "kept", "listed", "replaying",
+                 "saved_internal", "saved_state", "started", "state", "tally", "watched")
 
     def __init__(self, inner: Any, saved: Session, state: RunState) -> None:
         super().__init__(inner)
@@ -112,6 +112,10 @@ class Replay(Forwarding):
         # calls, prompt, completion and total tokens, unreported calls, tool calls, cache
         # reads, cache writes, reasoning tokens.
         self.tally = [0] * 9
+        # ``ready``'s table, its methods looked up once (a subclass's found): each request
+        # class, and this replay's saved answer of its kind (the pump calls it directly).
+        self.answers: dict[type[Request[Any]], Callable[[Any], Any]] = {
+            request: getattr(self, name) for request, name in SAVED.items()}
         counted = replayed_summaries(saved.internal)
         if counted is not None:  # the summary calls the saved conversation made
             state.counted(counted.model_calls, usage=counted.usage)
@@ -212,11 +216,11 @@ class Replay(Forwarding):
         """The driver asks first, inside its pump, while the replay replays: what was saved
         (no trip through the answerers per saved request), else ``NOTHING`` and the request
         goes to the answerers: the replay went live, or it is a turn's ``ListTools``."""
-        try:
-            name = SAVED[request.__class__]
-        except KeyError:
-            name = SAVED[kind(request.__class__)]
-        return getattr(self, name)(request)
+        answers = self.answers
+        cls = request.__class__
+        if cls not in answers:  # a subclass of a request: answered as the request it extends
+            answers[cls] = answers[kind(cls)]
+        return answers[cls](request)
 
     def missed(self) -> Any:
         """The saved conversation does not answer: the replay is over."""
@@ -232,7 +236,7 @@ class Replay(Forwarding):
         nxt = frame.messages[at] if at < len(frame.messages) else None
         if frame.live or request.purpose != "reply" or nxt is None or nxt.role != "assistant":
             return self.missed()
-        usage = nxt.usage
+        usage = nxt.usage if nxt.metadata else None  # (no facts: none reported, no call)
         tally = self.tally  # counted in ints (per reply), one Usage made at ``settle``
         tally[0] += 1
         if usage is not None:

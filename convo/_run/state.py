@@ -208,7 +208,10 @@ class RunState:
                 raise MaxMessages
             self.added += 1
             session = self.session
-            if self.was is not None:
+            was = self.was
+            # (no call while nothing changed: the state, its record; most messages change none)
+            if was is not None and (STATE_UNDO in session.internal
+                                    or not session.state == was):
                 message = self.noted(message)
         if self.unsaid is not None:
             self.say_reply(message)
@@ -234,7 +237,8 @@ class RunState:
         was when its last message was added (the changes since are recorded as still to
         come on the next message)."""
         self.was = was
-        self.mark()
+        if STATE_UNDO in self.session.internal or not self.session.state == was:
+            self.mark()
 
     def noted(self, message: Message) -> Message:
         """``message`` with what undoes the state's changes since the last message, if any."""
@@ -250,7 +254,9 @@ class RunState:
 
     def mark(self) -> None:
         """Keep what undoes the changes since the last message in ``session.internal`` (where
-        they are stored before a message carries them), or none when there are none."""
+        they are stored before a message carries them), or none when there are none. (It has
+        nothing to do unless the state changed or a record is kept: the pump, which runs for
+        every step, asks that inline before it calls.)"""
         was, session = self.was, self.session
         if was is None:
             return
@@ -368,7 +374,10 @@ class RunState:
             usage=self.usage, elapsed_s=self.clock() - self.started, limit=limit,
         )
         self.session.outcome = outcome
-        self.mark()
+        was = self.was
+        if was is not None and (STATE_UNDO in self.session.internal
+                                or not self.session.state == was):
+            self.mark()
         if self.on_event is not None:
             try:
                 self.on_event(RunEnded(outcome))

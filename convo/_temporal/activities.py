@@ -27,6 +27,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
+from .._internal import CONTEXT
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
@@ -34,6 +35,7 @@ from .._run.replay import Replay
 from .._run.stack import kind
 from ..serve._engine import Engine
 from ..serve._live import Live
+from ..serve._stores.base import Queues
 from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
@@ -89,14 +91,27 @@ class Activities:
     async def write(self, data: dict[str, Any]) -> None:
         await self._write(data)
 
+    @activity.defn(name="convo.queued")
+    async def queued(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """The conversation's queue (API.md §26), in order, once the workflow's writes since
+        its last activity are written (a message a turn took is gone from it)."""
+        await self._write(data)
+        queues = self.store
+        if not isinstance(queues, Queues):
+            return []
+        return [wire.queued_json(q) for q in await queues.queued(data["conversation_id"])]
+
     @activity.defn(name="convo.model")
     async def model(self, data: dict[str, Any]) -> dict[str, Any]:
         """The reply; the calls it took and their usage (a context window may summarize
-        first), for the workflow's run to count; with ``stream``, its text published as it
-        comes (``deltas.py``) and the id the reply is to be stored under."""
+        first), for the workflow's run to count, and the summary it made (``context``: the
+        record ``convo._summary`` keeps in ``Session.internal``), for the workflow to keep and
+        store as the default engine does (the next call reuses it); with ``stream``, its text
+        published as it comes (``deltas.py``) and the id the reply is to be stored under."""
         live = await self._at(data, CallModel)
         state = live.run.state
         calls, usage = state.model_calls, state.usage
+        summary = live.session.internal.get(CONTEXT)
         publisher = None
         if data.get("stream"):
             publisher = live.sink = Publisher(self.channel, data["conversation_id"])
@@ -108,9 +123,13 @@ class Activities:
                     reply = await self._cancellable(live)
         except ModelError as exc:
             raise ApplicationError(str(exc), type="ModelError", non_retryable=True) from exc
-        return {"message": reply.to_dict(), "reply_id": live.reply_id,
-                "model_calls": state.model_calls - calls,
-                "usage": _spent(usage, state.usage).to_dict()}
+        answer = {"message": reply.to_dict(), "reply_id": live.reply_id,
+                  "model_calls": state.model_calls - calls,
+                  "usage": _spent(usage, state.usage).to_dict()}
+        made = live.session.internal.get(CONTEXT)
+        if made is not None and made != summary:  # a context window summarized first
+            answer["context"] = made
+        return answer
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -165,8 +184,12 @@ class Activities:
 
     async def _write(self, data: dict[str, Any]) -> None:
         """The workflow's writes since its last activity; what a lost run of this activity
-        wrote already is not written again (messages are written at their indexes)."""
+        wrote already is not written again (messages are written at their indexes). The
+        retracts the workflow made (``retracts``: reply ids) are published first."""
         cid = data["conversation_id"]
+        retracts = data.get("retracts")
+        if retracts:  # (before the replacement is stored: the client hears it first)
+            await Publisher(self.channel, cid).retract(retracts)
         changes = [wire.change_from(c) for c in data.get("changes", ())]
         if not changes:
             return
@@ -232,6 +255,9 @@ class _Rebuilds(Engine):
 
     def _scopes(self, conversation_id: str) -> list[Scope] | None:
         return self.scopes.get(conversation_id)
+
+    def _watch(self, conversation_id: str) -> None:
+        """(A rebuild's queue is the workflow's to take, never an activity's.)"""
 
 
 def _spent(before: Usage, after: Usage) -> Usage:

@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..serve._events import ReasoningDelta, ServedEvent, TextDelta
+from ..serve._events import ReasoningDelta, Retract, ServedEvent, TextDelta
 from ..serve._stores.base import Store
 
 logger = logging.getLogger("convo.temporal")
@@ -54,8 +54,9 @@ SYNC: Final = "sync"  # the kind of a note a Postgres listener sends itself (``c
 
 @attrs.frozen(slots=True)
 class Note:
-    """A piece of a streamed reply: ``kind`` ``"text"`` or ``"reasoning"``; ``message_id``:
-    the id the reply is stored under."""
+    """A piece of a streamed reply: ``kind`` ``"text"`` or ``"reasoning"``, or ``"retract"``
+    (a live output guard took the reply back: no text); ``message_id``: the id the reply is
+    stored under."""
 
     kind: str
     text: str
@@ -64,6 +65,8 @@ class Note:
     def event(self) -> ServedEvent:
         if self.kind == "reasoning":
             return ReasoningDelta(self.text, self.message_id)
+        if self.kind == "retract":
+            return Retract(self.message_id)
         return TextDelta(self.text, self.message_id)
 
     def to_json(self) -> list[Any]:
@@ -357,6 +360,12 @@ class Publisher:
         else:
             return
         self._more.set()
+
+    async def retract(self, message_ids: Sequence[str | None]) -> None:
+        """Say that the streamed replies ``message_ids`` were taken back (a live output guard
+        tripped on them, in the workflow), each as a ``"retract"`` note."""
+        self.pending = [Note("retract", "", i) for i in message_ids]
+        await self._send()
 
     async def _send(self) -> None:
         notes, self.pending = self.pending, []

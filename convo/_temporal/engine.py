@@ -2,12 +2,16 @@
 
 The HTTP routes are §9's, unchanged; behind them, this engine holds no lease and runs no turn:
 each turn is an Update of the conversation's workflow (``convo._temporal.workflow``), run by
-``convo worker`` processes, and what it answers is read from the store (the record: GET,
-lists, feedback and exports read it as on the default engine). A streamed turn (a sink: SSE
-and the other faces) listens to the store's notes while its Update runs (``deltas.py``:
-Temporal streams nothing): the model activity's text comes as ``TextDelta``s, each reply's
-preceded by the messages the store holds before it; the rest of the turn's messages once the
-Update returns.
+``convo worker`` processes, and what it answers is read from the store (the record: GET, lists,
+feedback and exports read it as on the default engine). A message sent while a turn runs is
+queued in the store and told to the workflow (the Signal ``queued``), which takes it; an
+interrupt is the Update ``cancel``. A branch is stored by the served branch code
+(``convo.serve._branches``: the one replay, nothing called) and gets a workflow of its own; a
+client's history (the OpenAI face's stateless replay) starts a workflow that replays it. A
+streamed turn (a sink: SSE and the other faces) listens to the store's notes while its Update
+runs (``deltas.py``: Temporal streams nothing): the model activity's text comes as
+``TextDelta``s, each reply's preceded by the messages the store holds before it; the rest of
+the turn's messages once the Update returns.
 
 (Over 300 lines: the served engine's methods, each an Update; the conversation as the faces
 read it (``Turn``); the stream of a turn; a new run after a deploy.)
@@ -19,8 +23,8 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -37,21 +41,36 @@ from .._messages import Message, ToolCall
 from .._requests import Approve, AskUser, CallModel, HandOff, Request, RunTools
 from .._runner import Runner
 from .._session import Session
-from ..serve._engine import Engine
+from ..serve._engine import MAX_QUEUED, Engine
 from ..serve._events import Sink, WaitingFor, committed
-from ..serve._live import stored_view
-from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
-from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
+from ..serve._live import new_message_id, stored_view
+from ..serve._problems import Busy, Conflict, Forbidden, Full, Invalid, NotFollowed, NotFound
+from ..serve._stores.base import DEFAULT_OWNER, Queued, Store, Stored
 from ..serve._turns import Turns
 from ..tools._calls import Invocation
 from ..tools._frontend import FRONTEND_TOOLS, FrontendTool
 from .deltas import Heard, Note, channel
+from .wire import queued_json
 from .workflow import NOTHING_RUNS, WORKFLOW, workflow_id
 
+T = TypeVar("T")
 _REFUSALS: dict[str, type[Exception]] = {"Conflict": Conflict, "Invalid": Invalid,
                                          "Forbidden": Forbidden, "NotFound": NotFound}
-NOT_HERE = ("{what} is not served on the Temporal engine (convo serve --engine temporal://); "
-            "serve the bot on the default engine for it")
+
+
+def _refused(cause: ApplicationError) -> Exception:
+    """The problem a workflow's refusal (an ``ApplicationError`` of its type) stands for."""
+    if cause.type == "NotFollowed":
+        at, wants = cause.details
+        return NotFollowed(int(at), str(wants))
+    return _REFUSALS[cause.type or ""](cause.message)
+
+
+def _refusal(exc: WorkflowUpdateFailedError) -> Exception | None:
+    cause = exc.cause
+    if isinstance(cause, ApplicationError) and cause.type in (*_REFUSALS, "NotFollowed"):
+        return _refused(cause)
+    return None
 
 
 def parse_engine(url: str) -> tuple[str, str]:
@@ -104,10 +123,16 @@ class Turn:
 
     def view(self, added_from: int | None = None, *, originals: bool = False
              ) -> dict[str, Any]:
-        body = stored_view(self.stored, originals=originals)
+        body = _view(self.stored, originals=originals)
         if added_from is not None:
             body["added"] = body["messages"][added_from:]
         return body
+
+
+def _view(stored: Stored, *, originals: bool = False) -> dict[str, Any]:
+    """§9's JSON of the conversation as stored, with its queue (§26) while it goes on."""
+    return stored_view(stored, stored.queued if stored.status != "ended" else (),
+                       originals=originals)
 
 
 def _pending(waiting: dict[str, Any] | None) -> Request[Any] | None:
@@ -131,26 +156,32 @@ def _pending(waiting: dict[str, Any] | None) -> Request[Any] | None:
 
 
 class _NoLeases(Turns):
-    """This engine's turns are its workflows': it holds no lease, and what would take one
-    (a branch, the AI SDK's regenerate: the branch would need a workflow of its own) is
-    refused saying so."""
+    """This engine's turns are its workflows': it holds no lease. What reads a conversation
+    under its lease (a branch of it, the AI SDK's regenerate) is given its row while the
+    store shows no turn running (``None`` while one runs, as a lease another holds)."""
 
     @contextlib.asynccontextmanager
     async def hold(self, conversation_id: str, lease: Any = None) -> AsyncIterator[Any]:
-        raise Conflict(NOT_HERE.format(what="branching a conversation (and the AI SDK's "
-                                            "regenerate)"))
-        yield  # (a generator: never reached)
+        store: Any = self.store  # (this engine's store: a whole Store)
+        row = await store.load(conversation_id, messages=False)
+        yield None if row is not None and row.status == "running" else _Held(row)
 
     async def stop(self, conversation_id: str) -> bool:
         return False
+
+
+@attrs.frozen
+class _Held:
+    row: Stored | None
 
 
 class TemporalEngine(Engine):
     """§9's served engine with each conversation a Temporal workflow (module docstring)."""
 
     def __init__(self, runner: Runner, store: Store, *, address: str,
-                 namespace: str = "default", task_queue: str = "convo") -> None:
-        super().__init__(runner, store)
+                 namespace: str = "default", task_queue: str = "convo",
+                 max_queued: int = MAX_QUEUED) -> None:
+        super().__init__(runner, store, max_queued=max_queued)
         self.address = address
         self.namespace = namespace
         self.task_queue = task_queue
@@ -193,10 +224,8 @@ class TemporalEngine(Engine):
         if stored.status == "ended":
             raise Conflict(f"conversation {conversation_id!r} has ended")
         if stored.status == "running":  # (its workflow runs a turn, or finishes a cut-off one)
-            # A Conflict, not Busy: a message queued while a turn runs (while_busy) is not
-            # served on this engine, and Busy would queue it for this process to answer.
-            raise Conflict("a turn is running in this conversation: wait for it to end, then "
-                           "send again")
+            raise Busy("a turn is running in this conversation: wait for it to end, then "
+                       "send again")
         whole = await self.store.load(conversation_id)
         if whole is None:
             raise NotFound(f"no conversation {conversation_id!r}")
@@ -236,7 +265,80 @@ class TemporalEngine(Engine):
             stored = await self.store.load(conversation_id)
         if stored is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        return stored_view(stored, originals=originals)
+        if stored.queued and stored.status == "waiting" and isinstance(
+                stored.waiting_for, dict) and stored.waiting_for.get("type") == "user":
+            # Queued, and no turn takes them: told to the workflow again (the process that
+            # queued them may have died before it told it; a repeat costs nothing).
+            with contextlib.suppress(RPCError):
+                await (await self._handle(conversation_id)).signal(
+                    "queued", queued_json(stored.queued[0]))
+        return _view(stored, originals=originals)
+
+    # -- messages while a turn runs (API.md §26): the queue in the store, taken by the
+    # workflow between its turns --------------------------------------------------------
+
+    async def enqueue(self, conversation_id: str, content: Any, *, steer: bool,
+                      message_id: str | None = None) -> dict[str, Any]:
+        """Queued in the store (before the 202), then told to the workflow (the Signal
+        ``queued``): steered to its running turn, or answered once that turn ends."""
+        store = self._queues()
+        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
+        if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
+            if await self.store.load(conversation_id, messages=False) is None:
+                raise NotFound(f"no conversation {conversation_id!r}")
+            raise Full(f"{self.max_queued} messages are queued in this conversation already "
+                       "(max_queued): wait until some are answered, or withdraw one")
+        handle = await self._handle(conversation_id)
+        await handle.signal("queued", queued_json(queued))
+        return {"queued": queued.message.to_dict()}
+
+    def _watch(self, conversation_id: str) -> None:
+        """(A queue is its workflow's to take, never this process's.)"""
+
+    async def interrupt(self, conversation_id: str, again: Callable[[], Awaitable[T]]) -> T:
+        """The running turn stopped as a cancel stops it (the Update ``cancel``, which also
+        holds the queue for the interrupting message), then ``again()``: its turn."""
+        for _ in range(3):
+            handle = await self._handle(conversation_id)
+            with contextlib.suppress(Conflict):  # (the turn ended meanwhile)
+                await self._cancel_update(handle, {"interrupt": True})
+            try:
+                return await again()
+            except Busy:
+                continue
+        raise Busy("a turn is running in this conversation and others keep starting: send "
+                   "again")
+
+    # -- branches (API.md §28): stored by the served code, then a workflow of their own ----
+
+    async def stored_anew(self, conversation_id: str) -> None:
+        """A new run of the conversation's workflow, rebuilt from the store (a branch made
+        there, or a conversation whose id the store gave to a branch of it: the AI SDK's
+        regenerate); a run of it that was running is ended first (no turn runs in it:
+        the branch checked)."""
+        handle = await self._handle(conversation_id)
+        with contextlib.suppress(RPCError):  # (none runs: a new branch)
+            await handle.terminate(reason="the store gave its id to a branch of it")
+        client = await self.client()
+        started = await client.start_workflow(
+            WORKFLOW, {"conversation_id": conversation_id, "continued": True},
+            id=workflow_id(conversation_id), task_queue=self.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+        await started.execute_update("opened", {})
+
+    async def live(self, conversation_id: str, stored: Stored | None = None, *,
+                   leased: Stored | None = None) -> Any:
+        whole = await self.store.load(conversation_id)
+        if whole is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        return Turn(conversation_id, whole)
+
+    async def settle(self, live: Any) -> None:
+        """(Its workflow settled it when it started: ``stored_anew``.)"""
+        stored = await self.store.load(live.id)
+        if stored is None:
+            raise NotFound(f"no conversation {live.id!r}")
+        live.now(stored)
 
     async def delete(self, conversation_id: str) -> None:
         """The workflow is ended first (nothing it would write stays), then the rows."""
@@ -248,22 +350,25 @@ class TemporalEngine(Engine):
 
     async def cancel(self, conversation_id: str, *, known: bool = False) -> dict[str, Any]:
         """The workflow's Update ``cancel`` stops its running turn (a 409 when none runs);
-        the conversation once the turn stopped."""
+        the conversation once the turn stopped (its queue stays, taken by the workflow)."""
         if not known and await self.store.load(conversation_id, messages=False) is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        handle = await self._handle(conversation_id)
+        await self._cancel_update(await self._handle(conversation_id), {})
+        return await self.get(conversation_id)
+
+    @staticmethod
+    async def _cancel_update(handle: Any, body: dict[str, Any]) -> None:
         try:
-            await handle.execute_update("cancel", {})
+            await handle.execute_update("cancel", body)
         except WorkflowUpdateFailedError as exc:
-            cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
-                raise _REFUSALS[cause.type](cause.message) from None
+            refused = _refusal(exc)
+            if refused is not None:
+                raise refused from None
             raise
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:  # its workflow is over: nothing runs
                 raise Conflict(NOTHING_RUNS) from None
             raise
-        return await self.get(conversation_id)
 
     async def tool_results(self, live: Any, results: Any, sink: Sink | None
                            ) -> tuple[int, dict[str, Any]]:
@@ -274,10 +379,29 @@ class TemporalEngine(Engine):
             call_id: [text, message_id] for call_id, (text, message_id) in results.items()}},
             sink)
 
-    def adopted(self, *args: Any, **kwargs: Any) -> Any:
-        raise Conflict(NOT_HERE.format(what="a conversation from a client's history") + (
-            " (its replay would rebuild the conversation in this HTTP process, which runs no "
-            "turn on this engine): name a stored conversation instead"))
+    @contextlib.asynccontextmanager
+    async def adopted(self, conversation_id: str, history: list[Message], *,
+                      owner: str = DEFAULT_OWNER) -> AsyncIterator[Any]:
+        """A new conversation holding a client's ``history`` (API.md §25): its workflow,
+        started with the history, replays it (the served engine's replay, on the worker),
+        stores it and goes on where the template does; refused (``NotFollowed``, an ended
+        conversation) with nothing stored."""
+        client = await self.client()
+        handle = await client.start_workflow(
+            WORKFLOW, {"conversation_id": conversation_id, "owner": owner,
+                       "history": [m.to_dict() for m in history]},
+            id=workflow_id(conversation_id), task_queue=self.task_queue)
+        try:
+            await handle.execute_update("opened", {})
+        except WorkflowUpdateFailedError as exc:
+            refused = _refusal(exc)
+            if refused is not None:
+                raise refused from None
+            raise
+        stored = await self.store.load(conversation_id)
+        if stored is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        yield Turn(conversation_id, stored)
 
     async def _turn(self, live: Turn, update: str, body: dict[str, Any], sink: Sink | None
                     ) -> tuple[int, dict[str, Any]]:
@@ -297,21 +421,38 @@ class TemporalEngine(Engine):
         shown = None
         row = await self.store.load(conversation_id, messages=False)
         before = 0 if row is None else row.length
+
+        async def run(handle: Any) -> Any:
+            nonlocal shown
+            if sink is None:
+                return await handle.execute_update(update, body)
+            said, shown = await self._streamed(conversation_id, handle, update,
+                                               {**body, "stream": True}, sink)
+            return said
+
+        async def ran() -> Any:
+            try:
+                return await run(handle)
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND or not await self._goes_on(
+                        conversation_id):
+                    raise
+            # No run of its workflow, but the conversation goes on (the original of the AI
+            # SDK's regenerate, whose id a branch took): a new run, from the store.
+            await self.stored_anew(conversation_id)
+            return await run(await self._handle(conversation_id))
+
         try:
             try:
-                if sink is None:
-                    said = await handle.execute_update(update, body)
-                else:
-                    said, shown = await self._streamed(conversation_id, handle, update,
-                                                       {**body, "stream": True}, sink)
+                said = await ran()
             except (WorkflowUpdateFailedError, RPCError):
                 if not await self._failed(handle):
                     raise
                 said = await self._restarted(conversation_id, update, body, before)
         except WorkflowUpdateFailedError as exc:
-            cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type in _REFUSALS:
-                raise _REFUSALS[cause.type](cause.message) from None
+            refused = _refusal(exc)
+            if refused is not None:
+                raise refused from None
             raise
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:  # its workflow is over
@@ -323,7 +464,7 @@ class TemporalEngine(Engine):
         if live is not None:
             live.now(stored)
         added = said["added"] or stored_view(stored)["messages"][before:]
-        view = {**stored_view(stored), "added": added}
+        view = {**_view(stored), "added": added}
         if sink is not None:
             first = max(len(stored.messages) - len(added), shown or 0)
             for index, message in enumerate(stored.messages[first:], first):
@@ -335,6 +476,10 @@ class TemporalEngine(Engine):
         if "error" in said:
             view = {"error": said["error"], **view}
         return code, view
+
+    async def _goes_on(self, conversation_id: str) -> bool:
+        row = await self.store.load(conversation_id, messages=False)
+        return row is not None and row.status != "ended"
 
     @staticmethod
     async def _failed(handle: Any) -> bool:

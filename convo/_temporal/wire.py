@@ -1,6 +1,7 @@
 """What crosses between a conversation's workflow and its activities, as JSON (the payloads of
-temporalio's default converter): a store ``Change`` (each message once), a ``Stored`` row (at a
-continue-as-new), and the answers of the activities (a reply, tool runs, the state after).
+temporalio's default converter): a store ``Change`` (each message once, and the queued ones it
+takes), a ``Stored`` row (at a continue-as-new, with its queue), a queued message, and the
+answers of the activities (a reply, tool runs, the state after).
 
 Tool runs are pickled: their values and exceptions are whatever the tools returned or raised,
 and the template renders them as it would in one process (the worker's own payloads only).
@@ -14,7 +15,7 @@ from typing import Any
 
 from .._messages import Message
 from .._session import SubroutineRun
-from ..serve._stores.base import Change, Stored
+from ..serve._stores.base import Change, Queued, Stored
 from ..tools._calls import ToolRun
 
 
@@ -23,7 +24,7 @@ def change_json(change: Change) -> dict[str, Any]:
             "subroutines": [[i, s.to_dict()] for i, s in change.subroutines],
             "state": change.state, "internal": change.internal, "approvals": change.approvals,
             "status": change.status, "waiting_for": change.waiting_for,
-            "outcome": change.outcome}
+            "outcome": change.outcome, "dequeued": list(change.dequeued)}
 
 
 def change_from(data: dict[str, Any]) -> Change:
@@ -31,7 +32,8 @@ def change_from(data: dict[str, Any]) -> Change:
         messages=tuple((i, Message.from_dict(m)) for i, m in data["messages"]),
         subroutines=tuple((i, SubroutineRun.from_dict(s)) for i, s in data["subroutines"]),
         state=data["state"], internal=data["internal"], approvals=data["approvals"],
-        status=data["status"], waiting_for=data["waiting_for"], outcome=data["outcome"])
+        status=data["status"], waiting_for=data["waiting_for"], outcome=data["outcome"],
+        dequeued=tuple(data.get("dequeued") or ()))
 
 
 def stored_json(stored: Stored) -> dict[str, Any]:
@@ -40,7 +42,8 @@ def stored_json(stored: Stored) -> dict[str, Any]:
             "outcome": stored.outcome, "approvals": stored.approvals,
             "messages": [m.to_dict() for m in stored.messages],
             "subroutines": [s.to_dict() for s in stored.subroutines],
-            "owner": stored.owner, "parent": stored.parent}
+            "owner": stored.owner, "parent": stored.parent,
+            "queued": [queued_json(q) for q in stored.queued]}
 
 
 def stored_from(data: dict[str, Any]) -> Stored:
@@ -49,7 +52,16 @@ def stored_from(data: dict[str, Any]) -> Stored:
                   waiting_for=data["waiting_for"], outcome=data["outcome"],
                   approvals=data["approvals"], messages=messages, length=len(messages),
                   subroutines=[SubroutineRun.from_dict(s) for s in data["subroutines"]],
-                  owner=data["owner"], parent=data["parent"])
+                  owner=data["owner"], parent=data["parent"],
+                  queued=[queued_from(q) for q in data.get("queued") or ()])
+
+
+def queued_json(queued: Queued) -> dict[str, Any]:
+    return {"message": queued.message.to_dict(), "steer": queued.steer}
+
+
+def queued_from(data: dict[str, Any]) -> Queued:
+    return Queued(Message.from_dict(data["message"]), bool(data["steer"]))
 
 
 def runs_json(runs: list[ToolRun]) -> str:

@@ -11,7 +11,11 @@ must not hold the transcript once per turn), the messages the turn added, and th
 the turn answers (200, 502 with ``error``, 500);
 the conversation is the Query ``conversation`` (§9's JSON, with its messages). Refused inputs
 are rejected by the Update's validator with §9's words (``ApplicationError`` of type
-``Conflict``, ``Invalid``…).
+``Conflict``, ``Invalid``…). A message queued in the store while a turn runs (§26) is the
+Signal ``queued``: steered to the running turn at its next safe point, or taken by the run
+between turns, in order (an interrupt's ``cancel`` holds the queue until the interrupting
+message's turn starts). A run started with a client's ``history`` (§25) replays it, stores it
+and goes on, or is refused (the Update ``opened`` says why) with nothing stored.
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
@@ -27,6 +31,7 @@ on; each is short.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Final
@@ -37,6 +42,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from .._errors import ModelError
+    from .._internal import CONTEXT
     from .._messages import Message
     from .._reply import UNREPORTED, Usage
     from .._requests import CallModel, ListTools, RunHooks, RunTools
@@ -47,9 +53,10 @@ with workflow.unsafe.imports_passed_through():
     from .._runner import Runner
     from .._session import Session
     from ..serve._engine import Engine
+    from ..serve._events import Retract, ServedEvent
     from ..serve._live import Live
-    from ..serve._problems import Conflict, Forbidden, Invalid, NotFound
-    from ..serve._stores.base import DEFAULT_OWNER, Change, Stored
+    from ..serve._problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
+    from ..serve._stores.base import DEFAULT_OWNER, Change, Queued, Queues, Stored
     from ..serve._turns import Cancel
     from ..templates._tree import toolsets
     from ..tools._calls import ToolRun
@@ -67,6 +74,10 @@ AGAIN: Final = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff
                            maximum_interval=timedelta(seconds=5))
 
 
+#: How long the queue waits for an interrupt's message (sent once the turn it stopped ended).
+HOLD: Final = timedelta(seconds=30)
+#: How long a refused history's run waits for the front to read why.
+REFUSED_KEPT: Final = timedelta(minutes=1)
 NOTHING_RUNS: Final = "no turn is running in this conversation: there is nothing to cancel"
 
 
@@ -75,17 +86,21 @@ def workflow_id(conversation_id: str) -> str:
 
 
 def _refusal(exc: Exception) -> ApplicationError:
-    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
+    details = (exc.at, exc.wants) if isinstance(exc, NotFollowed) else ()
+    return ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True)
 
 
 class ActivityStore:
     """The store as the workflow sees it: reads are activities; writes are held and go with
-    the next activity (``take``), or on their own at the end of a turn (``flush``)."""
+    the next activity (``take``), or on their own at the end of a turn (``flush``). So do
+    the retracts of a streamed turn (``retracts``: the ids of the replies a live output guard
+    took back), which the activity publishes where the reply's text went (``deltas.py``)."""
 
     lease = 0.0
 
     def __init__(self) -> None:
         self.held: list[dict[str, Any]] = []
+        self.retracts: list[str | None] = []
 
     async def create(self, conversation_id: str, state: dict[str, Any], *,
                      owner: str = DEFAULT_OWNER) -> None:
@@ -103,12 +118,22 @@ class ActivityStore:
     async def write(self, conversation_id: str, change: Change) -> None:
         self.held.append(wire.change_json(change))
 
+    async def queued(self, conversation_id: str) -> list[Queued]:
+        """The conversation's stored queue, once the writes held are written."""
+        said = await workflow.execute_activity(
+            "convo.queued", self.take(conversation_id), start_to_close_timeout=STORE_TIMEOUT,
+            retry_policy=AGAIN)
+        return [wire.queued_from(q) for q in said]
+
     def take(self, conversation_id: str) -> dict[str, Any]:
         held, self.held = self.held, []
-        return {"conversation_id": conversation_id, "changes": held}
+        taken: dict[str, Any] = {"conversation_id": conversation_id, "changes": held}
+        if self.retracts:
+            taken["retracts"], self.retracts = self.retracts, []
+        return taken
 
     async def flush(self, conversation_id: str) -> None:
-        if self.held:
+        if self.held or self.retracts:
             await workflow.execute_activity(
                 "convo.write", self.take(conversation_id),
                 start_to_close_timeout=STORE_TIMEOUT, retry_policy=AGAIN)
@@ -180,9 +205,16 @@ class Activities(Forwarding):
         usage = Usage.from_dict(answer["usage"]) if "usage" in answer else UNREPORTED
         state.model_calls += calls
         state.used(usage, reported=usage.unreported < calls)
+        reply = Message.from_dict(answer["message"])
+        if "context" in answer:  # the summary the call made: kept (and stored) with the run's
+            state.session.internal[CONTEXT] = answer["context"]
+        # What a client was shown of the reply (the activity streamed it): a live output
+        # guard that trips on it retracts it (``convo._run.guarding``), as in one process.
+        state.partial, state.held_text = [], None
         if answer.get("reply_id"):
             self.named(answer["reply_id"])
-        return Message.from_dict(answer["message"])
+            state.partial.append(reply.text)
+        return reply
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
@@ -270,6 +302,29 @@ class WorkflowEngine(Engine):
         self.streaming = False  # a client streams the running turn (its Update said so)
         self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
         self.toolsets = toolsets(runner.template)
+        self.draining = False  # messages are queued: the workflow takes them between turns
+
+    def _watch(self, conversation_id: str) -> None:
+        self.draining = True  # (no task of its own: the workflow's run takes the queue)
+
+    def _queues(self) -> Queues:
+        return self.store  # type: ignore[return-value]  # (its queue: an activity reads it)
+
+    async def _advance(self, live: Live, answer: Any, sink: Any, *, first: bool = False,
+                       retry: bool = False) -> tuple[int, dict[str, Any]]:
+        """The served engine's, with a sink while a client streams the turn: the only served
+        event the workflow itself makes of it is a live guard's ``Retract`` (its text and
+        messages reach the client from the activities and the store), sent on to the HTTP
+        front with the next activity."""
+        if sink is None and self.streaming:
+            sink = self._retracted
+        return await super()._advance(live, answer, sink, first=first, retry=retry)
+
+    def _retracted(self, event: ServedEvent) -> None:
+        if isinstance(event, Retract):
+            store = self.store
+            assert isinstance(store, ActivityStore)
+            store.retracts.append(event.message_id)
 
     def _cancel(self, conversation_id: str) -> Cancel | None:
         return self.current
@@ -311,6 +366,9 @@ class ConvoConversation:
         self.turn = asyncio.Lock()  # one turn at a time
         self.ran = 0  # Updates that ran a turn since this run started
         self.opened: tuple[int, dict[str, Any]] | None = None  # the first drive's answer
+        self.refused: ApplicationError | None = None  # a client's history, refused (§25)
+        self.early: list[Queued] = []  # queued before the conversation was made here
+        self.holding = False  # an interrupt's message goes first: the queue waits for it
 
     @workflow.run
     async def run(self, start: dict[str, Any]) -> dict[str, Any]:
@@ -328,6 +386,18 @@ class ConvoConversation:
                 else:
                     await self.engine.settle(live)
                     opened = (200, live.view(live.committed))
+            elif start.get("history") is not None:  # a client's history (§25's replay)
+                try:
+                    live = self.live = await self._adopted(start)
+                except (NotFollowed, Conflict) as exc:  # nothing stored: the front says why
+                    self.refused = _refusal(exc)
+                    with contextlib.suppress(TimeoutError):
+                        await workflow.wait_condition(lambda: self.opened is not None,
+                                                      timeout=REFUSED_KEPT)
+                    return {}
+                opened = (200, live.view(live.committed))
+                if isinstance(live.pending, CallModel | RunTools):  # a bot that goes on
+                    opened = await self.engine._advance(live, None, None, retry=True)
             else:
                 await self.store.create(cid, start.get("state") or {},
                                         owner=start.get("owner") or DEFAULT_OWNER)
@@ -339,12 +409,52 @@ class ConvoConversation:
             await self.store.flush(cid)
             self.opened = opened  # (in the store now: what the HTTP front reads)
         live = self.live
-        await workflow.wait_condition(
-            lambda: live.pending is None or self.ran >= self.bot.continue_every)
+        live.queued.extend(self.early)
+        self.engine.draining = self.engine.draining or bool(self.early)
+        await self._take_queued(live)
         await workflow.wait_condition(workflow.all_handlers_finished)
         if live.pending is not None:
             workflow.continue_as_new({"conversation_id": cid, "continued": True})
         return live.view()
+
+    async def _adopted(self, start: dict[str, Any]) -> Live:
+        """A client's history replayed (``Engine.replayed``: nothing called), then stored
+        with where it waits."""
+        owner = start.get("owner") or DEFAULT_OWNER
+        live = await self.engine.replayed(
+            self.conversation_id, [Message.from_dict(m) for m in start["history"]],
+            owner=owner)
+        await self.store.create(self.conversation_id, {}, owner=owner)
+        await self.engine._adopt(live)
+        return live
+
+    async def _take_queued(self, live: Live) -> None:
+        """Until the conversation ends or continues as new: the queued messages (API.md §26)
+        answered in order, each as a turn of its own, whenever no turn runs (after an
+        interrupt, once its message's turn began, or ``HOLD`` later)."""
+        engine = self.engine
+        while True:
+            def ready() -> bool:
+                return live.pending is None or self.ran >= self.bot.continue_every or (
+                    engine.draining and not self.holding and not self.turn.locked())
+            try:
+                await workflow.wait_condition(ready, timeout=HOLD if self.holding else None)
+            except TimeoutError:  # (the interrupt's message never came)
+                self.holding = False
+                continue
+            if live.pending is None or self.ran >= self.bot.continue_every:
+                return
+            engine.draining = False
+            async with self.turn:
+                engine.current = Cancel()  # (a cancel stops a queued message's turn too)
+                try:
+                    more = not await engine.take_queued(live)
+                finally:
+                    try:
+                        await self.store.flush(self.conversation_id)
+                    finally:
+                        engine.current = None
+            engine.draining = engine.draining or more
 
     @workflow.query(name="conversation")
     def conversation(self) -> dict[str, Any]:
@@ -378,6 +488,7 @@ class ConvoConversation:
         async with self.turn:  # the run takes it to start the conversation)
             live = self.live
             assert live is not None
+            self.holding = False  # (an interrupt's message: its turn is taken)
             self.engine.streaming = bool((body or {}).get("stream"))
             self.engine.current = Cancel()
             try:
@@ -399,7 +510,11 @@ class ConvoConversation:
     @workflow.update(name="opened")
     async def opened_(self, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """What the conversation's first drive added (the HTTP front's create answers it)."""
-        await workflow.wait_condition(lambda: self.opened is not None)
+        await workflow.wait_condition(lambda: self.opened is not None
+                                      or self.refused is not None)
+        if self.refused is not None:
+            refused, self.opened = self.refused, (400, {})  # (read: the run may end)
+            raise refused
         assert self.opened is not None
         code, said = self.opened
         return _said(code, dict(said))
@@ -476,6 +591,7 @@ class ConvoConversation:
         the turn has ended."""
         cancel = self.engine.current
         if cancel is not None:
+            self.holding = self.holding or bool((body or {}).get("interrupt"))
             cancel.set()
             await workflow.wait_condition(lambda: self.engine.current is not cancel)
         return {"cancelled": cancel is not None}
@@ -484,3 +600,14 @@ class ConvoConversation:
     def _cancel_ok(self, body: dict[str, Any] | None = None) -> None:
         if self.engine.current is None:
             raise ApplicationError(NOTHING_RUNS, type="Conflict", non_retryable=True)
+
+    @workflow.signal(name="queued")
+    def queued(self, body: dict[str, Any]) -> None:
+        """A message queued (stored in the conversation's queue, API.md §26): steered to
+        the running turn at its next safe point, or answered once no turn runs."""
+        queued = wire.queued_from(body)
+        if self.live is None:
+            self.early.append(queued)
+        else:
+            self.live.queued.append(queued)
+        self.engine.draining = True

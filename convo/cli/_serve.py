@@ -222,7 +222,8 @@ def _engine(spec: dict[str, Any]) -> Any:
 
     address, namespace = parse_engine(spec["engine"])
     return partial(TemporalEngine, address=address, namespace=namespace,
-                   task_queue=spec.get("task_queue") or "convo")
+                   task_queue=spec.get("task_queue") or "convo",
+                   max_queued=spec.get("max_queued", 16))
 
 
 def _check_engine(args: argparse.Namespace) -> None:

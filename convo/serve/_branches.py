@@ -171,6 +171,7 @@ async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink |
     branch_id = secrets.token_urlsafe(16)
     await _store(engine, branch_id, stored, session, unsaid,
                  {"id": conversation_id, "before": before})
+    await engine.stored_anew(branch_id)
     async with engine.turn(branch_id) as live:
         if isinstance(live.pending, CallModel):  # a reply to make again: at once
             code, body = await engine.retry(live, sink)
@@ -198,4 +199,5 @@ async def regenerate(engine: Engine, conversation_id: str, before: int) -> Live:
         await store.delete(branch_id)
         raise NotFound(f"no conversation {conversation_id!r}")
     engine.forget(conversation_id)
+    await engine.stored_anew(conversation_id)
     return await engine.live(conversation_id)

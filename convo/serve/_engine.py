@@ -244,6 +244,11 @@ class Engine:
         """Drop the conversation from the cache (its id now names another: a regenerate)."""
         self._cache.pop(conversation_id, None)
 
+    async def stored_anew(self, conversation_id: str) -> None:
+        """A conversation written to the store outside a turn (a branch: ``_branches.py``):
+        nothing to do here, where a turn rebuilds it from the store (the Temporal engine
+        starts its workflow)."""
+
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         """The conversation's run: its turns' cancel in front of the live answerer, the
@@ -346,15 +351,7 @@ class Engine:
                 if turn is None:
                     raise Busy("a turn is running in this conversation: wait for it to end, "
                                "then send again")
-                live = await self._rebuilt(Stored(conversation_id, {}, messages=history,
-                                                  owner=owner), replaying=HistoryReplay)
-                replay = live.run.answerer
-                assert isinstance(replay, HistoryReplay)
-                if replay.used < len(history):
-                    raise NotFollowed(replay.used, _wants(live.pending))
-                if live.pending is None:
-                    raise Conflict("the conversation in these messages has ended: start "
-                                   "another")
+                live = await self.replayed(conversation_id, history, owner=owner)
                 await self._adopt(live)
                 if isinstance(live.pending, CallModel | RunTools):
                     await self._advance(live, None, None, retry=True)
@@ -365,11 +362,26 @@ class Engine:
                 self._cache.pop(conversation_id, None)
                 await self.store.delete(conversation_id)
 
+    async def replayed(self, conversation_id: str, history: list[Message], *,
+                       owner: str = DEFAULT_OWNER) -> Live:
+        """A client's ``history`` replayed (``adopted``), paused where it waits; nothing
+        stored. ``NotFollowed`` naming the first message the template does not follow, a
+        ``Conflict`` when the conversation in it has ended."""
+        live = await self._rebuilt(Stored(conversation_id, {}, messages=history, owner=owner),
+                                   replaying=HistoryReplay)
+        replay = live.run.answerer
+        assert isinstance(replay, HistoryReplay)
+        if replay.used < len(history):
+            raise NotFollowed(replay.used, _wants(live.pending))
+        if live.pending is None:
+            raise Conflict("the conversation in these messages has ended: start another")
+        return live
+
     async def _adopt(self, live: Live) -> None:
         """Store the whole of a replayed client's history (the replay recorded none of it),
         each message under an id of its own, with where the conversation waits."""
         messages = live.session.messages
-        base = new_message_id()  # one id drawn, each message's its own by its index
+        base = live.new_id()  # one id drawn, each message's its own by its index
         for index, message in enumerate(messages):
             if message.id is None:
                 messages[index] = with_id(message, f"{base}{index:04x}")
@@ -758,15 +770,21 @@ class Engine:
                 live = await self.live(conversation_id, leased=turn.row)
             except (NotFound, Conflict):  # deleted, or ended (its queue was dropped)
                 return True
-            queue = live.queued = await self._queues().queued(conversation_id)
-            if not queue or live.waits != "user":
-                return True  # (an approval, an operator or a retry first: the queue stays)
-            head = queue[0].message
-            live.user_id = head.id
-            live.dequeuing.add(head.id or "")
-            live.queued = queue[1:]
-            await self._advance(live, head.content, None)
-            return not live.queued
+            return await self.take_queued(live)
+
+    async def take_queued(self, live: Live) -> bool:
+        """Answer the head of the conversation's stored queue as a turn of its own (the
+        caller holds its turn: ``drain``'s lease, a Temporal workflow's lock); ``True`` when
+        nothing more is to be taken now (``drain``)."""
+        queue = live.queued = await self._queues().queued(live.id)
+        if not queue or live.waits != "user":
+            return True  # (an approval, an operator or a retry first: the queue stays)
+        head = queue[0].message
+        live.user_id = head.id
+        live.dequeuing.add(head.id or "")
+        live.queued = queue[1:]
+        await self._advance(live, head.content, None)
+        return not live.queued
 
     async def get(self, conversation_id: str, stored: Stored | None = None, *,
                   originals: bool = False) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from ._control import BreakTemplate, IfTemplate, LinearTemplate, LoopTemplate
 from ._end import EndTemplate
 from ._execute import ExecuteToolTemplate
 from ._graph import mermaid
-from ._guard import LoopGuard
 from ._messages import (
     AssistantTemplate,
     GenerateTemplate,
@@ -18,7 +17,7 @@ from ._messages import (
 from ._states import GotoTemplate, StateMachineTemplate, current_state
 from ._subroutine import SubroutineTemplate
 from ._subroutine_tool import SubroutineTool
-from ._tooling import DEFAULT_RESTRICTION_MESSAGE, ToolingTemplate
+from ._tooling import DEFAULT_RESTRICTION_MESSAGE, LoopGuard, ToolingTemplate
 
 __all__ = [
     "DEFAULT_RESTRICTION_MESSAGE",

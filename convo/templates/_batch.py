@@ -1,6 +1,7 @@
 """One batch of tool calls, in call order: prepare → approve → run → tool messages → ending.
 
-The agent turn (``ToolingTemplate``) hands each reply's tool calls here. Each call is
+The agent turn (``ToolingTemplate``) hands each reply's tool calls here (``answer``; or
+``refuse``, when its loop guard ended the turn: each call gets its error, none runs). Each call is
 *prepared* (its tool, its validated arguments; the mode's finish tool; one terminal call per
 batch), the calls that need it are *approved* (one ``Approve``, in call order), the rest
 *run* (one ``RunTools``; a ``SubroutineTool``'s template inline, since a template cannot run
@@ -238,6 +239,13 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             tool_message(call, content, error=error, metadata=metadata)
         yield ToolCallEnded(call, text, error, *ran_ns)
     return ending, text
+
+
+def refuse(calls: Sequence[ToolCall], why: str) -> Flow:
+    """Answer a batch without running any of it (the loop guard ended the turn): each call's
+    tool message, in call order, is the error ``why``."""
+    for call in calls:
+        yield tool_message(call, why, error=True)
 
 
 def _result(call: ToolCall, content: str | tuple[Part, ...],

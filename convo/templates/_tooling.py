@@ -5,8 +5,11 @@ have the batch of tool calls it makes answered (``convo.templates._batch``: one 
 per call, in call order, and the batch's ending) and end the turn as that ending says; a
 reply without tool calls ends the turn, unless output is restricted, in which case a system
 message asks for a tool (within the injection budget). The turn is bounded by
-``max_iterations`` model calls and watched by the ``LoopGuard``. This module is the loop
-only: a batch is ``batch.py``'s, a single call ``convo.tools._calls``'s.
+``max_iterations`` model calls and watched by the ``LoopGuard`` (here: it bounds this loop and
+nothing else). This module is the loop only: a batch is ``convo.templates._batch``'s, a single
+call ``convo.tools._calls``'s.
+
+(Past 300 lines: the loop, and the ``LoopGuard`` that bounds it and nothing else, in one place.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import attrs
 
 from .._context import ContextWindow, check_window
 from .._errors import DefinitionError, ReachedEndTemplateException, ToolDefinitionError
-from .._messages import Message
+from .._messages import Message, ToolCall
 from .._reply import Finish
 from .._requests import CallModel, Flow, TakeSteered
 from .._session import RunStatus, Session, TurnResult
@@ -27,7 +30,6 @@ from ..guards._base import AT_CALL, AnyGuard, as_guards, check_names
 from ..guards._marks import KEY as GUARD_KEY
 from ..guards._marks import blocked
 from ..tools._base import Tool
-from ..tools._calls import tool_message
 from ..tools._endings import (
     Continue,
     EndConversation,
@@ -45,9 +47,8 @@ from ..tools._output import NO_OUTPUT, OUTPUT_MESSAGE, OUTPUT_TOOL, Output
 from ..tools._toolset import Toolset
 from ..tools._transition import Moving
 from ._base import Template
-from ._batch import answer, screen
+from ._batch import answer, refuse, screen
 from ._checks import check_count, check_tools
-from ._guard import LoopGuard, TurnWatch
 from ._guarding import (
     answered_input,
     asks,
@@ -70,6 +71,86 @@ DEFAULT_RESTRICTION_MESSAGE: Final = (
 )
 MODES: Final = ("response", "task")
 STEERED: Final = TakeSteered()
+
+
+# -- the loop guard: what ends a runaway turn (repeats, empty or trivial replies, echoes) ----
+
+Verdict = tuple[RunStatus, str]
+
+
+@attrs.frozen(slots=True)
+class LoopGuard:
+    """Limits on one turn's replies; ``ToolingTemplate(loop_guard=None)`` switches it off.
+
+    - the same reply text, or the same batch of tool calls, ``max_repeats`` times in a row
+      → ``implicit_completion``;
+    - ``max_empty`` empty or trivial (shorter than ``trivial_chars``) replies in a row →
+      ``llm_empty_response_error`` when all were empty, else ``implicit_completion``;
+    - with ``detect_echo``, a reply that only repeats the last tool result →
+      ``implicit_completion``.
+    """
+
+    max_repeats: int = 3
+    max_empty: int = 3
+    trivial_chars: int = 10
+    detect_echo: bool = True
+
+    def watch(self) -> TurnWatch:
+        """A fresh watcher for one turn."""
+        return TurnWatch(self)
+
+
+class TurnWatch:
+    """The guard's counters for one turn."""
+
+    __slots__ = ("all_empty", "empties", "guard", "last_key", "repeats")
+
+    def __init__(self, guard: LoopGuard) -> None:
+        self.guard = guard
+        self.last_key: object = None
+        self.repeats = 0
+        self.empties = 0
+        self.all_empty = True
+
+    def verdict(self, reply: Message, text: str, last_tool_text: str | None) -> Verdict | None:
+        """Why the turn must end after this reply (``text``: its text), or None."""
+        guard = self.guard
+        text = text.strip()
+        if not reply.tool_calls and len(text) < guard.trivial_chars:
+            self.last_key, self.repeats = None, 0
+            self.empties += 1
+            self.all_empty = self.all_empty and not text
+            if guard.max_empty and self.empties >= guard.max_empty:
+                if self.all_empty:
+                    return (RunStatus.LLM_EMPTY_RESPONSE_ERROR,
+                            f"{self.empties} empty replies in a row")
+                return (RunStatus.IMPLICIT_COMPLETION,
+                        f"{self.empties} empty or trivial replies in a row")
+            return None
+        self.empties, self.all_empty = 0, True
+        # The text, or the calls (the same calls: the same names and arguments as JSON).
+        key: object = reply.tool_calls or text
+        last = self.last_key
+        same = _same(key, last) if key.__class__ is tuple and last.__class__ is tuple else \
+            key == last
+        self.repeats = self.repeats + 1 if same else 1
+        self.last_key = key
+        if guard.max_repeats and self.repeats >= guard.max_repeats:
+            what = "tool calls" if reply.tool_calls else "reply"
+            return (RunStatus.IMPLICIT_COMPLETION,
+                    f"the same {what} {self.repeats} times in a row")
+        if (guard.detect_echo and not reply.tool_calls and last_tool_text
+                and text == last_tool_text.strip()):
+            return RunStatus.IMPLICIT_COMPLETION, "the reply only echoed the last tool result"
+        return None
+
+
+def _same(key: tuple[ToolCall, ...], last: tuple[ToolCall, ...]) -> bool:
+    """Whether two batches of calls are the same; their arguments become JSON only when the
+    names match (most replies differ from the last one sooner)."""
+    if len(key) != len(last) or any(a.name != b.name for a, b in zip(key, last, strict=True)):
+        return False
+    return all(a.arguments_json() == b.arguments_json() for a, b in zip(key, last, strict=True))
 
 
 @attrs.define(slots=True)
@@ -184,7 +265,7 @@ class ToolingTemplate(Template):
             if GUARD_KEY in reply.metadata and blocked(reply):
                 yield from blocked_reply(reply, iterations=turn.iterations)
                 return session
-            if reply.finish is Finish.LENGTH:
+            if reply.metadata and reply.finish is Finish.LENGTH:  # (no facts: no call)
                 turn.truncated = True
             text = reply.text
             if text.strip():
@@ -193,10 +274,8 @@ class ToolingTemplate(Template):
                                                                          turn.last_tool_text)
             if reply.tool_calls:
                 if verdict is not None:
-                    for call in reply.tool_calls:
-                        yield tool_message(
-                            call, f"Not run: {verdict[1]}; the loop guard ended the turn.",
-                            error=True)
+                    yield from refuse(reply.tool_calls,
+                                      f"Not run: {verdict[1]}; the loop guard ended the turn.")
                     yield from self._end(turn, verdict[0], note=f"loop guard: {verdict[1]}")
                     return session
                 ending, turn.last_tool_text = yield from answer(

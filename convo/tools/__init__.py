@@ -6,10 +6,9 @@ final-output tool of typed turns.
 """
 
 from .._faces import home as _home
-from ._base import Tool, ToolArgument, ToolResult, to_text
+from ._base import TerminateResponse, Tool, ToolArgument, ToolResult, to_text
 from ._context import ToolContext
 from ._decorator import FunctionTool, tool
-from ._endings import TerminateResponse
 from ._registry import ToolRegistry, registry
 from ._termination import (
     EndConversationTool,

@@ -1,7 +1,10 @@
-"""Tool, ToolArgument, ToolResult: what a model may call, and what a call gives back."""
+"""Tool, ToolArgument, ToolResult, TerminateResponse: what a model may call, and what a call
+gives back (a result; or a response that ends the turn, read by ``convo.tools._calls.outcome``
+into the ending it asks for, a value of ``convo.tools._endings``)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping
@@ -12,6 +15,7 @@ import attrs
 from .._errors import ToolArgumentError, ToolDefinitionError
 from .._messages import ToolCall
 from .._parts import PART_TYPES, Part, normalize
+from .._session import RunStatus
 from ._context import ToolContext
 from ._schema import describe
 from ._validation import ABSENT, Arguments, Spec
@@ -54,6 +58,39 @@ class ToolResult:
     @property
     def text(self) -> str:
         return to_text(self.content)
+
+
+@attrs.frozen(slots=True)
+class TerminateResponse:
+    """Returned by any tool: the turn ends (``done=True``) once this batch is answered.
+
+    ``message`` becomes the call's tool message (``"Finished"`` when None). The keyword
+    fields let finish tools report a status, a summary and a finish status on the turn.
+    """
+
+    message: str | None = None
+    status: RunStatus = attrs.field(default=RunStatus.COMPLETED, kw_only=True,
+                                    converter=RunStatus)
+    note: str | None = attrs.field(default=None, kw_only=True)
+    summary: str | None = attrs.field(default=None, kw_only=True)
+    finish_status: str | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def text(self) -> str:
+        return "Finished" if self.message is None else self.message
+
+    def saved(self) -> dict[str, Any]:
+        """What a tool message keeps of it (metadata ``TERMINATED``), so that a resumed run
+        ends the turn the same way without running the tool again."""
+        fields = {"note": self.note, "summary": self.summary,
+                  "finish_status": self.finish_status}
+        return {"status": self.status.value} | {k: v for k, v in fields.items() if v is not None}
+
+    @classmethod
+    def from_saved(cls, text: str, saved: Mapping[str, Any]) -> TerminateResponse:
+        """The response a saved tool message (its text and ``saved()``) stood for."""
+        return cls(text, status=saved["status"], note=saved.get("note"),
+                   summary=saved.get("summary"), finish_status=saved.get("finish_status"))
 
 
 def to_content(value: Any) -> str | tuple[Part, ...]:
@@ -225,20 +262,18 @@ class Tool:
                               arg.description))
         return specs
 
+    @functools.cached_property
     def compiled(self) -> Arguments:
-        """The arguments compiled into a pydantic model (once per tool)."""
-        cached: Arguments | None = self.__dict__.get("_compiled")
-        if cached is None:
-            if not self.name or not isinstance(self.name, str):
-                raise ToolDefinitionError(f"tool {type(self).__name__} has no name: set the "
-                                          "class attribute `name`")
-            cached = self.__dict__["_compiled"] = Arguments(
-                self.name, self._specs(), strict=self.strict, keep_defaults=False,
-                signature=self.signature_text)
-        return cached
+        """The arguments compiled into a pydantic model: once per tool, on first use (a
+        ``FunctionTool`` has it from its construction), then read as an attribute."""
+        if not self.name or not isinstance(self.name, str):
+            raise ToolDefinitionError(f"tool {type(self).__name__} has no name: set the "
+                                      "class attribute `name`")
+        return Arguments(self.name, self._specs(), strict=self.strict, keep_defaults=False,
+                         signature=self.signature_text)
 
     def _build_schema(self) -> dict[str, Any]:
-        parameters = self.compiled().parameters
+        parameters = self.compiled.parameters
         description = self.description or ""
         if self.terminal:
             description = f"{description.rstrip()} {TERMINAL_NOTE}".strip()
@@ -258,7 +293,7 @@ class Tool:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce arguments; ``ToolArgumentError`` saying what is wrong."""
-        return self.compiled().validate(args)
+        return self.compiled.validate(args)
 
     def parse_raw(self, raw: str) -> dict[str, Any]:
         """Arguments from text that was not a JSON object (override to accept bare strings)."""

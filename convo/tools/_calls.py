@@ -1,11 +1,12 @@
 """A tool call, from a model's request to its tool message: the one module that owns it.
 
-``prepare`` validates a call against the template's tools; ``execute`` (blocking) and
-``aexecute`` (async) run it once, with its ``timeout`` applied here and only here; ``outcome``
-reads what the run gave: the tool message's text and the ending the call asks for (a value of
-``convo.tools._endings``: a terminal tool's reply, a ``TerminateResponse``, a ``Transition``'s
-move, the end of the conversation). Failures are values (``ToolRun.error``), never raised
-past this module. A batch of calls, and which ending wins, is ``convo.templates._batch``'s.
+The batch prepares a call (``convo.templates._batch.prepare``: its tool among the turn's, its
+arguments by ``Tool.arguments_of``); ``execute`` (blocking) and ``aexecute`` (async) run it
+once, with its ``timeout`` applied here and only here; ``outcome`` reads what the run gave:
+the tool message's text and the ending the call asks for (a value of ``convo.tools._endings``:
+a terminal tool's reply, a returned ``TerminateResponse``, a ``Transition``'s move, the end of
+the conversation). Failures are values (``ToolRun.error``), never raised past this module. A
+batch of calls, and which ending wins, is ``convo.templates._batch``'s.
 
 Under ``arun()`` and serving a synchronous tool runs in a worker thread, so a slow tool never
 blocks the event loop (other conversations, the server's health check); the threads are
@@ -35,7 +36,7 @@ from .._errors import ReachedEndTemplateException, ToolRetry
 from .._messages import Message, ToolCall
 from .._parts import Part, shown
 from .._reply import ERROR_KEY, TERMINATED_KEY
-from ._base import Bound, SavedToolError, Tool, ToolResult, to_content
+from ._base import Bound, SavedToolError, TerminateResponse, Tool, ToolResult, to_content
 from ._endings import (
     CONTINUE,
     EndConversation,
@@ -44,7 +45,6 @@ from ._endings import (
     MoveState,
     TerminalReply,
     Terminate,
-    TerminateResponse,
 )
 from ._handoff import HandingOff
 from ._toolset import Unlisted
@@ -255,6 +255,8 @@ def rerun(invocation: Invocation) -> ToolRun:
 
 def saved_run(message: Message) -> ToolRun:
     """A call's run as its saved tool message tells it (a resumed or rebuilt conversation)."""
+    if not message.metadata:  # the common case: no facts to read (this runs per replayed call)
+        return ToolRun(message.content, saved=message)
     # A saved failure stays a failure (it counts against the tool's retries again).
     if message.error:
         return ToolRun(error=SavedToolError(message.content), saved=message)

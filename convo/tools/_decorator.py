@@ -79,8 +79,8 @@ class FunctionTool(Tool):
         specs = self._specs_from(fn, arg_docs, localns)
         self.arguments = {s.name: ToolArgument(s.name, s.description, s.annotation,
                                                required=s.required) for s in specs}
-        self.__dict__["_compiled"] = Arguments(self.name, specs, strict=strict,
-                                               keep_defaults=True, signature=self.signature_text)
+        self.compiled = Arguments(self.name, specs, strict=strict, keep_defaults=True,
+                                  signature=self.signature_text)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.schema()
 
@@ -111,10 +111,14 @@ class FunctionTool(Tool):
             specs.append(Spec(param.name, hint, default, arg_docs.get(param.name, "")))
         return specs
 
-    def _execute(self, args: dict[str, Any], context: Any = None) -> Any:
+    def invoke(self, args: dict[str, Any], context: Any = None) -> Any:
+        """Call the function with validated arguments (its ``ToolContext`` first, when it takes
+        one): a call of a function tool goes to its function at once."""
         if self.takes_context:
             return self.fn(context, **args)
         return self.fn(**args)
+
+    _execute = invoke  # what ``Tool.invoke`` runs (``ainvoke``, ``execute``): the same call
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)

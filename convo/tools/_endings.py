@@ -1,5 +1,4 @@
-"""How a batch of tool calls ends the turn: one small sum type, its precedence written once;
-and what a tool returns to end it (``TerminateResponse``, ``EndConversation``).
+"""How a batch of tool calls ends the turn: one small sum type, its precedence written once.
 
 A call's run is read (``convo.tools._calls.outcome``) into the ending it asks for; the batch
 (``convo.templates._batch``) keeps the strongest (``stronger``); the agent turn
@@ -15,44 +14,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
-from .._session import RunStatus
-
 if TYPE_CHECKING:
     from .._messages import ToolCall
+    from ._base import TerminateResponse
     from ._transition import Move
-
-
-@attrs.frozen(slots=True)
-class TerminateResponse:
-    """Returned by any tool: the turn ends (``done=True``) once this batch is answered.
-
-    ``message`` becomes the call's tool message (``"Finished"`` when None). The keyword
-    fields let finish tools report a status, a summary and a finish status on the turn.
-    """
-
-    message: str | None = None
-    status: RunStatus = attrs.field(default=RunStatus.COMPLETED, kw_only=True,
-                                    converter=RunStatus)
-    note: str | None = attrs.field(default=None, kw_only=True)
-    summary: str | None = attrs.field(default=None, kw_only=True)
-    finish_status: str | None = attrs.field(default=None, kw_only=True)
-
-    @property
-    def text(self) -> str:
-        return "Finished" if self.message is None else self.message
-
-    def saved(self) -> dict[str, Any]:
-        """What a tool message keeps of it (metadata ``TERMINATED``), so that a resumed run
-        ends the turn the same way without running the tool again."""
-        fields = {"note": self.note, "summary": self.summary,
-                  "finish_status": self.finish_status}
-        return {"status": self.status.value} | {k: v for k, v in fields.items() if v is not None}
-
-    @classmethod
-    def from_saved(cls, text: str, saved: Mapping[str, Any]) -> TerminateResponse:
-        """The response a saved tool message (its text and ``saved()``) stood for."""
-        return cls(text, status=saved["status"], note=saved.get("note"),
-                   summary=saved.get("summary"), finish_status=saved.get("finish_status"))
 
 
 @attrs.frozen(slots=True)

@@ -1,6 +1,6 @@
 """The termination family: the tools a model calls to end its turn, or the whole conversation
-(what they return, ``TerminateResponse`` and ``EndConversation``, are values of
-``convo.tools._endings``).
+(what they return: a ``TerminateResponse``, a value of ``convo.tools._base``, or an
+``EndConversation``, a value of ``convo.tools._endings``).
 
 See docs/termination.md for which tool or setting ends what, with which status.
 """
@@ -13,9 +13,9 @@ from typing import Any, Final, Literal
 from .._errors import ReachedEndTemplateException
 from .._reply import TERMINATED_KEY
 from .._session import RunStatus
-from ._base import Tool, ToolArgument
+from ._base import TerminateResponse, Tool, ToolArgument
 from ._context import ToolContext
-from ._endings import EndConversation, TerminateResponse
+from ._endings import EndConversation
 
 _STATUS_TEXT: Final = {
     "done": "Task objective achieved",

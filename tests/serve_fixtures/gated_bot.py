@@ -10,6 +10,9 @@ last user message:
 - ``pick``: calls the front end's ``pick_color`` (AG-UI), then says what was picked;
 - ``big N``: a reply of N × 100 characters;
 - anything else: echoed.
+
+With $CONVO_TEST_LIVE_GUARD set, an output guard that shows replies live (``stream="live"``)
+blocks any reply containing that text.
 """
 
 import asyncio
@@ -20,6 +23,7 @@ from typing import Any
 
 from convo import (
     FinishTool,
+    Guard,
     LinearTemplate,
     LoopTemplate,
     Message,
@@ -97,3 +101,6 @@ template = LinearTemplate([SystemTemplate("Gated."), LoopTemplate([
                                     before=_hooked if os.environ.get("CONVO_TEST_HOOKED")
                                     else ())])])
 mock_model = GatedModel()
+_BANNED = os.environ.get("CONVO_TEST_LIVE_GUARD")
+guards = [Guard(lambda text, ctx: _BANNED not in text, on="output", stream="live",
+                name="banned")] if _BANNED else []

@@ -68,7 +68,7 @@ async def worker(address: str, tmp_path: Path, **bot: Any
     client = await Client.connect(address)
     queue = bot.pop("queue", None) or f"q{next(_queues)}-{tmp_path.name}"
     runner = Runner(FunctionModel(bot.pop("model", counted)), bot.pop("template", TEMPLATE),
-                    raise_errors=False)
+                    raise_errors=False, **bot.pop("runner", {}))
     try:
         async with running(client, Bot(runner, store, **bot), task_queue=queue):
             yield client, queue, store, counted
@@ -125,13 +125,13 @@ class Front(_Process):
     """A `convo serve --engine temporal://…` process of the gated bot (the HTTP front), on the
     workers' store and task queue; ``client`` talks to it."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str) -> None:
+    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
         import httpx
 
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path)}
+        env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONVO_SERVE_TOKEN"):
             env.pop(name, None)
         self.log = (tmp_path / f"front-{self.port}.log").open("w+")

@@ -81,16 +81,3 @@ def test_a_refused_turn_answers_the_served_status(served: TestClient) -> None:
     assert retried.status_code == 409
     assert retried.json()["error"] == ("the conversation is waiting for a message, not a "
                                        "retry")
-
-
-
-def test_a_branch_is_refused_saying_why(served: TestClient) -> None:
-    cid = served.post("/api/conversations", json={}).json()["id"]
-    served.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
-    branched = served.post(f"/api/conversations/{cid}/branch", json={"before": 1})
-    assert (branched.status_code, branched.json()) == (409, {"error": (
-        "branching a conversation (and the AI SDK's regenerate) is not served on the "
-        "Temporal engine (convo serve --engine temporal://); serve the bot on the default "
-        "engine for it")})
-    assert served.get(f"/api/conversations/{cid}").json()["messages"][-1]["content"] == (
-        "You said 'hi'")
