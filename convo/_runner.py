@@ -74,11 +74,20 @@ class Run:
         return self.driver.state.session
 
 
+_checked_guards: list[tuple[AnyGuard, ...]] = [()]  # the list checked last (guards are frozen)
+
+
 def _runner_guards(guards: Iterable[AnyGuard]) -> tuple[AnyGuard, ...]:
-    """``guards=`` checked (``check_names``); nothing to check when there are none."""
+    """``guards=`` checked (``check_names``); nothing to check when there are none, nor when
+    they are the guards checked last (a runner built per conversation with one list)."""
     if guards == () or guards == []:
         return ()
-    return check_names(tuple(guards), "Runner")
+    given = tuple(guards)
+    last = _checked_guards[0]
+    if given == last:  # the same guards, one by one (a guard equals only itself)
+        return last
+    _checked_guards[0] = checked = check_names(given, "Runner")
+    return checked
 
 
 @attrs.define(slots=False, eq=False)

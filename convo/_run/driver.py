@@ -12,7 +12,9 @@ or the answerer says ``Pause`` (a served conversation waits for a person, or for
 A guard check (``CheckGuards``) that no guard looks at is answered inside the pump, and so is
 one whose guards are all plain functions (``convo._run.guarding.inline``): only a
 ``ModelGuard``'s or an ``async def`` check travels to the answerers. A replay answers first, from
-what was stored, either way.
+what was stored, either way. When the run's output guards are all plain functions, the pump
+checks a model's reply with them as it comes in (``convo._run.guarding.at_call``): the
+template does not ask, and no request travels up its frames for it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._internal import STATE_UNDO, rewound
 from .._messages import Message
-from .._requests import CheckGuards, ChildMessage, Flow, Request, TakeSteered
+from .._requests import CallModel, CheckGuards, ChildMessage, Flow, Request, TakeSteered
 from ..events import Event
 from .answerer import Pause
-from .guarding import inline
+from .guarding import at_call, inline
 from .stack import NOTHING, Answerer
 from .state import RunState
 
@@ -124,6 +126,8 @@ class Driver:
                                             or not session.state == was):  # (see ``mark``)
                         state.mark()
                     answer = yield step
+                    if state.reply_guards is not None and step.__class__ is CallModel:
+                        answer = at_call(state, step, answer)  # the run's output guards
                 elif isinstance(step, Event):
                     if self.replay is not None and isinstance(step, self.replay.watched) \
                             and not self.replay.saw(step):

@@ -16,7 +16,8 @@ from typing import Any
 
 import attrs
 
-from .._requests import CheckGuards
+from .._messages import Message
+from .._requests import CallModel, CheckGuards
 from ..events import GuardTripped, ReplyRetracted, TextDelta
 from ..guards._base import Checked, GuardContext, acheck, check
 from ..guards._marks import applied
@@ -33,6 +34,27 @@ def inline(state: RunState, request: CheckGuards) -> Checked | object | None:
             own and not all(g.inline for g in own if g.on == on)):
         return NOTHING
     return answer(state, request)
+
+
+def at_call(state: RunState, request: CallModel, reply: Message) -> Message:
+    """A model's reply as the run's output guards leave it (``RunState.reply_guards``: all plain
+    functions), checked by the pump as it comes in, for a template that checks its replies
+    (``request.guards`` is not ``None``) without output guards of its own (those ask with
+    ``CheckGuards``, the run's guards first); a reply without text is not checked."""
+    own = request.guards
+    if own is None or request.purpose != "reply" or (own and any(g.on == "output" for g in own)):
+        return reply
+    text = reply.text
+    if not text.strip():
+        return reply
+    session = state.session
+    assert state.reply_guards is not None
+    checked = check(state.reply_guards, text, GuardContext(session, session.state))
+    if checked is None and state.on_event is None:  # passed, and nothing was held: the most
+        state.held_text = None
+        return reply
+    kept = _checked(state, CheckGuards("output", reply), checked)
+    return reply if kept is None or kept.message is None else kept.message
 
 
 def _guards(state: RunState, request: CheckGuards, swap: Callable[[Any], Any] | None = None

@@ -34,7 +34,7 @@ from ..events import (
     ToolCallsRecovered,
     TurnEnded,
 )
-from ..guards._base import GuardEnded
+from ..guards._base import AT_CALL, GuardEnded
 from ..tools._toolset import Unlisted
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class RunState:
 
     __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
                  "held_text", "judged_on", "limit_reached", "listeners", "model_calls", "on_event",
-                 "on_message", "partial", "quiet", "session", "settings",
+                 "on_message", "partial", "quiet", "reply_guards", "session", "settings",
                  "started", "tool_calls", "turn", "unsaid", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
@@ -137,8 +137,16 @@ class RunState:
             self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
             if not guard.inline:
                 self.judged_on |= {guard.on}
+        # The run's output guards when all are plain functions: the pump checks a model's
+        # reply with them as it comes in (``convo._run.guarding.at_call``), and templates do
+        # not ask for it (``AT_CALL``).
+        self.reply_guards: tuple[Any, ...] | None = None
+        kinds = frozenset(self.guards_on)
+        if "output" in kinds and "output" not in self.judged_on:
+            self.reply_guards = self.guards_on["output"]
+            kinds |= {AT_CALL}
         # What the session's templates need to ask (no attrs hook: not a field users set).
-        object.__setattr__(session, "_guards_on", frozenset(self.guards_on))
+        object.__setattr__(session, "_guards_on", kinds)
         # The text streamed so far by the current model call, and what of it is held back
         # until the reply's output guards pass (``convo._run.guarding``).
         self.partial: list[str] = []

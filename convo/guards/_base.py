@@ -32,6 +32,10 @@ ACTIONS: Final = ("block", "end", "redact")
 STREAMS: Final = ("hold", "live")
 DEFAULT_MESSAGE: Final = "Sorry, I can't help with that."
 BLOCKED: Final = ("block", "end")
+# In ``Session._guards_on``: the run's output guards are all plain functions, checked by the
+# run's pump where a model's reply comes in (``convo._run.guarding.at_call``); a template asks
+# for a model's reply to be checked only for output guards of its own.
+AT_CALL: Final = "output at the call"
 
 
 class GuardEnded(Exception):

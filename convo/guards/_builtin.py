@@ -46,7 +46,7 @@ def pii(kinds: tuple[str, ...] = _pii.KINDS, *, on: str = "output", action: str 
     def check(value: Any, ctx: GuardContext) -> Any:
         if action == "redact":
             if isinstance(value, str):  # a message's text: the common case
-                if _pii.MAYBE.search(value) is None:  # nothing any find holds: most replies
+                if not _pii.maybe(value):  # nothing any find holds: most replies
                     return True
                 redacted = _pii.redact(value, kinds)
                 return True if redacted == value else redacted

@@ -4,7 +4,7 @@ which marked messages are never sent to a model.
 ``metadata["guard"]`` (API.md §27): ``{"name", "action", "reason"}`` on a message a guard
 blocked or redacted (``"original"`` too on the replacement of a blocked reply or tool result,
 kept only in transcripts and stores), and ``"verdicts"`` (a ``ModelGuard``'s, by name) on a
-message a model judged.
+message a model judged; ``"withheld"`` on a reply whose calls a ``tool_call`` guard blocked.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from .._parts import Part, Text
 from ._base import BLOCKED, Checked
 
 KEY: Final = "guard"
+# On a reply: the ids of its calls a ``tool_call`` guard blocked, whose arguments are withheld
+# (stored, shown and sent on as ``{}``); a replay asks for their stored verdicts by id.
+WITHHELD: Final = "withheld"
 _KEPT: Final = ("usage", "finish_reason")  # what a replaced reply keeps of the model's words
 
 

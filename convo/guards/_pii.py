@@ -32,6 +32,12 @@ ORDER: Final = re.compile(r"(?:order|invoice|ref|reference|tracking|ticket|no\.?
 # is passed over without the patterns above.
 MAYBE: Final = re.compile(r"@|[A-Z]{2}\d\d|\d[\d .()/-]{4,}\d")
 _NOT_DIGIT: Final = re.compile(r"\D")
+# Cheaper still, for ASCII text (``\d`` also matches other scripts' digits): a phone or card
+# number has at least 7 digits; an IBAN at least 15 letters and digits, its 2 check digits
+# among them (so with fewer than 7 digits, at least 15 - digits capitals). Counted in C (the
+# bytes, each digit made ``0``, each capital ``A``, anything else ``.``), where one pattern
+# search costs several times as much on a reply's sentence.
+_CLASSES: Final = bytes(48 if 48 <= b <= 57 else 65 if 65 <= b <= 90 else 46 for b in range(256))
 
 Span = tuple[int, int, str]
 
@@ -57,9 +63,20 @@ def iban_valid(text: str) -> bool:
     return int(number) % 97 == 1
 
 
+def maybe(text: str) -> bool:
+    """Whether ``text`` may hold any find (``False``: it holds none); cheap, for most replies."""
+    if "@" in text or not text.isascii():
+        return MAYBE.search(text) is not None
+    classes = text.encode().translate(_CLASSES)
+    digits = classes.count(48)
+    if digits >= 7 or (digits >= 2 and classes.count(65) >= 15 - digits):
+        return MAYBE.search(text) is not None
+    return False
+
+
 def find(text: str, kinds: tuple[str, ...] = KINDS) -> list[Span]:
     """The personal data in ``text``: ``(start, end, kind)``, in order, not overlapping."""
-    if MAYBE.search(text) is None:
+    if not maybe(text):
         return []
     spans: list[Span] = []
     taken: list[tuple[int, int]] = []  # card- and IBAN-shaped numbers, valid or not

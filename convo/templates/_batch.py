@@ -30,7 +30,7 @@ from .._session import Session
 from ..events import ToolCallEnded, ToolCallStarted
 from ..guards._base import AnyGuard, Checked
 from ..guards._marks import KEY as GUARD_KEY
-from ..guards._marks import with_text
+from ..guards._marks import WITHHELD, mark_of, with_text
 from ..tools._base import Bound, Tool
 from ..tools._calls import Invocation, Invokable, ToolRun, outcome, tool_message
 from ..tools._context import ToolContext
@@ -73,24 +73,38 @@ def screen(reply: Message, tools: TurnTools, mode: str, output: Output | None,
     terminal_by: str | None = None
     calls = list(reply.tool_calls)
     guards = tuple(guards)
+    mark = mark_of(reply) or {}
+    stored = mark.get(WITHHELD) or ()  # a replayed reply's calls whose arguments were withheld
+    withheld: list[str] = []
+    tool: Tool | None
     for i, call in enumerate(reply.tool_calls):
         if output is not None and call.name == OUTPUT_TOOL:
             continue
-        try:
-            tool, args = prepare(tools, call, mode, terminal_by)
-        except ToolArgumentError:
-            continue
+        if call.id in stored:  # blocked when it came: the stored verdict answers (a replay)
+            tool, args = None, dict(call.arguments)
+        else:
+            try:
+                tool, args = prepare(tools, call, mode, terminal_by)
+            except ToolArgumentError:
+                continue
         checked: Checked | None = yield CheckGuards("tool_call", None, args, guards, call=call)
         screened[i] = checked
         if checked is not None and checked.blocked:
+            # A guard judged these arguments: they are not stored, shown or sent on (the
+            # tool message says why it was blocked).
+            calls[i] = ToolCall(call.id, call.name, {})
+            withheld.append(call.id)
             if checked.ends:
                 break
             continue
-        if tool.terminal:
+        if tool is not None and tool.terminal:
             terminal_by = tool.name
         if checked is not None and any(t.action == "redact" for t in checked.trips):
             calls[i] = ToolCall(call.id, call.name, checked.value)
-    if calls != list(reply.tool_calls):
+    if withheld:
+        metadata = {**reply.metadata, GUARD_KEY: {**mark, WITHHELD: withheld}}
+        reply = attrs.evolve(reply, tool_calls=tuple(calls), metadata=metadata)
+    elif calls != list(reply.tool_calls):
         reply = attrs.evolve(reply, tool_calls=tuple(calls))
     return reply, screened
 
@@ -123,20 +137,21 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             done[i], taken = _output(output, call)
             ending = stronger(ending, taken)
             continue
+        checked = screened.get(i) if screened else None
+        if checked is not None and checked.blocked:  # (its arguments were withheld: not read)
+            marks[i] = checked.mark or {}
+            done[i] = f"Blocked: {marks[i].get('reason')}", False
+            if checked.ends:
+                stop = checked
+                break
+            continue
         try:
             tool, args = prepare(tools, call, mode, terminal_by)
         except ToolArgumentError as exc:
             done[i] = f"Error: {exc}", True
             continue
-        checked = screened.get(i) if screened else None
         if checked is not None:
             marks[i] = checked.mark or {}
-            if checked.blocked:
-                done[i] = f"Blocked: {marks[i].get('reason')}", False
-                if checked.ends:
-                    stop = checked
-                    break
-                continue
             args = checked.value
         if tool.terminal:
             terminal_by = tool.name

@@ -9,7 +9,9 @@ template that calls a model.
 - ``guard_reply`` / ``blocked_reply``: a turn a guard ended (``terminated_by == "guard"``).
 
 Each is asked for only when ``asks`` says a guard may look (the run's, read from the session,
-or the turn's own): a run without guards makes no request and no step for them.
+or the turn's own): a run without guards makes no request and no step for them. A model's
+reply is asked for only when ``checks_reply`` says so: a run whose output guards are all
+plain functions checks a reply where it comes in (the pump), without a request.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .._messages import Message
 from .._requests import CheckGuards, Flow
 from .._session import RunStatus, Session, TurnResult
 from ..events import TurnEnded
-from ..guards._base import AnyGuard, Checked, GuardEnded
+from ..guards._base import AT_CALL, AnyGuard, Checked, GuardEnded
 from ..guards._marks import KEY, blocked, mark_of, unsent
 
 GUARD = "guard"  # TurnResult.terminated_by of a turn a guard ended
@@ -37,6 +39,17 @@ def asks(session: Session, on: str, guards: Sequence[AnyGuard] = ()) -> bool:
     run's guards look there (or the session does not say: a flow pumped by hand)."""
     kinds = session._guards_on
     return kinds is None or on in kinds or bool(guards)
+
+
+def checks_reply(session: Session, guards: Sequence[AnyGuard]) -> bool:
+    """Whether a template puts a model's reply to the output guards (``checked_reply``): as
+    ``asks``, except that the run's output guards are checked by the run where the reply
+    comes in when the session says so (``AT_CALL``): then only a turn's own output guards
+    are asked for (the run's go with them, first)."""
+    kinds = session._guards_on
+    if kinds is not None and AT_CALL in kinds:
+        return bool(guards) and any(g.on == "output" for g in guards)
+    return kinds is None or "output" in kinds or bool(guards)
 
 
 def trip_mark(mark: Mapping[str, Any] | None) -> dict[str, Any]:

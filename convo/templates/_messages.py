@@ -19,7 +19,15 @@ from .._session import Session
 from ..guards._base import AnyGuard, as_guards, check_names
 from ..guards._marks import blocked
 from ._base import Template
-from ._guarding import answered_input, asks, blocked_reply, checked_input, checked_reply, own
+from ._guarding import (
+    answered_input,
+    asks,
+    blocked_reply,
+    checked_input,
+    checked_reply,
+    checks_reply,
+    own,
+)
 
 if TYPE_CHECKING:
     from ..models._base import Model
@@ -131,8 +139,10 @@ class GenerateTemplate(Template):
     def render(self, session: Session) -> Flow:
         if asks(session, "input") and (yield from answered_input(session, ())):
             return session
-        reply: Message = yield CallModel(self.model, guards=())
-        if self.role == "assistant" and asks(session, "output"):
+        # Only an assistant's reply is checked (``guards=None``: not held, not checked).
+        speaks = self.role == "assistant"
+        reply: Message = yield CallModel(self.model, guards=() if speaks else None)
+        if speaks and checks_reply(session, ()):
             reply = yield from checked_reply(reply, ())
         if reply.role != self.role:
             reply = Message(self.role, reply.content, metadata=reply.metadata)
@@ -184,7 +194,7 @@ class AssistantTemplate(Template):
                 yield from answered_input(session, own(guards, "input"))):
             return session
         reply: Message = yield CallModel(self.model, context=self.context, guards=guards)
-        if asks(session, "output", guards):
+        if checks_reply(session, guards):
             reply = yield from checked_reply(reply, guards)
         yield reply
         if blocked(reply):

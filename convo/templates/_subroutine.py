@@ -115,6 +115,9 @@ def child_run(label: str, template: Template, session: Session, start: list[Mess
     Ending the conversation inside the child ends the child. ``SubroutineTemplate`` and a
     ``SubroutineTool``'s call both run their child so."""
     child = Session(start, session.state)
+    # The run's guards look where they look in the child too (a model's reply is checked
+    # where it comes in, as the parent's: the child's templates must not ask again).
+    object.__setattr__(child, "_guards_on", session._guards_on)
     started = SubroutineStarted(label, len(session.messages), len(start), child)
     yield started  # a resumed run replays the child's saved run from here
     scope = (label,)

@@ -26,7 +26,7 @@ from .._reply import Finish
 from .._requests import CallModel, Flow, TakeSteered
 from .._session import RunStatus, Session, TurnResult
 from ..events import RestrictionInjected, TaskCompleted, TurnEnded
-from ..guards._base import AnyGuard, as_guards, check_names
+from ..guards._base import AT_CALL, AnyGuard, as_guards, check_names
 from ..guards._marks import KEY as GUARD_KEY
 from ..guards._marks import blocked
 from ..tools._base import Tool
@@ -50,11 +50,11 @@ from ._base import Template
 from ._batch import answer, refuse, screen
 from ._checks import check_count, check_tools
 from ._guarding import (
-    NO_GUARDS,
     answered_input,
     asks,
     blocked_reply,
     checked_reply,
+    checks_reply,
     ended,
     own,
 )
@@ -234,13 +234,18 @@ class ToolingTemplate(Template):
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context, guards=self.guards)
         guards = self.guards
-        if not guards and session._guards_on == NO_GUARDS:  # none anywhere: the common case
-            checks = screens = False
+        kinds = session._guards_on
+        if not guards and kinds is not None:  # the run's guards only (none: the common case)
+            # (``asks`` and ``checks_reply`` without a call)
+            checks = "output" in kinds and AT_CALL not in kinds
+            screens = "tool_call" in kinds
+            if "input" in kinds and (yield from answered_input(session, ())):
+                return session
         else:
             if asks(session, "input", guards) and (
                     yield from answered_input(session, own(guards, "input"))):
                 return session
-            checks = asks(session, "output", guards)  # whether a guard reads the replies
+            checks = checks_reply(session, guards)  # whether the turn asks for a reply's check
             screens = asks(session, "tool_call", guards)  # ... or the calls, before stored
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:

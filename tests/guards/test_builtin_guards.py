@@ -97,3 +97,18 @@ def test_max_length_matches_and_json_schema() -> None:
         "does not match the schema at answer: 'x' is not of type 'integer'"
     assert (max_length(1).name, matches("x").name, json_schema(schema).name) == (
         "max_length", "matches", "json_schema")
+
+
+def test_the_cheap_pre_scan_passes_over_nothing_a_find_needs() -> None:
+    # An IBAN of capitals with only its 2 check digits, and a phone of exactly 7 digits: the
+    # fewest digits each can have; a sentence with a few digits and capitals holds none.
+    from convo.guards import _pii
+
+    bban = "WESTABCDEFGHIJK"
+    check = 98 - int("".join(str(int(ch, 36)) for ch in bban + "GB00")) % 97
+    iban = f"GB{check:02d}{bban}"
+    assert _pii.iban_valid(iban)
+    assert pii().check(f"Pay to {iban} today.", None) == "Pay to [iban] today."
+    assert pii().check("Call 912 3456 now.", None) == "Call [phone] now."
+    assert _pii.maybe("It is sunny in Oslo, 21 degrees.") is False
+    assert _pii.maybe("Call 912 3456 now.") is True

@@ -57,11 +57,35 @@ def test_a_run_without_guards_asks_for_no_check(asked: list[str]) -> None:
     assert asked == []
 
 
-def test_an_output_guard_is_asked_for_replies_with_text_only(asked: list[str]) -> None:
-    session = Runner(model(), TEMPLATE, guards=[pii()]).run()
+def test_a_plain_output_guard_checks_a_reply_where_it_comes_in(asked: list[str]) -> None:
+    # The run's output guards, all plain functions: the pump checks each reply with text as
+    # the model's answer comes in; the template asks for nothing (no request up its frames).
+    seen: list[str] = []
+
+    def spy(value: str, ctx: Any) -> bool:
+        seen.append(value)
+        return True
+
+    session = Runner(model(), TEMPLATE, guards=[Guard(spy, on="output"), pii()]).run()
     assert session.messages[-1].text == "It is sunny, call [phone]."
     assert session.outcome is not None and session.outcome.model_calls == 2
-    assert asked == ["output"]
+    assert seen == ["It is sunny, call +47 912 34 567."]  # the tool call's reply has no text
+    assert asked == []
+
+
+def test_a_turns_own_output_guard_asks_with_the_runs_first(asked: list[str]) -> None:
+    seen: list[str] = []
+
+    def spy(value: str, ctx: Any) -> bool:
+        seen.append(value)
+        return True
+
+    template = LinearTemplate([UserTemplate("Weather in Oslo?"),
+                               ToolingTemplate([get_weather], guards=[Guard(spy, on="output")])])
+    session = Runner(model(), template, guards=[pii()]).run()
+    assert session.messages[-1].text == "It is sunny, call [phone]."
+    assert seen == ["It is sunny, call [phone]."]  # the run's redaction, then the turn's guard
+    assert asked == ["tool_call", "tool_result", "output"]  # (a turn's guards go everywhere)
 
 
 def test_a_turns_own_guards_are_asked_for_everywhere_they_may_look(asked: list[str]) -> None:
