@@ -179,6 +179,31 @@ def reasoning_of(metadata: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
     return tuple(item for item in items if isinstance(item, Mapping))
 
 
+def _texts(value: Any) -> list[str]:
+    """The ``text`` of each part in a list of parts (an OpenAI reasoning item's summary)."""
+    if not isinstance(value, list | tuple):
+        return []
+    return [str(p["text"]) for p in value if isinstance(p, Mapping) and isinstance(
+        p.get("text"), str)]
+
+
+def reasoning_text(metadata: Mapping[str, Any]) -> str:
+    """What a front end would show of the reply's reasoning: the readable text of its items
+    (an OpenAI reasoning item's summaries and reasoning text, an Anthropic thinking block's
+    thinking, a Gemini thought's text), joined by blank lines; encrypted or redacted items
+    have none."""
+    texts: list[str] = []
+    for item in reasoning_of(metadata):
+        texts += _texts(item.get("summary")) + _texts(item.get("content"))
+        if isinstance(item.get("thinking"), str):
+            texts.append(item["thinking"])
+        part = item.get("part")
+        if isinstance(part, Mapping) and part.get("thought") and isinstance(part.get("text"),
+                                                                            str):
+            texts.append(part["text"])
+    return "\n\n".join(t for t in texts if t)
+
+
 def refusal_of(metadata: Mapping[str, Any]) -> str | None:
     refusal = metadata.get(REFUSAL_KEY) if metadata else None
     return refusal if isinstance(refusal, str) and refusal else None

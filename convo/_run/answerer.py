@@ -172,7 +172,7 @@ class LiveAnswerer(Answerer):
             guards = request.guards
             self.checking = False if guards is None or not (guards or state.guards_on) else \
                 self._checks(request)
-        state.partial, state.held_text = [], None
+        state.partial, state.held_text, state.reasoning = [], None, []
         return model, messages, state.clock()
 
     def sent(self, request: CallModel) -> Sequence[Message]:
@@ -206,6 +206,7 @@ class LiveAnswerer(Answerer):
         partial, emit = self.state.partial, self.state.on_event
         if emit is None:  # nobody listens: the text is only kept
             return partial.append
+        reasoning = self.state.reasoning
         if request.guards is not None and self._holds(request.guards):
             held = self.state.held_text = []
 
@@ -213,14 +214,18 @@ class LiveAnswerer(Answerer):
                 partial.append(text)
                 held.append(text)
 
-            return Deltas(holding, lambda text: emit(ReasoningDelta(text)))
+            return Deltas(holding, reasoning.append)  # said once the guards pass
 
         def delta(text: str) -> None:
             partial.append(text)
             if emit is not None:
                 emit(TextDelta(text))
 
-        return Deltas(delta, lambda text: emit(ReasoningDelta(text)))
+        def thought(text: str) -> None:
+            reasoning.append(text)
+            emit(ReasoningDelta(text))
+
+        return Deltas(delta, thought)
 
     def replied(self, reply: Any, started: float) -> Message:
         """Count a reply (its usage, the token limits) and say it."""

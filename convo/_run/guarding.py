@@ -1,6 +1,12 @@
 """Answering ``CheckGuards`` live: the run's guards and the turn's own on one value, the events
 of what tripped, and what a streaming front end is shown of the reply they checked.
 
+A reply's reasoning (the readable text of ``metadata["reasoning"]``) is put to the same guards
+as its text: it cannot be changed (its provider wants it back as it sent it), so when a guard
+trips on it, it is withheld from every front end (never said; retracted when it was shown; left
+out of the message's public view, ``convo.guards._marks.public``), marked on the message
+(``metadata["guard"]["reasoning_withheld"]``) and kept, as stored, for the provider.
+
 Written once for the two places that answer a check live: the pump (``convo._run.driver``),
 which answers a check whose guards are all plain functions inside itself (``inline``: no trip
 through the answerers, no ``await``), and the live answerer (``convo._run.answerer``), which
@@ -17,10 +23,11 @@ from typing import Any
 import attrs
 
 from .._messages import Message
+from .._reply import reasoning_text
 from .._requests import CallModel, CheckGuards
-from ..events import GuardTripped, ReplyRetracted, TextDelta
+from ..events import GuardTripped, ReasoningDelta, ReplyRetracted, TextDelta
 from ..guards._base import Checked, GuardContext, acheck, check
-from ..guards._marks import applied
+from ..guards._marks import KEY, REASONING_WITHHELD, applied
 from .stack import NOTHING
 from .state import RunState
 
@@ -45,15 +52,19 @@ def at_call(state: RunState, request: CallModel, reply: Message) -> Message:
     if own is None or request.purpose != "reply" or (own and any(g.on == "output" for g in own)):
         return reply
     text = reply.text
-    if not text.strip():
+    thought = _thought(state, reply)
+    if not text.strip() and not thought:
         return reply
     session = state.session
-    assert state.reply_guards is not None
-    checked = check(state.reply_guards, text, GuardContext(session, session.state))
-    if checked is None and state.on_event is None:  # passed, and nothing was held: the most
-        state.held_text = None
+    guards = state.reply_guards
+    assert guards is not None
+    ctx = GuardContext(session, session.state)
+    checked = check(guards, text, ctx) if text.strip() else None
+    withheld = bool(thought) and _tripped(check(guards, thought, ctx))
+    if checked is None and not withheld and state.on_event is None:  # passed, nothing held:
+        state.held_text = None  # the most common case
         return reply
-    kept = _checked(state, CheckGuards("output", reply), checked)
+    kept = _checked(state, CheckGuards("output", reply), checked, withheld)
     return reply if kept is None or kept.message is None else kept.message
 
 
@@ -70,10 +81,25 @@ def _guards(state: RunState, request: CheckGuards, swap: Callable[[Any], Any] | 
     return guards, value, GuardContext(session, session.state, request.scope, request.call)
 
 
+def _thought(state: RunState, reply: Message | None) -> str:
+    """What a front end would be shown of a reply's reasoning (its items' readable text, or
+    what was streamed of it when its items have none)."""
+    if reply is None:
+        return ""
+    return (reasoning_text(reply.metadata) if reply.metadata else "") or "".join(
+        state.reasoning)
+
+
+def _tripped(checked: Checked | None) -> bool:
+    return checked is not None and bool(checked.trips)
+
+
 def answer(state: RunState, request: CheckGuards) -> Checked | None:
     """``request`` answered here and now, blocking."""
     guards, value, ctx = _guards(state, request)
-    return _checked(state, request, check(guards, value, ctx) if guards else None)
+    thought = _thought(state, request.message) if request.on == "output" and guards else ""
+    withheld = bool(thought) and _tripped(check(guards, thought, ctx))
+    return _checked(state, request, check(guards, value, ctx) if guards else None, withheld)
 
 
 async def aanswer(state: RunState, request: CheckGuards,
@@ -81,12 +107,16 @@ async def aanswer(state: RunState, request: CheckGuards,
     """``request`` answered on the running loop (async checks and judges awaited there);
     ``swap``: each guard as it is to run (a Temporal workflow's judges call an activity)."""
     guards, value, ctx = _guards(state, request, swap)
-    return _checked(state, request, await acheck(guards, value, ctx) if guards else None)
+    thought = _thought(state, request.message) if request.on == "output" and guards else ""
+    withheld = bool(thought) and _tripped(await acheck(guards, thought, ctx))
+    return _checked(state, request, await acheck(guards, value, ctx) if guards else None,
+                    withheld)
 
 
-def _checked(state: RunState, request: CheckGuards, checked: Checked | None
-             ) -> Checked | None:
-    """Say what tripped; show (or take back) the streamed reply; the message to keep."""
+def _checked(state: RunState, request: CheckGuards, checked: Checked | None,
+             withheld: bool = False) -> Checked | None:
+    """Say what tripped; show (or take back) the streamed reply; the message to keep
+    (``withheld``: a guard tripped on its reasoning, marked on it)."""
     if checked is not None:
         if checked.blocked:
             state.guarded = True  # from now on what it blocked is kept from the model
@@ -94,26 +124,40 @@ def _checked(state: RunState, request: CheckGuards, checked: Checked | None
             state.emit(GuardTripped(trip.name, request.on, trip.action, trip.reason))
     if request.on == "output":
         if state.on_event is not None:
-            _shown(state, checked)
+            _shown(state, checked, withheld)
         else:  # nobody listens: nothing was held
             state.held_text = None
-    if checked is None or request.message is None:
+    message = request.message
+    if message is None or (checked is None and not withheld):
         return checked
-    return attrs.evolve(checked, message=applied(request.message, checked, request.on))
+    if checked is None:  # the text passed, its reasoning did not
+        checked, kept = Checked(value=message.text), message
+    else:
+        kept = applied(message, checked, request.on)
+    if withheld:
+        metadata = dict(kept.metadata)
+        metadata[KEY] = {**(metadata.get(KEY) or {}), REASONING_WITHHELD: True}
+        kept = attrs.evolve(kept, metadata=metadata)
+    return attrs.evolve(checked, message=kept)
 
 
-def _shown(state: RunState, checked: Checked | None) -> None:
-    """A held reply is sent once its guards pass (redacted: as one delta); a live one that a
-    guard changed is retracted (``ReplyRetracted``)."""
+def _shown(state: RunState, checked: Checked | None, withheld: bool) -> None:
+    """A held reply is sent once its guards pass (redacted: as one delta), its reasoning first
+    unless a guard withheld it (or the reply's text was blocked); a live one that a guard
+    changed, or whose shown reasoning it withheld, is retracted (``ReplyRetracted``)."""
     held, state.held_text = state.held_text, None
+    reasoning, state.reasoning = state.reasoning, []
     emit = state.on_event
     assert emit is not None
     changed = checked is not None and bool(checked.trips)
     if held is not None:
+        if not withheld and not (checked is not None and checked.blocked):
+            for text in reasoning:
+                emit(ReasoningDelta(text))
         if not changed:
             for text in held:
                 emit(TextDelta(text))
         elif checked is not None and not checked.blocked and held:
             emit(TextDelta(checked.value))
-    elif changed and state.partial:
+    elif (changed and state.partial) or (withheld and reasoning):
         emit(ReplyRetracted(len(state.session.messages)))

@@ -100,8 +100,8 @@ class RunState:
 
     __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
                  "held_text", "judged_on", "limit_reached", "listeners", "model_calls", "on_event",
-                 "on_message", "partial", "quiet", "reply_guards", "session", "settings",
-                 "started", "tool_calls", "turn", "unsaid", "usage", "was")
+                 "on_message", "partial", "quiet", "reasoning", "reply_guards", "session",
+                 "settings", "started", "tool_calls", "turn", "unsaid", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
                  clock: Callable[[], float] | None = None) -> None:
@@ -151,6 +151,9 @@ class RunState:
         # until the reply's output guards pass (``convo._run.guarding``).
         self.partial: list[str] = []
         self.held_text: list[str] | None = None
+        # Its reasoning streamed so far: held with the text while ``held_text`` is, else
+        # shown as it came (a guard that trips on it withholds or retracts it).
+        self.reasoning: list[str] = []
         # The events of a reply the guards check, said once it is stored as they left it
         # (``add``): no event carries what a guard took out.
         self.unsaid: list[Event] | None = None

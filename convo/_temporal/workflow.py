@@ -215,7 +215,7 @@ class Activities(Forwarding):
             state.session.internal[CONTEXT] = answer["context"]
         # What a client was shown of the reply (the activity streamed it): a live output
         # guard that trips on it retracts it (``convo._run.guarding``), as in one process.
-        state.partial, state.held_text = [], None
+        state.partial, state.held_text, state.reasoning = [], None, []
         if answer.get("reply_id"):
             self.named(answer["reply_id"])
             state.partial.append(reply.text)

@@ -4,7 +4,9 @@ which marked messages are never sent to a model.
 ``metadata["guard"]`` (API.md §27): ``{"name", "action", "reason"}`` on a message a guard
 blocked or redacted (``"original"`` too on the replacement of a blocked reply or tool result,
 kept only in transcripts and stores), and ``"verdicts"`` (a ``ModelGuard``'s, by name) on a
-message a model judged; ``"withheld"`` on a reply whose calls a ``tool_call`` guard blocked.
+message a model judged; ``"withheld"`` on a reply whose calls a ``tool_call`` guard blocked;
+``"reasoning_withheld"`` on a reply whose reasoning an output guard tripped on (its
+``metadata["reasoning"]`` is kept for its provider, never shown: ``public``).
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from typing import Any, Final
 
 from .._messages import Message
 from .._parts import Part, Text
+from .._reply import REASONING_KEY
 from ._base import BLOCKED, Checked
 
 KEY: Final = "guard"
 # On a reply: the ids of its calls a ``tool_call`` guard blocked, whose arguments are withheld
 # (stored, shown and sent on as ``{}``); a replay asks for their stored verdicts by id.
 WITHHELD: Final = "withheld"
+# On a reply: an output guard tripped on its reasoning, which no front end is shown.
+REASONING_WITHHELD: Final = "reasoning_withheld"
 _KEPT: Final = ("usage", "finish_reason")  # what a replaced reply keeps of the model's words
 
 
@@ -81,11 +86,14 @@ def sendable(messages: Sequence[Message]) -> Sequence[Message]:
 
 def public(message: Message) -> dict[str, Any]:
     """``message.to_dict()`` as users see it: without the original of a blocked reply or tool
-    result (kept for transcripts, stores and operators)."""
+    result (kept for transcripts, stores and operators), nor the reasoning a guard withheld
+    (kept for the provider)."""
     d = message.to_dict()
     if KEY in message.metadata:
         mark = mark_of(message)
         if mark is not None and "original" in mark:
             d["metadata"] = {**d["metadata"],
                              KEY: {k: v for k, v in mark.items() if k != "original"}}
+        if mark is not None and mark.get(REASONING_WITHHELD):
+            d["metadata"] = {k: v for k, v in d["metadata"].items() if k != REASONING_KEY}
     return d
