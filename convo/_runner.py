@@ -25,7 +25,7 @@ from ._messages import Message
 from ._parts import Content
 from ._resume import Resume
 from ._run import branch as branching
-from ._run.answerer import LiveAnswerer, steered_from_session
+from ._run.answerer import LiveAnswerer
 from ._run.driver import Driver, adrive, drive
 from ._run.replay import Replay
 from ._run.stack import Layer, stack
@@ -156,8 +156,7 @@ class Runner:
         state = RunState(self, session, clock=clock)
         answerer = stack(self.answerer(state), layers)
         replay = None if saved_session is None else replaying(answerer, saved_session, state)
-        driver = Driver(state, template.render(session), replay,
-                        steered=steered_from_session(answerer))
+        driver = Driver(state, template.render(session), replay)
         return Run(driver, answerer if replay is None else replay)
 
     def run(self, session: Session | None = None) -> Session:

@@ -26,7 +26,7 @@ from .._internal import STATE_UNDO, rewound
 from .._messages import Message
 from .._requests import CallModel, CheckGuards, ChildMessage, Flow, Request, TakeSteered
 from ..events import Event
-from .answerer import Pause
+from .answerer import Pause, steered_from_session
 from .guarding import at_call, inline
 from .stack import NOTHING, Answerer
 from .state import RunState
@@ -46,14 +46,15 @@ class Driver:
 
     __slots__ = ("_gen", "replay", "state", "steered")
 
-    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None, *,
-                 steered: bool = False) -> None:
+    def __init__(self, state: RunState, flow: Flow, replay: Replay | None = None) -> None:
         self.state = state
         self.replay = replay
-        # The answerers take a ``TakeSteered`` from ``Session.queued`` as the live answerer
-        # does (``convo._run.answerer.steered_from_session``): while nothing is queued, the
-        # pump answers it (``()``), as it answers a guard check no guard looks at.
-        self.steered = steered
+        # The answerer driving the run takes a ``TakeSteered`` from ``Session.queued`` as the
+        # live answerer does (``convo._run.answerer.steered_from_session``; asked by ``drive``
+        # and ``adrive`` of the answerer each is given: a served turn drives through its own
+        # layer, which takes steered messages from the store's queue): while nothing is
+        # queued, the pump answers it (``()``), as it answers a guard check no guard looks at.
+        self.steered = False
         self._gen = self._pump(flow)
         if replay is None:  # (a replay has the run follow the state's changes once it is live)
             state.follow(rewound(state.session.state, state.session.internal, (), 0))
@@ -163,6 +164,7 @@ def drive(driver: Driver, answerer: Answerer, request: Request[Any] | None = Non
 
     ``request``: a request to answer first (one that paused before); else ``start`` is sent
     (``None`` starts the run; the answer to the request that paused goes on from there)."""
+    driver.steered = steered_from_session(answerer)
     if request is None:
         request = driver.step(start)
     send = driver._gen.send  # ``driver.step``, without a call per step
@@ -186,6 +188,7 @@ async def adrive(driver: Driver, answerer: Answerer, request: Request[Any] | Non
     """``drive`` on the running loop. ``start``: the answer to send first (when ``request``
     is ``None``). (A served conversation commits what each step added in its answerer,
     before the model call or the tools that follow it: ``convo.serve._engine``.)"""
+    driver.steered = steered_from_session(answerer)
     if request is None:
         request = driver.step(start)
     while request is not None:
