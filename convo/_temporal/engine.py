@@ -43,9 +43,9 @@ from .._runner import Runner
 from .._session import Session
 from ..serve._engine import MAX_QUEUED, Engine
 from ..serve._events import Sink, WaitingFor, committed
-from ..serve._live import new_message_id, stored_view
-from ..serve._problems import Busy, Conflict, Forbidden, Full, Invalid, NotFollowed, NotFound
-from ..serve._stores.base import DEFAULT_OWNER, Queued, Store, Stored
+from ..serve._live import stored_view
+from ..serve._problems import Busy, Conflict, Forbidden, Invalid, NotFollowed, NotFound
+from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
 from ..serve._turns import Turns
 from ..tools._calls import Invocation
 from ..tools._frontend import FRONTEND_TOOLS, FrontendTool
@@ -281,13 +281,7 @@ class TemporalEngine(Engine):
                       message_id: str | None = None) -> dict[str, Any]:
         """Queued in the store (before the 202), then told to the workflow (the Signal
         ``queued``): steered to its running turn, or answered once that turn ends."""
-        store = self._queues()
-        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
-        if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
-            if await self.store.load(conversation_id, messages=False) is None:
-                raise NotFound(f"no conversation {conversation_id!r}")
-            raise Full(f"{self.max_queued} messages are queued in this conversation already "
-                       "(max_queued): wait until some are answered, or withdraw one")
+        queued = await self._stored_queued(conversation_id, content, steer, message_id)
         handle = await self._handle(conversation_id)
         await handle.signal("queued", queued_json(queued))
         return {"queued": queued.message.to_dict()}

@@ -666,18 +666,24 @@ class Engine:
         the turn ends (``steer``: handed to the turn at its next safe point), stored under
         ``message_id`` when the client gave one (AG-UI's, the AI SDK's), else a new id. The
         body of the 202: ``{"queued": the message}``."""
-        store = self._queues()
-        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
-        if not await store.enqueue(conversation_id, queued, limit=self.max_queued):
-            if await self.store.load(conversation_id, messages=False) is None:
-                raise NotFound(f"no conversation {conversation_id!r}")
-            raise Full(f"{self.max_queued} messages are queued in this conversation already "
-                       "(max_queued): wait until some are answered, or withdraw one")
+        queued = await self._stored_queued(conversation_id, content, steer, message_id)
         cached = self._cache.get(conversation_id)
         if cached is not None:  # the running turn, if it runs here, sees it at once
             cached.queued.append(queued)
         self._watch(conversation_id)
         return {"queued": queued.message.to_dict()}
+
+    async def _stored_queued(self, conversation_id: str, content: Content, steer: bool,
+                             message_id: str | None) -> Queued:
+        """The message queued in the store (both engines' ``enqueue``): ``NotFound`` for no
+        such conversation, ``Full`` past ``max_queued``."""
+        queued = Queued(Message("user", content, id=message_id or new_message_id()), steer)
+        if not await self._queues().enqueue(conversation_id, queued, limit=self.max_queued):
+            if await self.store.load(conversation_id, messages=False) is None:
+                raise NotFound(f"no conversation {conversation_id!r}")
+            raise Full(f"{self.max_queued} messages are queued in this conversation already "
+                       "(max_queued): wait until some are answered, or withdraw one")
+        return queued
 
     async def withdraw(self, conversation_id: str, message_id: str) -> None:
         """Drop a queued message not yet taken (``NotFound`` when there is none)."""
