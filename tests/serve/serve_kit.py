@@ -167,6 +167,16 @@ class Worker:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+def sse_events(raw: bytes) -> list[tuple[str, Any]]:
+    """Every event of an SSE body, its data parsed."""
+    events = []
+    for frame in raw.decode().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
+        if "event" in lines:
+            events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
 def _until(check: Callable[[], Any], what: str) -> Any:
     """Poll ``check`` until it gives something true (at most GATED_WAIT_S): what it gave."""
     deadline = time.monotonic() + GATED_WAIT_S

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from serve_kit import sse_events
 from starlette.testclient import TestClient
 
 from convo import Message, ToolCall
@@ -103,16 +104,6 @@ def _store_json(store: Any, store_url: str, cid: str) -> str:
                        "outcome": stored.outcome}, ensure_ascii=False)
 
 
-def _sse(raw: bytes) -> list[tuple[str, Any]]:
-    """Every event of an SSE body, its data parsed."""
-    events = []
-    for frame in raw.decode().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
-        if "event" in lines:
-            events.append((lines["event"], json.loads(lines["data"])))
-    return events
-
-
 def _served(store_url: str, model: Any, guards: list[Any]) -> tuple[bytes, dict[str, Any], str]:
     """One turn ("pay") over SSE; the SSE bytes, the conversation as the operator reads it,
     and what the store holds."""
@@ -144,7 +135,7 @@ def test_a_blocked_tool_calls_arguments_are_nowhere(store_url: str, heard: list[
     assert result["content"] == "Blocked: found a card number"
     assert result["metadata"]["guard"] == {
         "name": "pii", "action": "block", "reason": "found a card number"}
-    sent = [e for e in _sse(raw) if e[0] == "message"]
+    sent = [e for e in sse_events(raw) if e[0] == "message"]
     assert [d["role"] for _, d in sent] == ["user", "assistant", "tool", "assistant"]
     assert sent[1][1]["tool_calls"] == [{"id": "c1", "name": "pay", "arguments": {}}]
     assert "4111" not in json.dumps([m.to_dict() for m in model.calls[1].messages])
@@ -182,6 +173,6 @@ def test_a_text_format_call_guarded_leaves_no_copy(store_url: str, action: str,
     assert [m for m in request["messages"] if m["role"] == "assistant"] == [
         {"role": "assistant", "content": "Paying now.\n" + _text_call("pay", arguments)}]
     assert seen == (["[card]"] if action == "redact" else [])
-    deltas = "".join(d["text"] for e, d in _sse(raw) if e == "delta")
+    deltas = "".join(d["text"] for e, d in sse_events(raw) if e == "delta")
     assert deltas == "Paying now.\nDone."  # the call's block is never streamed
     assert [type(e).__name__ for e in heard if "4111" in repr(e)] == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from serve_kit import sse_events
 from starlette.testclient import TestClient
 
 from convo import Message, OpenAIModel
@@ -25,15 +26,6 @@ TEMPLATE = LinearTemplate([LoopTemplate([UserTemplate(), AssistantTemplate()])])
 def _thought(text: str) -> dict[str, Any]:
     return {"id": "rs_1", "type": "reasoning", "encrypted_content": "opaque-1",
             "summary": [{"type": "summary_text", "text": text}]}
-
-
-def _sse(raw: bytes) -> list[tuple[str, Any]]:
-    events = []
-    for frame in raw.decode().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
-        if "event" in lines:
-            events.append((lines["event"], json.loads(lines["data"])))
-    return events
 
 
 def _two_turns(store_url: str, thought: dict[str, Any], guard: Any
@@ -77,7 +69,7 @@ def test_held_reasoning_a_guard_trips_on_reaches_no_client(store_url: str) -> No
     raw, body, stored, sent = _two_turns(store_url, thought, pii(on="output"))
     assert b"4111" not in raw
     assert "4111" not in json.dumps(body)
-    assert [e for e, _ in _sse(raw)] == ["message", "delta", "message", "done"]
+    assert [e for e, _ in sse_events(raw)] == ["message", "delta", "message", "done"]
     reply = body["messages"][1]
     assert (reply["content"], reply["metadata"]) == ("Hi!", {
         "finish_reason": "stop", "usage": USAGE, "guard": {"reasoning_withheld": True}})
@@ -91,7 +83,7 @@ def test_held_reasoning_a_guard_trips_on_reaches_no_client(store_url: str) -> No
 def test_held_reasoning_that_passes_is_said_before_the_text(store_url: str) -> None:
     thought = _thought("A greeting.")
     raw, body, stored, sent = _two_turns(store_url, thought, pii(on="output"))
-    events = _sse(raw)
+    events = sse_events(raw)
     kinds = [e for e, _ in events]
     said = kinds.count("reasoning")
     assert said >= 1  # (the fake streams the summary in pieces)
@@ -107,7 +99,7 @@ def test_held_reasoning_that_passes_is_said_before_the_text(store_url: str) -> N
 def test_live_reasoning_a_guard_trips_on_is_retracted(store_url: str) -> None:
     thought = _thought(f"The user's card is {CARD}.")
     raw, body, stored, sent = _two_turns(store_url, thought, pii(on="output", stream="live"))
-    events = _sse(raw)
+    events = sse_events(raw)
     kinds = [e for e, _ in events]
     said = kinds.count("reasoning")
     assert said >= 1 and b"4111" in raw  # shown as it came: live
