@@ -601,6 +601,8 @@ class Engine:
         self._keep(live)
         if live.queued and live.pending is not None:  # taken once this turn's lease is free
             self._watch(live.id)
+        elif done and (turn := self.turns.running.get(live.id)) is not None:
+            turn.finishing = True  # shown waiting: a message sent now waits for the lease
         if sink is not None:
             self._ended(live, sink)
         body = live.view(added_from)

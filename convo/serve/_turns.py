@@ -60,6 +60,9 @@ class Turn:
     #: The conversation's row as the store read it when the lease was taken (``None``: the
     #: store gave only ``True``, or the lease came with a creation).
     row: Stored | None = None
+    #: Its last write is made (it shows where the conversation waits, nothing queued): a turn
+    #: asked for now waits for its lease to be released rather than being refused.
+    finishing: bool = False
 
 
 class Turns:
@@ -77,7 +80,11 @@ class Turns:
         """The conversation's lease, renewed while the block runs; ``None`` when another
         turn holds it. ``lease``: how it is taken, when not by ``Store.turn`` (a creation
         that takes it, ``Creating.created``). The timer's task starts at its first tick: a
-        turn that ends sooner (most do) costs no task."""
+        turn that ends sooner (most do) costs no task. A turn of this worker that is
+        ``finishing`` is waited for: a client that saw it wait is not refused as if it ran."""
+        held = self.running.get(conversation_id)
+        if held is not None and held.finishing:
+            await held.stopped.wait()
         turn = Turn()
         try:
             async with lease or self.store.turn(conversation_id) as taken:
@@ -103,9 +110,9 @@ class Turns:
                         timer.cancel()
                         with contextlib.suppress(asyncio.CancelledError):
                             await timer
-                    if self.running.get(conversation_id) is turn:
-                        del self.running[conversation_id]
-        finally:
+        finally:  # (known running until its lease is released: a store's release may wait)
+            if self.running.get(conversation_id) is turn:
+                del self.running[conversation_id]
             turn.stopped.set()
 
     @property

@@ -7,7 +7,8 @@ model keeps every request it was sent, so a test sees what the model saw."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -17,6 +18,8 @@ from weather_tools import chat_loop
 
 from convo import FinishTool, FunctionModel, Message, ModelError, tool
 from convo.serve import create_app
+from convo.serve._stores.base import Stored
+from convo.serve._stores.memory import MemoryStore
 
 
 class Bot:
@@ -436,3 +439,51 @@ def test_a_message_while_the_queues_watcher_finds_it_empty_is_answered(
         store.queued = held
 
     run(bot, store_url, test, on_app=holding)
+
+
+class SlowRelease(MemoryStore):
+    """A memory store that, once ``hold_next`` is set, keeps the next turn's lease after the
+    turn's last write until ``let_go`` is set (``releasing``: it got there): the moment
+    between a turn's last write and its lease's release, held open."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold_next = False
+        self.releasing = asyncio.Event()
+        self.let_go = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
+        gate, self.hold_next = self.hold_next, False
+        async with super().turn(conversation_id) as taken:
+            try:
+                yield taken
+            finally:
+                if gate and taken:
+                    self.releasing.set()
+                    await self.let_go.wait()
+
+
+def test_a_message_sent_as_a_turn_releases_its_lease_waits_for_it_not_409(bot: Bot) -> None:
+    """The turn's last write shows the conversation waiting, nothing queued; a client that
+    sends then is answered once the lease is free, not refused as if the turn ran (the CI
+    race of stop 49: a Postgres lease's release is a round trip)."""
+    store = SlowRelease()
+
+    async def test(c: Client, cid: str) -> None:
+        store.hold_next = True
+        first = asyncio.create_task(post(c, cid, "one"))
+        await store.releasing.wait()
+        shown = (await c.get(f"/api/conversations/{cid}")).json()
+        assert (shown["status"], shown["queued"]) == ("waiting", [])
+        second = asyncio.create_task(post(c, cid, "two"))
+        done, _ = await asyncio.wait({second}, timeout=0.5)  # (before the fix: 409 at once)
+        assert not done, [t.result().json() for t in done]
+        store.let_go.set()
+        assert (await first).status_code == 200
+        answered = await second
+        assert answered.status_code == 200, answered.json()
+        assert said((await c.get(f"/api/conversations/{cid}")).json()) == [
+            ("user", "one"), ("assistant", "re: one"), ("user", "two"), ("assistant", "re: two")]
+
+    run(bot, store, test)  # type: ignore[arg-type]
