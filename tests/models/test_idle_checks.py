@@ -1,6 +1,6 @@
-"""The async pools of the clients AnthropicModel makes check their idle connections with one
-poll on the kept socket (``convo/models/_idle_checks.py``): not anyio's attribute map per
-check, and still noticing a connection the server closed."""
+"""The async pools of the clients AnthropicModel and GeminiModel make check their idle
+connections with one poll on the kept socket (``convo/models/_idle_checks.py``): not anyio's
+attribute map per check, and still noticing a connection the server closed."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import anthropic
 import anyio
 import pytest
 
-from convo import AnthropicModel, Message
+from convo import AnthropicModel, GeminiModel, Message
+from convo.models._gemini.model import _loop_pool
 from convo.models._idle_checks import cheap_idle_checks
-from convo.testing import AnthropicServer
+from convo.testing import AnthropicServer, GeminiServer
 
 REPLY = (b'{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", '
          b'"content": [{"type": "text", "text": "Sunny."}], "stop_reason": "end_turn", '
@@ -31,12 +32,30 @@ def test_the_sdks_async_client_takes_the_cheap_checks() -> None:
     assert cheap_idle_checks(object()) is False
 
 
+def test_the_gemini_sdks_pool_for_the_loop_takes_the_cheap_checks() -> None:
+    """google-genai's async httpx client sends through an inner client per event loop, never
+    through its own pool: the change must reach that inner one (pins those internals)."""
+    from google import genai
+
+    async def pools() -> tuple[Any, Any]:
+        client = genai.Client(api_key="k", http_options={"base_url": "http://127.0.0.1:9"}).aio
+        outer = client._api_client._async_httpx_client
+        inner = _loop_pool(client)
+        await client.aclose()
+        return outer, inner
+
+    outer, inner = asyncio.run(pools())
+    assert inner is not outer
+    assert cheap_idle_checks(inner) is True
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
 def test_idle_connections_are_checked_without_anyio_attribute_lookups(
-        anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -> None:
+        provider: str, anthropic_server: AnthropicServer, gemini_server: GeminiServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Five calls at once on five idle connections: each request and each response's end
     checks the idle ones, and none of those checks asks anyio for the socket's attributes
     (each such lookup builds them all, a getpeername among them)."""
-    anthropic_server.add(*["Sunny."] * 10)
     lookups: list[Any] = []
     real = anyio.TypedAttributeProvider.extra
 
@@ -44,14 +63,22 @@ def test_idle_connections_are_checked_without_anyio_attribute_lookups(
         lookups.append(attribute)
         return real(self, attribute, *default)
 
-    async def five(model: AnthropicModel) -> list[str]:
+    async def five(model: AnthropicModel | GeminiModel) -> list[str]:
         replies = await asyncio.gather(*(model.acomplete([Message("user", f"City {i}?")])
                                          for i in range(5)))
         return [r.text for r in replies]
 
     async def run() -> tuple[list[str], list[str]]:
-        async with AnthropicModel("claude-x", base_url=anthropic_server.base_url,
-                                  api_key="k", max_retries=0) as model:
+        model: AnthropicModel | GeminiModel
+        if provider == "anthropic":
+            anthropic_server.add(*["Sunny."] * 10)
+            model = AnthropicModel("claude-x", base_url=anthropic_server.base_url,
+                                   api_key="k", max_retries=0)
+        else:
+            gemini_server.add(*["Sunny."] * 10)
+            model = GeminiModel("gemini-x", base_url=gemini_server.base_url, api_key="k",
+                                max_retries=0)
+        async with model:
             first = await five(model)  # five connections, then idle in the pool
             monkeypatch.setattr(anyio.TypedAttributeProvider, "extra", extra)
             return first, await five(model)

@@ -23,6 +23,7 @@ from ..._errors import ModelError
 from ..._messages import Message
 from .._base import DeltaCallback, ToolSchemas
 from .._deltas import hand_on
+from .._idle_checks import cheap_idle_checks
 from .._sdk_clients import SDKModel
 from .errors import FAILURES, retried, retry_after, sdk_error
 from .wire import StreamAccumulator, WireError, message_from_response, request, response_json
@@ -90,7 +91,9 @@ class GeminiModel(SDKModel):
         return genai.Client(api_key=options["api_key"], http_options=http)
 
     def _new_async_client(self, options: dict[str, Any]) -> Any:
-        return self._new_client(options).aio
+        client = self._new_client(options).aio
+        cheap_idle_checks(_loop_pool(client))
+        return client
 
     @staticmethod
     async def _close_async_client(client: Any) -> None:
@@ -179,10 +182,10 @@ class GeminiModel(SDKModel):
 
 # An unstreamed reply is read from its body: the SDK would build its objects of it, which
 # ``wire`` dumps back to JSON (a fifth of a call's CPU). ``should_return_http_response`` asks
-# the SDK for the body instead; it reads that option off a config object, not a dict.
+# the SDK for the body instead. The config stays a dict: the SDK builds its config object of
+# a dict once, but deep-copies one it is given (its tools' schemas and all).
 def _unparsed(kwargs: dict[str, Any]) -> dict[str, Any]:
-    config = types.GenerateContentConfig(**kwargs["config"], should_return_http_response=True)
-    return {**kwargs, "config": config}
+    return {**kwargs, "config": {**kwargs["config"], "should_return_http_response": True}}
 
 
 def _body(response: Any) -> Any:
@@ -193,3 +196,18 @@ def _body(response: Any) -> Any:
     if not isinstance(body, str) or getattr(response, "candidates", None) is not None:
         return response
     return response_json(body)
+
+
+def _loop_pool(client: Any) -> Any:
+    """The httpx client whose pool ``client`` (a ``genai`` async client) sends through on the
+    running event loop (``_idle_checks``), or ``None``.
+
+    The SDK's async httpx client keeps one inner client per event loop and sends through it,
+    never through its own pool; ``_aclient`` makes a client on the loop it serves, so the
+    inner one is made here, as the first request would make it.
+    """
+    http = getattr(getattr(client, "_api_client", None), "_async_httpx_client", None)
+    for_loop = getattr(http, "_client_for_running_loop", None)
+    if getattr(http, "_per_loop", False) and callable(for_loop):
+        return for_loop()
+    return http
