@@ -17,7 +17,7 @@ import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any, Final
 
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
@@ -40,8 +40,34 @@ _PREFIX: Final = "_convo_temporal_bot_"
 def restrictions(sandboxed: bool) -> SandboxRestrictions:
     """Temporal's defaults and ``PASSED_THROUGH``; and convo when the bot is not
     ``sandboxed`` (made in this process rather than loaded from a file)."""
-    passed = PASSED_THROUGH if sandboxed else (*PASSED_THROUGH, "convo")
-    return SandboxRestrictions.default.with_passthrough_modules(*passed)
+    if not sandboxed:
+        return SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH, "convo")
+    _compile_attrs_once()
+    return SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+
+
+_compiled: dict[tuple[str, str], CodeType] = {}
+
+
+def _compile_attrs_once() -> None:
+    """Each workflow run imports convo again, making each of its attrs classes again: attrs
+    compiles the source of their methods each time, the largest part of the import. The
+    same source under the same name compiles to the same code, so each is compiled once per
+    process (the methods made of it are the run's own: evaluated in the run's module).
+    Where attrs keeps this step elsewhere (another version), nothing is changed."""
+    make: Any = sys.modules.get("attr._make")
+    step = getattr(make, "_compile_and_eval", None)
+    if step is None or getattr(step, "__module__", None) == __name__:
+        return
+
+    def _compile_and_eval(script: str, globs: dict[str, Any] | None,
+                          locs: Any = None, filename: str = "") -> None:
+        code = _compiled.get((script, filename))
+        if code is None:
+            code = _compiled[script, filename] = compile(script, filename, "exec")
+        eval(code, globs, locs)
+
+    make._compile_and_eval = _compile_and_eval
 
 
 class _Finder(importlib.abc.MetaPathFinder):
