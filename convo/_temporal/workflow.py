@@ -331,6 +331,12 @@ def _clock() -> float:
     return workflow.time() if workflow.in_workflow() else 0.0
 
 
+def _now() -> str:
+    """The workflow's time, as a record says it (``convo._record.recorder.now``); nothing
+    when a run evicted from the worker's cache closes outside it."""
+    return workflow.now().isoformat(timespec="seconds") if workflow.in_workflow() else ""
+
+
 def _new_id() -> str:
     return f"msg_{workflow.uuid4().hex}"
 
@@ -391,7 +397,8 @@ class WorkflowEngine(Engine):
                                     judged=self.judges),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
-        live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
+        live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id,
+                    clock=_now)
         made.append(live)
         run.state.listen(live.on_event)
         return live
