@@ -269,12 +269,15 @@ class Replay(Forwarding):
         none; past the saved messages, the answerers take what ``Session.queued`` holds (a
         resumed run's), and the replay goes on to the request after it."""
         frame = self.frames[-1]
-        if frame.live or frame.at >= len(frame.messages):  # the answerers', if any is queued
+        at, messages = frame.at, frame.messages
+        if frame.live or at >= len(messages):  # the answerers', if any is queued
             return NOTHING if self.state.session.queued else ()
-        end = frame.at
-        while end < len(frame.messages) and frame.messages[end].role == "user":
+        if messages[at].role != "user":  # (the common case: none was taken here)
+            return ()
+        end = at + 1
+        while end < len(messages) and messages[end].role == "user":
             end += 1
-        return tuple(frame.messages[frame.at:end])
+        return tuple(messages[at:end])
 
     def saved_ask_user(self, request: AskUser) -> Any:
         frame = self.frames[-1]
