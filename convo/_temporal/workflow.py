@@ -20,7 +20,8 @@ says why) with nothing stored.
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
-Once ``continue_every`` Updates ran a turn, the workflow continues as new and rebuilds the
+Once ``continue_every`` turns ran (Updates that ran one, and the turns of queued messages
+the run took), the workflow continues as new and rebuilds the
 conversation from the store (one ``load``), as a served rebuild does; a new run started after
 its old one failed (a deploy changed the template under it) finishes the turn the store shows
 cut off first.
@@ -83,6 +84,8 @@ HOLD: Final = timedelta(seconds=30)
 #: How long a refused history's run waits for the front to read why.
 REFUSED_KEPT: Final = timedelta(minutes=1)
 NOTHING_RUNS: Final = "no turn is running in this conversation: there is nothing to cancel"
+#: The served problems an activity refuses with (their type's name), said by the run as such.
+_REFUSED: Final = ("Conflict", "Invalid", "NotFound", "Unsupported", "NotFollowed")
 
 
 def workflow_id(conversation_id: str) -> str:
@@ -324,6 +327,8 @@ def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
     said: dict[str, Any] = {"conversation": body, "added": added, "code": code}
     if "error" in body:
         said["error"] = body.pop("error")
+    if "not_undone" in body:  # (a branch made by the run: what it did not undo)
+        said["not_undone"] = body.pop("not_undone")
     return said
 
 
@@ -410,9 +415,10 @@ class ConvoConversation:
         self.engine = WorkflowEngine(self.bot.runner, self.store, self.bot.heartbeat_s)
         self.live: Live | None = None
         self.turn = asyncio.Lock()  # one turn at a time
-        self.ran = 0  # Updates that ran a turn since this run started
+        self.ran = 0  # turns run since this run started (Updates', queued messages')
         self.opened: tuple[int, dict[str, Any]] | None = None  # the first drive's answer
-        self.refused: ApplicationError | None = None  # a client's history, refused (§25)
+        self.refused: ApplicationError | None = None  # a client's history, a branch, refused
+        self.told = False  # the first drive's answer (or refusal) was read (``opened``)
         self.early: list[Queued] = []  # queued before the conversation was made here
         self.holding = False  # an interrupt's message goes first: the queue waits for it
 
@@ -422,24 +428,27 @@ class ConvoConversation:
         opened: tuple[int, dict[str, Any]] | None = None
         async with self.turn:
             if start.get("continued"):
-                stored = await self.store.load(cid)
-                assert stored is not None
-                live = self.live = await self.engine._rebuilt(stored)
-                if stored.status == "running" and live.waits == "retry":
-                    # A turn cut off with the run that ran it (a deploy changed the template
-                    # under it): finished here, on this code, from its last committed step.
-                    opened = await self.engine._advance(live, None, None, retry=True)
-                else:
-                    await self.engine.settle(live)
-                    opened = (200, live.view(live.committed))
+                live, opened = await self._from_store()
+            elif start.get("branch") is not None:  # a branch made here (§28), from the store
+                branch = start["branch"]
+                try:
+                    calls = await self._branched(branch)
+                except ApplicationError as exc:  # nothing made: the front says why
+                    self.refused = exc
+                    await self._told()
+                    return {}
+                if branch.get("branch_id") is None:  # a dry run: its not_undone, no more
+                    self.opened = (200, {"not_undone": calls})
+                    await self._told()
+                    return {}
+                live, (code, said) = await self._from_store()
+                opened = (code, {**said, "not_undone": calls})
             elif start.get("history") is not None:  # a client's history (§25's replay)
                 try:
                     live = self.live = await self._adopted(start)
                 except (NotFollowed, Conflict) as exc:  # nothing stored: the front says why
                     self.refused = _refusal(exc)
-                    with contextlib.suppress(TimeoutError):
-                        await workflow.wait_condition(lambda: self.opened is not None,
-                                                      timeout=REFUSED_KEPT)
+                    await self._told()
                     return {}
                 opened = await self.engine.goes_on(live) or (200, live.view(live.committed))
             else:
@@ -452,7 +461,6 @@ class ConvoConversation:
                 self.live = live
             await self.store.flush(cid)
             self.opened = opened  # (in the store now: what the HTTP front reads)
-        live = self.live
         live.queued.extend(self.early)
         self.engine.draining = self.engine.draining or bool(self.early)
         await self._take_queued(live)
@@ -460,6 +468,41 @@ class ConvoConversation:
         if live.pending is not None:
             workflow.continue_as_new({"conversation_id": cid, "continued": True})
         return live.view()
+
+    async def _from_store(self) -> tuple[Live, tuple[int, dict[str, Any]]]:
+        """The conversation rebuilt from the store (a run continued as new, a new run after a
+        failed one, a branch just made), paused where it waits, and what its first drive
+        said."""
+        stored = await self.store.load(self.conversation_id)
+        assert stored is not None
+        live = self.live = await self.engine._rebuilt(stored)
+        if stored.status == "running" and live.waits == "retry":
+            # A turn cut off with the run that ran it (a deploy changed the template under
+            # it): finished here, on this code, from its last committed step.
+            return live, await self.engine._advance(live, None, None, retry=True)
+        await self.engine.settle(live)
+        return live, (200, live.view(live.committed))
+
+    async def _branched(self, branch: dict[str, Any]) -> list[dict[str, Any]]:
+        """The branch made by the activity ``convo.branch`` (the served branch code: the one
+        replay, then the store's writes); its ``not_undone``. A refusal (the original's turn
+        runs, a bad index) is raised as the served problem's ``ApplicationError``."""
+        try:
+            calls = await workflow.execute_activity(
+                "convo.branch", branch, start_to_close_timeout=STORE_TIMEOUT,
+                retry_policy=AGAIN)
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type in _REFUSED:
+                raise ApplicationError(cause.message, *cause.details, type=cause.type,
+                                       non_retryable=True) from None
+            raise
+        return list(calls)
+
+    async def _told(self) -> None:
+        """Wait (a while) for the front to read the run's only answer (``opened``)."""
+        with contextlib.suppress(TimeoutError):
+            await workflow.wait_condition(lambda: self.told, timeout=REFUSED_KEPT)
 
     async def _adopted(self, start: dict[str, Any]) -> Live:
         """A client's history replayed (``Engine.replayed``: nothing called), then stored
@@ -491,6 +534,7 @@ class ConvoConversation:
             engine.draining = False
             async with self.turn:
                 engine.current = Cancel()  # (a cancel stops a queued message's turn too)
+                had = live.committed
                 try:
                     more = not await engine.take_queued(live)
                 finally:
@@ -498,6 +542,8 @@ class ConvoConversation:
                         await self.store.flush(self.conversation_id)
                     finally:
                         engine.current = None
+                if live.committed > had:  # a queued message's turn ran: it counts as an
+                    self.ran += 1  # Update's does (``continue_every``)
             engine.draining = engine.draining or more
 
     @workflow.query(name="conversation")
@@ -556,9 +602,9 @@ class ConvoConversation:
         """What the conversation's first drive added (the HTTP front's create answers it)."""
         await workflow.wait_condition(lambda: self.opened is not None
                                       or self.refused is not None)
+        self.told = True  # (read: a run that answers only this may end)
         if self.refused is not None:
-            refused, self.opened = self.refused, (400, {})  # (read: the run may end)
-            raise refused
+            raise self.refused
         assert self.opened is not None
         code, said = self.opened
         return _said(code, dict(said))
