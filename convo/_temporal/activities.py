@@ -20,6 +20,7 @@ conversation for a ``retry``, as in §9 of the served API.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
@@ -30,12 +31,14 @@ from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
 from .._internal import CONTEXT
-from .._messages import Message
+from .._messages import Message, ToolCall
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
 from .._run.replay import Replay
 from .._run.stack import kind
+from .._session import Session
+from ..guards._base import GuardContext
 from ..serve._branches import made, not_undone, turn_runs
 from ..serve._engine import Engine
 from ..serve._live import Live
@@ -45,6 +48,7 @@ from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
 from .bots import Bot, judges
+from .checks import checks
 from .deltas import Publisher, channel
 
 HEARTBEAT_EVERY_S: Final = 1.0
@@ -75,6 +79,7 @@ class Activities:
         self.engine = _Rebuilds(bot.runner, bot.store, cache_size=1)
         self.channel = channel(bot.store)  # where a streamed reply's text goes
         self.judges = judges(bot.runner)
+        self.checks = checks(bot.runner)
 
     @activity.defn(name="convo.create")
     async def create(self, data: dict[str, Any]) -> None:
@@ -175,6 +180,33 @@ class Activities:
         except Refused as exc:
             raise ApplicationError(str(exc), type=type(exc).__name__,
                                    non_retryable=True) from None
+
+    @activity.defn(name="convo.guard")
+    async def guard(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An ``async def`` guard check (``guard``: its place among the bot's ``checks``) on
+        ``value``, once the workflow's writes are written, with the conversation as the store
+        holds it (``ctx.session``), ``scope`` and ``call``: ``{"result": what it returned}``.
+        A check that raises is the failure (its type's name, its message), not retried: the
+        guard trips on it, as in one process."""
+        await self._write(data)
+        cid = data["conversation_id"]
+        stored = await self.store.load(cid)
+        if stored is None:
+            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
+                                   non_retryable=True)
+        session = Session(list(stored.messages), dict(stored.state),
+                          internal=dict(stored.internal), parent=stored.parent)
+        call = data.get("call")
+        ctx = GuardContext(session, session.state, tuple(data.get("scope") or ()),
+                           None if call is None else ToolCall.from_dict(call))
+        try:
+            result = self.checks[int(data["guard"])].check(data["value"], ctx)
+            if inspect.isawaitable(result):
+                result = await heartbeating(result)
+        except Exception as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
+        return {"result": result}
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
                   activities=[activities.create, activities.load, activities.write,
                               activities.model, activities.tools, activities.hooks,
                               activities.list_tools, activities.queued, activities.judge,
-                              activities.branch],
+                              activities.branch, activities.guard],
                   workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                   **options)
 

@@ -56,7 +56,7 @@ with workflow.unsafe.imports_passed_through():
     from .._run.state import RunState
     from .._runner import Runner
     from .._session import Session
-    from ..guards._base import Checked
+    from ..guards._base import Checked, ModelGuard
     from ..serve._engine import Engine
     from ..serve._events import Retract, ServedEvent
     from ..serve._live import Live
@@ -70,6 +70,7 @@ with workflow.unsafe.imports_passed_through():
     from ..tools._toolset import Listed, Toolset
     from . import wire as wire
     from .bots import Bot, bot, judges
+    from .checks import Unplaced, checks
 
 WORKFLOW: Final = "ConvoConversation"
 STORE_TIMEOUT: Final = timedelta(minutes=2)
@@ -154,14 +155,15 @@ class Activities(Forwarding):
     streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "judges", "named",
-                 "run_state", "scopes", "store", "streaming", "toolsets")
+    __slots__ = ("checks", "conversation_id", "heartbeat", "hooks_at", "hooks_ran", "judges",
+                 "named", "run_state", "scopes", "store", "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
                  named: Callable[[str], None] = lambda reply_id: None,
                  scopes: Callable[[], list[Scope] | None] = lambda: None,
-                 tree: Sequence[Toolset] = (), judged: Sequence[Any] = ()) -> None:
+                 tree: Sequence[Toolset] = (), judged: Sequence[Any] = (),
+                 checked: Sequence[Any] = ()) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
@@ -173,6 +175,7 @@ class Activities(Forwarding):
         self.toolsets = tree  # the template's toolsets: an activity finds them by place
         self.hooks_at, self.hooks_ran = -1, 0  # hooks answered since message hooks_at
         self.judges = judged  # the bot's ModelGuards: an activity finds one by place
+        self.checks = checked  # the bot's async checks: an activity finds one by place
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -226,15 +229,24 @@ class Activities(Forwarding):
 
     async def acheck_guards(self, request: CheckGuards) -> Checked | None:
         """Checked here, as the live answerer checks (its events, what a client is shown),
-        but a ``ModelGuard``'s judge asks its model in the activity ``convo.judge``: its
-        reply is in the history, and a replay of the workflow does not ask it again."""
+        but no check that may do I/O runs in workflow code: a ``ModelGuard``'s judge asks its
+        model in the activity ``convo.judge``, and an ``async def`` check runs in the activity
+        ``convo.guard``; their answers are in the history, and a replay of the workflow does
+        not ask again. A guard of either kind that is not the bot's (made while the
+        conversation ran: ``convo._temporal.checks``) trips, saying why."""
         return await guarding.aanswer(self.run_state, request, self._judged)
 
     def _judged(self, guard: Any) -> Any:
-        place = next((i for i, g in enumerate(self.judges) if g is guard), None)
-        if place is None:
+        if guard.inline:  # a plain function: answered here
             return guard
-        return attrs.evolve(guard, model=_Judge(place, self.heartbeat))
+        if isinstance(guard, ModelGuard):
+            place = next((i for i, g in enumerate(self.judges) if g is guard), None)
+            model: Any = Unplaced(guard.label) if place is None \
+                else _Judge(place, self.heartbeat)
+            return attrs.evolve(guard, model=model)
+        place = next((i for i, g in enumerate(self.checks) if g is guard), None)
+        return attrs.evolve(guard, check=Unplaced(guard.label) if place is None
+                            else _Check(place, self))
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
@@ -313,6 +325,35 @@ class _Judge:
         return Message("assistant", str(text))
 
 
+class _Check:
+    """An ``async def`` guard check inside the workflow: the activity ``convo.guard`` (the
+    guard named by its place among the bot's ``checks``), given the value and where it is, and
+    the workflow's writes so far (the activity reads the conversation, ``ctx.session``, from
+    the store); a check that raised is raised again as it raised (its type's name and
+    message), so the guard trips as in one process."""
+
+    def __init__(self, place: int, calls: Activities) -> None:
+        self.place = place
+        self.calls = calls
+
+    async def __call__(self, value: Any, ctx: Any) -> Any:
+        call = ctx.call
+        calls = self.calls
+        try:
+            said = await workflow.execute_activity(
+                "convo.guard", {**calls.store.take(calls.conversation_id),
+                                "guard": self.place, "value": value, "scope": list(ctx.scope),
+                                "call": None if call is None else call.to_dict()},
+                start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=calls.heartbeat,
+                retry_policy=AGAIN)
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type:
+                raise type(cause.type, (Exception,), {})(cause.message) from None
+            raise
+        return said["result"]
+
+
 def _place(tree: Sequence[Toolset], toolset: Toolset) -> int | None:
     """Where an MCP server is among the template's toolsets (``None``: another toolset)."""
     if not isinstance(toolset, MCPServer):
@@ -352,6 +393,7 @@ class WorkflowEngine(Engine):
         self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
         self.toolsets = toolsets(runner.template)
         self.judges = judges(runner)
+        self.checks = checks(runner)
         self.draining = False  # messages are queued: the workflow takes them between turns
 
     def _watch(self, conversation_id: str) -> None:
@@ -394,7 +436,7 @@ class WorkflowEngine(Engine):
                                     streaming=lambda: self.streaming, named=named,
                                     scopes=lambda: None if self.current is None
                                     else self.current.scopes, tree=self.toolsets,
-                                    judged=self.judges),))
+                                    judged=self.judges, checked=self.checks),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
