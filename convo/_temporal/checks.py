@@ -5,9 +5,11 @@ in both. A plain function's check is answered inside the pump, in workflow code 
 no I/O, as a template must not); a ``ModelGuard``'s judge is the activity ``convo.judge``
 (``bots.judges``).
 
-A guard made while a conversation runs (a template built inside another's ``render``) has
-no place here: on Temporal its async check (or its judge) would run in workflow code, so it
-trips instead, saying why (``unplaced``), and is logged as a check that raised is.
+A guard outside the template's tree (made while a conversation runs, by a template built
+inside another's ``render``, or held by a template that does not list it among its
+``children()``) has no place here: on Temporal its async check (or its judge) would run in
+workflow code, so it trips instead, saying why (``Unplaced``), and is logged as a check that
+raised is.
 """
 
 from __future__ import annotations

@@ -86,3 +86,45 @@ def test_an_async_guard_check_runs_in_an_activity(temporal: str, tmp_path: Path)
         "name": "careful", "action": "block", "reason": "it says secret"}
     assert seen == [(True, False, ["Be brief.", "hi"]),
                     (True, False, ["Be brief.", "hi", "You said 'hi'", "a secret"])]
+
+
+def test_an_async_guard_made_at_runtime_trips_instead_of_running_in_the_workflow(
+        temporal: str, tmp_path: Path) -> None:
+    """A turn that is not in the template's tree (made inside another template's `render`, or
+    held but not listed as a child) has guards no worker can find by place: its async check is
+    not run (it would run in workflow code); it trips, saying why."""
+    import attrs
+
+    from convo import AssistantTemplate, Guard, LinearTemplate, SystemTemplate, UserTemplate
+    from convo._temporal.checks import UNPLACED
+    from convo.templates import Template
+
+    ran: list[str] = []
+
+    async def made_late(text: str, ctx: Any) -> bool:
+        ran.append(text)
+        return True
+
+    @attrs.define(slots=True, eq=False)
+    class Late(Template):
+        """Renders a turn it does not list among its children (as one it made would be)."""
+
+        turn: Any = None
+
+        def render(self, session: Any) -> Any:
+            return (yield from self.turn.render(session))
+
+    hidden = AssistantTemplate(guards=[Guard(made_late, on="output")])
+    template = LinearTemplate([SystemTemplate("Be brief."), UserTemplate(), Late(hidden)])
+
+    async def go() -> Any:
+        async with worker(temporal, tmp_path, template=template) as (client, queue, _, _):
+            handle = await start(client, queue, f"late-{tmp_path.name}")
+            return await handle.execute_update("message", {"content": "hi"})
+
+    said = asyncio.run(go())
+    assert texts(said["added"]) == [("user", "hi"), ("assistant", REFUSAL)], said
+    assert said["added"][1]["metadata"]["guard"] == {
+        "name": "made_late", "action": "block",
+        "reason": UNPLACED.format(name="made_late")}
+    assert ran == []
