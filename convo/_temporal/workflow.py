@@ -2,23 +2,23 @@
 
 The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
 reads are activities and whose writes go with the next activity (``ActivityStore``), and an
-answerer in front of the live one that makes every model call, tool call, MCP listing and
-hook an activity, and a ``ModelGuard`` judge's call and an async guard check too
-(``Activities``). A person's inputs are Updates (``message``, ``approve``,
-``operator_message``, ``handback``, ``retry``, ``tool_results``; ``cancel`` stops the running
-turn) that return ``{"conversation", "added", "code"}``: the conversation's row as §9 shows
-it but its messages (they are in the store; an Update's result is kept in the history, which
-must not hold the transcript once per turn), the messages the turn added, and the HTTP
-status the turn answers (200, 502 with ``error``, 500); the conversation is the Query
-``conversation`` (§9's JSON, with its messages). Refused inputs are rejected by the Update's validator with §9's words
-(``ApplicationError`` of type ``Conflict``, ``Invalid``…). A message queued in the store
-while a turn runs (§26) is the Signal ``queued``: steered to the running turn at its next
-safe point, or taken by the run between turns, in order (an interrupt's ``cancel`` holds the
-queue until the interrupting message's turn starts). A run started with a client's
-``history`` (§25) replays it, stores it and goes on, or is refused (the Update ``opened``
-says why) with nothing stored; one started with a ``branch`` (§28: where to branch from)
-makes it in the activity ``convo.branch``, then goes on as the branch, rebuilt from the store
-(a dry run makes nothing and ends once ``opened`` said its ``not_undone``).
+answerer in front of the live one that makes every model call, tool call, MCP listing and hook
+an activity, and a ``ModelGuard`` judge's call and an async guard check too (``Activities``). A
+person's inputs are Updates (``message``, ``approve``, ``operator_message``, ``handback``,
+``retry``, ``tool_results``; ``cancel`` stops the running turn) that return ``{"conversation",
+"added", "code"}``: the conversation's row as §9 shows it but its messages (they are in the
+store; an Update's result is kept in the history, which must not hold the transcript once per
+turn), the messages the turn added, and the HTTP status the turn answers (200, 502 with
+``error``, 500); the conversation is the Query ``conversation`` (§9's JSON, with its messages).
+Refused inputs are rejected by the Update's validator with §9's words (``ApplicationError`` of
+type ``Conflict``, ``Invalid``…). A message queued in the store while a turn runs (§26) is the
+Signal ``queued``: steered to the running turn at its next safe point, or taken by the run
+between turns, in order (an interrupt's ``cancel`` holds the queue until the interrupting
+message's turn starts). A run started with a client's ``history`` (§25) replays it, stores it
+and goes on, or is refused (the Update ``opened`` says why) with nothing stored; one started
+with a ``branch`` (§28: where to branch from) makes it in the activity ``convo.branch``, then
+goes on as the branch, rebuilt from the store (a dry run makes nothing and ends once ``opened``
+said its ``not_undone``).
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
