@@ -12,6 +12,8 @@ driver pumping the template inside it, every side effect an activity.
 - ``worker``: the Temporal worker of a bot (``convo worker``).
 - ``checks``: the bot's guards whose check is ``async`` (it may do I/O), each run as an
   activity named by its place among them.
+- ``sandbox``: how a bot file's workflows run in Temporal's default workflow sandbox (what is
+  passed through, and the finder through which the sandbox imports the bot file).
 - ``wire``: what crosses between them, as JSON.
 - ``deltas``: a streamed reply's text, from the model activity to the HTTP front, through
   the store (Temporal streams nothing).
