@@ -255,11 +255,6 @@ class Engine:
         """Drop the conversation from the cache (its id now names another: a regenerate)."""
         self._cache.pop(conversation_id, None)
 
-    async def stored_anew(self, conversation_id: str) -> None:
-        """A conversation written to the store outside a turn (a branch: ``_branches.py``):
-        nothing to do here, where a turn rebuilds it from the store (the Temporal engine
-        starts its workflow)."""
-
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         """The conversation's run: its turns' cancel in front of the live answerer, the
