@@ -76,9 +76,11 @@ class Recorder:
 
     def __init__(self, session: Session, sink: Sink, *, replaying: bool = False,
                  state: dict[str, Any] | None = None,
-                 internal: dict[str, Any] | None = None, undo_on_state: bool = False) -> None:
+                 internal: dict[str, Any] | None = None, undo_on_state: bool = False,
+                 clock: Callable[[], str] = now) -> None:
         self.session = session
         self.sink = sink
+        self.clock = clock  # the time a record says (a Temporal workflow's: not the process's)
         self.replaying = replaying
         self.undo_on_state = undo_on_state
         self._state = state_text(session.state if state is None else state)
@@ -166,7 +168,7 @@ class Recorder:
         internal = dict(self._internals(self.session.internal))
         record: Record = {"type": "resumed", "messages": len(self.session.messages),
                           "turns": len(self.session.turns), "subroutines": self.ended,
-                          "at": now(), "internal": internal}
+                          "at": self.clock(), "internal": internal}
         if event is not None:
             record["saved"] = event.saved
         self._internal = state_text(internal)

@@ -4,12 +4,15 @@ takes), a ``Stored`` row (at a continue-as-new, with its queue), a queued messag
 answers of the activities (a reply, tool runs, the state after).
 
 Tool runs are pickled: their values and exceptions are whatever the tools returned or raised,
-and the template renders them as it would in one process (the worker's own payloads only).
+and the template renders them as it would in one process (the worker's own payloads only). In
+the workflow sandbox they are unpickled as the sandbox's classes (``_Unpickler``).
 """
 
 from __future__ import annotations
 
 import base64
+import importlib
+import io
 import pickle
 from typing import Any
 
@@ -68,6 +71,22 @@ def runs_json(runs: list[ToolRun]) -> str:
     return base64.b64encode(pickle.dumps(runs)).decode("ascii")
 
 
+class _Unpickler(pickle.Unpickler):
+    """Finds a pickled class through ``sys.modules`` as Python code sees it: in the workflow
+    sandbox, the sandbox's own modules (the C unpickler would find the worker's, outside it,
+    whose classes the sandbox's convo does not recognise: a ``ToolRun``, a finish). A module
+    the sandbox cannot import (the bot file's, under the worker's name) is the worker's."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            found: Any = importlib.import_module(module)
+        except ImportError:
+            return super().find_class(module, name)
+        for part in name.split("."):
+            found = getattr(found, part)
+        return found
+
+
 def runs_from(data: str) -> list[ToolRun]:
-    runs: list[ToolRun] = pickle.loads(base64.b64decode(data))  # (the worker's own payload)
-    return runs
+    runs: list[ToolRun] = _Unpickler(io.BytesIO(base64.b64decode(data))).load()
+    return runs  # (the worker's own payload)

@@ -1,8 +1,11 @@
 """The Temporal worker of a bot: its conversations' workflows and activities on one task queue.
 
-The workflows run in Temporal's sandbox with convo passed through (convo and the bot were
-imported once, outside it; the pump reads no clock, randomness or id of the process: its clock
-and ids are the workflow's).
+The workflows of a bot file run in Temporal's default workflow sandbox, convo's code and the
+bot file's imported again inside it for each run, only a few third-party libraries passed
+through (``sandbox.py``): the pump reads no clock, randomness or id of the process (its clock
+and ids are the workflow's), and one that did would fail the workflow task. A bot made in this
+process (no file: tests, an embedding) is the worker's own objects, so its workflows see convo
+passed through (``sandboxed``).
 """
 
 from __future__ import annotations
@@ -14,15 +17,15 @@ from typing import Any, Final
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from temporalio.workflow import NondeterminismError
 
+from . import sandbox
 from .activities import Activities
 from .bots import Bot, register
 from .workflow import ConvoConversation
 
 TASK_QUEUE: Final = "convo"
-SANDBOX: Final = "default, convo passed through"
 HEARTBEAT_THROTTLE: Final = timedelta(seconds=1)
 
 
@@ -31,7 +34,7 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
     """A worker for ``bot`` on ``task_queue`` (run it with ``async with`` or ``run()``);
     ``options`` go to ``temporalio.worker.Worker``."""
     activities = Activities(bot)
-    restrictions = SandboxRestrictions.default.with_passthrough_modules("convo")
+    restrictions = sandbox.restrictions(bot.file is not None)
     # A cancel reaches an activity with the answer to its next heartbeat: sent every second
     # (the SDK's default would wait up to 80% of the heartbeat timeout).
     # A run its worker's template cannot replay (a deploy changed the template under it)
@@ -48,13 +51,28 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
                   **options)
 
 
+def _nothing() -> None:
+    pass
+
+
+def sandboxed(bot: Bot) -> str:
+    """What the worker says of its workflow sandbox: ``default``, or ``default, convo passed
+    through`` for a bot made in this process."""
+    return sandbox.DEFAULT if bot.file is not None else sandbox.PASSED_CONVO
+
+
 @contextlib.asynccontextmanager
 async def running(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
                   **options: Any) -> AsyncIterator[Worker]:
-    """``bot``'s worker polling ``task_queue`` while the block runs."""
+    """``bot``'s worker polling ``task_queue`` while the block runs (a bot file is
+    registered for the sandbox's importer first: the worker checks its workflow there)."""
     unregister = register(task_queue, bot)
+    unfile = _nothing if bot.file is None else sandbox.register(
+        task_queue, bot.file.path, bot.file.name, max_messages=bot.file.max_messages,
+        continue_every=bot.continue_every, heartbeat_s=bot.heartbeat_s)
     try:
         async with make_worker(client, bot, task_queue=task_queue, **options) as worker:
             yield worker
     finally:
+        unfile()
         unregister()

@@ -42,33 +42,32 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-with workflow.unsafe.imports_passed_through():
-    from .._errors import ModelError
-    from .._internal import CONTEXT
-    from .._messages import Message
-    from .._reply import UNREPORTED, Usage
-    from .._requests import CallModel, CheckGuards, ListTools, RunHooks, RunTools
-    from .._run import guarding
-    from .._run.cancel import CANCELLED, Scope
-    from .._run.replay import Replay
-    from .._run.stack import Forwarding
-    from .._run.state import RunState
-    from .._runner import Runner
-    from .._session import Session
-    from ..guards._base import Checked
-    from ..serve._engine import Engine
-    from ..serve._events import Retract, ServedEvent
-    from ..serve._live import Live
-    from ..serve._problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
-    from ..serve._stores.base import DEFAULT_OWNER, Change, Queued, Queues, Stored
-    from ..serve._turns import Cancel
-    from ..templates._tree import toolsets
-    from ..tools._calls import ToolRun
-    from ..tools._mcp.server import MCPServer
-    from ..tools._mcp.tool import MCPTool
-    from ..tools._toolset import Listed, Toolset
-    from . import wire as wire
-    from .bots import Bot, bot, judges
+from .._errors import ModelError
+from .._internal import CONTEXT
+from .._messages import Message
+from .._reply import UNREPORTED, Usage
+from .._requests import CallModel, CheckGuards, ListTools, RunHooks, RunTools
+from .._run import guarding
+from .._run.cancel import CANCELLED, Scope
+from .._run.replay import Replay
+from .._run.stack import Forwarding
+from .._run.state import RunState
+from .._runner import Runner
+from .._session import Session
+from ..guards._base import Checked
+from ..serve._engine import Engine
+from ..serve._events import Retract, ServedEvent
+from ..serve._live import Live
+from ..serve._problems import Conflict, Forbidden, Invalid, NotFollowed, NotFound
+from ..serve._stores.base import DEFAULT_OWNER, Change, Queued, Queues, Stored
+from ..serve._turns import Cancel
+from ..templates._tree import toolsets
+from ..tools._calls import ToolRun
+from ..tools._mcp.server import MCPServer
+from ..tools._mcp.tool import MCPTool
+from ..tools._toolset import Listed, Toolset
+from . import wire as wire
+from .bots import Bot, bot, judges
 
 WORKFLOW: Final = "ConvoConversation"
 STORE_TIMEOUT: Final = timedelta(minutes=2)
@@ -332,6 +331,12 @@ def _clock() -> float:
     return workflow.time() if workflow.in_workflow() else 0.0
 
 
+def _now() -> str:
+    """The workflow's time, as a record says it (``convo._record.recorder.now``); nothing
+    when a run evicted from the worker's cache closes outside it."""
+    return workflow.now().isoformat(timespec="seconds") if workflow.in_workflow() else ""
+
+
 def _new_id() -> str:
     return f"msg_{workflow.uuid4().hex}"
 
@@ -392,7 +397,8 @@ class WorkflowEngine(Engine):
                                     judged=self.judges),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
-        live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id)
+        live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id,
+                    clock=_now)
         made.append(live)
         run.state.listen(live.on_event)
         return live

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from .._botfile import (
@@ -61,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageProblem("--store memory cannot be shared with convo serve --engine: give "
                            "sqlite:///PATH or postgresql://...")
     from .._runner import Runner
-    from .._temporal.bots import Bot
+    from .._temporal.bots import Bot, BotFile
     from ..serve._stores import open_store
 
     path, name = split_target(args.target)
@@ -76,7 +77,8 @@ def main(args: argparse.Namespace) -> int:
         store = open_store(args.store)
     except ValueError as exc:
         raise UsageProblem(f"--store: {exc}") from None
-    bot = Bot(runner, store, continue_every=args.continue_every)
+    bot = Bot(runner, store, continue_every=args.continue_every,
+              file=BotFile(str(Path(path).resolve()), name, args.max_messages))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args, bot))
     return 0
@@ -85,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, bot: Any) -> None:
     from temporalio.client import Client
 
-    from .._temporal.worker import SANDBOX, running
+    from .._temporal.worker import running, sandboxed
 
     await bot.store.open()
     try:
@@ -96,7 +98,7 @@ async def _serve(args: argparse.Namespace, bot: Any) -> None:
             loop.add_signal_handler(signum, stop.set)
         async with running(client, bot, task_queue=args.task_queue):
             print(f"convo worker: task queue {args.task_queue!r} on {args.temporal} "
-                  f"(namespace {args.namespace}); workflow sandbox: {SANDBOX}",
+                  f"(namespace {args.namespace}); workflow sandbox: {sandboxed(bot)}",
                   file=sys.stderr, flush=True)
             await stop.wait()
     finally:

@@ -19,6 +19,7 @@ import attrs
 
 from .._messages import Message, ToolCall, with_id
 from .._record.recorder import Record, Recorder
+from .._record.recorder import now as recorded_now
 from .._reply import Finish
 from .._requests import Approve, AskUser, CallModel, HandOff, Request, RunTools, StoreToolRun
 from .._run.answerer import Pause
@@ -115,9 +116,12 @@ class Live:
     dequeuing: set[str] = attrs.field(factory=set)  # queued ids the turn takes: leave the queue
     # Where new message ids come from (a Temporal workflow gives its own deterministic ones).
     new_id: Callable[[], str] = attrs.field(default=new_message_id, kw_only=True)
+    #: What time its records say (ISO 8601; a Temporal workflow gives the workflow's).
+    clock: Callable[[], str] = attrs.field(default=recorded_now, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
-        self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying)
+        self.recorder = Recorder(self.session, self.records.append, replaying=self.replaying,
+                                 clock=self.clock)
 
     def on_event(self, event: Event) -> None:
         self.recorder(event)

@@ -108,15 +108,17 @@ class _Process:
 
 
 class Worker(_Process):
-    """A `convo worker` process of the gated bot, ready once it said so on stderr."""
+    """A `convo worker` process of the gated bot (or of ``bot``), ready once it said so on
+    stderr."""
 
-    def __init__(self, address: str, tmp_path: Path, queue: str, **more: str) -> None:
+    def __init__(self, address: str, tmp_path: Path, queue: str, *, bot: Path = GATED_BOT,
+                 **more: str) -> None:
         env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         env.pop("OPENAI_API_KEY", None)
         env.pop("OPENAI_BASE_URL", None)
         self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "convo", "worker", str(GATED_BOT), "--temporal", address,
+            [sys.executable, "-m", "convo", "worker", str(bot), "--temporal", address,
              "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
             env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
         until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
