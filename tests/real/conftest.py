@@ -34,3 +34,10 @@ def _crash() -> str | None:
     if not _CRASH:
         _CRASH.append(llama_cpp_crashes())
     return _CRASH[0]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say it out loud when the real-model suite could not run (never a silent skip)."""
+    missing = llama_cpp_missing() or (_CRASH[0] if _CRASH else None)
+    if missing is not None:
+        terminalreporter.write_line(f"tests/real skipped: {missing}", yellow=True, bold=True)
