@@ -83,7 +83,10 @@ class ToolCall:
         )
 
 
-@attrs.frozen(slots=True, weakref_slot=False)
+# ``__init__`` written out (not attrs'): the fields' converters and the role's check inline,
+# without four calls per message (a rebuild makes one per user message it replays); the same
+# signature, conversions and check as the fields below declare.
+@attrs.frozen(slots=True, weakref_slot=False, init=False)
 class Message:
     """One message of a conversation.
 
@@ -105,6 +108,22 @@ class Message:
     #: Its stable id once stored by a served conversation (the client's own id when it came
     #: from AG-UI or the AI SDK, else one the server gave it); no part of equality or hashing.
     id: str | None = attrs.field(default=None, kw_only=True, eq=False)
+
+    def __init__(self, role: Role, content: Any = "", *,
+                 tool_calls: Any = (), tool_call_id: str | None = None,
+                 name: str | None = None, metadata: Mapping[str, Any] | None = _NO_METADATA,
+                 id: str | None = None) -> None:
+        set_ = object.__setattr__
+        set_(self, "role", role)
+        set_(self, "content", content if content.__class__ is str else normalize(content))
+        set_(self, "tool_calls", tool_calls if tool_calls.__class__ is tuple else
+             tuple(tool_calls))
+        set_(self, "tool_call_id", tool_call_id)
+        set_(self, "name", name)
+        set_(self, "metadata", MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
+        set_(self, "id", id)
+        if role not in ROLES and not attrs.validators.get_disabled():
+            _check_role(self, _ROLE, role)
 
     @property
     def text(self) -> str:
@@ -213,6 +232,7 @@ class Message:
         )
 
 
+_ROLE: Final[Any] = attrs.fields(Message).role
 _FIELDS: Final = tuple(a.name for a in attrs.fields(Message))
 _VALUES: Final = operator.attrgetter(*_FIELDS)
 

@@ -108,6 +108,25 @@ class Terminal:
         self.child.sendintr()
         self.expect(then)
 
+    def cancel_then_go_on(self, line: str, busy: str, then: str, answer: str) -> None:
+        """Type ``line``, Ctrl-C once ``busy`` appears (``then`` said), say "hello" (wait for
+        ``answer``) and ``/exit``: the command ends with status 0."""
+        self.type(line)
+        self.interrupt(busy, then)
+        self.say("hello", answer)
+        status = self.exit()
+        assert status == 0, f"exit status {status}; the screen:\n{self.seen}"
+
+    def clear_then_ask_to_leave(self) -> None:
+        """At the prompt, type half a line and press Ctrl-C twice: the first clears what is
+        typed (nothing is sent), the second, at the empty prompt, asks."""
+        self.expect("You:")
+        self.child.send("half a thought")
+        self.expect("half a thought")
+        self.child.sendintr()
+        self.child.sendintr()
+        self.expect("(press Ctrl-C again or Ctrl-D to leave)")
+
     def end_of_input(self) -> None:
         """Ctrl-D. A Ctrl-D typed before the editor has set the terminal up can be lost, so it
         is typed again until the command ends (a second one is harmless)."""

@@ -430,6 +430,8 @@ def steered_from_session(answerer: Any) -> bool:
     ``Session.queued`` (no answerer in front of it answers it otherwise, nor answers every
     request its own way): the pump then answers it itself while nothing is queued
     (``convo._run.driver``), without a trip through the stack at every safe point."""
+    if answerer.__class__ is LiveAnswerer:  # (a run with no layer in front: the common case)
+        return True
     while isinstance(answerer, Answerer):
         cls = type(answerer)
         if cls.answer is not Answerer.answer or cls.aanswer is not Answerer.aanswer:

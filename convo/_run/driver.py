@@ -20,7 +20,7 @@ template does not ask, and no request travels up its frames for it.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._internal import STATE_UNDO, rewound
 from .._messages import Message
@@ -97,46 +97,48 @@ class Driver:
                             step, replay.kept = replay.kept, None
                     state.add(step)
                 elif isinstance(step, Request):
-                    if step.__class__ is TakeSteered and self.steered \
-                            and self.replay is None and not session.queued:
-                        answer = ()  # nothing steered: answered inside the pump
-                        continue
-                    check: CheckGuards | None = step if step.__class__ is CheckGuards \
-                        else None
-                    if check is not None:
+                    cls = step.__class__
+                    if cls is CheckGuards:
+                        check = cast(CheckGuards, step)
                         if not check.guards and check.on not in state.guards_on:
                             continue  # no guard to run: unchanged (answered inside the pump)
                         if self.replay is None:
                             answer = inline(state, check)  # plain functions: checked here
                             if answer is not NOTHING:
                                 continue
-                    if self.replay is not None:
-                        answers = self.replay.answers  # (``Replay.ready``, without its call)
-                        answer = answers[step.__class__](step) if step.__class__ in answers \
-                            else self.replay.ready(step)
+                    replay = self.replay
+                    if replay is not None:
+                        saved = replay.answers.get(cls)  # (``Replay.ready``, without its call)
+                        answer = saved(step) if saved is not None else replay.ready(step)
                         if answer is not NOTHING:
                             continue
-                        if not self.replay.replaying:
+                        if not replay.replaying:
                             self.replay = None  # it went live at this request
-                            if check is not None:
-                                answer = inline(state, check)
+                            if cls is CheckGuards:
+                                answer = inline(state, cast(CheckGuards, step))
                                 if answer is not NOTHING:
                                     continue
+                    elif cls is TakeSteered and self.steered and not session.queued:
+                        answer = ()  # nothing steered: answered inside the pump
+                        continue
                     was = state.was  # what changed since the last message: kept
                     if was is not None and (STATE_UNDO in session.internal
                                             or not session.state == was):  # (see ``mark``)
                         state.mark()
                     answer = yield step
-                    if state.reply_guards is not None and step.__class__ is CallModel:
-                        answer = at_call(state, step, answer)  # the run's output guards
+                    if cls is CallModel and state.reply_guards is not None:
+                        # the run's output guards
+                        answer = at_call(state, cast(CallModel, step), answer)
                 elif isinstance(step, Event):
-                    if self.replay is not None and isinstance(step, self.replay.watched) \
-                            and not self.replay.saw(step):
+                    replay = self.replay
+                    if replay is not None and isinstance(step, replay.watched) \
+                            and not replay.saw(step):
                         self.replay = None
-                    was = state.was  # (before a recorder hears of the event)
-                    if was is not None and (STATE_UNDO in session.internal
-                                            or not session.state == was):
-                        state.mark()
+                    if state.on_event is not None:  # before a listener hears of the event
+                        was = state.was  # (none to hear: kept at the next request or message)
+                        if was is not None and (STATE_UNDO in session.internal
+                                                or not session.state == was):
+                            state.mark()
                     state.event(step)
                 elif isinstance(step, ChildMessage):
                     if self.replay is not None and not self.replay.saw(step):

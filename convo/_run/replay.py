@@ -91,7 +91,7 @@ class Replay(Forwarding):
     """An answerer that answers from ``saved`` while it can, then hands over to ``inner``; the
     ``Driver`` it is given to shows it every step while it replays."""
 
-    __slots__ = ("answers", "approvals", "frames", "kept", "listed", "replaying",
+    __slots__ = ("answers", "approvals", "frames", "ids", "kept", "listed", "replaying",
                  "saved_internal", "saved_state", "started", "state", "tally", "watched")
 
     def __init__(self, inner: Any, saved: Session, state: RunState) -> None:
@@ -106,6 +106,7 @@ class Replay(Forwarding):
         # The saved message to add in place of the one just followed (``saw``): the same,
         # with the record of the state's changes the template's own does not carry.
         self.kept: Message | None = None
+        self.ids = False  # whether a template's own message equal to the saved one is the saved
         self.watched: tuple[type[Event], ...] = (Event,)  # the events ``saw`` is shown
         self.listed: dict[int, tuple[Any, Listed]] = {}  # toolsets listed while replaying
         # What the replayed answers count, added to the run's state once (``settle``): model
@@ -128,6 +129,13 @@ class Replay(Forwarding):
         served rebuild replays so: its recorder records nothing of the replay."""
         self.state.hold()
         self.watched = (SubroutineStarted, SubroutineEnded)  # the rest: unheard
+
+    def keep_ids(self) -> None:
+        """Where the template makes a message of its own again (a system prompt, the user's
+        words it was answered with) equal to the saved one but for its ``id``, take the saved
+        one, ``id`` and all (a served rebuild: its messages keep the ids they were stored
+        under; an equal value, taken without a copy of each)."""
+        self.ids = True
 
     # -- following what the template yields ---------------------------------------------------
 
@@ -166,8 +174,13 @@ class Replay(Forwarding):
                                   and message.name == was.name):
                 frame.at = at + 1
                 if message is not was and len(self.frames) == 1:
-                    undo = was.metadata.get(STATE_UNDO)
-                    if undo is not None:
+                    metadata = was.metadata
+                    undo = metadata.get(STATE_UNDO) if metadata else None
+                    if self.ids and message.id != was.id and message.__class__ is was.__class__ \
+                            and (message.metadata if undo is None else
+                                 {**message.metadata, STATE_UNDO: undo}) == metadata:
+                        self.kept = was  # equal to it (``keep_ids``), and stored under its id
+                    elif undo is not None:
                         self.kept = attrs.evolve(message, metadata={**message.metadata,
                                                                     STATE_UNDO: undo})
                 return True
@@ -256,12 +269,15 @@ class Replay(Forwarding):
         none; past the saved messages, the answerers take what ``Session.queued`` holds (a
         resumed run's), and the replay goes on to the request after it."""
         frame = self.frames[-1]
-        if frame.live or frame.at >= len(frame.messages):  # the answerers', if any is queued
+        at, messages = frame.at, frame.messages
+        if frame.live or at >= len(messages):  # the answerers', if any is queued
             return NOTHING if self.state.session.queued else ()
-        end = frame.at
-        while end < len(frame.messages) and frame.messages[end].role == "user":
+        if messages[at].role != "user":  # (the common case: none was taken here)
+            return ()
+        end = at + 1
+        while end < len(messages) and messages[end].role == "user":
             end += 1
-        return tuple(frame.messages[frame.at:end])
+        return tuple(messages[at:end])
 
     def saved_ask_user(self, request: AskUser) -> Any:
         frame = self.frames[-1]

@@ -59,6 +59,7 @@ class Settings(Protocol):
 
 
 Handler = Callable[[Event], None]
+_NONE: frozenset[str] = frozenset()
 _WATCHERS: list[Callable[[RunState], Handler | None]] = []
 
 
@@ -132,19 +133,21 @@ class RunState:
         self.guards_on: dict[str, tuple[Any, ...]] = {}
         # Where a run guard is not a plain function (a judge, an async check): its checks go
         # to the answerers; the others are checked inside the pump.
-        self.judged_on: frozenset[str] = frozenset()
-        for guard in self.guards:
-            self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
-            if not guard.inline:
-                self.judged_on |= {guard.on}
+        self.judged_on: frozenset[str] = _NONE
         # The run's output guards when all are plain functions: the pump checks a model's
         # reply with them as it comes in (``convo._run.guarding.at_call``), and templates do
         # not ask for it (``AT_CALL``).
         self.reply_guards: tuple[Any, ...] | None = None
-        kinds = frozenset(self.guards_on)
-        if "output" in kinds and "output" not in self.judged_on:
-            self.reply_guards = self.guards_on["output"]
-            kinds |= {AT_CALL}
+        kinds = _NONE  # (no guards: the common case, nothing more to work out)
+        if self.guards:
+            for guard in self.guards:
+                self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
+                if not guard.inline:
+                    self.judged_on |= {guard.on}
+            kinds = frozenset(self.guards_on)
+            if "output" in kinds and "output" not in self.judged_on:
+                self.reply_guards = self.guards_on["output"]
+                kinds |= {AT_CALL}
         # What the session's templates need to ask (no attrs hook: not a field users set).
         object.__setattr__(session, "_guards_on", kinds)
         # The text streamed so far by the current model call, and what of it is held back

@@ -10,6 +10,8 @@ driver pumping the template inside it, every side effect an activity.
 - ``bots``: what a worker runs (the bot's runner, its store, the options), found by the
   workflow through its task queue.
 - ``worker``: the Temporal worker of a bot (``convo worker``).
+- ``checks``: the bot's guards whose check is ``async`` (it may do I/O), each run as an
+  activity named by its place among them.
 - ``sandbox``: how a bot file's workflows run in Temporal's default workflow sandbox (what is
   passed through, and the finder through which the sandbox imports the bot file).
 - ``wire``: what crosses between them, as JSON.

@@ -1,5 +1,7 @@
 """The activities of a conversation's workflow: the store, and every model call, tool call and
-hook (and a ``ModelGuard`` judge's call, by value: ``judge``).
+hook (and a ``ModelGuard`` judge's call, by value: ``judge``), and the making of a branch
+(``branch``: the served branch code's replay and writes, run here so that the HTTP process
+rebuilds nothing).
 
 The transcript goes by reference: an activity is given the conversation's id and what the
 workflow added since its last write (each message once), writes that, then rebuilds the
@@ -18,6 +20,7 @@ conversation for a ``retry``, as in §9 of the served API.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
@@ -28,19 +31,24 @@ from temporalio.exceptions import ApplicationError
 
 from .._errors import ModelError
 from .._internal import CONTEXT
-from .._messages import Message
+from .._messages import Message, ToolCall
 from .._reply import Usage
 from .._requests import CallModel, Request, RunHooks, RunTools
 from .._run.cancel import Scope, cut
 from .._run.replay import Replay
 from .._run.stack import kind
+from .._session import Session
+from ..guards._base import GuardContext
+from ..serve._branches import made, not_undone, turn_runs
 from ..serve._engine import Engine
 from ..serve._live import Live
+from ..serve._problems import Refused
 from ..serve._stores.base import Queues
 from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
 from .bots import Bot, judges
+from .checks import checks
 from .deltas import Publisher, channel
 
 HEARTBEAT_EVERY_S: Final = 1.0
@@ -71,6 +79,7 @@ class Activities:
         self.engine = _Rebuilds(bot.runner, bot.store, cache_size=1)
         self.channel = channel(bot.store)  # where a streamed reply's text goes
         self.judges = judges(bot.runner)
+        self.checks = checks(bot.runner)
 
     @activity.defn(name="convo.create")
     async def create(self, data: dict[str, Any]) -> None:
@@ -146,6 +155,58 @@ class Activities:
             raise ApplicationError(str(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
         return str(reply.text)
+
+    @activity.defn(name="convo.branch")
+    async def branch(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """The branch of ``of`` before ``before`` made (``convo.serve._branches.made``:
+        replayed, stored under ``branch_id``, given ``of``'s id when ``kept_as`` is given;
+        no ``branch_id``: a dry run); its ``not_undone``. Refused (the original's turn runs, a
+        bad index, no such conversation) with the served problem's type, not retried. A run of
+        this activity that was lost may have made it already: a swapped one is not made again;
+        a half-made one is made anew."""
+        of, before = data["of"], int(data["before"])
+        branch_id, kept_as = data.get("branch_id"), data.get("kept_as")
+        try:
+            if kept_as is not None and await self.store.load(kept_as, messages=False):
+                kept = await self.store.load(kept_as)  # (made: the original moved there)
+                assert kept is not None
+                return not_undone(kept.messages, before, kept.subroutines)
+            if branch_id is not None and await self.store.load(branch_id, messages=False):
+                await self.store.delete(branch_id)
+            row = await self.store.load(of, messages=False)
+            if row is not None and row.status == "running":
+                raise turn_runs(of)
+            return await made(self.engine, of, before, branch_id=branch_id, kept_as=kept_as)
+        except Refused as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from None
+
+    @activity.defn(name="convo.guard")
+    async def guard(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An ``async def`` guard check (``guard``: its place among the bot's ``checks``) on
+        ``value``, once the workflow's writes are written, with the conversation as the store
+        holds it (``ctx.session``), ``scope`` and ``call``: ``{"result": what it returned}``.
+        A check that raises is the failure (its type's name, its message), not retried: the
+        guard trips on it, as in one process."""
+        await self._write(data)
+        cid = data["conversation_id"]
+        stored = await self.store.load(cid)
+        if stored is None:
+            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
+                                   non_retryable=True)
+        session = Session(list(stored.messages), dict(stored.state),
+                          internal=dict(stored.internal), parent=stored.parent)
+        call = data.get("call")
+        ctx = GuardContext(session, session.state, tuple(data.get("scope") or ()),
+                           None if call is None else ToolCall.from_dict(call))
+        try:
+            result = self.checks[int(data["guard"])].check(data["value"], ctx)
+            if inspect.isawaitable(result):
+                result = await heartbeating(result)
+        except Exception as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
+        return {"result": result}
 
     @activity.defn(name="convo.tools")
     async def tools(self, data: dict[str, Any]) -> dict[str, Any]:

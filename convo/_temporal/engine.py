@@ -5,8 +5,9 @@ each turn is an Update of the conversation's workflow (``convo._temporal.workflo
 ``convo worker`` processes, and what it answers is read from the store (the record: GET, lists,
 feedback and exports read it as on the default engine). A message sent while a turn runs is
 queued in the store and told to the workflow (the Signal ``queued``), which takes it; an
-interrupt is the Update ``cancel``. A branch is stored by the served branch code
-(``convo.serve._branches``: the one replay, nothing called) and gets a workflow of its own; a
+interrupt is the Update ``cancel``. A branch is made by the workflow it gets (started with
+where to branch from: the served branch code runs in its activity ``convo.branch``, on a
+worker), so the HTTP process rebuilds nothing for it either; a
 client's history (the OpenAI face's stateless replay) starts a workflow that replays it. A
 streamed turn (a sink: SSE and the other faces) listens to the store's notes while its Update
 runs (``deltas.py``: Temporal streams nothing): the model activity's text comes as
@@ -33,7 +34,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
 )
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -44,7 +45,15 @@ from .._session import Session
 from ..serve._engine import MAX_QUEUED, Engine
 from ..serve._events import Sink, WaitingFor, committed
 from ..serve._live import stored_view
-from ..serve._problems import Busy, Conflict, Forbidden, Invalid, NotFollowed, NotFound
+from ..serve._problems import (
+    Busy,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFollowed,
+    NotFound,
+    Unsupported,
+)
 from ..serve._stores.base import DEFAULT_OWNER, Store, Stored
 from ..serve._turns import Turns
 from ..tools._calls import Invocation
@@ -55,7 +64,8 @@ from .workflow import NOTHING_RUNS, WORKFLOW, workflow_id
 
 T = TypeVar("T")
 _REFUSALS: dict[str, type[Exception]] = {"Conflict": Conflict, "Invalid": Invalid,
-                                         "Forbidden": Forbidden, "NotFound": NotFound}
+                                         "Forbidden": Forbidden, "NotFound": NotFound,
+                                         "Unsupported": Unsupported}
 
 
 def _refused(cause: ApplicationError) -> Exception:
@@ -303,13 +313,44 @@ class TemporalEngine(Engine):
         raise Busy("a turn is running in this conversation and others keep starting: send "
                    "again")
 
-    # -- branches (API.md §28): stored by the served code, then a workflow of their own ----
+    # -- branches (API.md §28): made by a workflow of their own, on a worker ---------------
+
+    async def branch_elsewhere(self, conversation_id: str, before: int, *,
+                               branch_id: str | None, kept_as: str | None = None
+                               ) -> list[dict[str, Any]]:
+        """The branch made by the workflow that runs it (``convo.serve._branches.Elsewhere``):
+        started with where to branch from, it makes the branch in its activity (the served
+        branch code: the replay and the writes, on a worker), rebuilds it from the store and
+        waits; its Update ``opened`` says ``not_undone``, or the refusal. A dry run's workflow
+        makes nothing and ends once read; a regenerate's (``kept_as``) is a new run of the
+        chat's workflow, in place of the one that ran (no turn runs there: checked), and a
+        refused one leaves the chat a new run of the original."""
+        branch = {"of": conversation_id, "before": before, "branch_id": branch_id,
+                  "kept_as": kept_as}
+        made_as = conversation_id if kept_as is not None else \
+            branch_id or f"dry-{secrets.token_urlsafe(12)}"
+        client = await self.client()
+        handle = await client.start_workflow(
+            WORKFLOW, {"conversation_id": made_as, "branch": branch},
+            id=workflow_id(made_as), task_queue=self.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            id_conflict_policy=WorkflowIDConflictPolicy.TERMINATE_EXISTING)
+        try:
+            said = await handle.execute_update("opened", {})
+        except WorkflowUpdateFailedError as exc:
+            refused = _refusal(exc)
+            if refused is None:
+                raise
+            if kept_as is not None:  # the chat is the original still: its run, again
+                await self.stored_anew(conversation_id)
+            raise refused from None
+        return list(said.get("not_undone") or [])
+
 
     async def stored_anew(self, conversation_id: str) -> None:
-        """A new run of the conversation's workflow, rebuilt from the store (a branch made
-        there, or a conversation whose id the store gave to a branch of it: the AI SDK's
-        regenerate); a run of it that was running is ended first (no turn runs in it:
-        the branch checked)."""
+        """A new run of the conversation's workflow, rebuilt from the store (the original of
+        the AI SDK's regenerate, under the id it moved to; the chat whose regenerate was
+        refused); a run of it that was running is ended first (no turn runs in it)."""
         handle = await self._handle(conversation_id)
         with contextlib.suppress(RPCError):  # (none runs: a new branch)
             await handle.terminate(reason="the store gave its id to a branch of it")
@@ -328,7 +369,7 @@ class TemporalEngine(Engine):
         return Turn(conversation_id, whole)
 
     async def settle(self, live: Any) -> None:
-        """(Its workflow settled it when it started: ``stored_anew``.)"""
+        """(Its workflow settled it when it started: ``branch_elsewhere``.)"""
         stored = await self.store.load(live.id)
         if stored is None:
             raise NotFound(f"no conversation {live.id!r}")

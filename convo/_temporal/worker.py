@@ -46,7 +46,8 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
     return Worker(client, task_queue=task_queue, workflows=[ConvoConversation],
                   activities=[activities.create, activities.load, activities.write,
                               activities.model, activities.tools, activities.hooks,
-                              activities.list_tools, activities.queued, activities.judge],
+                              activities.list_tools, activities.queued, activities.judge,
+                              activities.branch, activities.guard],
                   workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                   **options)
 

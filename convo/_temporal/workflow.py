@@ -2,25 +2,28 @@
 
 The workflow runs the served engine (``convo.serve._engine``) on two stand-ins: a store whose
 reads are activities and whose writes go with the next activity (``ActivityStore``), and an
-answerer in front of the live one that makes every model call, tool call, MCP listing and
-hook an activity, and a ``ModelGuard`` judge's call too (``Activities``). A person's inputs
-are Updates (``message``, ``approve``, ``operator_message``, ``handback``, ``retry``,
-``tool_results``; ``cancel`` stops the running turn) that return ``{"conversation",
+answerer in front of the live one that makes every model call, tool call, MCP listing and hook
+an activity, and a ``ModelGuard`` judge's call and an async guard check too (``Activities``). A
+person's inputs are Updates (``message``, ``approve``, ``operator_message``, ``handback``,
+``retry``, ``tool_results``; ``cancel`` stops the running turn) that return ``{"conversation",
 "added", "code"}``: the conversation's row as §9 shows it but its messages (they are in the
-store; an Update's result is kept in the history, which must not hold the transcript once
-per turn), the messages the turn added, and the HTTP status the turn answers (200, 502 with
-``error``, 500); the conversation is the Query ``conversation`` (§9's JSON, with its
-messages). Refused inputs are rejected by the Update's validator with §9's words
-(``ApplicationError`` of type ``Conflict``, ``Invalid``…). A message queued in the store
-while a turn runs (§26) is the Signal ``queued``: steered to the running turn at its next
-safe point, or taken by the run between turns, in order (an interrupt's ``cancel`` holds the
-queue until the interrupting message's turn starts). A run started with a client's
-``history`` (§25) replays it, stores it and goes on, or is refused (the Update ``opened``
-says why) with nothing stored.
+store; an Update's result is kept in the history, which must not hold the transcript once per
+turn), the messages the turn added, and the HTTP status the turn answers (200, 502 with
+``error``, 500); the conversation is the Query ``conversation`` (§9's JSON, with its messages).
+Refused inputs are rejected by the Update's validator with §9's words (``ApplicationError`` of
+type ``Conflict``, ``Invalid``…). A message queued in the store while a turn runs (§26) is the
+Signal ``queued``: steered to the running turn at its next safe point, or taken by the run
+between turns, in order (an interrupt's ``cancel`` holds the queue until the interrupting
+message's turn starts). A run started with a client's ``history`` (§25) replays it, stores it
+and goes on, or is refused (the Update ``opened`` says why) with nothing stored; one started
+with a ``branch`` (§28: where to branch from) makes it in the activity ``convo.branch``, then
+goes on as the branch, rebuilt from the store (a dry run makes nothing and ends once ``opened``
+said its ``not_undone``).
 
 Deterministic by construction: the run's clock is the workflow's (``workflow.time``), new
 message ids come from ``workflow.uuid4``, and nothing else the pump reads is of the process.
-Once ``continue_every`` Updates ran a turn, the workflow continues as new and rebuilds the
+Once ``continue_every`` turns ran (Updates that ran one, and the turns of queued messages
+the run took), the workflow continues as new and rebuilds the
 conversation from the store (one ``load``), as a served rebuild does; a new run started after
 its old one failed (a deploy changed the template under it) finishes the turn the store shows
 cut off first.
@@ -54,7 +57,7 @@ from .._run.stack import Forwarding
 from .._run.state import RunState
 from .._runner import Runner
 from .._session import Session
-from ..guards._base import Checked
+from ..guards._base import Checked, ModelGuard
 from ..serve._engine import Engine
 from ..serve._events import Retract, ServedEvent
 from ..serve._live import Live
@@ -68,6 +71,7 @@ from ..tools._mcp.tool import MCPTool
 from ..tools._toolset import Listed, Toolset
 from . import wire as wire
 from .bots import Bot, bot, judges
+from .checks import Unplaced, checks
 
 WORKFLOW: Final = "ConvoConversation"
 STORE_TIMEOUT: Final = timedelta(minutes=2)
@@ -82,6 +86,8 @@ HOLD: Final = timedelta(seconds=30)
 #: How long a refused history's run waits for the front to read why.
 REFUSED_KEPT: Final = timedelta(minutes=1)
 NOTHING_RUNS: Final = "no turn is running in this conversation: there is nothing to cancel"
+#: The served problems an activity refuses with (their type's name), said by the run as such.
+_REFUSED: Final = ("Conflict", "Invalid", "NotFound", "Unsupported", "NotFollowed")
 
 
 def workflow_id(conversation_id: str) -> str:
@@ -150,14 +156,15 @@ class Activities(Forwarding):
     streams the turn (the activity then publishes its text: ``deltas.py``) and ``named`` is
     given the id the activity chose for the streamed reply (it is stored under it)."""
 
-    __slots__ = ("conversation_id", "heartbeat", "hooks_at", "hooks_ran", "judges", "named",
-                 "run_state", "scopes", "store", "streaming", "toolsets")
+    __slots__ = ("checks", "conversation_id", "heartbeat", "hooks_at", "hooks_ran", "judges",
+                 "named", "run_state", "scopes", "store", "streaming", "toolsets")
 
     def __init__(self, inner: Any, store: ActivityStore, conversation_id: str,
                  heartbeat_s: float, *, streaming: Callable[[], bool] = lambda: False,
                  named: Callable[[str], None] = lambda reply_id: None,
                  scopes: Callable[[], list[Scope] | None] = lambda: None,
-                 tree: Sequence[Toolset] = (), judged: Sequence[Any] = ()) -> None:
+                 tree: Sequence[Toolset] = (), judged: Sequence[Any] = (),
+                 checked: Sequence[Any] = ()) -> None:
         super().__init__(inner)
         self.store = store
         self.conversation_id = conversation_id
@@ -169,6 +176,7 @@ class Activities(Forwarding):
         self.toolsets = tree  # the template's toolsets: an activity finds them by place
         self.hooks_at, self.hooks_ran = -1, 0  # hooks answered since message hooks_at
         self.judges = judged  # the bot's ModelGuards: an activity finds one by place
+        self.checks = checked  # the bot's async checks: an activity finds one by place
 
     async def _call(self, name: str, activity_id: str | None = None, **more: Any) -> Any:
         return await workflow.execute_activity(
@@ -222,15 +230,24 @@ class Activities(Forwarding):
 
     async def acheck_guards(self, request: CheckGuards) -> Checked | None:
         """Checked here, as the live answerer checks (its events, what a client is shown),
-        but a ``ModelGuard``'s judge asks its model in the activity ``convo.judge``: its
-        reply is in the history, and a replay of the workflow does not ask it again."""
+        but no check that may do I/O runs in workflow code: a ``ModelGuard``'s judge asks its
+        model in the activity ``convo.judge``, and an ``async def`` check runs in the activity
+        ``convo.guard``; their answers are in the history, and a replay of the workflow does
+        not ask again. A guard of either kind that is not the bot's (made while the
+        conversation ran: ``convo._temporal.checks``) trips, saying why."""
         return await guarding.aanswer(self.run_state, request, self._judged)
 
     def _judged(self, guard: Any) -> Any:
-        place = next((i for i, g in enumerate(self.judges) if g is guard), None)
-        if place is None:
+        if guard.inline:  # a plain function: answered here
             return guard
-        return attrs.evolve(guard, model=_Judge(place, self.heartbeat))
+        if isinstance(guard, ModelGuard):
+            place = next((i for i, g in enumerate(self.judges) if g is guard), None)
+            model: Any = Unplaced(guard.label) if place is None \
+                else _Judge(place, self.heartbeat)
+            return attrs.evolve(guard, model=model)
+        place = next((i for i, g in enumerate(self.checks) if g is guard), None)
+        return attrs.evolve(guard, check=Unplaced(guard.label) if place is None
+                            else _Check(place, self))
 
     async def arun_tools(self, request: RunTools) -> list[ToolRun]:
         calls = [i.call.id for i in request.invocations]  # (a batch's frontend calls not)
@@ -309,6 +326,35 @@ class _Judge:
         return Message("assistant", str(text))
 
 
+class _Check:
+    """An ``async def`` guard check inside the workflow: the activity ``convo.guard`` (the
+    guard named by its place among the bot's ``checks``), given the value and where it is, and
+    the workflow's writes so far (the activity reads the conversation, ``ctx.session``, from
+    the store); a check that raised is raised again as it raised (its type's name and
+    message), so the guard trips as in one process."""
+
+    def __init__(self, place: int, calls: Activities) -> None:
+        self.place = place
+        self.calls = calls
+
+    async def __call__(self, value: Any, ctx: Any) -> Any:
+        call = ctx.call
+        calls = self.calls
+        try:
+            said = await workflow.execute_activity(
+                "convo.guard", {**calls.store.take(calls.conversation_id),
+                                "guard": self.place, "value": value, "scope": list(ctx.scope),
+                                "call": None if call is None else call.to_dict()},
+                start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=calls.heartbeat,
+                retry_policy=AGAIN)
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type:
+                raise type(cause.type, (Exception,), {})(cause.message) from None
+            raise
+        return said["result"]
+
+
 def _place(tree: Sequence[Toolset], toolset: Toolset) -> int | None:
     """Where an MCP server is among the template's toolsets (``None``: another toolset)."""
     if not isinstance(toolset, MCPServer):
@@ -323,6 +369,8 @@ def _said(code: int, body: dict[str, Any]) -> dict[str, Any]:
     said: dict[str, Any] = {"conversation": body, "added": added, "code": code}
     if "error" in body:
         said["error"] = body.pop("error")
+    if "not_undone" in body:  # (a branch made by the run: what it did not undo)
+        said["not_undone"] = body.pop("not_undone")
     return said
 
 
@@ -352,6 +400,7 @@ class WorkflowEngine(Engine):
         self.current: Cancel | None = None  # the running turn's cancel (the Update cancel)
         self.toolsets = toolsets(runner.template)
         self.judges = judges(runner)
+        self.checks = checks(runner)
         self.draining = False  # messages are queued: the workflow takes them between turns
 
     def _watch(self, conversation_id: str) -> None:
@@ -394,7 +443,7 @@ class WorkflowEngine(Engine):
                                     streaming=lambda: self.streaming, named=named,
                                     scopes=lambda: None if self.current is None
                                     else self.current.scopes, tree=self.toolsets,
-                                    judged=self.judges),))
+                                    judged=self.judges, checked=self.checks),))
         if saved is not None:
             run.answerer.quiet()  # (as a served rebuild: nothing recorded twice)
         live = Live(conversation_id, run, replaying=saved is not None, new_id=_new_id,
@@ -416,9 +465,10 @@ class ConvoConversation:
         self.engine = WorkflowEngine(self.bot.runner, self.store, self.bot.heartbeat_s)
         self.live: Live | None = None
         self.turn = asyncio.Lock()  # one turn at a time
-        self.ran = 0  # Updates that ran a turn since this run started
+        self.ran = 0  # turns run since this run started (Updates', queued messages')
         self.opened: tuple[int, dict[str, Any]] | None = None  # the first drive's answer
-        self.refused: ApplicationError | None = None  # a client's history, refused (§25)
+        self.refused: ApplicationError | None = None  # a client's history, a branch, refused
+        self.told = False  # the first drive's answer (or refusal) was read (``opened``)
         self.early: list[Queued] = []  # queued before the conversation was made here
         self.holding = False  # an interrupt's message goes first: the queue waits for it
 
@@ -428,24 +478,27 @@ class ConvoConversation:
         opened: tuple[int, dict[str, Any]] | None = None
         async with self.turn:
             if start.get("continued"):
-                stored = await self.store.load(cid)
-                assert stored is not None
-                live = self.live = await self.engine._rebuilt(stored)
-                if stored.status == "running" and live.waits == "retry":
-                    # A turn cut off with the run that ran it (a deploy changed the template
-                    # under it): finished here, on this code, from its last committed step.
-                    opened = await self.engine._advance(live, None, None, retry=True)
-                else:
-                    await self.engine.settle(live)
-                    opened = (200, live.view(live.committed))
+                live, opened = await self._from_store()
+            elif start.get("branch") is not None:  # a branch made here (§28), from the store
+                branch = start["branch"]
+                try:
+                    calls = await self._branched(branch)
+                except ApplicationError as exc:  # nothing made: the front says why
+                    self.refused = exc
+                    await self._told()
+                    return {}
+                if branch.get("branch_id") is None:  # a dry run: its not_undone, no more
+                    self.opened = (200, {"not_undone": calls})
+                    await self._told()
+                    return {}
+                live, (code, said) = await self._from_store()
+                opened = (code, {**said, "not_undone": calls})
             elif start.get("history") is not None:  # a client's history (§25's replay)
                 try:
                     live = self.live = await self._adopted(start)
                 except (NotFollowed, Conflict) as exc:  # nothing stored: the front says why
                     self.refused = _refusal(exc)
-                    with contextlib.suppress(TimeoutError):
-                        await workflow.wait_condition(lambda: self.opened is not None,
-                                                      timeout=REFUSED_KEPT)
+                    await self._told()
                     return {}
                 opened = await self.engine.goes_on(live) or (200, live.view(live.committed))
             else:
@@ -458,7 +511,6 @@ class ConvoConversation:
                 self.live = live
             await self.store.flush(cid)
             self.opened = opened  # (in the store now: what the HTTP front reads)
-        live = self.live
         live.queued.extend(self.early)
         self.engine.draining = self.engine.draining or bool(self.early)
         await self._take_queued(live)
@@ -466,6 +518,41 @@ class ConvoConversation:
         if live.pending is not None:
             workflow.continue_as_new({"conversation_id": cid, "continued": True})
         return live.view()
+
+    async def _from_store(self) -> tuple[Live, tuple[int, dict[str, Any]]]:
+        """The conversation rebuilt from the store (a run continued as new, a new run after a
+        failed one, a branch just made), paused where it waits, and what its first drive
+        said."""
+        stored = await self.store.load(self.conversation_id)
+        assert stored is not None
+        live = self.live = await self.engine._rebuilt(stored)
+        if stored.status == "running" and live.waits == "retry":
+            # A turn cut off with the run that ran it (a deploy changed the template under
+            # it): finished here, on this code, from its last committed step.
+            return live, await self.engine._advance(live, None, None, retry=True)
+        await self.engine.settle(live)
+        return live, (200, live.view(live.committed))
+
+    async def _branched(self, branch: dict[str, Any]) -> list[dict[str, Any]]:
+        """The branch made by the activity ``convo.branch`` (the served branch code: the one
+        replay, then the store's writes); its ``not_undone``. A refusal (the original's turn
+        runs, a bad index) is raised as the served problem's ``ApplicationError``."""
+        try:
+            calls = await workflow.execute_activity(
+                "convo.branch", branch, start_to_close_timeout=STORE_TIMEOUT,
+                retry_policy=AGAIN)
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type in _REFUSED:
+                raise ApplicationError(cause.message, *cause.details, type=cause.type,
+                                       non_retryable=True) from None
+            raise
+        return list(calls)
+
+    async def _told(self) -> None:
+        """Wait (a while) for the front to read the run's only answer (``opened``)."""
+        with contextlib.suppress(TimeoutError):
+            await workflow.wait_condition(lambda: self.told, timeout=REFUSED_KEPT)
 
     async def _adopted(self, start: dict[str, Any]) -> Live:
         """A client's history replayed (``Engine.replayed``: nothing called), then stored
@@ -497,6 +584,7 @@ class ConvoConversation:
             engine.draining = False
             async with self.turn:
                 engine.current = Cancel()  # (a cancel stops a queued message's turn too)
+                had = live.committed
                 try:
                     more = not await engine.take_queued(live)
                 finally:
@@ -504,6 +592,8 @@ class ConvoConversation:
                         await self.store.flush(self.conversation_id)
                     finally:
                         engine.current = None
+                if live.committed > had:  # a queued message's turn ran: it counts as an
+                    self.ran += 1  # Update's does (``continue_every``)
             engine.draining = engine.draining or more
 
     @workflow.query(name="conversation")
@@ -562,9 +652,9 @@ class ConvoConversation:
         """What the conversation's first drive added (the HTTP front's create answers it)."""
         await workflow.wait_condition(lambda: self.opened is not None
                                       or self.refused is not None)
+        self.told = True  # (read: a run that answers only this may end)
         if self.refused is not None:
-            refused, self.opened = self.refused, (400, {})  # (read: the run may end)
-            raise refused
+            raise self.refused
         assert self.opened is not None
         code, said = self.opened
         return _said(code, dict(said))

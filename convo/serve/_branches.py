@@ -10,8 +10,11 @@ confirms). It sits beside the engine, not in it, so that the engine's imports st
 lower.
 
 The original is read under its turn's lease (a branch while its turn runs is refused) and
-never written. ``not_undone`` lists the tool calls of the original at or after ``before``
-that ran (their effects stay): every tool message's call but those whose tool was not
+never written. An engine whose turns run elsewhere (``Elsewhere``: the Temporal engine, whose
+HTTP processes rebuild nothing) makes the branch there too: ``made`` is what its workers run.
+
+``not_undone`` lists the tool calls of the original at or after ``before`` that ran (their
+effects stay): every tool message's call but those whose tool was not
 invoked (bad arguments, an unknown tool, a limit: ``NOT_RUN``; rejected; stopped by a cancel
 before it ran), in stored order; a pending approval has no tool message, so it is not there.
 The calls made inside a subroutine (a ``SubroutineTemplate``'s child, a ``SubroutineTool``'s
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._approval import Approval
 from .._messages import Message, ToolCall
@@ -132,6 +135,43 @@ async def _build(engine: Engine, conversation_id: str, before: int
     return stored, session, unsaid
 
 
+@runtime_checkable
+class Elsewhere(Protocol):
+    """An engine whose branches are made where its turns run, not in the HTTP process (the
+    Temporal engine: by its workers, which run ``made``). ``branch_elsewhere`` makes the branch
+    of ``conversation_id`` before ``before`` under ``branch_id`` (``None``: a dry run, nothing
+    stored), given ``conversation_id`` when ``kept_as`` names where the original goes (the
+    AI SDK's regenerate), with the checks and problems of ``made`` (409 while the original's
+    turn runs); it answers the branch's ``not_undone``, and the branch waits, rebuilt where its
+    turns run, for its first request."""
+
+    async def branch_elsewhere(self, conversation_id: str, before: int, *,
+                               branch_id: str | None, kept_as: str | None = None
+                               ) -> list[dict[str, Any]]: ...
+
+
+async def made(engine: Engine, conversation_id: str, before: int, *,
+               branch_id: str | None = None, kept_as: str | None = None
+               ) -> list[dict[str, Any]]:
+    """The branch of ``conversation_id`` before ``before`` made (the original's turn held by
+    the caller): built by the one replay, stored under ``branch_id`` (``None``: a dry run,
+    nothing stored) and, when ``kept_as`` names where the original goes, given
+    ``conversation_id`` (``Renaming.swap``, the AI SDK's regenerate). Its ``not_undone``."""
+    stored, session, unsaid = await _build(engine, conversation_id, before)
+    calls = not_undone(stored.messages, before, stored.subroutines)
+    if branch_id is None:
+        return calls
+    await _store(engine, branch_id, stored, session, unsaid,
+                 {"id": kept_as or conversation_id, "before": before})
+    if kept_as is not None:
+        store = engine.store
+        assert isinstance(store, Renaming)  # (``regenerate`` checked)
+        if not await store.swap(conversation_id, branch_id, kept_as):  # (deleted meanwhile)
+            await store.delete(branch_id)
+            raise NotFound(f"no conversation {conversation_id!r}")
+    return calls
+
+
 async def _store(engine: Engine, branch_id: str, stored: Stored, session: Session,
                  unsaid: list[int], parent: dict[str, Any]) -> None:
     internal = dict(session.internal) | ({UNSAID: unsaid} if unsaid else {})
@@ -142,7 +182,8 @@ async def _store(engine: Engine, branch_id: str, stored: Stored, session: Sessio
         approvals={k: a.to_dict() for k, a in session.approvals.items()}, status="waiting"))
 
 
-def _running(conversation_id: str) -> Conflict:
+def turn_runs(conversation_id: str) -> Conflict:
+    """The 409 of a branch while the original's turn runs."""
     return Conflict(f"a turn is running in conversation {conversation_id!r}: branch it once "
                     "the turn is over")
 
@@ -151,27 +192,28 @@ async def preview(engine: Engine, conversation_id: str, before: int) -> dict[str
     """What ``branch`` would answer of its ``not_undone``, without making the branch (a dry
     run: the chat page's list before the user confirms): the same checks (409 while a turn
     runs, 400 for a bad ``before``), the same replay; nothing stored."""
-    async with engine.turns.hold(conversation_id) as turn:
-        if turn is None:
-            raise _running(conversation_id)
-        stored, _, _ = await _build(engine, conversation_id, before)
-    return {"before": before, "not_undone": not_undone(stored.messages, before,
-                                                       stored.subroutines)}
+    if isinstance(engine, Elsewhere):
+        calls = await engine.branch_elsewhere(conversation_id, before, branch_id=None)
+    else:
+        async with engine.turns.hold(conversation_id) as turn:
+            if turn is None:
+                raise turn_runs(conversation_id)
+            calls = await made(engine, conversation_id, before)
+    return {"before": before, "not_undone": calls}
 
 
 async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink | None
                  ) -> tuple[int, dict[str, Any]]:
     """Branch ``conversation_id`` before ``before``: 201 and the new conversation (with
     ``parent``, ``not_undone`` and ``added``), or 502 when the model call it made failed."""
-    async with engine.turns.hold(conversation_id) as turn:
-        if turn is None:
-            raise _running(conversation_id)
-        stored, session, unsaid = await _build(engine, conversation_id, before)
-        calls = not_undone(stored.messages, before, stored.subroutines)
     branch_id = secrets.token_urlsafe(16)
-    await _store(engine, branch_id, stored, session, unsaid,
-                 {"id": conversation_id, "before": before})
-    await engine.stored_anew(branch_id)
+    if isinstance(engine, Elsewhere):
+        calls = await engine.branch_elsewhere(conversation_id, before, branch_id=branch_id)
+    else:
+        async with engine.turns.hold(conversation_id) as turn:
+            if turn is None:
+                raise turn_runs(conversation_id)
+            calls = await made(engine, conversation_id, before, branch_id=branch_id)
     async with engine.turn(branch_id) as live:
         if isinstance(live.pending, CallModel):  # a reply to make again: at once
             code, body = await engine.retry(live, sink)
@@ -192,12 +234,11 @@ async def regenerate(engine: Engine, conversation_id: str, before: int) -> Live:
         raise Unsupported(f"this server's store ({type(store).__name__}) does not give a "
                           "conversation's id to a branch of it: it implements no Renaming "
                           "(convo.serve._stores); start a new chat to try again")
-    stored, session, unsaid = await _build(engine, conversation_id, before)
     kept_as, branch_id = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
-    await _store(engine, branch_id, stored, session, unsaid, {"id": kept_as, "before": before})
-    if not await store.swap(conversation_id, branch_id, kept_as):  # (deleted meanwhile)
-        await store.delete(branch_id)
-        raise NotFound(f"no conversation {conversation_id!r}")
-    engine.forget(conversation_id)
-    await engine.stored_anew(conversation_id)
+    if isinstance(engine, Elsewhere):
+        await engine.branch_elsewhere(conversation_id, before, branch_id=branch_id,
+                                      kept_as=kept_as)
+    else:
+        await made(engine, conversation_id, before, branch_id=branch_id, kept_as=kept_as)
+        engine.forget(conversation_id)
     return await engine.live(conversation_id)

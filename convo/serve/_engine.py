@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import operator
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
@@ -198,9 +199,16 @@ def _wants(request: Request[Any] | None) -> str:
     return _WANTS.get(kind(request.__class__), "its tools to run")
 
 
+_ID: Final = operator.attrgetter("id")
+
+
 def _keep_ids(replayed: list[Message], stored: list[Message]) -> None:
     """Give the replayed messages the ids they were stored under (a template makes its own
-    messages anew when it is replayed; they are equal to the stored ones but for the id)."""
+    messages anew when it is replayed; they are equal to the stored ones but for the id).
+    The replay took the stored one where it followed it (``Replay.keep_ids``): ids are
+    compared first, without a step per message."""
+    if not any(map(operator.ne, map(_ID, replayed), map(_ID, stored))):
+        return
     for index, (again, was) in enumerate(zip(replayed, stored, strict=False)):
         if again.id != was.id and again == was:
             replayed[index] = with_id(again, was.id)
@@ -247,11 +255,6 @@ class Engine:
         """Drop the conversation from the cache (its id now names another: a regenerate)."""
         self._cache.pop(conversation_id, None)
 
-    async def stored_anew(self, conversation_id: str) -> None:
-        """A conversation written to the store outside a turn (a branch: ``_branches.py``):
-        nothing to do here, where a turn rebuilds it from the store (the Temporal engine
-        starts its workflow)."""
-
     def _start(self, conversation_id: str, session: Session, *,
                saved: Session | None = None, replaying: type[Replay] = Replay) -> Live:
         """The conversation's run: its turns' cancel in front of the live answerer, the
@@ -260,6 +263,8 @@ class Engine:
             lambda live: Cancellable(live, lambda: self._scopes(conversation_id)),))
         if saved is not None:
             run.answerer.quiet()  # the recorder records nothing of what it rebuilds
+            if replaying is Replay:  # (a client's history: its ids by position, ``_keep_ids``)
+                run.answerer.keep_ids()
         live = Live(conversation_id, run, replaying=saved is not None)
         run.state.listen(live.on_event)
         return live

@@ -49,10 +49,15 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def convo(command: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *shlex.split(command)], cwd=cwd, env=_env(cwd),
-                          input=stdin, capture_output=True, text=True, timeout=TIMEOUT,
-                          check=False)
+def convo(command: str, cwd: Path, stdin: str = "", *, exits: int | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``cwd`` with ``stdin``; with ``exits``, its exit status asserted."""
+    done = subprocess.run([sys.executable, "-m", *shlex.split(command)], cwd=cwd,
+                          env=_env(cwd), input=stdin, capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False)
+    if exits is not None:
+        assert done.returncode == exits, done.stderr
+    return done
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -67,8 +72,7 @@ def test_the_docs_give_these_commands() -> None:
 
 
 def test_run_calls_the_tools_of_an_mcp_server(workdir: Path) -> None:
-    done = convo(RUN, workdir, stdin="How far is a marathon?\n")
-    assert done.returncode == 0, done.stderr
+    done = convo(RUN, workdir, stdin="How far is a marathon?\n", exits=0)
     assert "--model smoke: an offline stand-in that calls the tools it is given" in done.stderr
     assert "  ↳ units_units: km mi kg lb C F\n" in done.stdout
     assert "Assistant: SmokeModel called 2 tools:\n" in done.stdout
@@ -76,8 +80,7 @@ def test_run_calls_the_tools_of_an_mcp_server(workdir: Path) -> None:
 
 
 def test_chat_on_the_responses_api_shows_the_reasoning(workdir: Path) -> None:
-    done = convo(CHAT, workdir, stdin="hello\n")
-    assert done.returncode == 0, done.stderr
+    done = convo(CHAT, workdir, stdin="hello\n", exits=0)
     assert "(Responses API)" in done.stderr
     assert "Thinking: SmokeModel thinks about call 1.\n" in done.stdout
     assert "Assistant: SmokeModel reply 1.\n" in done.stdout

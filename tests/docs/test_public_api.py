@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from process_kit import printed
 
 import convo
 import convo.testing
@@ -85,30 +84,22 @@ def test_registry_has_the_four_built_in_tools() -> None:
 def test_import_convo_does_not_import_pydantic_jinja2_or_docstring_parser() -> None:
     code = ("import sys, convo; print([m for m in ('pydantic', 'jinja2', 'docstring_parser') "
             "if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert printed(code) == "[]"
 
 
 def test_import_convo_does_not_import_openai() -> None:
     code = "import sys, convo; print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
+    assert printed(code) == "False"
 
 
 def test_import_convo_does_not_import_anthropic_or_google_genai() -> None:
     code = ("import sys, convo, convo.models, convo.testing, convo.models._gemini.wire, "
             "convo.testing._server; print(sorted(m for m in sys.modules "
             "if m.split('.')[0] == 'anthropic' or m.startswith('google')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert printed(code) == "[]"
 
 
 def test_import_convo_does_not_import_the_terminal_chats_libraries() -> None:
     code = ("import sys, convo; print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'prompt_toolkit', 'rich', 'pygments', 'sqlite3'}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert printed(code) == "[]"

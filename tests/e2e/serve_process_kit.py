@@ -1,7 +1,10 @@
 """Shared by the tests of this folder that run `convo serve` as real processes: ``Server`` (one
 process on a free port, healthy before it is handed over), ``contents`` (a conversation's
-messages' texts), and ``post_in_background``/``wait_until`` (a message whose turn blocks, sent
-from a process of its own, and a bounded wait for what it should have caused)."""
+messages' texts), ``post_in_background``/``wait_until`` (a message whose turn blocks, sent
+from a process of its own, and a bounded wait for what it should have caused),
+``killed_in_its_turn`` (a worker killed inside that turn) and
+``retried_once_the_lease_lapses`` (a retry on another worker once the dead one's lease is
+over)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import process_kit
 from postgres_server import free_port
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "counting_bot.py")
@@ -63,13 +68,7 @@ class Server:
 
     def stop(self) -> int | None:
         """Ctrl-C; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        process_kit.stop(self.process, WAIT_S)
         self.client.close()
         return self.process.returncode
 
@@ -105,3 +104,27 @@ def wait_until(ready: Callable[[], bool], process: subprocess.Popen[str]) -> Non
             process.wait(timeout=0.05)
         except subprocess.TimeoutExpired:
             pass
+
+
+def retried_once_the_lease_lapses(server: Server, cid: str) -> httpx.Response:
+    """Retry conversation ``cid`` on ``server`` until the dead worker's lease has lapsed (409
+    until then, for at most WAIT_S): the answer, 200 asserted."""
+    retried = server.post(f"/api/conversations/{cid}/retry")
+    deadline = time.monotonic() + WAIT_S
+    while retried.status_code == 409 and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling until the lease lapses, not timing the test
+        retried = server.post(f"/api/conversations/{cid}/retry")
+    assert retried.status_code == 200, retried.text
+    return retried
+
+
+def killed_in_its_turn(server: Server, sender: subprocess.Popen[str], workdir: Path) -> None:
+    """SIGKILL ``server`` once the bot's turn has entered its gate (``workdir``/entered),
+    then end ``sender``, the process whose message started the turn, and open the gate (for
+    any process left behind)."""
+    wait_until((workdir / "entered").exists, sender)
+    assert (workdir / "entered").exists()
+    server.kill()
+    sender.kill()
+    sender.wait()
+    (workdir / "gate").touch()

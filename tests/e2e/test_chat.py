@@ -218,10 +218,9 @@ def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(terminal: Spawn,
                                                               tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", STREAM, "--save", str(path))
-    t.type("hang")
-    t.interrupt("Partial answer", "(reply cancelled with Ctrl-C; the partial reply is kept)")
-    t.say("hello", "You said: hello")
-    assert t.exit() == 0
+    t.cancel_then_go_on("hang", "Partial answer",
+                        "(reply cancelled with Ctrl-C; the partial reply is kept)",
+                        "You said: hello")
     assert ("You: hang\nAssistant: Partial answer\n"
             "  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
             "You: hello\nAssistant: You said: hello\n  (12 tokens in, 5 out)\n") in t.screen()
@@ -234,10 +233,8 @@ def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(terminal: Spawn,
 def test_ctrl_c_cancels_a_slow_tool(terminal: Spawn, tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     t = terminal("run", STREAM, "--save", str(path))
-    t.type("tool")
-    t.interrupt("(the tool is waiting)", "↳ wait: Cancelled by the user (Ctrl-C)")
-    t.say("hello", "You said: hello")
-    assert t.exit() == 0
+    t.cancel_then_go_on("tool", "(the tool is waiting)",
+                        "↳ wait: Cancelled by the user (Ctrl-C)", "You said: hello")
     session = load_transcript(path)
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "user",
                                                   "assistant"]

@@ -14,14 +14,15 @@ import hashlib
 import os
 import pathlib
 import re
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
+import process_kit
 import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -60,16 +61,10 @@ class Server:
         self._wait_healthy()
 
     def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"convo serve exited:\n{self.proc.stdout.read()}")
-            try:
-                with urllib.request.urlopen(self.url + "api/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)  # polling for the server to listen, not timing the test
+        if process_kit.answers_health(self.url, self.proc, 30):
+            return
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"convo serve exited:\n{self.proc.stdout.read()}")
         self.stop()
         raise RuntimeError("convo serve did not answer /api/health within 30 s")
 
@@ -77,12 +72,7 @@ class Server:
         (self.gates / name).touch()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        process_kit.stop(self.proc, 10, signal.SIGTERM)
         if self.proc.stdout:
             self.proc.stdout.close()
 
@@ -119,6 +109,15 @@ def page(browser: Browser) -> Iterator[Page]:
     assert errors == []
 
 
+def streaming_half(page: Page, text: str) -> Any:
+    """Say ``text`` ("stream …"): the reply streams its first part and waits at its gate.
+    The streaming reply's body."""
+    say(page, text)
+    streaming = page.locator("#log .msg.streaming .body")
+    expect(streaming).to_have_text("Streaming the first part.")
+    return streaming
+
+
 def open_chat(page: Page, url: str) -> None:
     """Open the page: the bot does not greet, so nothing is stored until the first message."""
     page.goto(url)
@@ -150,9 +149,7 @@ def test_three_turns_with_a_streamed_reply(page: Page, server: Server) -> None:
     say(page, "hello")
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["You said 'hello' (message 1)"])
 
-    say(page, "stream three")
-    streaming = page.locator("#log .msg.streaming .body")
-    expect(streaming).to_have_text("Streaming the first part.")  # before the turn ends:
+    streaming = streaming_half(page, "stream three")  # before the turn ends:
     expect(page.locator("#thinking")).to_be_visible()
     assert replies(page) == ["You said 'hello' (message 1)"]
     server.open_gate("three")
@@ -196,8 +193,7 @@ def test_a_reload_shows_the_same_conversation(page: Page, server: Server) -> Non
 
 def test_a_reload_during_a_turn_waits_for_it(page: Page, server: Server) -> None:
     open_chat(page, server.url)
-    say(page, "stream reload")
-    expect(page.locator("#log .msg.streaming .body")).to_have_text("Streaming the first part.")
+    streaming_half(page, "stream reload")
     page.reload()  # the turn goes on on the server; the page shows what is committed so far
     expect(page.locator("#log .msg.user .body")).to_have_text(["stream reload"])
     expect(page.locator("#thinking")).to_be_visible()
@@ -430,8 +426,7 @@ def test_rejecting_one_of_two_tool_calls_with_a_reason(page: Page, server: Serve
 
 def test_typing_during_a_turn_is_queued_and_sent_after_it(page: Page, server: Server) -> None:
     open_chat(page, server.url)
-    say(page, "stream queue")
-    expect(page.locator("#log .msg.streaming .body")).to_have_text("Streaming the first part.")
+    streaming_half(page, "stream queue")
     say(page, "typed meanwhile")  # sent at once, as a steer: stored by the server, dimmed
     queued = page.locator("#queued .msg.user")
     expect(queued).to_contain_text("typed meanwhile")

@@ -360,12 +360,7 @@ def test_base_url_runs_on_an_openai_compatible_server(terminal: Spawn) -> None:
 
 def test_ctrl_c_at_an_empty_prompt_asks_again(terminal: Spawn) -> None:
     t = terminal("run", CHAT)
-    t.expect("You:")
-    t.child.send("half a thought")
-    t.expect("half a thought")
-    t.child.sendintr()  # Ctrl-C clears what is typed: nothing is sent
-    t.child.sendintr()  # and at the empty prompt asks
-    t.expect("(press Ctrl-C again or Ctrl-D to leave)")
+    t.clear_then_ask_to_leave()
     t.type("hello")  # anything else, and it asks again next time
     t.expect("Assistant: You said 'hello' (message 1)")
     t.interrupt("You:", "(press Ctrl-C again or Ctrl-D to leave)")

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import select
-import time
 from pathlib import Path
 
-from serve_process_kit import WAIT_S, Server, post_in_background, wait_until
+from serve_process_kit import (
+    Server,
+    post_in_background,
+    retried_once_the_lease_lapses,
+    wait_until,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "serve_fixtures"
 BOT = str(FIXTURES / "mcp_bot.py")
@@ -99,12 +103,7 @@ def test_a_worker_killed_during_an_mcp_call_leaves_no_mcp_server(tmp_path: Path)
     # The retry runs the call whose result was not stored again, with the same call id.
     server = Server(store, tmp_path, SIDE_EFFECTS_BOT, "--lease", "1")
     try:
-        retried = server.post(f"/api/conversations/{cid}/retry")
-        deadline = time.monotonic() + WAIT_S
-        while retried.status_code == 409 and time.monotonic() < deadline:
-            time.sleep(0.05)  # polling until the dead worker's lease (1 s) lapses
-            retried = server.post(f"/api/conversations/{cid}/retry")
-        assert retried.status_code == 200, retried.text
+        retried = retried_once_the_lease_lapses(server, cid)  # the dead worker's (1 s)
         assert retried.json()["added"][-1]["content"] == f"said acted, call {call_id}"
         assert [line.split()[1] for line in calls.read_text().splitlines()] == [call_id] * 2
     finally:

@@ -5,7 +5,6 @@ Postgres (a throwaway server started here with initdb/pg_ctl)."""
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,10 +12,11 @@ import pytest
 from postgres_server import Postgres, throwaway_postgres
 from serve_process_kit import (
     BOT,
-    WAIT_S,
     Server,
     contents,
+    killed_in_its_turn,
     post_in_background,
+    retried_once_the_lease_lapses,
     wait_until,
 )
 
@@ -33,12 +33,7 @@ def test_sqlite_survives_sigkill_mid_turn_and_between_turns(tmp_path: Path) -> N
                                {"content": f"note a{i}"}).status_code == 200
         # Mid-turn: the model is answering "slow" when the server is killed.
         slow = post_in_background(server.url, ids[0], "slow")
-        wait_until((tmp_path / "entered").exists, slow)
-        assert (tmp_path / "entered").exists()
-        server.kill()
-        slow.kill()
-        slow.wait()
-        (tmp_path / "gate").touch()
+        killed_in_its_turn(server, slow, tmp_path)
         server = Server(store, tmp_path)
         assert contents(server, ids[0])[-1] == "slow"  # committed before the model answered
         assert server.post(f"/api/conversations/{ids[0]}/messages",
@@ -146,12 +141,7 @@ def test_a_worker_killed_mid_turn_on_postgres_is_taken_over_once_its_lease_lapse
         slow.kill()
         slow.wait()
         (tmp_path / "gate").touch()
-        retried = two.post(f"/api/conversations/{cid}/retry")
-        deadline = time.monotonic() + WAIT_S
-        while retried.status_code == 409 and time.monotonic() < deadline:
-            time.sleep(0.05)  # polling until the dead owner's lease (1 s) lapses
-            retried = two.post(f"/api/conversations/{cid}/retry")
-        assert retried.status_code == 200, retried.text
+        retried_once_the_lease_lapses(two, cid)  # the dead owner's (1 s)
         assert contents(two, cid) == ["Take notes.", "slow", "slow done"]
     finally:
         one.stop()

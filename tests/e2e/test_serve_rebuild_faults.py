@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from serve_process_kit import WAIT_S, Server, post_in_background, wait_until
+from serve_process_kit import WAIT_S, Server, killed_in_its_turn, post_in_background, wait_until
 
 BOT = str(Path(__file__).resolve().parents[1] / "serve_fixtures" / "blocking_tool_bot.py")
 
@@ -20,12 +20,7 @@ def test_killed_while_a_tool_runs_the_conversation_waits_for_retry(tmp_path: Pat
         assert server.post(f"/api/conversations/{cid}/messages",
                            {"content": "book"}).status_code == 200
         blocked = post_in_background(server.url, cid, "block")
-        wait_until((tmp_path / "entered").exists, blocked)
-        assert (tmp_path / "entered").exists()
-        server.kill()
-        blocked.kill()
-        blocked.wait()
-        (tmp_path / "gate").touch()
+        killed_in_its_turn(server, blocked, tmp_path)
         server = Server(store, tmp_path, bot=BOT)
         body = server.client.get(f"/api/conversations/{cid}").json()
         assert body["status"] == "waiting"

@@ -58,11 +58,10 @@ def chat(tmp_path: Path) -> Iterator[Callable[[], Chat]]:
 
 def test_ctrl_c_cancels_a_streamed_reply_and_keeps_what_came(chat: Callable[[], Chat]) -> None:
     t = chat()
-    t.type("hang")
     # streamed: the model awaits inside its call
-    t.interrupt("Partial answer", "(reply cancelled with Ctrl-C; the partial reply is kept)")
-    t.say("hello", "Assistant: You said: hello")
-    assert t.exit() == 0
+    t.cancel_then_go_on("hang", "Partial answer",
+                        "(reply cancelled with Ctrl-C; the partial reply is kept)",
+                        "Assistant: You said: hello")
     assert t.screen() == (
         STARTED + "You: hang\nAssistant: Partial answer\n"
         "  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
@@ -105,11 +104,9 @@ def test_an_empty_cancelled_reply_is_dropped_before_the_next_prompt(
 
 def test_ctrl_c_cancels_the_unfinished_tools_of_a_batch(chat: Callable[[], Chat]) -> None:
     t = chat()
-    t.type("tool")
     # `quick` is done, `wait` awaits inside its call
-    t.interrupt("(the tool is waiting)\n", "↳ wait: Cancelled by the user (Ctrl-C)")
-    t.say("hello", "Assistant: You said: hello")
-    assert t.exit() == 0
+    t.cancel_then_go_on("tool", "(the tool is waiting)\n",
+                        "↳ wait: Cancelled by the user (Ctrl-C)", "Assistant: You said: hello")
     assert ("You: tool\n  → quick({})\n  → wait({})\n(the tool is waiting)\n"
             "  ↳ quick: done\n  ↳ wait: Cancelled by the user (Ctrl-C)\n"
             "You: hello\n") in t.screen()
@@ -145,12 +142,7 @@ def test_a_second_ctrl_c_quits_at_once(chat: Callable[[], Chat]) -> None:
 
 def test_ctrl_c_at_the_prompt_asks_then_leaves(chat: Callable[[], Chat]) -> None:
     t = chat()
-    t.expect("You:")
-    t.child.send("half a thought")
-    t.expect("half a thought")
-    t.child.sendintr()  # Ctrl-C clears what is typed: nothing is sent
-    t.child.sendintr()  # and at the empty prompt asks
-    t.expect("(press Ctrl-C again or Ctrl-D to leave)")
+    t.clear_then_ask_to_leave()
     t.expect("You:")
     t.child.sendintr()
     assert t.finish() == 0

@@ -56,15 +56,21 @@ KINDS = ["sync", "async"]
 HOW = ["run", "arun"]
 
 
+def every_way(test: Any) -> Any:
+    """``test`` with a sync and an async guard function (``kind``), run by ``run`` and
+    ``arun`` (``how``), the guard on the runner and on the template (``runner_level``)."""
+    test = pytest.mark.parametrize("runner_level", [True, False])(test)
+    test = pytest.mark.parametrize("how", HOW)(test)
+    return pytest.mark.parametrize("kind", KINDS)(test)
+
+
 # -- input ----------------------------------------------------------------------------------
 
 def no_jailbreak(value: str, ctx: Any) -> bool | str:
     return "ignore previous" not in value or "prompt injection"
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("how", HOW)
-@pytest.mark.parametrize("runner_level", [True, False])
+@every_way
 def test_input_block_keeps_the_message_marked_and_answers_without_the_model(
         kind: str, how: str, runner_level: bool) -> None:
     guard = Guard(sync_or_async(no_jailbreak, kind), on="input")
@@ -129,9 +135,7 @@ def no_cards(value: str, ctx: Any) -> bool | str:
     return "4111" not in value or "a card number"
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("how", HOW)
-@pytest.mark.parametrize("runner_level", [True, False])
+@every_way
 def test_output_block_replaces_the_reply_and_keeps_the_original_in_metadata(
         kind: str, how: str, runner_level: bool) -> None:
     guard = Guard(sync_or_async(no_cards, kind), on="output", message="I can't share that.")

@@ -6,6 +6,7 @@ through the answerers), a judge or an ``async def`` check by the answerers."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -51,6 +52,17 @@ def model() -> MockModel:
     return MockModel(["{get_weather(city='Oslo')}", "It is sunny, call +47 912 34 567."])
 
 
+def spying() -> tuple[list[str], Callable[[str, Any], bool]]:
+    """A guard check that passes everything, and the list of the values it was given."""
+    seen: list[str] = []
+
+    def spy(value: str, ctx: Any) -> bool:
+        seen.append(value)
+        return True
+
+    return seen, spy
+
+
 def test_a_run_without_guards_asks_for_no_check(asked: list[str]) -> None:
     session = Runner(model(), TEMPLATE).run()
     assert session.messages[-1].text == "It is sunny, call +47 912 34 567."
@@ -60,12 +72,7 @@ def test_a_run_without_guards_asks_for_no_check(asked: list[str]) -> None:
 def test_a_plain_output_guard_checks_a_reply_where_it_comes_in(asked: list[str]) -> None:
     # The run's output guards, all plain functions: the pump checks each reply with text as
     # the model's answer comes in; the template asks for nothing (no request up its frames).
-    seen: list[str] = []
-
-    def spy(value: str, ctx: Any) -> bool:
-        seen.append(value)
-        return True
-
+    seen, spy = spying()
     session = Runner(model(), TEMPLATE, guards=[Guard(spy, on="output"), pii()]).run()
     assert session.messages[-1].text == "It is sunny, call [phone]."
     assert session.outcome is not None and session.outcome.model_calls == 2
@@ -74,12 +81,7 @@ def test_a_plain_output_guard_checks_a_reply_where_it_comes_in(asked: list[str])
 
 
 def test_a_turns_own_output_guard_asks_with_the_runs_first(asked: list[str]) -> None:
-    seen: list[str] = []
-
-    def spy(value: str, ctx: Any) -> bool:
-        seen.append(value)
-        return True
-
+    seen, spy = spying()
     template = LinearTemplate([UserTemplate("Weather in Oslo?"),
                                ToolingTemplate([get_weather], guards=[Guard(spy, on="output")])])
     session = Runner(model(), template, guards=[pii()]).run()

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from guard_kit import HOSTILE, Streaming
+from guard_kit import CARD, HOSTILE, PAY, Streaming, pay, seen
 from starlette.testclient import TestClient
 
-from convo import Message, Runner, ToolCall
-from convo._run.state import watch_runs
+from convo import Runner, ToolCall
 from convo.events import (
     Event,
     GuardTripped,
@@ -28,9 +26,7 @@ from convo.guards import Guard, matches, pii
 from convo.models import MockModel
 from convo.serve import create_app
 from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
-from convo.tools import tool
 
-CARD = "4111 1111 1111 1111"
 HI = LinearTemplate([UserTemplate("hi"), ToolingTemplate([])])
 
 
@@ -53,18 +49,6 @@ def test_no_event_of_a_run_carries_a_redacted_card(how: str) -> None:
                      "ModelCallEnded", "MessageAdded", "TurnEnded", "RunEnded"]
     [ended] = [e for e in events if isinstance(e, ModelCallEnded)]
     assert ended.message == reply and ended.call_number == 1
-
-
-@pytest.fixture
-def heard() -> Iterator[list[Event]]:
-    """Every event of every run started in the test (as a watcher such as convo.otel hears
-    them: a served run's included)."""
-    events: list[Event] = []
-    stop = watch_runs(lambda state: events.append)
-    try:
-        yield events
-    finally:
-        stop()
 
 
 def test_a_served_redacted_card_is_in_no_sse_byte_and_no_event(heard: list[Event]) -> None:
@@ -105,19 +89,6 @@ def test_a_reply_without_guards_ends_its_call_as_before() -> None:
 
 
 # -- a redacted tool call -----------------------------------------------------------------------
-
-seen: list[str] = []
-
-
-@tool
-def pay(card: str, amount: int) -> str:
-    """Charge a card."""
-    seen.append(card)
-    return f"charged {amount}"
-
-
-PAY = Message("assistant", "", tool_calls=(ToolCall("c1", "pay", {"card": CARD, "amount": 5}),))
-
 
 @pytest.mark.parametrize("how", ["run", "arun"])
 @pytest.mark.parametrize("runner_level", [True, False])

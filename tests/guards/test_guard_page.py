@@ -9,10 +9,9 @@ import pathlib
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 
+import process_kit
 import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -73,14 +72,8 @@ class Served:
             [sys.executable, "-m", "convo", "serve", str(workdir / "bot.py"), "--port",
              str(port), "--store", "memory"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "api/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)  # polling for the server to listen, not timing the test
+        if process_kit.answers_health(self.url, self.proc, 30):
+            return
         self.proc.kill()
         raise RuntimeError("convo serve did not answer /api/health within 30 s")
 

@@ -98,3 +98,39 @@ def malformed_said(raw: RawServer, models: dict[bool, OpenAIModel], body: bytes,
     start = f"malformed {'streamed ' if stream else ''}reply from {raw.base_url} (model 'm'): "
     assert said.startswith(start), said
     return said[len(start):]
+
+
+def check_model_error(model: Any, error: type[Exception], said: str, where: str) -> None:
+    """``model`` (entered and closed here) answers "Hi" with exactly ``error``, its message
+    holding ``said`` and naming ``where`` (the server and the model)."""
+    with model, pytest.raises(error) as info:
+        model.complete([Message("user", "Hi")])
+    assert type(info.value) is error, repr(info.value)
+    assert said in str(info.value), str(info.value)
+    assert where in str(info.value), str(info.value)
+
+
+class Parsed(list[Any]):
+    """A stream of the SDK's parsed chunks or events, as an injected client gives it."""
+
+    def close(self) -> None:
+        pass
+
+
+class _Create:
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+
+    def create(self, **kwargs: Any) -> Any:
+        return self.reply
+
+
+class InjectedClient:
+    """An injected client without raw responses: its ``chat.completions.create`` and
+    ``responses.create`` give ``reply``, the SDK's own parsed object (or a ``Parsed``)."""
+
+    base_url = "http://fake.invalid/v1"
+
+    def __init__(self, reply: Any) -> None:
+        self.chat = type("Chat", (), {"completions": _Create(reply)})()
+        self.responses = _Create(reply)

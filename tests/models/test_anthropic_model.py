@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from models_kit import check_model_error
 from rawserver import Raw, RawServer
 from weather_tools import agent
 
@@ -196,11 +197,8 @@ def test_a_429_and_a_529_are_retried_by_the_sdk(anthropic_server: AnthropicServe
 def test_http_errors_are_model_errors(anthropic_server: AnthropicServer, reply: ErrorReply,
                                       error: type[Exception], said: str) -> None:
     anthropic_server.add(reply)
-    with claude(anthropic_server) as model, pytest.raises(error) as info:
-        model.complete([Message("user", "Hi")])
-    assert type(info.value) is error
-    assert said in str(info.value)
-    assert f"from {anthropic_server.base_url} (model 'claude-x')" in str(info.value)
+    check_model_error(claude(anthropic_server), error, said,
+                      f"from {anthropic_server.base_url} (model 'claude-x')")
 
 
 def test_no_key_and_no_base_url_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from models_kit import check_model_error
 from weather_tools import agent
 
 from convo import (
@@ -299,11 +300,8 @@ def test_retries_run_out_and_say_so(gemini_server: GeminiServer) -> None:
 def test_http_errors_are_model_errors(gemini_server: GeminiServer, reply: ErrorReply,
                                       error: type[Exception], said: str) -> None:
     gemini_server.add(reply)
-    with gemini(gemini_server) as model, pytest.raises(error) as info:
-        model.complete([Message("user", "Hi")])
-    assert type(info.value) is error
-    assert said in str(info.value)
-    assert f"from {gemini_server.base_url} (model 'gemini-x')" in str(info.value)
+    check_model_error(gemini(gemini_server), error, said,
+                      f"from {gemini_server.base_url} (model 'gemini-x')")
     assert gemini_server.received == 1  # retries off: tried once
 
 

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from models_kit import (
     EXAMPLES,
     FUZZ,
+    InjectedClient,
+    Parsed,
     check_ends_well,
     encoded,
     fuzzed_models,
@@ -224,35 +226,15 @@ def test_tool_call_arguments_sent_as_an_object_are_taken(
 # -- a client without raw responses: the SDK's own parsed objects, checked the same way ----------
 
 
-class _Completions:
-    def __init__(self, reply: Any) -> None:
-        self.reply = reply
-
-    def create(self, **kwargs: Any) -> Any:
-        return self.reply
-
-
-class _Chunks(list[Any]):
-    def close(self) -> None:
-        pass
-
-
-class _Client:
-    base_url = "http://fake.invalid/v1"
-
-    def __init__(self, reply: Any) -> None:
-        self.chat = type("Chat", (), {"completions": _Completions(reply)})()
-
-
 @pytest.mark.parametrize(("stream", "reply", "said"), [
     (False, {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}, None),
     (False, {"choices": [{"message": "abc"}]}, "expected choices[0].message to be an object"),
-    (True, _Chunks([{"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]}]), None),
-    (True, _Chunks([{"choices": [{"delta": 5}]}]), "expected a chunk's delta to be an object"),
+    (True, Parsed([{"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]}]), None),
+    (True, Parsed([{"choices": [{"delta": 5}]}]), "expected a chunk's delta to be an object"),
 ])
 def test_an_injected_client_without_raw_responses(stream: bool, reply: Any,
                                                   said: str | None) -> None:
-    model = OpenAIModel("m", client=_Client(reply), stream=stream)
+    model = OpenAIModel("m", client=InjectedClient(reply), stream=stream)
     if said is None:
         assert model.complete([Message("user", "x")]).content == "hi"
         return

@@ -25,15 +25,20 @@ def look(q: str) -> str:
     return f"found {q}"
 
 
-def test_the_server_gets_the_same_body_and_the_users_extra_body() -> None:
+def _tea_asked_about(**options: Any) -> list[dict[str, Any]]:
+    """A model with ``options`` asked "What is tea?" on the fake server, looking it up: the two
+    request bodies the server got (the answer asserted)."""
     with OpenAIServer(["{look(q='tea')}", "Tea is a drink."]) as server:
-        model = OpenAIModel("test-model", base_url=server.base_url, api_key="test",
-                            extra_body={"metadata_tag": "x"})
+        model = OpenAIModel("test-model", base_url=server.base_url, api_key="test", **options)
         template = LinearTemplate([UserTemplate("What is tea?"), ToolingTemplate([look])])
         session = Runner(model, template).run()
         model.close()
     assert session.messages[-1].content == "Tea is a drink."
-    first, second = server.requests
+    return list(server.requests)
+
+
+def test_the_server_gets_the_same_body_and_the_users_extra_body() -> None:
+    first, second = _tea_asked_about(extra_body={"metadata_tag": "x"})
     assert first["messages"] == [{"role": "user", "content": "What is tea?"}]
     assert [t["function"]["name"] for t in first["tools"]] == ["look"]
     assert first["metadata_tag"] == "x"
@@ -78,14 +83,7 @@ def test_the_responses_api_gets_its_input_in_extra_body_and_the_same_body() -> N
     items = [{"role": "user", "content": "hi"}]
     assert passed_as_is({"model": "m", "input": items, "store": False}, responses) == {
         "model": "m", "store": False, "extra_body": {"input": items}}
-    with OpenAIServer(["{look(q='tea')}", "Tea is a drink."]) as server:
-        model = OpenAIModel("test-model", base_url=server.base_url, api_key="test",
-                            api="responses")
-        template = LinearTemplate([UserTemplate("What is tea?"), ToolingTemplate([look])])
-        session = Runner(model, template).run()
-        model.close()
-    assert session.messages[-1].content == "Tea is a drink."
-    first, second = server.requests
+    first, second = _tea_asked_about(api="responses")
     assert first["input"] == [{"role": "user", "content": "What is tea?"}]
     assert [t["name"] for t in first["tools"]] == ["look"]
     assert [item.get("type", item.get("role")) for item in second["input"]] == [

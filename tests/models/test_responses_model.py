@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 import pytest
+from models_kit import InjectedClient, Parsed
 from weather_tools import agent
 
 from convo import (
@@ -289,35 +290,13 @@ def test_the_reasoning_example_runs_the_same_on_both_apis_and_its_mock() -> None
     assert len(mock) == 7
 
 
-class _Responses:
-    def __init__(self, reply: Any) -> None:
-        self.reply = reply
-
-    def create(self, **kwargs: Any) -> Any:
-        return self.reply
-
-
-class _Events(list[Any]):
-    def close(self) -> None:
-        pass
-
-
-class _Client:
-    """An injected client without raw responses: its parsed objects are read the same way."""
-
-    base_url = "http://fake.invalid/v1"
-
-    def __init__(self, reply: Any) -> None:
-        self.responses = _Responses(reply)
-
-
 @pytest.mark.parametrize("stream", [False, True])
 def test_an_injected_client_without_raw_responses(stream: bool) -> None:
     reply = Message("assistant", "Hi there.", metadata={"reasoning": [THOUGHT]})
-    made = (_Events(events_from_message(reply, model="m", response_id="r", created=0))
+    made = (Parsed(events_from_message(reply, model="m", response_id="r", created=0))
             if stream else response_from_message(reply, model="m", response_id="r", created=0))
     thoughts: list[str] = []
-    model = OpenAIModel("m", client=_Client(made), stream=stream, api="responses")
+    model = OpenAIModel("m", client=InjectedClient(made), stream=stream, api="responses")
     got = model.complete([Message("user", "x")], on_delta=Deltas(lambda _: None,
                                                                  thoughts.append))
     assert (got.content, got.metadata["reasoning"]) == ("Hi there.", [THOUGHT])

@@ -125,36 +125,24 @@ def test_the_response_says_its_id_and_model_and_the_reply_is_unchanged(
                                            metadata={"finish_reason": "stop"})
 
 
-def test_a_run_through_the_anthropic_sdk_names_its_provider_and_server(otel: Telemetry) -> None:
-    from convo import AnthropicModel
-    from convo.testing import AnthropicServer
+@pytest.mark.parametrize(("sdk", "name", "provider"), [
+    pytest.param("anthropic", "claude-test", "anthropic", id="the_anthropic_sdk"),
+    pytest.param("google_genai", "gemini-test", "gcp.gemini", id="the_google_genai_sdk")])
+def test_a_run_through_another_sdk_names_its_provider_and_server(
+        otel: Telemetry, sdk: str, name: str, provider: str) -> None:
+    from convo import AnthropicModel, GeminiModel
+    from convo.testing import AnthropicServer, GeminiServer
 
-    with AnthropicServer(["{weather(city='Oslo')}", "Sunny."]) as server, \
-            AnthropicModel("claude-test", base_url=server.base_url, api_key="test") as model:
+    server_class, model_class = {"anthropic": (AnthropicServer, AnthropicModel),
+                                 "google_genai": (GeminiServer, GeminiModel)}[sdk]
+    with server_class(["{weather(city='Oslo')}", "Sunny."]) as server, \
+            model_class(name, base_url=server.base_url, api_key="test") as model:
         Runner(model, TEMPLATE).run()
         port = int(server.base_url.rsplit(":", 1)[1])
-    chats = [s for s in otel.spans() if s.name == "chat claude-test"]
+    chats = [s for s in otel.spans() if s.name == f"chat {name}"]
     assert len(chats) == 2
     attributes = dict(chats[0].attributes or {})
     assert {k: attributes[k] for k in ("gen_ai.provider.name", "gen_ai.request.model",
                                        "server.address", "server.port")} == {
-        "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-test",
-        "server.address": "127.0.0.1", "server.port": port}
-
-
-def test_a_run_through_the_google_genai_sdk_names_its_provider_and_server(otel: Telemetry
-                                                                         ) -> None:
-    from convo import GeminiModel
-    from convo.testing import GeminiServer
-
-    with GeminiServer(["{weather(city='Oslo')}", "Sunny."]) as server, \
-            GeminiModel("gemini-test", base_url=server.base_url, api_key="test") as model:
-        Runner(model, TEMPLATE).run()
-        port = int(server.base_url.rsplit(":", 1)[1])
-    chats = [s for s in otel.spans() if s.name == "chat gemini-test"]
-    assert len(chats) == 2
-    attributes = dict(chats[0].attributes or {})
-    assert {k: attributes[k] for k in ("gen_ai.provider.name", "gen_ai.request.model",
-                                       "server.address", "server.port")} == {
-        "gen_ai.provider.name": "gcp.gemini", "gen_ai.request.model": "gemini-test",
+        "gen_ai.provider.name": provider, "gen_ai.request.model": name,
         "server.address": "127.0.0.1", "server.port": port}

@@ -95,12 +95,18 @@ def test_a_turn_names_the_signed_in_user(otel: Telemetry,
     assert [t.attributes["user.id"] for t in turns(otel.spans())] == ["ann", "ann"]
 
 
-def test_an_approval_spans_two_turns_and_the_tool_runs_in_the_second(
-        otel: Telemetry, api: httpx.Client) -> None:
+def _awaiting_approval(api: httpx.Client, text: str) -> tuple[str, str]:
+    """A new conversation told ``text``, waiting for the approval of a call: its id and the
+    call's."""
     conversation = api.post("/api/conversations", json={}).json()["id"]
     paused = api.post(f"/api/conversations/{conversation}/messages",
-                      json={"content": "refund A1"}).json()
-    call_id = paused["waiting_for"]["calls"][0]["id"]
+                      json={"content": text}).json()
+    return conversation, paused["waiting_for"]["calls"][0]["id"]
+
+
+def test_an_approval_spans_two_turns_and_the_tool_runs_in_the_second(
+        otel: Telemetry, api: httpx.Client) -> None:
+    conversation, call_id = _awaiting_approval(api, "refund A1")
     done = api.post(f"/api/conversations/{conversation}/approvals",
                     json={"decisions": [{"call_id": call_id, "approve": True}]})
     assert done.status_code == 200
@@ -160,10 +166,7 @@ def test_a_streamed_turn_has_ended_its_span_when_the_stream_ends(
 
 def test_a_rejection_reason_is_content_and_is_not_kept(
         otel: Telemetry, api: httpx.Client) -> None:
-    conversation = api.post("/api/conversations", json={}).json()["id"]
-    paused = api.post(f"/api/conversations/{conversation}/messages",
-                      json={"content": "refund B2"}).json()
-    call_id = paused["waiting_for"]["calls"][0]["id"]
+    conversation, call_id = _awaiting_approval(api, "refund B2")
     api.post(f"/api/conversations/{conversation}/approvals",
              json={"decisions": [{"call_id": call_id, "approve": False, "reason": "gift"}]})
 
@@ -231,10 +234,7 @@ def test_a_conversation_evicted_and_collected_makes_no_span(
 
 def test_a_request_refused_before_any_template_runs_makes_no_span(
         otel: Telemetry, api: httpx.Client) -> None:
-    conversation = api.post("/api/conversations", json={}).json()["id"]
-    paused = api.post(f"/api/conversations/{conversation}/messages",
-                      json={"content": "refund A1"}).json()
-    call_id = paused["waiting_for"]["calls"][0]["id"]
+    conversation, call_id = _awaiting_approval(api, "refund A1")
     otel.exporter.clear()
     missing = api.post(f"/api/conversations/{conversation}/approvals", json={"decisions": []})
     assert (missing.status_code, missing.json()) == (

@@ -7,23 +7,21 @@ in its billing state, the same in a chat history, and a served conversation's SQ
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from example_kit import load_example, resume_saved
 
 from convo import Message, MockModel, Runner, ScriptedInterface, Session
 from convo._internal import CONTEXT, MACHINE, checked, reserved_keys
 from convo._record.transcript import records_session
-from convo._resume import resume
 from convo._terminal.history import History
-from convo._transcript import TranscriptWriter, load_transcript
-from convo.events import Event, StateEntered
+from convo._transcript import load_transcript
+from convo.events import StateEntered
 
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY = ROOT / "tests" / "data" / "legacy"
@@ -31,15 +29,6 @@ SUMMARY = {"summary": "The customer asked about prices, 6 more questions; all we
            "upto": 24, "check": "tool:20:2077670482", "calls": 1,
            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
                      "unreported": 0}}
-
-
-def example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"internal_{name}", ROOT / "examples" /
-                                                  f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def copy(name: str, tmp_path: Path) -> Path:
@@ -110,7 +99,7 @@ def test_an_old_transcript_of_a_long_chat_keeps_its_summary_and_counts(tmp_path:
     saved = load_transcript(LEGACY / "long_chat.jsonl")
     assert saved.state == {}
     assert saved.internal == {CONTEXT: SUMMARY}
-    chat = example("long_chat")
+    chat = load_example("long_chat")
     # Resumed with nothing more to say: the replay catches up and stops at the next question;
     # the saved summary call is counted with the 22 replies, and no summary is made again.
     session = Runner(chat.mock_model, chat.template, ScriptedInterface([]),
@@ -124,21 +113,9 @@ def test_an_old_transcript_goes_on_in_its_state_and_is_continued(tmp_path: Path)
     path = copy("support_bot.jsonl", tmp_path)
     saved = load_transcript(path)
     assert (saved.state, saved.internal) == ({}, {MACHINE: "billing"})
-    bot = example("support_bot")
+    bot = load_example("support_bot")
     model = MockModel(list(bot.mock_model.replies)[4:])
-    events: list[Event] = []
-    template, session = resume(bot.template, saved)
-    writer = TranscriptWriter.append(path, session, saved)
-
-    def on_event(event: Event) -> None:
-        events.append(event)
-        writer(event)
-
-    try:
-        Runner(model, template, ScriptedInterface(bot.demo_input[1:]), on_event=on_event
-               ).run(session)
-    finally:
-        writer.close()
+    session, events = resume_saved(bot, saved, path, model)
     model.assert_complete()  # no saved call made again; the live ones in billing, then returns
     assert [e.name for e in events if isinstance(e, StateEntered)] == [
         "triage", "billing", "returns"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from branch_kit import RAN, Turns, add_to_cart
 
 from convo import Message, Runner, ScriptedInterface, Session
 from convo._record.transcript import TranscriptWriter, read_transcript
@@ -25,11 +26,9 @@ from convo.templates import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import ToolContext, tool
+from convo.tools import tool
 
 STATE_UNDO = "state_undo"  # what a message and Session.internal keep of the state's changes
-
-RAN: list[str] = []
 
 
 @attrs.define(slots=True, eq=False)
@@ -38,20 +37,6 @@ class Tally(Template):
 
     def render(self, session: Session) -> Flow:
         session.state["turn"] = session.state.get("turn", 0) + 1
-        yield from ()
-        return session
-
-
-@attrs.define(slots=True, eq=False)
-class Turns(Template):
-    """Says which turn it is (the same again when replayed), and from the second on that the
-    user came back: a key no earlier turn wrote."""
-
-    def render(self, session: Session) -> Flow:
-        turn = 1 + sum(m.role == "user" for m in session.messages)
-        session.state["turn"] = turn
-        if turn > 1:
-            session.state["again"] = True
         yield from ()
         return session
 
@@ -66,14 +51,6 @@ def weather(city: str) -> str:
     """The weather in a city."""
     RAN.append(city)
     return f"{len(RAN)} sunny in {city}"
-
-
-@tool
-def add_to_cart(context: ToolContext, item: str) -> str:
-    """Put an item in the cart."""
-    RAN.append(item)
-    context.state.setdefault("cart", []).append(item)
-    return f"added {item}"
 
 
 def reply(messages: Sequence[Message], tools: Any) -> str:
@@ -106,7 +83,7 @@ def test_a_templates_later_writes_are_not_in_the_branch() -> None:
     assert _branch(TALLIED, saved, 2).state == {"turn": 2}  # edit "b"
     assert _branch(TALLIED, saved, 3).state == {"turn": 2}  # regenerate its reply
     assert _branch(TALLIED, saved, 0).state == {"turn": 1}
-    turns = LoopTemplate([Turns(), UserTemplate(), AssistantTemplate()])
+    turns = LoopTemplate([Turns(again=True), UserTemplate(), AssistantTemplate()])
     saved, _ = _run(turns, ["a", "b"])
     assert saved.state == {"turn": 3, "again": True}
     assert _branch(turns, saved, 1).state == {"turn": 1}  # a key written only later: gone
@@ -149,7 +126,7 @@ def test_a_tools_later_change_inside_a_subroutine_is_not_in_the_branch() -> None
 
 
 def test_every_writer_through_a_resume_and_a_transcript(tmp_path: Path) -> None:
-    template = LoopTemplate([Turns(), UserTemplate(), ExecuteToolTemplate(
+    template = LoopTemplate([Turns(again=True), UserTemplate(), ExecuteToolTemplate(
         weather, arguments={"city": "Oslo"}, store_as="weather"),
         ToolingTemplate([add_to_cart], after=replied)])
     path = tmp_path / "chat.jsonl"

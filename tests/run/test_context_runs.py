@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from example_kit import load_example
 from provider_fakes import FakeProvider
 
 from convo import (
@@ -311,13 +312,7 @@ def test_another_400_is_not_a_context_length_error() -> None:
 
 
 def test_the_long_chat_example_summarises_once() -> None:
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "examples" / "long_chat.py"
-    spec = importlib.util.spec_from_file_location("convo_example_long_chat_ctx", path)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("long_chat")
     events: list[Event] = []
     session = Runner(example.mock_model, example.template, ScriptedInterface(example.demo_input),
                      on_event=events.append, context=example.context).run()

@@ -2,11 +2,16 @@
 stores (memory, SQLite, a throwaway Postgres started here with initdb/pg_ctl), and `convo
 serve` processes on free ports. The fault suite (faults/) gets `convo serve` workers of
 ``gated_bot.py`` (a model and a tool held at a gate), killed with SIGKILL or started with a
-file-size limit (a full disk for SQLite)."""
+file-size limit (a full disk for SQLite). In process: an httpx client of an app
+(``asgi_client``), a model held at a gate (``held_model``), two workers of one store
+(``said_on_two_workers``), and the frontend-tool model (``Picking``); in the browser, the chat
+page's Retry (``retry_offered``)."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import json
 import os
 import resource
@@ -14,11 +19,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+import process_kit
 import pytest
 from postgres_server import Postgres, free_port, throwaway_postgres
 from refund_bot import (  # noqa: F401  (handed on to the serving tests)
@@ -29,6 +35,11 @@ from refund_bot import (  # noqa: F401  (handed on to the serving tests)
     refund,
     reply,
 )
+from starlette.testclient import TestClient
+
+from convo import Message
+from convo.models import FunctionModel
+from convo.serve import create_app
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -89,13 +100,7 @@ class Served:
 
     def stop(self) -> str:
         """Ctrl-C; what it wrote on stderr."""
-        if self.process.poll() is None:
-            self.process.send_signal(2)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        process_kit.stop(self.process, 30)
         self.client.close()
         return self.log.read_text()
 
@@ -137,6 +142,7 @@ class Worker:
         self.client = httpx.Client(base_url=self.url, timeout=GATED_WAIT_S)
         self.pool = concurrent.futures.ThreadPoolExecutor(4)
         if not healthy(self.process, self.client, self.log, GATED_WAIT_S):
+            self.stop()  # not left behind by the test it failed
             raise AssertionError("convo serve did not become healthy")
 
     def post(self, path: str, body: dict[str, Any] | None = None, **kw: Any) -> httpx.Response:
@@ -156,13 +162,7 @@ class Worker:
         self.process.wait()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=GATED_WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        process_kit.stop(self.process, GATED_WAIT_S)
         self.client.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -175,6 +175,55 @@ def sse_events(raw: bytes) -> list[tuple[str, Any]]:
         if "event" in lines:
             events.append((lines["event"], json.loads(lines["data"])))
     return events
+
+
+@contextlib.asynccontextmanager
+async def asgi_client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client of ``app`` in this process, the app's lifespan run around it."""
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        yield client
+
+
+def held_model(gate: asyncio.Event, entered: asyncio.Event) -> FunctionModel:
+    """A model that sets ``entered`` when it is called and answers "answered" once ``gate``
+    is set: a turn held running while a test does something else."""
+    async def held(messages: Sequence[Message], tools: Any) -> str:
+        entered.set()
+        await gate.wait()
+        return "answered"
+    return FunctionModel(held)
+
+
+def said_on_two_workers(template: Any, llm: Any, store: str, first: str, then: str) -> None:
+    """Says ``first`` in a new conversation on one worker of ``store``, then ``then`` on
+    another that has never seen it (so it rebuilds it from the store); both answered."""
+    one_app, two_app = create_app(template, llm, store=store), \
+        create_app(template, llm, store=store)
+    with TestClient(one_app) as one, TestClient(two_app) as two:
+        cid = one.post("/api/conversations", json={}).json()["id"]
+        said = one.post(f"/api/conversations/{cid}/messages", json={"content": first})
+        assert said.status_code == 200, said.text
+        again = two.post(f"/api/conversations/{cid}/messages", json={"content": then})
+        assert again.status_code == 200, again.text
+
+
+class Picking:
+    """A model for the frontend-tool tests: "pick" -> a call of the front end's
+    ``pick_color``, its result -> "You picked …", else refund_bot's reply; ``offered`` holds
+    the names of the tools each call was offered."""
+
+    def __init__(self) -> None:
+        self.offered: list[list[str]] = []
+
+    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
+        self.offered.append([t["function"]["name"] for t in tools])
+        last = messages[-1]
+        if last.role == "user" and last.content == "pick":
+            return "{pick_color(hint='warm')}"
+        if last.role == "tool" and last.name == "pick_color":
+            return f"You picked {last.content}"
+        return reply(messages, tools)
 
 
 def _until(check: Callable[[], Any], what: str) -> Any:
@@ -268,6 +317,21 @@ def page_of(browser: Any, *, width: int = 900, height: int = 800,
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     yield from page_of(browser)
+
+
+def retry_offered(page: Any, url: str) -> Any:
+    """The chat page opened at ``url``, a conversation whose turn failed or was cut off: it
+    offers Retry, shows no thinking dots and says the assistant could not answer. The
+    Retry button."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    retry = page.get_by_role("button", name="Retry")
+    expect(retry).to_be_visible()
+    expect(page.locator("#thinking")).to_be_hidden()
+    expect(page.locator("#panel .card.error")).to_contain_text(
+        "The assistant could not answer. Please try again.")
+    return retry
 
 
 class Person:

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import process_kit
 import pytest
 from node_clients import run_node
-from serve_kit import ROOT, free_port
+from serve_kit import ROOT, free_port, healthy
 
 pytestmark = pytest.mark.e2e  # a server process and node
 
@@ -58,24 +57,12 @@ class Server:
                 [sys.executable, "-m", "convo", "serve", BOT, "--port",
                  self.url.rsplit(":", 1)[1], "--store", store],
                 env=env, stdout=subprocess.DEVNULL, stderr=out)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {log.read_text()!r}")
-            try:
-                if httpx.get(self.url + "/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling until the server listens
-        raise AssertionError("convo serve did not become healthy")
+        with httpx.Client(base_url=self.url) as probe:
+            if not healthy(self.process, probe, log, 60):
+                raise AssertionError("convo serve did not become healthy")
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        process_kit.stop(self.process, 30)
 
 
 @pytest.fixture

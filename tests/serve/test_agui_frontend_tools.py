@@ -5,36 +5,20 @@ retry (409); the next run's tool message is stored under its id and answered."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from agui_kit import post_run, run_input, types, user, validate
-from serve_kit import TEMPLATE, reply
+from serve_kit import TEMPLATE, Picking
 from starlette.testclient import TestClient
 
-from convo import FunctionModel, Message
+from convo import FunctionModel
 from convo.serve import create_app
 
 COLOR = {"name": "pick_color", "description": "Ask the user to pick a color.",
          "parameters": {"type": "object", "properties": {"hint": {"type": "string"}},
                         "required": ["hint"]}}
 
-offered: list[list[str]] = []
-
-
-def picking(messages: Sequence[Message], tools: Any) -> str:
-    offered.append([t["function"]["name"] for t in tools])
-    last = messages[-1]
-    if last.role == "user" and last.content == "pick":
-        return "{pick_color(hint='warm')}"
-    if last.role == "tool" and last.name == "pick_color":
-        return f"You picked {last.content}"
-    return reply(messages, tools)
-
-
 def test_a_frontend_tool_call_ends_the_run_and_its_result_comes_with_the_next(
         store_url: str) -> None:
-    offered.clear()
+    picking = Picking()
     app = create_app(TEMPLATE, FunctionModel(picking), store=store_url)
     with TestClient(app) as client:
         asked = post_run(client, run_input("t", "r1", [user("u1", "pick")], tools=[COLOR]))
@@ -52,7 +36,7 @@ def test_a_frontend_tool_call_ends_the_run_and_its_result_comes_with_the_next(
             "id": "tool-1", "role": "tool", "toolCallId": "call_1", "content": "red"}],
             tools=[COLOR]))
         stored = client.get("/api/conversations/t").json()
-    assert offered[0] == ["refund", "finish", "pick_color"]
+    assert picking.offered[0] == ["refund", "finish", "pick_color"]
     assert types(asked) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS",
                             "TOOL_CALL_END", "RUN_FINISHED"]
     assert asked[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["call_1"]}

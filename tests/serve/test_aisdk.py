@@ -11,9 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import pytest
-from serve_kit import TEMPLATE, Counted, fails_once, model
+from serve_kit import TEMPLATE, Counted, asgi_client, fails_once, held_model, model
 from starlette.testclient import TestClient
 from test_staff_and_handoff import ANN, OLGA, USERS
 from test_staff_and_handoff import TEMPLATE as STAFFED
@@ -139,12 +138,18 @@ def texts(conversation: dict[str, Any]) -> list[str]:
     return [m["content"] for m in conversation["messages"]]
 
 
+def _hi_then_more(client: TestClient) -> dict[str, Any]:
+    """Chat "c" told "hi", then "more": the first reply, as the next request sends it back."""
+    first = chunks(client, body("c", user("u1", "hi")))
+    said = {"id": first[0]["messageId"], "role": "assistant", "parts": []}
+    chunks(client, body("c", user("u1", "hi"), said, user("u2", "more")))
+    return said
+
+
 def test_regenerate_branches_before_the_last_reply_under_the_chats_id(store_url: str) -> None:
     numbered = Numbered()
     with TestClient(create_app(TEMPLATE, FunctionModel(numbered), store=store_url)) as client:
-        first = chunks(client, body("c", user("u1", "hi")))
-        said = {"id": first[0]["messageId"], "role": "assistant", "parts": []}
-        chunks(client, body("c", user("u1", "hi"), said, user("u2", "more")))
+        said = _hi_then_more(client)
         again = chunks(client, body("c", user("u1", "hi"), said, user("u2", "more"),
                                     trigger="regenerate-message"))
         branch = client.get("/api/conversations/c").json()
@@ -173,11 +178,9 @@ def test_regenerate_branches_before_the_last_reply_under_the_chats_id(store_url:
 def test_regenerate_of_a_reply_its_message_id_names(store_url: str) -> None:
     numbered = Numbered()
     with TestClient(create_app(TEMPLATE, FunctionModel(numbered), store=store_url)) as client:
-        first = chunks(client, body("c", user("u1", "hi")))
-        said = {"id": first[0]["messageId"], "role": "assistant", "parts": []}
-        chunks(client, body("c", user("u1", "hi"), said, user("u2", "more")))
+        said = _hi_then_more(client)
         again = chunks(client, body("c", user("u1", "hi"), trigger="regenerate-message",
-                                    messageId=first[0]["messageId"]))
+                                    messageId=said["id"]))
         by_user = chunks(client, body("c", user("u1", "hi"), trigger="regenerate-message",
                                       messageId="u1"))
         branch = client.get("/api/conversations/c").json()
@@ -212,16 +215,7 @@ def test_a_regenerate_that_cannot_be_made_is_refused_and_nothing_changes(
 def test_a_chat_running_a_turn_is_409_before_any_stream() -> None:
     async def main() -> tuple[int, int, str]:
         gate, entered = asyncio.Event(), asyncio.Event()
-
-        async def slow(messages: Sequence[Message], tools: Any) -> str:
-            entered.set()
-            await gate.wait()
-            return "answered"
-
-        app = create_app(TEMPLATE, FunctionModel(slow))
-        transport = httpx.ASGITransport(app=app)
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-                transport=transport, base_url="http://test") as c:
+        async with asgi_client(create_app(TEMPLATE, held_model(gate, entered))) as c:
             first = asyncio.create_task(c.post("/ai-sdk/chat", json=body(
                 "c", user("u1", "one"))))
             await entered.wait()

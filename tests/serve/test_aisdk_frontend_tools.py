@@ -8,35 +8,20 @@ message. Read by the `ai` package's own transport and reader."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import pytest
 from aisdk_kit import chat, parts, serving, types
-from serve_kit import TEMPLATE, reply
+from serve_kit import TEMPLATE, Picking
 from starlette.testclient import TestClient
 
-from convo import FunctionModel, Message
+from convo import FunctionModel
 from convo.serve import create_app
 
 COLOR = {"name": "pick_color", "description": "Ask the user to pick a color.",
          "inputSchema": {"type": "object", "properties": {"hint": {"type": "string"}},
                          "required": ["hint"]}}
-
-
-class Picking:
-    def __init__(self) -> None:
-        self.offered: list[list[str]] = []
-
-    def __call__(self, messages: Sequence[Message], tools: Any) -> str:
-        self.offered.append([t["function"]["name"] for t in tools])
-        last = messages[-1]
-        if last.role == "user" and last.content == "pick":
-            return "{pick_color(hint='warm')}"
-        if last.role == "tool" and last.name == "pick_color":
-            return f"You picked {last.content}"
-        return reply(messages, tools)
 
 
 def sent(*messages: dict[str, Any], **more: Any) -> dict[str, Any]:

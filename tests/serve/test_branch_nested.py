@@ -6,17 +6,13 @@ calls made inside them where the outermost started, each once (API.md §11, §28
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
 
-import attrs
+import branch_kit
 import pytest
+from branch_kit import CALLS, RAN, Turns, say, stamp, stamp_reply
 from starlette.testclient import TestClient
 
-from convo import Message, Session
-from convo._requests import Flow
-from convo.models import FunctionModel
-from convo.serve import create_app
 from convo.templates import (
     LinearTemplate,
     LoopTemplate,
@@ -25,38 +21,6 @@ from convo.templates import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import ToolContext, tool
-
-RAN: list[str] = []
-CALLS: list[int] = [0]
-
-
-@attrs.define(slots=True, eq=False)
-class Turns(Template):
-    """Which turn it is, in ``state["turn"]`` (the same when replayed)."""
-
-    def render(self, session: Session) -> Flow:
-        session.state["turn"] = 1 + sum(m.role == "user" for m in session.messages)
-        yield from ()
-        return session
-
-
-@tool
-def stamp(context: ToolContext, mark: str) -> str:
-    """Stamp a mark."""
-    RAN.append(mark)
-    context.state.setdefault("marks", []).append(mark)
-    return f"stamped {mark}"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    CALLS[0] += 1
-    last = messages[-1]
-    if last.role == "user" and str(last.content).startswith("stamp "):
-        return f"{{stamp(mark='{str(last.content)[6:]}')}}"
-    if last.role == "tool":
-        return f"done: {last.content}"
-    return f"re: {last.content}"
 
 
 def stamping(text: str) -> list[Template]:
@@ -82,23 +46,13 @@ ASKING = LoopTemplate([UserTemplate(), SubroutineTemplate(LinearTemplate([
 
 
 def served(template: Template, store_url: str) -> TestClient:
-    RAN.clear()
-    CALLS[0] = 0
-    # cache_size=0: the conversation is rebuilt from the store for every request
-    return TestClient(create_app(template, FunctionModel(reply), store=store_url,
-                                 cache_size=0))
+    return branch_kit.served(template, stamp_reply, store_url)
 
 
 @pytest.fixture
 def client(store_url: str) -> Iterator[TestClient]:
     with served(TEMPLATE, store_url) as c:
         yield c
-
-
-def say(client: TestClient, cid: str, text: str) -> dict[str, Any]:
-    response = client.post(f"/api/conversations/{cid}/messages", json={"content": text})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
 
 
 def test_rebuilt_past_nested_subroutines_nothing_runs_again_and_a_branch_lists_their_calls(

@@ -10,40 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import attrs
 import pytest
+from branch_kit import CALLS, RAN, Turns, add_to_cart, charge, say, served
 from starlette.testclient import TestClient
 
 from convo import Message, Session
-from convo._requests import Flow
-from convo.models import FunctionModel
-from convo.serve import create_app
 from convo.templates import (
     ExecuteToolTemplate,
     LoopTemplate,
     SubroutineTemplate,
     SubroutineTool,
-    Template,
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import ToolContext, tool
-
-RAN: list[str] = []
-CALLS: list[int] = [0]
-
-
-@attrs.define(slots=True, eq=False)
-class Turns(Template):
-    """Which turn it is (the same when replayed); from the second on, that the user is back."""
-
-    def render(self, session: Session) -> Flow:
-        turn = 1 + sum(m.role == "user" for m in session.messages)
-        session.state["turn"] = turn
-        if turn > 1:
-            session.state["again"] = True
-        yield from ()
-        return session
+from convo.tools import tool
 
 
 def replied(session: Session) -> None:
@@ -55,21 +35,6 @@ def weather(city: str) -> str:
     """The weather in a city."""
     RAN.append(f"weather {city}")
     return f"{city} #{len([r for r in RAN if r.startswith('weather')])}"
-
-
-@tool
-def add_to_cart(context: ToolContext, item: str) -> str:
-    """Put an item in the cart."""
-    RAN.append(f"add {item}")
-    context.state.setdefault("cart", []).append(item)
-    return f"added {item}"
-
-
-@tool
-def charge(amount: int) -> str:
-    """Charge the customer."""
-    RAN.append(f"charge {amount}")
-    return f"charged {amount}"
 
 
 PAY = SubroutineTool(ToolingTemplate([charge]), name="pay", description="Pay for it.")
@@ -92,7 +57,7 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
 
 
 TEMPLATE = LoopTemplate([
-    Turns(), UserTemplate(), ExecuteToolTemplate(weather, arguments={"city": "Oslo"},
+    Turns(again=True), UserTemplate(), ExecuteToolTemplate(weather, arguments={"city": "Oslo"},
                                                  store_as="weather"),
     SubroutineTemplate(ToolingTemplate([add_to_cart]), inherit="all"),
     ToolingTemplate([PAY], after=replied)])
@@ -100,18 +65,8 @@ TEMPLATE = LoopTemplate([
 
 @pytest.fixture
 def client(store_url: str) -> Iterator[TestClient]:
-    RAN.clear()
-    CALLS[0] = 0
-    # cache_size=0: the conversation is rebuilt from the store for every request
-    with TestClient(create_app(TEMPLATE, FunctionModel(reply), store=store_url,
-                               cache_size=0)) as c:
+    with served(TEMPLATE, reply, store_url) as c:
         yield c
-
-
-def say(client: TestClient, cid: str, text: str) -> dict[str, Any]:
-    response = client.post(f"/api/conversations/{cid}/messages", json={"content": text})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
 
 
 def original(client: TestClient, *said: str) -> tuple[str, dict[str, Any]]:
@@ -173,11 +128,8 @@ def test_not_undone_lists_the_calls_made_inside_subroutines_in_the_order_they_ra
 
 
 def test_the_limits_of_a_served_branch_cover_only_its_own_messages(store_url: str) -> None:
-    RAN.clear()
-    CALLS[0] = 0
     # Three model calls a turn: the cart's child, its reply after the tool, the turn's reply.
-    with TestClient(create_app(TEMPLATE, FunctionModel(reply), store=store_url, cache_size=0,
-                               limits={"model_calls": 7})) as client:
+    with served(TEMPLATE, reply, store_url, limits={"model_calls": 7}) as client:
         cid, _ = original(client, "add tea", "add jam")
         made = branched(client, cid, 3)  # before "add jam": 3 calls replayed
         went_on = say(client, made["id"], "add ham")  # 3 + 3 of the 7

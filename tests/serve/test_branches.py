@@ -12,34 +12,17 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from branch_kit import RAN, add_to_cart, charge, say
 from starlette.testclient import TestClient
 from weather_tools import chat_loop
 
-from convo import FinishTool, FunctionModel, Message, ToolContext, tool
+from convo import FinishTool, FunctionModel, Message, tool
 from convo._errors import ModelError
 from convo.serve import create_app
 from convo.serve._stores import Store, open_store
 
-RAN: list[str] = []
 SEEN: list[list[dict[str, Any]]] = []
 FAILING: list[bool] = [False]
-
-
-@tool
-def add_to_cart(context: ToolContext, item: str) -> str:
-    """Put an item in the cart."""
-    RAN.append(f"add {item}")
-    context.state.setdefault("cart", []).append(item)
-    return f"added {item}"
-
-
-@tool
-def charge(amount: int) -> str:
-    """Charge the customer."""
-    RAN.append(f"charge {amount}")
-    if amount < 0:
-        raise ValueError("a negative amount")
-    return f"charged {amount}"
 
 
 @tool(needs_approval=True)
@@ -81,12 +64,6 @@ def client(store: Store) -> Iterator[TestClient]:
     FAILING[0] = False
     with TestClient(create_app(TEMPLATE, FunctionModel(reply), store=store)) as c:
         yield c
-
-
-def say(client: TestClient, cid: str, text: str) -> dict[str, Any]:
-    response = client.post(f"/api/conversations/{cid}/messages", json={"content": text})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
 
 
 def original(client: TestClient) -> tuple[str, dict[str, Any]]:

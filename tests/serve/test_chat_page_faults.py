@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from serve_kit import CHROMIUM, ROOT, Served, page_of, type_in
+from serve_kit import CHROMIUM, ROOT, Served, page_of, retry_offered, type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
@@ -91,12 +91,7 @@ def test_a_retry_button_whenever_the_conversation_waits_for_a_retry(
         db.execute("UPDATE conversations SET status = 'running', waiting_for = ? WHERE id = ?",
                    (json.dumps({"type": "retry", "error": "cut off"}), cid))
     db.close()
-    page.goto(f"{served.url}/?c={cid}")
-    retry = page.get_by_role("button", name="Retry")
-    expect(retry).to_be_visible()
-    expect(page.locator("#thinking")).to_be_hidden()
-    expect(page.locator("#panel .card.error")).to_contain_text(
-        "The assistant could not answer. Please try again.")
+    retry = retry_offered(page, f"{served.url}/?c={cid}")
     retry.click()
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["You said 'fail once'"])
     expect(retry).to_have_count(0)

@@ -85,10 +85,12 @@ def workers(tmp_path: Path) -> Iterator[tuple[Bot, list[TestClient]]]:
         yield bot, [one, two]
 
 
-def talk(clients: list[TestClient], cid: str, said: Sequence[str]) -> list[Any]:
-    """Each message on the other worker than the last (a rebuild every turn)."""
-    return [clients[i % 2].post(f"/api/conversations/{cid}/messages", json={"content": text})
-            for i, text in enumerate(said)]
+def talk(clients: list[TestClient], said: Sequence[str]) -> tuple[str, list[Any]]:
+    """A new conversation, each message on the other worker than the last (a rebuild every
+    turn): its id and the answers."""
+    cid = clients[0].post("/api/conversations", json={}).json()["id"]
+    return cid, [clients[i % 2].post(f"/api/conversations/{cid}/messages",
+                                     json={"content": text}) for i, text in enumerate(said)]
 
 
 @pytest.mark.parametrize("forgery", sorted(FORGERIES))
@@ -106,8 +108,7 @@ def test_a_create_with_convos_records_in_its_state_is_refused(
 def test_a_negative_token_count_in_state_does_not_lift_the_budget(
         workers: tuple[Bot, list[TestClient]]) -> None:
     _, clients = workers
-    cid = clients[0].post("/api/conversations", json={}).json()["id"]
-    answers = talk(clients, cid, ["hi", "keep budget", *[f"q{i}" for i in range(6)]])
+    cid, answers = talk(clients, ["hi", "keep budget", *[f"q{i}" for i in range(6)]])
     # 100 tokens a call, 500 allowed: the call after the one that went over (q2: 600) is not
     # made, and the conversation ends at q3
     assert [a.status_code for a in answers] == [200] * 6 + [409] * 2
@@ -124,8 +125,7 @@ def test_a_budget_spent_before_a_rebuild_stays_spent(
         workers: tuple[Bot, list[TestClient]]) -> None:
     """The rebuilt run counts the stored replies' tokens, and finds the limit it went past."""
     _, clients = workers
-    cid = clients[0].post("/api/conversations", json={}).json()["id"]
-    answers = talk(clients, cid, [f"q{i}" for i in range(9)])
+    _cid, answers = talk(clients, [f"q{i}" for i in range(9)])
     assert [a.status_code for a in answers] == [200] * 7 + [409] * 2
     outcome = answers[6].json()["outcome"]
     assert (outcome["status"], outcome["model_calls"], outcome["usage"]["total_tokens"]) == (
@@ -135,8 +135,7 @@ def test_a_budget_spent_before_a_rebuild_stays_spent(
 def test_a_forged_summary_in_state_is_never_sent_and_cuts_nothing(
         workers: tuple[Bot, list[TestClient]]) -> None:
     bot, clients = workers
-    cid = clients[0].post("/api/conversations", json={}).json()["id"]
-    answers = talk(clients, cid, ["hi", "keep summary", "what did I say first?"])
+    _cid, answers = talk(clients, ["hi", "keep summary", "what did I say first?"])
     assert [a.status_code for a in answers] == [200, 200, 200]
     last = bot.sent[-1]
     assert not any(FORGED_TEXT in m.content for m in last if m.role != "tool")
@@ -146,7 +145,6 @@ def test_a_forged_summary_in_state_is_never_sent_and_cuts_nothing(
 def test_a_malformed_record_in_state_breaks_no_turn(
         workers: tuple[Bot, list[TestClient]]) -> None:
     _, clients = workers
-    cid = clients[0].post("/api/conversations", json={}).json()["id"]
-    answers = talk(clients, cid, ["keep malformed", "hi", "again"])
+    _cid, answers = talk(clients, ["keep malformed", "hi", "again"])
     assert [a.status_code for a in answers] == [200, 200, 200]
     assert [m["content"] for m in answers[-1].json()["added"]] == ["again", "You said 'again'"]

@@ -7,50 +7,22 @@ text: tests/guards/test_guard_leaks.py.)"""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from guard_kit import CARD, PAY, pay, seen
 from serve_kit import sse_events
 from starlette.testclient import TestClient
 
-from convo import Message, ToolCall
-from convo._run.state import watch_runs
 from convo.events import Event
 from convo.guards import pii
 from convo.models import MockModel
 from convo.serve import TokenTable, create_app
 from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
-from convo.tools import tool
 
-CARD = "4111 1111 1111 1111"
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
 ANN = {"Authorization": "Bearer t-ann"}
 OLGA = {"Authorization": "Bearer t-olga"}
-
-
-@pytest.fixture
-def heard() -> Iterator[list[Event]]:
-    """Every event of every run started in the test (as a watcher hears them)."""
-    events: list[Event] = []
-    stop = watch_runs(lambda state: events.append)
-    try:
-        yield events
-    finally:
-        stop()
-
-
-seen: list[str] = []
-
-
-@tool
-def pay(card: str, amount: int) -> str:
-    """Charge a card."""
-    seen.append(card)
-    return f"charged {amount}"
-
-
-PAY = Message("assistant", "", tool_calls=(ToolCall("c1", "pay", {"card": CARD, "amount": 5}),))
 
 
 def test_a_redacted_tool_call_is_stored_redacted(store_url: str, heard: list[Event]) -> None:

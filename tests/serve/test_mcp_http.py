@@ -9,9 +9,9 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,11 @@ from typing import Any
 import httpx
 import httpx2
 import mcp_types as types
+import process_kit
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from serve_kit import TEMPLATE, free_port, model
+from serve_kit import TEMPLATE, free_port, healthy, model
 
 from convo.serve import create_app
 
@@ -47,24 +48,12 @@ class Served:
                 [sys.executable, "-m", "convo", "serve", BOT, "--port", str(self.port),
                  "--store", "memory", "--users", str(users), *options],
                 env=env, stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"convo serve exited: {self.log.read_text()!r}")
-            try:
-                if httpx.get(f"{self.url}/api/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling until the server listens
-        raise AssertionError("convo serve did not become healthy")
+        with httpx.Client(base_url=self.url) as probe:
+            if not healthy(self.process, probe, self.log, 60):
+                raise AssertionError("convo serve did not become healthy")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        process_kit.stop(self.process, 30, signal.SIGTERM)
 
 
 @pytest.fixture

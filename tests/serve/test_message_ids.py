@@ -4,13 +4,19 @@ app (another worker) on every store; in Python it takes no part in equality or h
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import pytest
 from serve_kit import TEMPLATE, model
 from starlette.testclient import TestClient
 
 from convo import Message, Session
+from convo._messages import with_id
+from convo._runner import Runner
 from convo.serve import create_app
+from convo.serve._engine import Engine
+from convo.serve._stores import MemoryStore
 
 
 def test_an_id_takes_no_part_in_equality_and_is_kept_by_to_dict() -> None:
@@ -51,3 +57,33 @@ def test_stored_messages_keep_their_ids_across_answers_streams_and_a_rebuild(
         after = answer.json()["messages"]
         assert [m["id"] for m in after[:5]] == ids + streamed_ids
         assert len({m["id"] for m in after}) == 7
+
+
+def test_a_rebuild_takes_the_stored_messages_themselves_ids_and_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay takes each stored message the template makes again (its system prompt, the
+    user's words): no copy of each to put its id back (a rebuild of a long conversation made
+    one per user message)."""
+    import convo.serve._engine as engine_module
+
+    async def main() -> None:
+        store = MemoryStore()
+        engine = Engine(Runner(model(), TEMPLATE, raise_errors=False), store)
+        _, body = await engine.create({}, None)
+        cid = body["id"]
+        for text in ("hello", "again"):
+            async with engine.turn(cid) as live:
+                await engine.message(live, text, None)
+        stored = await store.load(cid)
+        assert stored is not None and len(stored.messages) == 5
+        copies: list[str | None] = []
+        monkeypatch.setattr(engine_module, "with_id",
+                            lambda message, id: copies.append(id) or with_id(message, id))
+        engine._cache.clear()
+        live = await engine._rebuild(cid)
+        assert copies == []
+        assert [m.id for m in live.session.messages] == [m.id for m in stored.messages]
+        assert all(again is was for again, was in zip(live.session.messages, stored.messages,
+                                                       strict=True))
+
+    asyncio.run(main())

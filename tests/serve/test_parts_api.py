@@ -48,6 +48,14 @@ def start(client: TestClient) -> str:
     return str(client.post("/api/conversations", json={}).json()["id"])
 
 
+def messages_of_new(client: TestClient) -> str:
+    """The messages URL of a new conversation."""
+    return f"/api/conversations/{start(client)}/messages"
+
+
+MEMORY_ONLY = pytest.mark.parametrize("store_url", ["memory"], indirect=False)
+
+
 def test_an_image_sent_over_http_reaches_the_model_and_is_kept(
         client: TestClient, vision: OpenAIServer, store_url: str) -> None:
     vision.add("A tiny square.")
@@ -86,7 +94,7 @@ def test_a_conversation_with_an_image_goes_on_after_a_restart(
     assert vision.requests[1]["messages"][3] == {"role": "user", "content": "What colour?"}
 
 
-@pytest.mark.parametrize("store_url", ["memory"], indirect=False)
+@MEMORY_ONLY
 def test_an_attachment_over_the_limit_is_413_and_calls_no_model(
         client: TestClient, vision: OpenAIServer) -> None:
     cid = start(client)
@@ -100,12 +108,11 @@ def test_an_attachment_over_the_limit_is_413_and_calls_no_model(
     assert vision.requests == []
 
 
-@pytest.mark.parametrize("store_url", ["memory"], indirect=False)
+@MEMORY_ONLY
 def test_only_the_text_counts_against_max_message_bytes(
         client: TestClient, vision: OpenAIServer) -> None:
     vision.add("ok")
-    cid = start(client)
-    url = f"/api/conversations/{cid}/messages"
+    url = messages_of_new(client)
     image = {"type": "image", "media_type": "image/png", "data": base64.b64encode(
         b"\0" * 900).decode()}  # 1200 bytes of base64, over 100: not counted
     small = client.post(url, json={"content": [{"type": "text", "text": "x" * 10}, image]})
@@ -115,7 +122,7 @@ def test_only_the_text_counts_against_max_message_bytes(
         413, {"error": 'the text of "content" is over 100 bytes'})
 
 
-@pytest.mark.parametrize("store_url", ["memory"], indirect=False)
+@MEMORY_ONLY
 @pytest.mark.parametrize(("part", "error"), [
     ({"type": "video", "url": "https://example.com/v.mp4"},
      "content part 1: expected a 'type' of 'text', 'image', 'audio' or 'document'; got 'video'"),
@@ -136,12 +143,11 @@ def test_a_malformed_part_is_400_naming_it(client: TestClient, part: object,
     assert (answer.status_code, answer.json()) == (400, {"error": error})
 
 
-@pytest.mark.parametrize("store_url", ["memory"], indirect=False)
+@MEMORY_ONLY
 def test_the_same_parts_with_the_same_key_answer_as_the_first_time(
         client: TestClient, vision: OpenAIServer) -> None:
     vision.add("A tiny square.")
-    cid = start(client)
-    url = f"/api/conversations/{cid}/messages"
+    url = messages_of_new(client)
     headers = {"Idempotency-Key": "k1"}
     first = client.post(url, json={"content": IMAGE_MESSAGE}, headers=headers)
     again = client.post(url, json={"content": IMAGE_MESSAGE}, headers=headers)

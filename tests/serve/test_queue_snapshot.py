@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,30 @@ def _as_it_was(stored: Any) -> None:
     assert [m.text for m in stored.messages] == ["one"]
 
 
+def _read_across_the_take(stores: Callable[[], tuple[Any, Any]],
+                          paused: Callable[[Any, Any, Message], Any]) -> None:
+    """A reader and a worker of one database (``stores()``): while ``paused(reader, worker,
+    queued)`` is entered, the reader's read stops after the row and the worker takes the queued
+    message; that read shows the conversation as it was, the next one the take."""
+
+    async def scenario() -> None:
+        reader, worker = stores()
+        await reader.open()
+        await worker.open()
+        try:
+            queued = await _prepared(reader)
+            with paused(reader, worker, queued):
+                _as_it_was(await reader.load("c"))
+            after = await reader.load("c")  # the take, once it is read after its write
+            assert (after.status, after.queued, [m.text for m in after.messages]) == (
+                "running", [], ["one", "two"])
+        finally:
+            await reader.close()
+            await worker.close()
+
+    asyncio.run(scenario())
+
+
 class _PausingConnection:
     """A Postgres connection that runs ``after_row`` once its row was read."""
 
@@ -68,33 +92,25 @@ def test_postgres_reads_the_row_the_queue_and_the_messages_in_one_snapshot(
 
     url = postgres.fresh()
 
-    async def scenario() -> None:
-        reader, worker = PostgresStore(url), PostgresStore(url)
-        await reader.open()
-        await worker.open()
+    @contextmanager
+    def paused(reader: Any, worker: Any, queued: Message) -> Iterator[None]:
+        plain = reader._conn
+
+        async def took() -> None:
+            await worker.write("c", _take(queued))
+
+        @asynccontextmanager
+        async def pausing(wait_s: float = 10.0) -> AsyncIterator[Any]:
+            async with plain(wait_s) as conn:
+                yield _PausingConnection(conn, took)
+
+        reader._conn = pausing
         try:
-            queued = await _prepared(reader)
-            plain = reader._conn
-
-            async def took() -> None:
-                await worker.write("c", _take(queued))
-
-            @asynccontextmanager
-            async def pausing(wait_s: float = 10.0) -> AsyncIterator[Any]:
-                async with plain(wait_s) as conn:
-                    yield _PausingConnection(conn, took)
-
-            reader._conn = pausing  # type: ignore[method-assign]
-            _as_it_was(await reader.load("c"))
-            reader._conn = plain  # type: ignore[method-assign]
-            after = await reader.load("c")  # the take, once it is read after its write
-            assert (after.status, after.queued, [m.text for m in after.messages]) == (
-                "running", [], ["one", "two"])
+            yield
         finally:
-            await reader.close()
-            await worker.close()
+            reader._conn = plain
 
-    asyncio.run(scenario())
+    _read_across_the_take(lambda: (PostgresStore(url), PostgresStore(url)), paused)
 
 
 class _PausingDatabase:
@@ -128,36 +144,27 @@ def test_sqlite_reads_the_row_the_queue_and_the_messages_in_one_snapshot(
         sqlite_path: str) -> None:
     from convo.serve._stores.sqlite import SQLiteStore
 
-    async def scenario() -> None:
-        reader, worker = SQLiteStore(sqlite_path), SQLiteStore(sqlite_path)
-        await reader.open()
-        await worker.open()
+    @contextmanager
+    def paused(reader: Any, worker: Any, queued: Message) -> Iterator[None]:
+        def took() -> None:  # another worker process's write, while the read is open
+            failed: list[BaseException] = []
+
+            def write() -> None:
+                try:
+                    asyncio.run(worker.write("c", _take(queued)))
+                except BaseException as exc:
+                    failed.append(exc)
+
+            thread = threading.Thread(target=write)
+            thread.start()
+            thread.join()
+            assert failed == []
+
+        plain = reader._db
+        reader._db = _PausingDatabase(plain, took)
         try:
-            queued = await _prepared(reader)
-
-            def took() -> None:  # another worker process's write, while the read is open
-                failed: list[BaseException] = []
-
-                def write() -> None:
-                    try:
-                        asyncio.run(worker.write("c", _take(queued)))
-                    except BaseException as exc:
-                        failed.append(exc)
-
-                thread = threading.Thread(target=write)
-                thread.start()
-                thread.join()
-                assert failed == []
-
-            plain = reader._db
-            reader._db = _PausingDatabase(plain, took)  # type: ignore[assignment]
-            _as_it_was(await reader.load("c"))
-            reader._db = plain
-            after = await reader.load("c")
-            assert (after.status, after.queued, [m.text for m in after.messages]) == (
-                "running", [], ["one", "two"])
+            yield
         finally:
-            await reader.close()
-            await worker.close()
+            reader._db = plain
 
-    asyncio.run(scenario())
+    _read_across_the_take(lambda: (SQLiteStore(sqlite_path), SQLiteStore(sqlite_path)), paused)

@@ -7,15 +7,15 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from message_json import unnumbered
 from provider_fakes import FakeProvider
 from refund_bot import TEMPLATE, fail_next, ran, reply
+from serve_kit import asgi_client, held_model
 from starlette.testclient import TestClient
 from subroutine_workers import (
     check_subroutines_on_two_workers,
@@ -24,7 +24,6 @@ from subroutine_workers import (
     subroutine_bot,
 )
 
-from convo import Message
 from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._stores import SCHEMA_VERSION
@@ -200,18 +199,8 @@ def test_the_page_and_health(client: TestClient) -> None:
 
 def test_two_concurrent_messages_one_turn_runs_the_other_gets_409() -> None:
     async def main() -> list[int]:
-        gate = asyncio.Event()
-        entered = asyncio.Event()
-
-        async def slow(messages: Sequence[Message], tools: Any) -> str:
-            entered.set()
-            await gate.wait()
-            return "answered"
-
-        app = create_app(TEMPLATE, FunctionModel(slow))
-        transport = httpx.ASGITransport(app=app)
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-                transport=transport, base_url="http://test") as c:
+        gate, entered = asyncio.Event(), asyncio.Event()
+        async with asgi_client(create_app(TEMPLATE, held_model(gate, entered))) as c:
             cid = (await c.post("/api/conversations", json={})).json()["id"]
             url = f"/api/conversations/{cid}/messages"
             first = asyncio.create_task(c.post(url, json={"content": "one"}))

@@ -7,11 +7,10 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from starlette.testclient import TestClient
+from serve_kit import said_on_two_workers
 
 from convo import Message, ToolCall
 from convo.models import GeminiModel
-from convo.serve import create_app
 from convo.templates import LinearTemplate, LoopTemplate, ToolingTemplate, UserTemplate
 from convo.testing import GeminiServer
 from convo.tools import tool
@@ -41,15 +40,7 @@ def test_a_rebuilt_conversation_sends_its_signatures_back(tmp_path: Path) -> Non
     with GeminiServer([signed, "It is noon.", "Still noon."]) as server, GeminiModel(
             "gemini-x", base_url=server.base_url, api_key="k", stream=True,
             max_retries=0) as model:
-        first, second = create_app(TEMPLATE, model, store=store), \
-            create_app(TEMPLATE, model, store=store)
-        with TestClient(first) as one, TestClient(second) as two:
-            cid = one.post("/api/conversations", json={}).json()["id"]
-            said = one.post(f"/api/conversations/{cid}/messages", json={"content": "Oslo?"})
-            assert said.status_code == 200, said.text
-            # the other worker has never seen it: it rebuilds it from the store
-            again = two.post(f"/api/conversations/{cid}/messages", json={"content": "Now?"})
-            assert again.status_code == 200, again.text
+        said_on_two_workers(TEMPLATE, model, store, "Oslo?", "Now?")
         contents = server.requests[2]["contents"]
     call = contents[1]["parts"][0]
     assert call["functionCall"] == {"id": "fc_9", "name": "clock", "args": {"city": "Oslo"}}

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from starlette.testclient import TestClient
+from serve_kit import said_on_two_workers
 
 from convo import Message, OpenAIModel
-from convo.serve import create_app
 from convo.templates import AssistantTemplate, LinearTemplate, LoopTemplate, UserTemplate
 from convo.testing import OpenAIServer
 
@@ -24,15 +23,7 @@ def test_a_rebuilt_conversation_sends_its_reasoning_back(tmp_path: Path) -> None
                        "Still here."]) as server, OpenAIModel(
             "o4-mini", base_url=server.base_url, api="responses", stream=True,
             reasoning={"effort": "low"}, max_retries=0) as model:
-        first, second = create_app(TEMPLATE, model, store=store), \
-            create_app(TEMPLATE, model, store=store)
-        with TestClient(first) as one, TestClient(second) as two:
-            cid = one.post("/api/conversations", json={}).json()["id"]
-            said = one.post(f"/api/conversations/{cid}/messages", json={"content": "hello"})
-            assert said.status_code == 200, said.text
-            # the other worker has never seen it: it rebuilds it from the store
-            again = two.post(f"/api/conversations/{cid}/messages", json={"content": "more"})
-            assert again.status_code == 200, again.text
+        said_on_two_workers(TEMPLATE, model, store, "hello", "more")
         assert server.requests[1]["input"] == [
             {"role": "user", "content": "hello"},
             THOUGHT,

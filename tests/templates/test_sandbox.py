@@ -5,6 +5,7 @@ are never rendered as templates."""
 from __future__ import annotations
 
 import pytest
+from process_kit import printed
 
 from convo import RenderError, Runner, RunStatus, ScriptedInterface, Session
 from convo.templates import LinearTemplate, SystemTemplate, UserTemplate
@@ -61,11 +62,6 @@ def test_user_input_and_state_values_are_never_rendered() -> None:
 
 
 def test_jinja_is_still_imported_lazily() -> None:
-    import subprocess
-    import sys
-
     code = ("import sys, convo; convo.SystemTemplate('no markup'); "
             "print('jinja2' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
+    assert printed(code) == "False"

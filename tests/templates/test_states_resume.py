@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,11 +10,11 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from example_kit import load_example, resume_saved
 
 from convo import Message, MockModel, Runner, RunStatus, ScriptedInterface, Session, StateEntered
-from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript
-from convo.events import CaughtUp, Event
+from convo.events import CaughtUp
 from convo.templates._graph import mermaid
 from convo.templates._states import STATE_KEY
 
@@ -27,11 +26,7 @@ BILLING = "You are at the billing desk: check charges, refund mistakes."
 
 @pytest.fixture
 def bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("convo_example_support_bot", SUPPORT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("support_bot")
 
 
 def run_saved(path: Path, bot: ModuleType, model: MockModel, user: list[str]) -> Session:
@@ -55,19 +50,7 @@ def test_the_support_bot_is_resumed_in_its_middle_state(tmp_path: Path,
     assert saved.messages == first.messages and len(saved.messages) == 12
 
     model = MockModel(replies[4:])
-    events: list[Event] = []
-    resumed, session = resume(bot.template, saved)
-    writer = TranscriptWriter.append(path, session, saved)
-
-    def on_event(event: Event) -> None:
-        events.append(event)
-        writer(event)
-
-    try:
-        Runner(model, resumed, ScriptedInterface(bot.demo_input[1:]), on_event=on_event
-               ).run(session)
-    finally:
-        writer.close()
+    session, events = resume_saved(bot, saved, path, model)
     model.assert_complete()  # no saved model call was made again
     assert [e for e in events if isinstance(e, CaughtUp)] == [CaughtUp(12, 12)]
     assert [(e.name, e.previous) for e in events if isinstance(e, StateEntered)] == [

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from example_kit import load_example
 
 from convo import DefinitionError, Message, Runner, RunStatus, ScriptedInterface, Session, ToolCall
 from convo._resume import resume
@@ -213,13 +214,7 @@ def test_bad_arguments_are_rejected_when_built(kwargs: dict[str, object], error:
 
 
 def test_the_draft_email_example_keeps_only_the_final_draft() -> None:
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "examples" / "draft_email.py"
-    spec = importlib.util.spec_from_file_location("convo_example_draft_email", path)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("draft_email")
     session = Runner(example.mock_model, example.template,
                      ScriptedInterface(example.demo_input)).run(Session(state=example.state))
     final = "Dear Ann, your refund of 30 USD is on its way. Mugs & Co."

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
+from branch_kit import RAN, SENT, Turns, clear, stamp, stamp_reply
 
 from convo import Message, Runner, RunStatus, ScriptedInterface, Session
 from convo._resume import resume
@@ -29,28 +29,6 @@ from convo.templates import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import ToolContext, tool
-
-RAN: list[str] = []
-SENT: list[list[str]] = []  # what each model call was sent (its messages' texts)
-
-
-@tool
-def stamp(context: ToolContext, mark: str) -> str:
-    """Stamp a mark."""
-    RAN.append(mark)
-    context.state.setdefault("marks", []).append(mark)
-    return f"stamped {mark}"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    SENT.append([str(m.content) for m in messages])
-    last = messages[-1]
-    if last.role == "user" and str(last.content).startswith("stamp "):
-        return f"{{stamp(mark='{str(last.content)[6:]}')}}"
-    if last.role == "tool":
-        return f"done: {last.content}"
-    return f"re: {last.content}"
 
 
 def nested(depth: int, *, keep: str = "last") -> Template:
@@ -63,23 +41,12 @@ def nested(depth: int, *, keep: str = "last") -> Template:
 
 
 def chat(depth: int = 3, *, keep: str = "last") -> Template:
-    return LoopTemplate([Turn(), UserTemplate(), nested(depth, keep=keep), AssistantTemplate()])
-
-
-@attrs.define(slots=True, eq=False)
-class Turn(Template):
-    """Which turn it is, in ``state["turn"]`` (the same again when replayed)."""
-
-    def render(self, session: Session) -> Any:
-        session.state["turn"] = 1 + sum(m.role == "user" for m in session.messages)
-        yield from ()
-        return session
+    return LoopTemplate([Turns(), UserTemplate(), nested(depth, keep=keep), AssistantTemplate()])
 
 
 @pytest.fixture(autouse=True)
 def _clean() -> None:
-    RAN.clear()
-    SENT.clear()
+    clear()
 
 
 def test_a_nested_childs_model_is_sent_its_own_session_not_the_outer_childs() -> None:
@@ -101,7 +68,7 @@ def test_a_nested_childs_model_is_sent_its_own_session_not_the_outer_childs() ->
 
 
 def test_each_childs_record_holds_the_records_of_the_subroutines_inside_it() -> None:
-    session = Runner(FunctionModel(reply), chat(3), ScriptedInterface(["hello"])).run()
+    session = Runner(FunctionModel(stamp_reply), chat(3), ScriptedInterface(["hello"])).run()
     assert RAN == ["d3 t1", "d2 t1", "d1 t1"]
     [outer] = session.subroutines
     [middle] = outer.subroutines
@@ -128,7 +95,7 @@ def test_a_resumed_transcript_replays_every_depth_without_calling_anything(tmp_p
     path = tmp_path / "t.jsonl"
     first = Session()
     writer = TranscriptWriter.create(path, first)
-    Runner(FunctionModel(reply), chat(3), ScriptedInterface(["hello", "again"]),
+    Runner(FunctionModel(stamp_reply), chat(3), ScriptedInterface(["hello", "again"]),
            on_event=writer).run(first)
     writer.close()
     lines = [json.loads(line) for line in path.read_text().splitlines()]
@@ -140,7 +107,7 @@ def test_a_resumed_transcript_replays_every_depth_without_calling_anything(tmp_p
     ran, sent = list(RAN), len(SENT)
 
     template, session = resume(chat(3), saved)
-    Runner(FunctionModel(reply), template, ScriptedInterface(["third"])).run(session)
+    Runner(FunctionModel(stamp_reply), template, ScriptedInterface(["third"])).run(session)
     assert RAN == [*ran, "d3 t3", "d2 t3", "d1 t3"]  # only the new turn's
     assert len(SENT) == sent + 10  # only the new turn's: three a depth, and the reply
     assert session.messages[:len(saved.messages)] == saved.messages
@@ -159,7 +126,7 @@ def test_a_run_ended_inside_the_innermost_child_resumes_inside_it(tmp_path: Path
     first = Session()
     writer = TranscriptWriter.create(path, first)
     # the user leaves at the innermost child's prompt: the run ends inside both
-    Runner(FunctionModel(reply), template, ScriptedInterface([]), on_event=writer).run(first)
+    Runner(FunctionModel(stamp_reply), template, ScriptedInterface([]), on_event=writer).run(first)
     writer.close()
     assert first.outcome is not None and first.outcome.status is RunStatus.STOPPED
     saved = load_transcript(path)
@@ -172,7 +139,7 @@ def test_a_run_ended_inside_the_innermost_child_resumes_inside_it(tmp_path: Path
     sent = len(SENT)
 
     template_, session = resume(template, saved)
-    Runner(FunctionModel(reply), template_, ScriptedInterface(["Go on."])).run(session)
+    Runner(FunctionModel(stamp_reply), template_, ScriptedInterface(["Go on."])).run(session)
     assert RAN == ["outer", "deep"]  # no tool again
     assert SENT[sent:] == [  # the innermost child's next reply, then the outer's
         [*(m.content for m in inner.messages), "Go on."],
@@ -183,7 +150,7 @@ def test_a_run_ended_inside_the_innermost_child_resumes_inside_it(tmp_path: Path
 
 
 def test_a_branch_through_nested_subroutines_calls_nothing_and_undoes_their_state() -> None:
-    runner = Runner(FunctionModel(reply), chat(3), ScriptedInterface(["hello", "again"]))
+    runner = Runner(FunctionModel(stamp_reply), chat(3), ScriptedInterface(["hello", "again"]))
     first = runner.run()
     users = [i for i, m in enumerate(first.messages) if m.role == "user"]
     assert first.state["marks"] == ["d3 t1", "d2 t1", "d1 t1", "d3 t2", "d2 t2", "d1 t2"]
@@ -195,7 +162,7 @@ def test_a_branch_through_nested_subroutines_calls_nothing_and_undoes_their_stat
     assert branch.state["marks"] == ["d3 t1", "d2 t1", "d1 t1"]  # the second turn's undone
     assert branch.subroutines == first.subroutines[:1]
 
-    again = Runner(FunctionModel(reply), chat(3), ScriptedInterface(["other"])).resume(branch)
+    again = Runner(FunctionModel(stamp_reply), chat(3), ScriptedInterface(["other"])).resume(branch)
     assert RAN == [*ran, "d3 t2", "d2 t2", "d1 t2"]  # the branch's own turn, live
     assert again.state["marks"] == ["d3 t1", "d2 t1", "d1 t1", "d3 t2", "d2 t2", "d1 t2"]
     assert again.messages[users[1]].content == "other"
@@ -215,7 +182,7 @@ def test_a_subroutine_tool_inside_a_subroutine_is_recorded_and_replayed() -> Non
         last = messages[-1]
         if last.role == "user" and last.content == "pay it":
             return "{pay(input='stamp paid')}"
-        return reply(messages, tools)
+        return stamp_reply(messages, tools)
 
     template = LoopTemplate([UserTemplate(), SubroutineTemplate(LinearTemplate([
         UserTemplate("pay it"), ToolingTemplate([pay])]), inherit="none", template_id="desk"),

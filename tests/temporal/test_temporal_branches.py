@@ -9,11 +9,21 @@ on in a workflow of its own)."""
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import sys
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from temporal_kit import GatedTest, sse, until
+import pytest
+from starlette.testclient import TestClient
+from temporal_kit import GATED_BOT, GatedTest, Worker, sse, until
+
+from convo._runner import Runner
+from convo._temporal.engine import TemporalEngine
+from convo.serve import create_app
+from convo.serve._engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
 from aisdk_kit import chat, parts, types
@@ -105,3 +115,77 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(gated: GatedTest,
     assert [c for c in gated.calls() if c.startswith("model ")] == [
         "model hi", "model tool", "model other", "model hi", "model wait", "model hi",
         "model hi", "model more"]
+
+
+@pytest.fixture
+def served(temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+           ) -> Iterator[TestClient]:
+    """The app with the Temporal engine in this process (a `convo worker` process runs the
+    turns): the HTTP side, whose every replay of a template this process records."""
+    queue = f"branch-front-{tmp_path.name}"
+    worker = Worker(temporal, tmp_path, queue)
+    monkeypatch.setenv("CONVO_TEST_DIR", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("gated_bot_branches", GATED_BOT)
+    assert spec is not None and spec.loader is not None
+    bot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bot)
+    app = create_app(bot.template, bot.mock_model, store=f"sqlite:///{tmp_path / 'convo.db'}",
+                     engine=partial(TemporalEngine, address=temporal, namespace="default",
+                                    task_queue=queue))
+    try:
+        with TestClient(app) as client:
+            yield client
+    finally:
+        worker.stop()
+
+
+def test_the_http_process_makes_no_branch_and_replays_no_template(
+        served: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branch, dry run, regenerate, a refused index and the AI SDK's regenerate: the workers
+    make each (the activity ``convo.branch``); this process starts, replays and rebuilds no
+    run of the template."""
+    replays: list[str] = []
+
+    def recorded(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            replays.append(name)
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(Runner, "start", recorded("Runner.start", Runner.start))
+    monkeypatch.setattr(Runner, "abranch", recorded("Runner.abranch", Runner.abranch))
+    monkeypatch.setattr(Engine, "_rebuilt", recorded("Engine._rebuilt", Engine._rebuilt))
+    cid = served.post("/api/conversations", json={}).json()["id"]
+    for text in ("hi", "there"):
+        assert served.post(f"/api/conversations/{cid}/messages",
+                           json={"content": text}).status_code == 200
+    original = served.get(f"/api/conversations/{cid}").json()
+    dry = served.post(f"/api/conversations/{cid}/branch", json={"before": 3, "dry_run": True})
+    edit = served.post(f"/api/conversations/{cid}/branch", json={"before": 3})
+    again = served.post(f"/api/conversations/{cid}/branch", json={"before": 4})
+    bad = served.post(f"/api/conversations/{cid}/branch", json={"before": 0})
+    bad_dry = served.post(f"/api/conversations/{cid}/branch",
+                          json={"before": 0, "dry_run": True})
+    ui = [{"id": m["id"], "role": m["role"], "parts": [{"type": "text", "text": m["content"]}]}
+          for m in original["messages"][1:]]
+    regenerated = served.post("/ai-sdk/chat", json={
+        "id": cid, "messages": ui, "trigger": "regenerate-message"})
+    chat = served.get(f"/api/conversations/{cid}").json()
+    kept = served.get(f"/api/conversations/{chat['parent']['id']}").json()
+    assert replays == []
+    assert (dry.status_code, dry.json()) == (200, {"before": 3, "not_undone": []})
+    assert edit.status_code == 201, edit.text
+    assert edit.json()["parent"] == {"id": cid, "before": 3}
+    assert edit.json()["messages"] == original["messages"][:3]
+    assert edit.json()["waiting_for"] == {"type": "user", "prompt": None}
+    assert again.status_code == 201, again.text
+    assert [(m["role"], m["content"]) for m in again.json()["added"]] == [
+        ("assistant", "You said 'there'")]
+    assert (bad.status_code, bad_dry.status_code) == (400, 400)
+    assert "before=0" in bad.json()["error"] and bad_dry.json() == bad.json()
+    assert regenerated.status_code == 200, regenerated.text
+    assert chat["parent"]["before"] == 4 and chat["parent"]["id"] != cid
+    assert [(m["role"], m["content"]) for m in chat["messages"]] == [
+        (m["role"], m["content"]) for m in original["messages"]]
+    assert chat["messages"][4]["id"] != original["messages"][4]["id"]
+    assert kept["messages"] == original["messages"]

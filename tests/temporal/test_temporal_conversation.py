@@ -130,3 +130,59 @@ def test_the_workflow_continues_as_new_from_the_store(temporal: str, tmp_path: P
             assert await handle.query("conversation") == stored_view(stored)
 
     run(go())
+
+
+async def _runs(client: Any, workflow_id: str) -> list[tuple[str, str]]:
+    """The runs of a workflow, first to latest (walked back from the latest through each
+    run's start event): ``(run id, status)``."""
+    latest = await client.get_workflow_handle(workflow_id).describe()
+    runs, run_id = [], latest.run_id
+    while run_id:
+        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        runs.append((run_id, (await handle.describe()).status.name))
+        history = await handle.fetch_history()
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id
+    return runs[::-1]
+
+
+def test_turns_of_queued_messages_count_toward_continue_every(temporal: str,
+                                                              tmp_path: Path) -> None:
+    """`continue_every=2`: a message's Update and the first queued message the workflow takes
+    after it end the first run; the next two queued messages the second; nothing is made
+    again."""
+    from convo import Message
+    from convo._temporal.wire import queued_json
+    from convo.serve._stores.base import Queued
+
+    cid = f"cq-{tmp_path.name}"
+
+    async def go() -> tuple[list[tuple[str, str]], list[str], list[tuple[str, str]]]:
+        async with worker(temporal, tmp_path, continue_every=2) as (client, queue, store,
+                                                                     model):
+            await start(client, queue, cid)
+            handle = client.get_workflow_handle(f"convo-{cid}")
+            await handle.execute_update("message", {"content": "t0"})
+            for text in ("q1", "q2", "q3"):
+                assert await store.enqueue(cid, Queued(Message("user", text, id=f"m-{text}")),
+                                           limit=16)
+            await handle.signal("queued", queued_json(Queued(Message("user", "q1",
+                                                                     id="m-q1"))))
+            runs: list[tuple[str, str]] = []
+            for _ in range(600):  # (30 s at most)
+                stored = await store.load(cid)
+                assert stored is not None
+                runs = await _runs(client, f"convo-{cid}")
+                if len(stored.messages) == 9 and not stored.queued and len(runs) >= 3:
+                    break
+                await asyncio.sleep(0.05)
+            return runs, model.calls, texts([m.to_dict() for m in stored.messages])
+
+    runs, calls, said = run(go())
+    assert [status for _, status in runs] == ["CONTINUED_AS_NEW", "CONTINUED_AS_NEW",
+                                              "RUNNING"], runs
+    assert calls == ["t0", "q1", "q2", "q3"]
+    assert said[1:] == [("user", "t0"), ("assistant", "You said 't0'"),
+                        ("user", "q1"), ("assistant", "You said 'q1'"),
+                        ("user", "q2"), ("assistant", "You said 'q2'"),
+                        ("user", "q3"), ("assistant", "You said 'q3'")]

@@ -6,10 +6,12 @@ gate until the test read the delta)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
-from temporal_kit import Front, Worker, sse
+from temporal_kit import Front, Worker, sse, start, texts, worker
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -53,3 +55,76 @@ def test_a_live_guard_that_trips_retracts_the_streamed_text(temporal: str,
     assert done["added"] == [user, reply]
     assert shown["messages"][-2:] == [user, reply]
     assert (tmp_path / "calls.txt").read_text().splitlines() == ["model wait"]
+
+
+def test_an_async_guard_check_runs_in_an_activity(temporal: str, tmp_path: Path) -> None:
+    """An `async def` output check (it may do I/O) is the activity `convo.guard`, never
+    workflow code: it sees the conversation as stored (the user's message, not yet the reply
+    it checks), and a trip blocks the reply as in one process."""
+    from temporalio import activity, workflow
+
+    from convo import Guard
+
+    seen: list[tuple[bool, bool, list[str]]] = []
+
+    async def careful(text: str, ctx: Any) -> bool | str:
+        seen.append((activity.in_activity(), workflow.in_workflow(),
+                     [m.content for m in ctx.session.messages]))
+        return "secret" not in text or "it says secret"
+
+    async def go() -> tuple[Any, Any]:
+        async with worker(temporal, tmp_path, runner={"guards": [Guard(careful, on="output")]}
+                          ) as (client, queue, _, _):
+            handle = await start(client, queue, f"g-{tmp_path.name}")
+            return (await handle.execute_update("message", {"content": "hi"}),
+                    await handle.execute_update("message", {"content": "a secret"}))
+
+    passed, blocked = asyncio.run(go())
+    assert texts(passed["added"]) == [("user", "hi"), ("assistant", "You said 'hi'")]
+    assert texts(blocked["added"]) == [("user", "a secret"), ("assistant", REFUSAL)]
+    assert blocked["added"][1]["metadata"]["guard"] == {
+        "name": "careful", "action": "block", "reason": "it says secret"}
+    assert seen == [(True, False, ["Be brief.", "hi"]),
+                    (True, False, ["Be brief.", "hi", "You said 'hi'", "a secret"])]
+
+
+def test_an_async_guard_made_at_runtime_trips_instead_of_running_in_the_workflow(
+        temporal: str, tmp_path: Path) -> None:
+    """A turn that is not in the template's tree (made inside another template's `render`, or
+    held but not listed as a child) has guards no worker can find by place: its async check is
+    not run (it would run in workflow code); it trips, saying why."""
+    import attrs
+
+    from convo import AssistantTemplate, Guard, LinearTemplate, SystemTemplate, UserTemplate
+    from convo._temporal.checks import UNPLACED
+    from convo.templates import Template
+
+    ran: list[str] = []
+
+    async def made_late(text: str, ctx: Any) -> bool:
+        ran.append(text)
+        return True
+
+    @attrs.define(slots=True, eq=False)
+    class Late(Template):
+        """Renders a turn it does not list among its children (as one it made would be)."""
+
+        turn: Any = None
+
+        def render(self, session: Any) -> Any:
+            return (yield from self.turn.render(session))
+
+    hidden = AssistantTemplate(guards=[Guard(made_late, on="output")])
+    template = LinearTemplate([SystemTemplate("Be brief."), UserTemplate(), Late(hidden)])
+
+    async def go() -> Any:
+        async with worker(temporal, tmp_path, template=template) as (client, queue, _, _):
+            handle = await start(client, queue, f"late-{tmp_path.name}")
+            return await handle.execute_update("message", {"content": "hi"})
+
+    said = asyncio.run(go())
+    assert texts(said["added"]) == [("user", "hi"), ("assistant", REFUSAL)], said
+    assert said["added"][1]["metadata"]["guard"] == {
+        "name": "made_late", "action": "block",
+        "reason": UNPLACED.format(name="made_late")}
+    assert ran == []

@@ -90,12 +90,16 @@ def test_markdown_in_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "\x1b[1mbold\x1b[0m" in out.getvalue()
 
 
-def test_a_reply_that_opens_with_a_block_has_its_label_on_a_line_of_its_own(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("text", "shown"), [
+    pytest.param("- one\n- two", "Assistant:\n\n • one\n • two\n",
+                 id="a_block_has_its_label_on_a_line_of_its_own"),
+    pytest.param("2 + 2 = 4", "Assistant: 2 + 2 = 4\n", id="a_number_is_still_a_paragraph"),
+])
+def test_a_reply_that_opens_with(monkeypatch: pytest.MonkeyPatch, text: str, shown: str) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     out = io.StringIO()
-    ConsolePrinter(out, fancy=True).show(Message("assistant", "- one\n- two"))
-    assert plain(out.getvalue()) == "Assistant:\n\n • one\n • two\n"
+    ConsolePrinter(out, fancy=True).show(Message("assistant", text))
+    assert plain(out.getvalue()) == shown
 
 
 def test_token_usage_follows_the_reply_in_a_line() -> None:
@@ -116,11 +120,3 @@ def test_a_cancelled_reply_says_so() -> None:
     assert out.getvalue() == (
         "Assistant: Half\n  (reply cancelled with Ctrl-C; the partial reply is kept)\n"
         "  (reply cancelled with Ctrl-C)\n")
-
-
-def test_a_reply_that_opens_with_a_number_is_still_a_paragraph(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_COLOR", "1")
-    out = io.StringIO()
-    ConsolePrinter(out, fancy=True).show(Message("assistant", "2 + 2 = 4"))
-    assert plain(out.getvalue()) == "Assistant: 2 + 2 = 4\n"

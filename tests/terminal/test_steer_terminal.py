@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from terminal_harness import Spawn, env, terminal
+from terminal_harness import Spawn, Terminal, env, terminal
 
 __all__ = ["env", "terminal"]  # the fixtures
 
@@ -27,15 +27,33 @@ def _gated(env: dict[str, str], tmp_path: Path) -> tuple[Path, Path]:
     return gate, calls
 
 
-def test_a_line_typed_during_a_reply_is_steered_into_the_same_turn(
-        terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
+def _started(terminal: Spawn, env: dict[str, str], tmp_path: Path) -> tuple[Terminal, Path, Path]:
+    """``convo run`` of the steer bot, its model held at a gate: the terminal, the gate and
+    the file of the model's calls."""
     gate, calls = _gated(env, tmp_path)
-    t = terminal("run", BOT, "--no-log")
-    t.say("slow look A", "thinking…")  # the model call runs, held at the gate
-    t.child.send("the order number is A7\r")
-    t.expect("You (waiting): the order number is A7")
+    return terminal("run", BOT, "--no-log"), gate, calls
+
+
+def _typed_during(t: Spawn, said: str, shown: str, typed: str) -> None:
+    """Says ``said`` and, once ``shown`` shows the reply is on its way, types ``typed`` and
+    Enter: shown as waiting."""
+    t.say(said, shown)
+    t.child.send(typed + "\r")
+    t.expect(f"You (waiting): {typed}")
+
+
+def _release(gate: Path) -> None:
+    """Opens the bot's gate: the held model call goes on."""
     with open(gate, "w") as release:
         release.write("go")
+
+
+def test_a_line_typed_during_a_reply_is_steered_into_the_same_turn(
+        terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
+    t, gate, calls = _started(terminal, env, tmp_path)
+    # the model call runs, held at the gate
+    _typed_during(t, "slow look A", "thinking…", "the order number is A7")
+    _release(gate)
     t.expect("↳ lookup: found A")
     t.expect("You: the order number is A7")
     t.expect("Assistant: re: the order number is A7")
@@ -53,11 +71,8 @@ def test_a_line_typed_during_a_reply_is_steered_into_the_same_turn(
 
 def test_ctrl_c_still_cancels_and_what_was_typed_before_it_goes_on(
         terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
-    _, calls = _gated(env, tmp_path)
-    t = terminal("run", BOT, "--no-log")
-    t.say("hang", "thinking…")
-    t.child.send("never mind\r")
-    t.expect("You (waiting): never mind")
+    t, _, calls = _started(terminal, env, tmp_path)
+    _typed_during(t, "hang", "thinking…", "never mind")
     t.child.send("/history\r")  # a command is not a message: it waits for the prompt
     t.interrupt("/history (typed at the next prompt)", "(reply cancelled with Ctrl-C)")
     t.expect("You: never mind")  # sent before the Ctrl-C: the conversation takes it next
@@ -77,11 +92,8 @@ def test_a_line_typed_while_a_reply_streams_shows_above_it_and_is_answered_after
     os.mkfifo(gate)
     env["CONVO_GATE"] = str(gate)
     t = terminal("run", str(Path(BOT).with_name("stream.py")), "--no-log")
-    t.say("gated", "Half")  # streaming, as Markdown in a live region
-    t.child.send("also this\r")
-    t.expect("You (waiting): also this")
-    with open(gate, "w") as release:
-        release.write("go")
+    _typed_during(t, "gated", "Half", "also this")  # streaming, as Markdown in a live region
+    _release(gate)
     t.expect("You said: also this")  # the turn ended first: the line is the next message
     assert t.exit() == 0
     screen = t.screen()
@@ -92,13 +104,9 @@ def test_a_line_typed_while_a_reply_streams_shows_above_it_and_is_answered_after
 
 def test_a_line_the_conversation_ended_before_taking_is_said_on_the_way_out(
         terminal: Spawn, env: dict[str, str], tmp_path: Path) -> None:
-    gate, calls = _gated(env, tmp_path)
-    t = terminal("run", BOT, "--no-log")
-    t.say("slow bye", "thinking…")
-    t.child.send("one more thing\r")
-    t.expect("You (waiting): one more thing")
-    with open(gate, "w") as release:
-        release.write("go")
+    t, gate, calls = _started(terminal, env, tmp_path)
+    _typed_during(t, "slow bye", "thinking…", "one more thing")
+    _release(gate)
     t.expect("convo: not sent, the conversation ended first: 'one more thing'")
     assert t.finish() == 0
     assert len(_calls(calls)) == 1

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from process_kit import printed
 
 from convo.testing import Scenario, load_scenarios
 from convo.testing._evaluation import Checks, Judge, ScenarioError, Simulated
@@ -102,11 +103,6 @@ def test_in_python_the_checks_are_a_mapping_validated_the_same_way() -> None:
 
 
 def test_importing_convo_does_not_load_yaml() -> None:
-    import subprocess
-    import sys
-
     code = ("import sys, convo, convo.testing; convo.testing.Scenario; "
             "print('yaml' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "False"
+    assert printed(code) == "False"

@@ -70,27 +70,30 @@ def test_a_server_killed_between_calls_fails_one_call_then_comes_back() -> None:
     assert second.isdigit() and second != first
 
 
-def test_a_command_that_does_not_exist() -> None:
-    server = MCPServer.stdio("no-such-mcp-server-here", timeout=5)
+def _failed_start(server: MCPServer) -> str:
+    """What ``server`` says when its tools are asked for and it cannot start."""
     with pytest.raises(MCPServerError) as info:
         server.tools()
-    assert str(info.value) == ("MCP server 'no-such-mcp-server-here' could not start: the "
-                               "command 'no-such-mcp-server-here' was not found")
+    return str(info.value)
+
+
+def test_a_command_that_does_not_exist() -> None:
+    server = MCPServer.stdio("no-such-mcp-server-here", timeout=5)
+    assert _failed_start(server) == (
+        "MCP server 'no-such-mcp-server-here' could not start: the "
+        "command 'no-such-mcp-server-here' was not found")
 
 
 def test_a_server_that_crashes_at_start_is_named_with_its_stderr() -> None:
     server = stdio_server("crash_on_start", name="db", timeout=20)
-    with pytest.raises(MCPServerError) as info:
-        server.tools()
-    assert str(info.value) == ("MCP server 'db' could not start: MCPError: Connection closed; "
-                               "its stderr ends: 'cannot open the database'")
+    assert _failed_start(server) == (
+        "MCP server 'db' could not start: MCPError: Connection closed; "
+        "its stderr ends: 'cannot open the database'")
 
 
 def test_a_server_that_never_answers_at_start_is_bounded() -> None:
     server = stdio_server("hang_on_start", name="stuck", timeout=1.5)
-    with pytest.raises(MCPServerError) as info:
-        server.tools()
-    assert str(info.value) == "MCP server 'stuck' did not start within 1.5 s"
+    assert _failed_start(server) == "MCP server 'stuck' did not start within 1.5 s"
     with pytest.raises(MCPServerError):  # tried again, bounded again
         server.tools()
 

@@ -4,12 +4,11 @@ approval, resume, name clashes (API §17)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterable
 
 import pytest
 from mcp_kit import HttpServer, stdio_server
+from process_kit import printed
 
 from convo import (
     Approval,
@@ -143,9 +142,7 @@ def test_streamable_http(http_server: HttpServer) -> None:
 def test_import_convo_does_not_import_the_mcp_sdk() -> None:
     code = ("import sys, convo; from convo import MCPServer; "
             "print(sorted(m for m in ('mcp', 'anyio', 'httpx2') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    assert printed(code) == "[]"
 
 
 def test_limits_count_mcp_calls_and_events_show_them(tools_server: MCPServer) -> None:

@@ -119,3 +119,19 @@ def test_with_id_is_evolve_without_checking_again() -> None:
             if field.name != "id":
                 assert getattr(given, field.name) is getattr(message, field.name)
     assert with_id(Message("user", "x", id="a"), None).id is None
+
+
+def test_its_written_out_init_converts_and_checks_as_its_fields_say() -> None:
+    # (``Message.__init__`` is not attrs': the same signature, conversions and check)
+    given = Message("assistant", [], tool_calls=[ToolCall("c", "f")], metadata={"a": 1},
+                    id="m")
+    assert given.content == "" and given.tool_calls == (ToolCall("c", "f"),)
+    assert type(given.metadata).__name__ == "mappingproxy" and dict(given.metadata) == {"a": 1}
+    assert Message("user", "hi").metadata is Message("user", "hi", metadata={}).metadata
+    assert attrs.evolve(given, content="x") == Message(
+        "assistant", "x", tool_calls=(ToolCall("c", "f"),), metadata={"a": 1})
+    assert attrs.evolve(given, content="x").id == "m"
+    with attrs.validators.disabled():
+        assert Message("narrator", "once").role == "narrator"  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Message role must be one of"):
+        attrs.evolve(given, role="narrator")

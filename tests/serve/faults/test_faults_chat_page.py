@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_kit import CHROMIUM, type_in
+from serve_kit import CHROMIUM, retry_offered, type_in
 
 sync_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Page, expect  # noqa: E402
@@ -60,12 +60,7 @@ def test_killed_during_a_model_call_the_page_shows_retry(
     store, _ = killed_in_a_model_call(page, serve, entered, folder)
     cid = page.evaluate("new URLSearchParams(location.search).get('c')")
     second = serve(store)
-    page.goto(f"{second.url}/?c={cid}")
-    retry = page.get_by_role("button", name="Retry")
-    expect(retry).to_be_visible()
-    expect(page.locator("#thinking")).to_be_hidden()
-    expect(page.locator("#panel .card.error")).to_contain_text(
-        "The assistant could not answer. Please try again.")
+    retry = retry_offered(page, f"{second.url}/?c={cid}")
     (folder / "gate").touch()
     retry.click()
     expect(page.locator("#log .msg.assistant .body")).to_have_text(["partial after wait"])
