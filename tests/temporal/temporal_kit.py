@@ -1,4 +1,6 @@
-"""A small bot for the Temporal tests, and a worker of it in this process."""
+"""A small bot for the Temporal tests, and a worker of it in this process; the gated bot's
+`convo worker` and `convo serve --engine temporal://…` processes, and the pair of them that the
+tests without a fault of their own share (``Gated``: the ``gated`` fixture)."""
 
 from __future__ import annotations
 
@@ -157,6 +159,74 @@ class Front(_Process):
     def stop(self) -> None:
         super().stop()
         self.client.close()
+
+
+class Gated:
+    """A `convo worker` and a `convo serve --engine temporal://…` process of the gated bot on
+    one store, task queue and $CONVO_TEST_DIR (``folder``), shared by the tests that kill,
+    redeploy or reconfigure nothing: starting the two processes is most of such a test's time.
+    The tests keep apart by their conversations' ids; ``GatedTest`` is one test's view."""
+
+    def __init__(self, address: str, folder: Path) -> None:
+        self.address, self.dir = address, folder
+        self.queue = f"gated-{folder.name}"
+        self.store_url = f"sqlite:///{folder / 'convo.db'}"
+        self.worker: Worker | None = None
+        self.front: Front | None = None
+
+    def running(self) -> tuple[Worker, Front]:
+        """The two processes, (re)started when either is not running (a test that failed
+        badly does not take the next tests down with it)."""
+        if (self.worker is None or self.front is None or self.worker.process.poll() is not None
+                or self.front.process.poll() is not None):
+            self.stop()
+            self.worker = Worker(self.address, self.dir, self.queue)
+            self.front = Front(self.address, self.dir, self.queue)
+        return self.worker, self.front
+
+    def stop(self) -> None:
+        (self.dir / "gate").touch()  # (a turn held at the gate ends)
+        for process in (self.front, self.worker):
+            if process is not None:
+                process.stop()
+        self.worker = self.front = None
+
+
+class GatedTest:
+    """One test's view of the shared ``Gated`` processes: its gate closed and ``entered``
+    gone at its start, the gate opened at its end; ``calls()`` and ``new_conversations()`` say
+    what happened since it began (the calls file and the store are the session's)."""
+
+    def __init__(self, gated: Gated) -> None:
+        self.worker, self.front = gated.running()
+        self.dir, self.queue, self.store_url = gated.dir, gated.queue, gated.store_url
+        self.address, self.client, self.port = gated.address, self.front.client, self.front.port
+        self.gate, self.entered = self.dir / "gate", self.dir / "entered"
+        self.gate.unlink(missing_ok=True)
+        self.entered.unlink(missing_ok=True)
+        self._calls = len(self._lines())
+        self._listed = set(self._ids())
+
+    def calls(self) -> list[str]:
+        """The lines of the bot's calls file written since the test began."""
+        return self._lines()[self._calls:]
+
+    def new_conversations(self, client: Any = None) -> list[str]:
+        """The ids of the conversations listed now (by ``client``, else the shared front) that
+        were not at the test's start, newest activity first."""
+        return [cid for cid in self._ids(client) if cid not in self._listed]
+
+    def end(self) -> None:
+        self.gate.touch()
+
+    def _lines(self) -> list[str]:
+        calls = self.dir / "calls.txt"
+        return calls.read_text().splitlines() if calls.exists() else []
+
+    def _ids(self, client: Any = None) -> list[str]:
+        listed = (client or self.client).get("/api/conversations", params={"limit": 200})
+        assert listed.status_code == 200, listed.text
+        return [c["id"] for c in listed.json()["conversations"]]
 
 
 def sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:

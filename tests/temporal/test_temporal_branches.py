@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from temporal_kit import GATED_BOT, Front, Worker, sse, until
+from temporal_kit import GATED_BOT, GatedTest, Worker, sse, until
 
 from convo._runner import Runner
 from convo._temporal.engine import TemporalEngine
@@ -33,17 +33,13 @@ def _said(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(m["role"], m["content"]) for m in body["messages"]]
 
 
-def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
+def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(gated: GatedTest,
                                                            tmp_path: Path) -> None:
-    queue = f"branch-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
     pool = concurrent.futures.ThreadPoolExecutor(1)
-    gate = tmp_path / "gate"
+    gate = gated.gate
     gate.touch()
     try:
-        front = Front(temporal, tmp_path, queue)
-        client = front.client
+        client = gated.client
         cid = client.post("/api/conversations", json={}).json()["id"]
         for text in ("hi", "tool"):
             assert client.post(f"/api/conversations/{cid}/messages",
@@ -60,19 +56,19 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
         unchanged = client.get(f"/api/conversations/{cid}").json()
 
         gate.unlink()
-        (tmp_path / "entered").unlink(missing_ok=True)
+        gated.entered.unlink(missing_ok=True)
 
         def waiting() -> int:
             return client.post(f"/api/conversations/{branch}/messages",
                                json={"content": "wait"}).status_code
 
         running = pool.submit(waiting)
-        until((tmp_path / "entered").exists, "the branch's turn never started")
+        until(gated.entered.exists, "the branch's turn never started")
         busy = client.post(f"/api/conversations/{branch}/branch", json={"before": 1})
         gate.touch()
         assert running.result(60) == 200
 
-        url = f"http://127.0.0.1:{front.port}"
+        url = f"http://127.0.0.1:{gated.port}"
         chat_id = f"chat-{tmp_path.name}"  # (the dev server is the session's: ids its own)
         ran = chat(url, chat_id, {"say": ["u1", "hi"]}, {"regenerate": True})
         chat_now = client.get(f"/api/conversations/{chat_id}").json()
@@ -83,9 +79,6 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
     finally:
         gate.touch()
         pool.shutdown(wait=False, cancel_futures=True)
-        if front is not None:
-            front.stop()
-        worker.stop()
     assert before_user.status_code == 201, before_user.text
     made = before_user.json()
     assert made["parent"] == {"id": cid, "before": 3}
@@ -119,8 +112,7 @@ def test_branches_and_the_ai_sdk_regenerate_run_on_temporal(temporal: str,
     assert _said(kept)[1:] == [("user", "hi"), ("assistant", "You said 'hi'")]
     assert (kept_goes_on.status_code, _said(kept_goes_on.json())[3:]) == (
         200, [("user", "more"), ("assistant", "You said 'more'")])
-    calls = (tmp_path / "calls.txt").read_text().splitlines()
-    assert [c for c in calls if c.startswith("model ")] == [
+    assert [c for c in gated.calls() if c.startswith("model ")] == [
         "model hi", "model tool", "model other", "model hi", "model wait", "model hi",
         "model hi", "model more"]
 

@@ -6,10 +6,9 @@ runs is a 409, as on the default engine."""
 from __future__ import annotations
 
 import concurrent.futures
-from pathlib import Path
 from typing import Any
 
-from temporal_kit import Front, Worker, sse, until
+from temporal_kit import GatedTest, sse, until
 
 NOTHING_RUNS = "no turn is running in this conversation: there is nothing to cancel"
 
@@ -18,14 +17,10 @@ def _public(message: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k in ("role", "content", "metadata")}
 
 
-def test_cancel_cuts_the_model_call_in_the_worker(temporal: str, tmp_path: Path) -> None:
-    queue = f"cancel-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
+def test_cancel_cuts_the_model_call_in_the_worker(gated: GatedTest) -> None:
     pool = concurrent.futures.ThreadPoolExecutor(1)
     try:
-        front = Front(temporal, tmp_path, queue)
-        client = front.client
+        client = gated.client
         cid = client.post("/api/conversations", json={}).json()["id"]
         idle = client.post(f"/api/conversations/{cid}/cancel")
         assert (idle.status_code, idle.json()) == (409, {"error": NOTHING_RUNS})
@@ -37,7 +32,7 @@ def test_cancel_cuts_the_model_call_in_the_worker(temporal: str, tmp_path: Path)
                 return list(sse(response.iter_lines()))
 
         running = pool.submit(streamed)
-        until((tmp_path / "entered").exists, "the model call never started")
+        until(gated.entered.exists, "the model call never started")
         cancelled = client.post(f"/api/conversations/{cid}/cancel")
         assert cancelled.status_code == 200, cancelled.text
         body = cancelled.json()
@@ -45,18 +40,14 @@ def test_cancel_cuts_the_model_call_in_the_worker(temporal: str, tmp_path: Path)
         again = client.post(f"/api/conversations/{cid}/cancel")
         said = client.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
     finally:
-        (tmp_path / "gate").touch()
+        gated.gate.touch()
         pool.shutdown(wait=False, cancel_futures=True)
-        if front is not None:
-            front.stop()
-        worker.stop()
     assert (body["status"], body["waiting_for"]) == ("waiting", {"type": "user", "prompt": None})
     assert [_public(m) for m in body["messages"][-2:]] == [
         {"role": "user", "content": "wait"},
         {"role": "assistant", "content": "partial ", "metadata": {"cancelled": True}}]
     assert [e for e, _ in events] == ["message", "delta", "message", "done"]
     assert events[-1][1]["added"] == body["messages"][-2:]
-    assert (tmp_path / "calls.txt").read_text().splitlines()[:2] == ["model wait",
-                                                                     "cancelled wait"]
+    assert gated.calls()[:2] == ["model wait", "cancelled wait"]
     assert (again.status_code, again.json()) == (409, {"error": NOTHING_RUNS})
     assert said.json()["added"][-1]["content"] == "You said 'hi'"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from temporal_kit import Front, Worker
+from temporal_kit import GatedTest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
 from agui_kit import post_run, run_input, types, user, validate
@@ -18,29 +18,19 @@ COLOR = {"name": "pick_color", "description": "Ask the user to pick a color.",
                         "required": ["hint"]}}
 
 
-def test_an_agui_frontend_tool_round_trip_runs_on_temporal(temporal: str,
-                                                          tmp_path: Path) -> None:
-    queue = f"faces-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
-    try:
-        front = Front(temporal, tmp_path, queue)
-        client = front.client
-        asked = post_run(client, run_input("t", "r1", [user("u1", "pick")], tools=[COLOR]))
-        waiting = client.get("/api/conversations/t").json()
-        native = client.post("/api/conversations/t/messages", json={"content": "hi"})
-        call = {"id": "call_1", "type": "function", "function": {
-            "name": "pick_color", "arguments": '{"hint": "warm"}'}}
-        history = [user("u1", "pick"), {"id": asked[1]["parentMessageId"],
-                                        "role": "assistant", "toolCalls": [call]}]
-        answered = post_run(client, run_input("t", "r2", [*history, {
-            "id": "tool-1", "role": "tool", "toolCallId": "call_1", "content": "red"}],
-            tools=[COLOR]))
-        stored = client.get("/api/conversations/t").json()
-    finally:
-        if front is not None:
-            front.stop()
-        worker.stop()
+def test_an_agui_frontend_tool_round_trip_runs_on_temporal(gated: GatedTest) -> None:
+    client, thread = gated.client, "agui-t"  # (the store and dev server are the session's)
+    asked = post_run(client, run_input(thread, "r1", [user("u1", "pick")], tools=[COLOR]))
+    waiting = client.get(f"/api/conversations/{thread}").json()
+    native = client.post(f"/api/conversations/{thread}/messages", json={"content": "hi"})
+    call = {"id": "call_1", "type": "function", "function": {
+        "name": "pick_color", "arguments": '{"hint": "warm"}'}}
+    history = [user("u1", "pick"), {"id": asked[1]["parentMessageId"],
+                                    "role": "assistant", "toolCalls": [call]}]
+    answered = post_run(client, run_input(thread, "r2", [*history, {
+        "id": "tool-1", "role": "tool", "toolCallId": "call_1", "content": "red"}],
+        tools=[COLOR]))
+    stored = client.get(f"/api/conversations/{thread}").json()
     assert types(asked) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS",
                             "TOOL_CALL_END", "RUN_FINISHED"]
     assert asked[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["call_1"]}
@@ -56,4 +46,4 @@ def test_an_agui_frontend_tool_round_trip_runs_on_temporal(temporal: str,
     assert [(m["role"], m["content"], m["id"]) for m in stored["messages"][3:]] == [
         ("tool", "red", "tool-1"), ("assistant", "You picked red", answered[2]["messageId"])]
     assert stored["waiting_for"] == {"type": "user", "prompt": None}
-    assert (tmp_path / "calls.txt").read_text().splitlines() == ["model pick"]
+    assert gated.calls() == ["model pick"]

@@ -1,49 +1,42 @@
 """`convo serve`'s API with the Temporal engine (create_app(engine=) given Temporal's, as `convo
 serve --engine temporal://…` gives it): the same JSON answers and SSE stream, each turn run by
 a `convo worker` process on the shared store; the HTTP process makes no model call (the bot's
-model logs each call: only the worker's)."""
+model logs each call: only the worker's). The worker is the session's shared one."""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from temporal_kit import GATED_BOT, Worker
+from temporal_kit import GATED_BOT, GatedTest
 
 from convo._temporal.engine import TemporalEngine
 from convo.serve import create_app
 
 
 @pytest.fixture
-def served(temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-           ) -> Iterator[TestClient]:
-    queue = f"http-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    monkeypatch.setenv("CONVO_TEST_DIR", str(tmp_path))
+def served(gated: GatedTest, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    monkeypatch.setenv("CONVO_TEST_DIR", str(gated.dir))
     spec = importlib.util.spec_from_file_location("gated_bot_http", GATED_BOT)
     assert spec is not None and spec.loader is not None
     bot = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bot)
-    app = create_app(bot.template, bot.mock_model, store=f"sqlite:///{tmp_path / 'convo.db'}",
-                     engine=partial(TemporalEngine, address=temporal, namespace="default",
-                                    task_queue=queue))
-    try:
-        with TestClient(app) as client:
-            yield client
-    finally:
-        worker.stop()
+    app = create_app(bot.template, bot.mock_model, store=gated.store_url,
+                     engine=partial(TemporalEngine, address=gated.address, namespace="default",
+                                    task_queue=gated.queue))
+    with TestClient(app) as client:
+        yield client
 
 
 def _texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(m["role"], m["content"]) for m in messages]
 
 
-def test_the_json_api_runs_on_temporal(served: TestClient, tmp_path: Path) -> None:
+def test_the_json_api_runs_on_temporal(served: TestClient, gated: GatedTest) -> None:
     created = served.post("/api/conversations", json={})
     assert created.status_code == 201
     body = created.json()
@@ -58,9 +51,8 @@ def test_the_json_api_runs_on_temporal(served: TestClient, tmp_path: Path) -> No
     shown = served.get(f"/api/conversations/{cid}").json()
     assert shown["messages"] == said.json()["messages"]
     # the model was called once, by the worker (the HTTP process has no calls.txt of its own)
-    assert (tmp_path / "calls.txt").read_text().splitlines() == ["model hi"]
-    listed = served.get("/api/conversations").json()
-    assert [c["id"] for c in listed["conversations"]] == [cid]
+    assert gated.calls() == ["model hi"]
+    assert gated.new_conversations(served) == [cid]  # (listed by this app)
     assert served.delete(f"/api/conversations/{cid}").status_code == 204
     assert served.get(f"/api/conversations/{cid}").status_code == 404
 

@@ -6,25 +6,17 @@ cannot have produced is 400 naming its index, with nothing stored."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import openai
 import pytest
-from temporal_kit import Front, Worker
+from temporal_kit import GatedTest
 
 HEADER = "X-Convo-Conversation"
 
 
-def test_a_stateless_history_is_replayed_and_answered_on_temporal(temporal: str,
-                                                                 tmp_path: Path) -> None:
-    queue = f"openai-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
-    (tmp_path / "gate").touch()
-    try:
-        front = Front(temporal, tmp_path, queue)
-        bot = openai.OpenAI(base_url=f"http://127.0.0.1:{front.port}/v1", api_key="none",
-                            max_retries=0)
+def test_a_stateless_history_is_replayed_and_answered_on_temporal(gated: GatedTest) -> None:
+    gated.gate.touch()
+    with openai.OpenAI(base_url=f"http://127.0.0.1:{gated.port}/v1", api_key="none",
+                       max_retries=0) as bot:
         raw = bot.chat.completions.with_raw_response.create(model="m", messages=[
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": "Hello from before"},
@@ -39,13 +31,8 @@ def test_a_stateless_history_is_replayed_and_answered_on_temporal(temporal: str,
             bot.chat.completions.create(model="m", messages=[
                 {"role": "user", "content": "hi"}, {"role": "assistant", "content": "one"},
                 {"role": "assistant", "content": "two"}, {"role": "user", "content": "x"}])
-        stored = front.client.get(f"/api/conversations/{conversation}").json()
-        listed = front.client.get("/api/conversations").json()["conversations"]
-        bot.close()
-    finally:
-        if front is not None:
-            front.stop()
-        worker.stop()
+    stored = gated.client.get(f"/api/conversations/{conversation}").json()
+    made = gated.new_conversations()
     assert answer.choices[0].message.content == "You said 'again'"
     assert [(m["role"], m["content"]) for m in stored["messages"]] == [
         ("system", "Gated."), ("user", "hi"), ("assistant", "Hello from before"),
@@ -57,6 +44,5 @@ def test_a_stateless_history_is_replayed_and_answered_on_temporal(temporal: str,
         "message": "messages[2] is not what the bot waits for there: it waits for a user "
                    "message; the conversation cannot have gone this way",
         "type": "invalid_request_error", "param": "messages", "code": None}
-    assert len(listed) == 2  # (the refused history kept nothing)
-    assert (tmp_path / "calls.txt").read_text().splitlines() == ["model again",
-                                                                 "model three"]
+    assert len(made) == 2 and conversation in made  # (the refused history kept nothing)
+    assert gated.calls() == ["model again", "model three"]

@@ -5,34 +5,24 @@ publishes the reply's text through the store (SQLite: its file), and the `convo 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from temporal_kit import Front, Worker, sse
+from temporal_kit import GatedTest, sse
 
 
-def test_sse_sends_deltas_while_the_model_call_runs_in_a_worker(temporal: str,
-                                                                 tmp_path: Path) -> None:
-    queue = f"stream-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
+def test_sse_sends_deltas_while_the_model_call_runs_in_a_worker(gated: GatedTest) -> None:
     try:
-        front = Front(temporal, tmp_path, queue)
-        cid = front.client.post("/api/conversations", json={}).json()["id"]
+        cid = gated.client.post("/api/conversations", json={}).json()["id"]
         events = []
-        with front.client.stream("POST", f"/api/conversations/{cid}/messages",
+        with gated.client.stream("POST", f"/api/conversations/{cid}/messages",
                                  json={"content": "wait"},
                                  headers={"Accept": "text/event-stream"}) as streamed:
             assert streamed.status_code == 200
             for event, data in sse(streamed.iter_lines()):
                 events.append((event, data))
                 if event == "delta":  # heard while the model waits: let it go on
-                    (tmp_path / "gate").touch()
-        shown = front.client.get(f"/api/conversations/{cid}").json()
+                    gated.gate.touch()
+        shown = gated.client.get(f"/api/conversations/{cid}").json()
     finally:
-        (tmp_path / "gate").touch()
-        if front is not None:
-            front.stop()
-        worker.stop()
+        gated.gate.touch()
     assert [e for e, _ in events] == ["message", "delta", "message", "done"]
     user, delta, reply, done = (data for _, data in events)
     assert (user["role"], user["content"]) == ("user", "wait")
@@ -40,4 +30,4 @@ def test_sse_sends_deltas_while_the_model_call_runs_in_a_worker(temporal: str,
     assert (reply["role"], reply["content"]) == ("assistant", "partial after wait")
     assert done["added"] == [user, reply]
     assert shown["messages"][-2:] == [user, reply]
-    assert (tmp_path / "calls.txt").read_text().splitlines() == ["model wait"]
+    assert gated.calls() == ["model wait"]

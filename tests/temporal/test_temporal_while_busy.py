@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from pathlib import Path
 from typing import Any
 
-from temporal_kit import Front, Worker, sse, until
+from temporal_kit import GatedTest, sse, until
 
 from convo import Message
 from convo.serve._stores import open_store
 from convo.serve._stores.base import Queued, Queues
 
 
-async def _queue_behind(tmp_path: Path, conversation_id: str, text: str) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 'convo.db'}")
+async def _queue_behind(store_url: str, conversation_id: str, text: str) -> None:
+    store = open_store(store_url)
     await store.open()
     try:
         assert isinstance(store, Queues)
@@ -34,16 +33,11 @@ def _said(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(m["role"], m["content"]) for m in body["messages"][1:]]  # (after the system's)
 
 
-def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(temporal: str,
-                                                                  tmp_path: Path) -> None:
-    queue = f"busy-{tmp_path.name}"
-    worker = Worker(temporal, tmp_path, queue)
-    front: Front | None = None
+def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTest) -> None:
     pool = concurrent.futures.ThreadPoolExecutor(2)
-    gate, entered = tmp_path / "gate", tmp_path / "entered"
+    gate, entered = gated.gate, gated.entered
     try:
-        front = Front(temporal, tmp_path, queue)
-        client = front.client
+        client = gated.client
 
         def streamed(cid: str, text: str) -> concurrent.futures.Future[list[tuple[str, Any]]]:
             gate.unlink(missing_ok=True)
@@ -105,14 +99,11 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(temporal: str,
 
         # queued in the store by a front that died before it told the workflow: the next
         # GET tells it again, and it is taken.
-        asyncio.run(_queue_behind(tmp_path, third, "lost"))
+        asyncio.run(_queue_behind(gated.store_url, third, "lost"))
         lost_body = settled(third)
     finally:
         gate.touch()
         pool.shutdown(wait=False, cancel_futures=True)
-        if front is not None:
-            front.stop()
-        worker.stop()
     assert rejected.status_code == 409
     assert rejected.json() == {"error": "a turn is running in this conversation: wait for it "
                                         "to end, then send again"}
@@ -148,7 +139,6 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(temporal: str,
         "error": '"while_busy" must be one of "reject", "queue", "interrupt", "steer", got '
                  '"later"'})
     assert _said(lost_body)[-2:] == [("user", "lost"), ("assistant", "You said 'lost'")]
-    calls = (tmp_path / "calls.txt").read_text().splitlines()
-    assert [c for c in calls if not c.startswith("tool ")] == [
+    assert [c for c in gated.calls() if not c.startswith("tool ")] == [
         "model wait", "model q1", "model tool", "model s1", "model wait", "cancelled wait",
         "model i1", "model q3", "model lost"]
