@@ -122,8 +122,9 @@ def http_hops() -> collections.Counter[tuple[str, str]]:
         kind = value.__class__
         if kind is str:
             return value == said
-        if kind is Message:
-            return value.role == "user" and value.content == said
+        if kind is Message:  # (getattr: a message's own __init__ is given it unset)
+            return getattr(value, "role", None) == "user" \
+                and getattr(value, "content", None) == said
         if kind is Session:
             return any(carries(m, depth) for m in value.messages[-3:])
         if depth:
