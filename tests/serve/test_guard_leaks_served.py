@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from guard_kit import CARD, PAY, pay, seen
+from guard_kit import CARD, PAY, carries_card, pay, seen
 from serve_kit import sse_events
 from starlette.testclient import TestClient
 
@@ -34,7 +34,7 @@ def test_a_redacted_tool_call_is_stored_redacted(store_url: str, heard: list[Eve
         cid = c.post("/api/conversations", json={}, headers=ANN).json()["id"]
         r = c.post(f"/api/conversations/{cid}/messages", json={"content": "pay"},
                    headers={**ANN, "Accept": "text/event-stream"})
-        assert r.status_code == 200 and b"4111" not in r.content
+        assert r.status_code == 200 and not carries_card(r.content)
         bodies: dict[str, Any] = {}
         for name, who in (("user", ANN), ("operator", OLGA)):
             got = c.get(f"/api/conversations/{cid}", headers=who)
@@ -42,13 +42,13 @@ def test_a_redacted_tool_call_is_stored_redacted(store_url: str, heard: list[Eve
             bodies[name] = got.json()
     assert seen == ["[card]"]
     for body in bodies.values():
-        assert "4111" not in json.dumps(body)
+        assert not carries_card(json.dumps(body))
         call = body["messages"][1]["tool_calls"][0]
         assert call["arguments"] == {"card": "[card]", "amount": 5}
         assert body["messages"][2]["metadata"]["guard"] == {
             "name": "pii", "action": "redact", "reason": "redacted"}
-    assert "4111" not in json.dumps([m.to_dict() for m in model.calls[1].messages])
-    assert [type(e).__name__ for e in heard if "4111" in repr(e)] == []
+    assert not carries_card(json.dumps([m.to_dict() for m in model.calls[1].messages]))
+    assert [type(e).__name__ for e in heard if carries_card(repr(e))] == []
 
 
 # -- a blocked call: its arguments are withheld (a guard judged them) -------------------------
@@ -100,7 +100,7 @@ def test_a_blocked_tool_calls_arguments_are_nowhere(store_url: str, heard: list[
     model = MockModel([PAY, "Done."])
     raw, body, stored = _served(store_url, model, [pii(on="tool_call", action="block")])
     assert seen == []  # not run
-    assert b"4111" not in raw and "4111" not in stored and "4111" not in json.dumps(body)
+    assert not any(map(carries_card, (raw, stored, json.dumps(body))))
     reply, result = body["messages"][1], body["messages"][2]
     assert reply["tool_calls"] == [{"id": "c1", "name": "pay", "arguments": {}}]
     assert reply["metadata"]["guard"] == {"withheld": ["c1"]}
@@ -110,8 +110,8 @@ def test_a_blocked_tool_calls_arguments_are_nowhere(store_url: str, heard: list[
     sent = [e for e in sse_events(raw) if e[0] == "message"]
     assert [d["role"] for _, d in sent] == ["user", "assistant", "tool", "assistant"]
     assert sent[1][1]["tool_calls"] == [{"id": "c1", "name": "pay", "arguments": {}}]
-    assert "4111" not in json.dumps([m.to_dict() for m in model.calls[1].messages])
-    assert [type(e).__name__ for e in heard if "4111" in repr(e)] == []
+    assert not carries_card(json.dumps([m.to_dict() for m in model.calls[1].messages]))
+    assert [type(e).__name__ for e in heard if carries_card(repr(e))] == []
 
 
 # -- the text tool format: the call's text is cut from the reply, the stored call is what goes on
@@ -136,8 +136,8 @@ def test_a_text_format_call_guarded_leaves_no_copy(store_url: str, action: str,
             raw, body, stored = _served(store_url, model, [pii(on="tool_call", action=action)])
         request = server.requests[1]
     second = json.dumps(request, ensure_ascii=False)
-    assert b"4111" not in raw and "4111" not in stored and "4111" not in json.dumps(body)
-    assert "4111" not in second  # the next request renders the stored call as text
+    assert not any(map(carries_card, (raw, stored, json.dumps(body))))
+    assert not carries_card(second)  # the next request renders the stored call as text
     reply = body["messages"][1]
     assert reply["content"] == "Paying now."
     arguments = {"card": "[card]", "amount": 5} if action == "redact" else {}
@@ -147,4 +147,4 @@ def test_a_text_format_call_guarded_leaves_no_copy(store_url: str, action: str,
     assert seen == (["[card]"] if action == "redact" else [])
     deltas = "".join(d["text"] for e, d in sse_events(raw) if e == "delta")
     assert deltas == "Paying now.\nDone."  # the call's block is never streamed
-    assert [type(e).__name__ for e in heard if "4111" in repr(e)] == []
+    assert [type(e).__name__ for e in heard if carries_card(repr(e))] == []

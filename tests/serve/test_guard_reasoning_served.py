@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from guard_kit import carries_card
 from serve_kit import sse_events
 from starlette.testclient import TestClient
 
@@ -67,8 +68,8 @@ def _two_turns(store_url: str, thought: dict[str, Any], guard: Any
 def test_held_reasoning_a_guard_trips_on_reaches_no_client(store_url: str) -> None:
     thought = _thought(f"The user's card is {CARD}.")
     raw, body, stored, sent = _two_turns(store_url, thought, pii(on="output"))
-    assert b"4111" not in raw
-    assert "4111" not in json.dumps(body)
+    assert not carries_card(raw)
+    assert not carries_card(json.dumps(body))
     assert [e for e, _ in sse_events(raw)] == ["message", "delta", "message", "done"]
     reply = body["messages"][1]
     assert (reply["content"], reply["metadata"]) == ("Hi!", {
@@ -104,7 +105,7 @@ def test_live_reasoning_a_guard_trips_on_is_retracted(store_url: str) -> None:
     said = kinds.count("reasoning")
     assert said >= 1 and b"4111" in raw  # shown as it came: live
     assert kinds == ["message", *["reasoning"] * said, "delta", "retract", "message", "done"]
-    assert "4111" not in json.dumps(body)
-    assert "4111" not in json.dumps([d for e, d in events if e in ("message", "done")])
+    assert not carries_card(json.dumps(body))
+    assert not carries_card(json.dumps([d for e, d in events if e in ("message", "done")]))
     assert stored[1].reasoning == (thought,)
     assert sent[1] == thought
