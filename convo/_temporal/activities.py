@@ -43,7 +43,7 @@ from ..serve._branches import made, not_undone, turn_runs
 from ..serve._engine import Engine
 from ..serve._live import Live
 from ..serve._problems import Refused
-from ..serve._stores.base import Queues
+from ..serve._stores.base import Queues, Stored
 from ..templates._tree import toolsets
 from ..tools._toolset import alist_toolsets
 from . import wire as wire
@@ -188,12 +188,7 @@ class Activities:
         holds it (``ctx.session``), ``scope`` and ``call``: ``{"result": what it returned}``.
         A check that raises is the failure (its type's name, its message), not retried: the
         guard trips on it, as in one process."""
-        await self._write(data)
-        cid = data["conversation_id"]
-        stored = await self.store.load(cid)
-        if stored is None:
-            raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
-                                   non_retryable=True)
+        stored = await self._written_then_loaded(data)
         session = Session(list(stored.messages), dict(stored.state),
                           internal=dict(stored.internal), parent=stored.parent)
         call = data.get("call")
@@ -282,16 +277,23 @@ class Activities:
             await self.store.write(cid, change)
             length += len(fresh)
 
-    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]],
-                  replaying: type[Replay] = Replay) -> Live:
-        """The conversation rebuilt from the store, paused at the request the workflow is at
-        (of the kind ``wanted``)."""
+    async def _written_then_loaded(self, data: dict[str, Any]) -> Stored:
+        """The workflow's writes written, then its conversation as the store holds it (a
+        non-retryable ``NotFound`` when it is gone)."""
         await self._write(data)
         cid = data["conversation_id"]
         stored = await self.store.load(cid)
         if stored is None:
             raise ApplicationError(f"no conversation {cid!r} in the store", type="NotFound",
                                    non_retryable=True)
+        return stored
+
+    async def _at(self, data: dict[str, Any], wanted: type[Request[Any]],
+                  replaying: type[Replay] = Replay) -> Live:
+        """The conversation rebuilt from the store, paused at the request the workflow is at
+        (of the kind ``wanted``)."""
+        stored = await self._written_then_loaded(data)
+        cid = stored.id
         live = await self.engine._rebuilt(stored, replaying=replaying)
         self.engine._cache.pop(cid, None)
         pending = live.pending

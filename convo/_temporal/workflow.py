@@ -319,11 +319,18 @@ class _Judge:
                 start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=self.heartbeat,
                 retry_policy=AGAIN)
         except ActivityError as exc:
-            cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type:
-                raise type(cause.type, (Exception,), {})(cause.message) from None
-            raise
+            raise _as_raised(exc) from None
         return Message("assistant", str(text))
+
+
+def _as_raised(exc: ActivityError) -> Exception:
+    """What a judge's or a check's activity raised, as it raised it (its type's name and its
+    message), so the guard trips on it as in one process; else the activity's error."""
+    cause = exc.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        raised: Exception = type(cause.type, (Exception,), {})(cause.message)
+        return raised
+    return exc
 
 
 class _Check:
@@ -348,10 +355,7 @@ class _Check:
                 start_to_close_timeout=CALL_TIMEOUT, heartbeat_timeout=calls.heartbeat,
                 retry_policy=AGAIN)
         except ActivityError as exc:
-            cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type:
-                raise type(cause.type, (Exception,), {})(cause.message) from None
-            raise
+            raise _as_raised(exc) from None
         return said["result"]
 
 

@@ -188,17 +188,24 @@ def turn_runs(conversation_id: str) -> Conflict:
                     "the turn is over")
 
 
+async def _made_by_engine(engine: Engine, conversation_id: str, before: int,
+                          branch_id: str | None) -> list[dict[str, Any]]:
+    """``made`` where the engine makes branches (``Elsewhere``: a Temporal workflow), else
+    here under the original's lease (409 while its turn runs); ``branch_id`` ``None``: a dry
+    run, nothing stored. Its ``not_undone``."""
+    if isinstance(engine, Elsewhere):
+        return await engine.branch_elsewhere(conversation_id, before, branch_id=branch_id)
+    async with engine.turns.hold(conversation_id) as turn:
+        if turn is None:
+            raise turn_runs(conversation_id)
+        return await made(engine, conversation_id, before, branch_id=branch_id)
+
+
 async def preview(engine: Engine, conversation_id: str, before: int) -> dict[str, Any]:
     """What ``branch`` would answer of its ``not_undone``, without making the branch (a dry
     run: the chat page's list before the user confirms): the same checks (409 while a turn
     runs, 400 for a bad ``before``), the same replay; nothing stored."""
-    if isinstance(engine, Elsewhere):
-        calls = await engine.branch_elsewhere(conversation_id, before, branch_id=None)
-    else:
-        async with engine.turns.hold(conversation_id) as turn:
-            if turn is None:
-                raise turn_runs(conversation_id)
-            calls = await made(engine, conversation_id, before)
+    calls = await _made_by_engine(engine, conversation_id, before, None)
     return {"before": before, "not_undone": calls}
 
 
@@ -207,13 +214,7 @@ async def branch(engine: Engine, conversation_id: str, before: int, sink: Sink |
     """Branch ``conversation_id`` before ``before``: 201 and the new conversation (with
     ``parent``, ``not_undone`` and ``added``), or 502 when the model call it made failed."""
     branch_id = secrets.token_urlsafe(16)
-    if isinstance(engine, Elsewhere):
-        calls = await engine.branch_elsewhere(conversation_id, before, branch_id=branch_id)
-    else:
-        async with engine.turns.hold(conversation_id) as turn:
-            if turn is None:
-                raise turn_runs(conversation_id)
-            calls = await made(engine, conversation_id, before, branch_id=branch_id)
+    calls = await _made_by_engine(engine, conversation_id, before, branch_id)
     async with engine.turn(branch_id) as live:
         if isinstance(live.pending, CallModel):  # a reply to make again: at once
             code, body = await engine.retry(live, sink)
