@@ -127,8 +127,8 @@ class Driver:
                         state.mark()
                     answer = yield step
                     if cls is CallModel and state.reply_guards is not None:
-                        # the run's output guards
-                        answer = at_call(state, cast(CallModel, step), answer)
+                        # the run's output guards (``step`` is a CallModel: no cast's call)
+                        answer = at_call(state, step, answer)  # type: ignore[arg-type]
                 elif isinstance(step, Event):
                     replay = self.replay
                     if replay is not None and isinstance(step, replay.watched) \

@@ -23,7 +23,8 @@ from typing import Any
 import attrs
 
 from .._messages import Message
-from .._reply import reasoning_text
+from .._parts import text_of
+from .._reply import REASONING_KEY, reasoning_text
 from .._requests import CallModel, CheckGuards
 from ..events import GuardTripped, ReasoningDelta, ReplyRetracted, TextDelta
 from ..guards._base import Checked, GuardContext, acheck, check
@@ -47,19 +48,26 @@ def at_call(state: RunState, request: CallModel, reply: Message) -> Message:
     """A model's reply as the run's output guards leave it (``RunState.reply_guards``: all plain
     functions), checked by the pump as it comes in, for a template that checks its replies
     (``request.guards`` is not ``None``) without output guards of its own (those ask with
-    ``CheckGuards``, the run's guards first); a reply without text is not checked."""
+    ``CheckGuards``, the run's guards first); a reply without text or reasoning is not
+    checked. (Runs for every model call of a guarded run: no call that a reply without
+    reasoning, or one without text, does not need.)"""
     own = request.guards
     if own is None or request.purpose != "reply" or (own and any(g.on == "output" for g in own)):
         return reply
-    text = reply.text
-    thought = _thought(state, reply)
-    if not text.strip() and not thought:
+    content = reply.content  # (``reply.text``, without the property's call)
+    text = content if content.__class__ is str else text_of(content)
+    # Its reasoning, checked too: nothing to work out for a reply without (the common case).
+    thought = _thought(state, reply) if state.reasoning or REASONING_KEY in reply.metadata \
+        else ""
+    blank = not text or text.isspace()
+    if blank and not thought:
         return reply
     session = state.session
     guards = state.reply_guards
     assert guards is not None
-    ctx = GuardContext(session, session.state)
-    checked = check(guards, text, ctx) if text.strip() else None
+    # (no context made for checks that read none: the built-ins')
+    ctx = GuardContext(session, session.state) if state.reply_context else None
+    checked = None if blank else check(guards, text, ctx)
     withheld = bool(thought) and _tripped(check(guards, thought, ctx))
     if checked is None and not withheld and state.on_event is None:  # passed, nothing held:
         state.held_text = None  # the most common case

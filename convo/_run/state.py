@@ -34,7 +34,8 @@ from ..events import (
     ToolCallsRecovered,
     TurnEnded,
 )
-from ..guards._base import AT_CALL, GuardEnded
+from ..guards._base import GuardEnded
+from ..guards._plan import planned
 from ..tools._toolset import Unlisted
 
 if TYPE_CHECKING:
@@ -101,8 +102,8 @@ class RunState:
 
     __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
                  "held_text", "judged_on", "limit_reached", "listeners", "model_calls", "on_event",
-                 "on_message", "partial", "quiet", "reasoning", "reply_guards", "session",
-                 "settings", "started", "tool_calls", "turn", "unsaid", "usage", "was")
+                 "on_message", "partial", "quiet", "reasoning", "reply_context", "reply_guards",
+                 "session", "settings", "started", "tool_calls", "turn", "unsaid", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
                  clock: Callable[[], float] | None = None) -> None:
@@ -136,18 +137,13 @@ class RunState:
         self.judged_on: frozenset[str] = _NONE
         # The run's output guards when all are plain functions: the pump checks a model's
         # reply with them as it comes in (``convo._run.guarding.at_call``), and templates do
-        # not ask for it (``AT_CALL``).
+        # not ask for it (``AT_CALL``); whether any of them reads its context.
         self.reply_guards: tuple[Any, ...] | None = None
+        self.reply_context = False
         kinds = _NONE  # (no guards: the common case, nothing more to work out)
-        if self.guards:
-            for guard in self.guards:
-                self.guards_on[guard.on] = (*self.guards_on.get(guard.on, ()), guard)
-                if not guard.inline:
-                    self.judged_on |= {guard.on}
-            kinds = frozenset(self.guards_on)
-            if "output" in kinds and "output" not in self.judged_on:
-                self.reply_guards = self.guards_on["output"]
-                kinds |= {AT_CALL}
+        if self.guards:  # (worked out once per list: ``convo.guards._plan``)
+            self.guards_on, self.judged_on, kinds, self.reply_guards, self.reply_context = \
+                planned(self.guards)
         # What the session's templates need to ask (no attrs hook: not a field users set).
         object.__setattr__(session, "_guards_on", kinds)
         # The text streamed so far by the current model call, and what of it is held back

@@ -321,21 +321,27 @@ def _failed(guard: AnyGuard, exc: Exception) -> tuple[Any, None]:
     return (str(exc) or type(exc).__name__), None
 
 
-def check(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext) -> Checked | None:
-    """Run ``guards`` in order on ``value``, blocking; ``None`` when nothing changed."""
-    steps = []
+def check(guards: Sequence[AnyGuard], value: Any, ctx: GuardContext | None
+          ) -> Checked | None:
+    """Run ``guards`` in order on ``value``, blocking; ``None`` when nothing changed. (``ctx``
+    is ``None`` only for guards whose checks read none: ``convo.guards._plan.CONTEXTLESS``.)"""
+    steps: list[tuple[AnyGuard, Any, Any]] = []
     for guard in guards:
         try:
             if guard.inline:  # a plain function: called here (``judge``, without a call)
-                result, verdict = guard.check(value, ctx), None  # type: ignore[union-attr]
-                if result is not True and inspect.isawaitable(result):
+                result = guard.check(value, ctx)  # type: ignore[union-attr]
+                if result is True:
+                    continue  # passed, nothing to record: the common case
+                verdict = None
+                if inspect.isawaitable(result):
                     result = _run_sync(result)
             else:
+                assert ctx is not None  # (a judge's guard reads its context)
                 result, verdict = guard.judge(value, ctx)
         except Exception as exc:
             result, verdict = _failed(guard, exc)
         if result is True and verdict is None:
-            continue  # passed, nothing to record: the common case
+            continue  # passed, nothing to record
         steps.append((guard, result, verdict))
         value, stop = _step(steps, value)
         if stop:

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _pii as _pii
 from ._base import Guard, GuardContext
+from ._plan import contextless
 
 
 def _each_text(value: Any, change: Any) -> Any:
@@ -43,20 +44,24 @@ def pii(kinds: tuple[str, ...] = _pii.KINDS, *, on: str = "output", action: str 
     words = {"email": "an email address", "phone": "a phone number", "card": "a card number",
              "iban": "an IBAN"}
 
-    def check(value: Any, ctx: GuardContext) -> Any:
-        if action == "redact":
-            if isinstance(value, str):  # a message's text: the common case
-                if not _pii.maybe(value):  # nothing any find holds: most replies
-                    return True
-                redacted = _pii.redact(value, kinds)
-                return True if redacted == value else redacted
-            redacted = _each_text(value, lambda text: _pii.redact(text, kinds))
-            return True if redacted == value else redacted
+    maybe, redact = _pii.maybe, _pii.redact
+
+    def redacting(value: Any, ctx: GuardContext | None) -> Any:
+        if isinstance(value, str):  # a message's text: the common case
+            if not maybe(value):  # nothing any find holds: most replies
+                return True
+            redacted = redact(value, kinds)
+        else:  # a tool call's arguments: every string
+            redacted = _each_text(value, lambda text: redact(text, kinds))
+        return True if redacted == value else redacted
+
+    def finding(value: Any, ctx: GuardContext | None) -> Any:
         found = _pii.find(_text(value), kinds)
         return True if not found else f"found {words[found[0][2]]}"
 
+    check = redacting if action == "redact" else finding
     check.__name__ = "pii"
-    return Guard(check, on=on, action=action, **{"name": "pii", **options})
+    return Guard(contextless(check), on=on, action=action, **{"name": "pii", **options})
 
 
 def max_length(n: int, *, on: str = "output", **options: Any) -> Guard:
@@ -64,24 +69,24 @@ def max_length(n: int, *, on: str = "output", **options: Any) -> Guard:
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"max_length: n must be a number of characters (0 or more), got {n!r}")
 
-    def check(value: Any, ctx: GuardContext) -> bool | str:
+    def check(value: Any, ctx: GuardContext | None) -> bool | str:
         size = len(_text(value))
         return size <= n or f"longer than {n} characters ({size})"
 
     check.__name__ = "max_length"
-    return Guard(check, on=on, **{"name": "max_length", **options})
+    return Guard(contextless(check), on=on, **{"name": "max_length", **options})
 
 
 def matches(pattern: str | re.Pattern[str], *, on: str = "output", **options: Any) -> Guard:
     """Trips when ``pattern`` (a regular expression, ``re.search``) matches the value."""
     compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
 
-    def check(value: Any, ctx: GuardContext) -> bool | str:
+    def check(value: Any, ctx: GuardContext | None) -> bool | str:
         found = compiled.search(_text(value))
         return found is None or f"matches {compiled.pattern!r}"
 
     check.__name__ = "matches"
-    return Guard(check, on=on, **{"name": "matches", **options})
+    return Guard(contextless(check), on=on, **{"name": "matches", **options})
 
 
 def json_schema(schema: Mapping[str, Any], *, on: str = "output", **options: Any) -> Guard:
@@ -95,7 +100,7 @@ def json_schema(schema: Mapping[str, Any], *, on: str = "output", **options: Any
     validator = jsonschema.validators.validator_for(schema)(schema)
     validator.check_schema(schema)
 
-    def check(value: Any, ctx: GuardContext) -> bool | str:
+    def check(value: Any, ctx: GuardContext | None) -> bool | str:
         if isinstance(value, str):
             try:
                 value = json.loads(value)
@@ -108,4 +113,4 @@ def json_schema(schema: Mapping[str, Any], *, on: str = "output", **options: Any
         return f"does not match the schema at {where}: {error.message}"
 
     check.__name__ = "json_schema"
-    return Guard(check, on=on, **{"name": "json_schema", **options})
+    return Guard(contextless(check), on=on, **{"name": "json_schema", **options})

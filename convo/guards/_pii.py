@@ -33,10 +33,10 @@ ORDER: Final = re.compile(r"(?:order|invoice|ref|reference|tracking|ticket|no\.?
 MAYBE: Final = re.compile(r"@|[A-Z]{2}\d\d|\d[\d .()/-]{4,}\d")
 _NOT_DIGIT: Final = re.compile(r"\D")
 # Cheaper still, for ASCII text (``\d`` also matches other scripts' digits): a phone or card
-# number has at least 7 digits; an IBAN at least 15 letters and digits, its 2 check digits
-# among them (so with fewer than 7 digits, at least 15 - digits capitals). Counted in C (the
-# bytes, each digit made ``0``, each capital ``A``, anything else ``.``), where one pattern
-# search costs several times as much on a reply's sentence.
+# number has at least 7 digits; an IBAN at least 15 capitals and digits, 2 digits among them.
+# Counted in C (the text's bytes, each digit made ``0``, each capital ``A``, anything else
+# ``.``), where one pattern search costs several times as much on a reply's sentence; a text
+# with fewer than 7 digits and capitals (a short sentence, most often) after one count.
 _CLASSES: Final = bytes(48 if 48 <= b <= 57 else 65 if 65 <= b <= 90 else 46 for b in range(256))
 
 Span = tuple[int, int, str]
@@ -68,8 +68,11 @@ def maybe(text: str) -> bool:
     if "@" in text or not text.isascii():
         return MAYBE.search(text) is not None
     classes = text.encode().translate(_CLASSES)
+    kept = len(classes) - classes.count(46)  # its digits and capitals
+    if kept < 7:
+        return False  # no phone or card number, no IBAN
     digits = classes.count(48)
-    if digits >= 7 or (digits >= 2 and classes.count(65) >= 15 - digits):
+    if digits >= 7 or (digits >= 2 and kept >= 15):
         return MAYBE.search(text) is not None
     return False
 

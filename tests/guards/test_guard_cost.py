@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
+import convo._run.guarding
 import convo.templates._batch
 import convo.templates._guarding
 from convo import Runner
 from convo._requests import CheckGuards
 from convo._run.stack import Forwarding
 from convo._run.state import RunState
-from convo.guards import Guard, ModelGuard, pii
+from convo.guards import Guard, ModelGuard, matches, pii
 from convo.models import MockModel
 from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
 from convo.tools import tool
@@ -163,3 +164,62 @@ def test_a_plain_guard_never_runs_again_for_a_stored_value() -> None:
         guards=guards).resume(first)
     assert checked == ["card 4111 1111 1111 1111", "no more"]
     assert [m.text for m in resumed.messages] == ["hi", "card [card]", "more?", "no more"]
+
+
+# -- what a reply checked by the pump pays for: its check, little else --------------------------
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many ``GuardContext``s the pump made for a reply, and how often it worked out a
+    reply's reasoning."""
+    counts = {"contexts": 0, "reasoning": 0}
+    context, thought = convo._run.guarding.GuardContext, convo._run.guarding._thought
+
+    def counted_context(*args: Any) -> Any:
+        counts["contexts"] += 1
+        return context(*args)
+
+    def counted_thought(*args: Any) -> Any:
+        counts["reasoning"] += 1
+        return thought(*args)
+
+    monkeypatch.setattr(convo._run.guarding, "GuardContext", counted_context)
+    monkeypatch.setattr(convo._run.guarding, "_thought", counted_thought)
+    return counts
+
+
+def test_a_built_in_guard_is_checked_without_a_context_or_a_reasoning_check(
+        made: dict[str, int]) -> None:
+    # The built-ins read nothing of ``ctx``: none is made for them; a reply without reasoning
+    # has none to work out (its check costs nothing).
+    session = Runner(model(), TEMPLATE, guards=[pii(), matches("secret", name="secret")]).run()
+    assert session.messages[-1].text == "It is sunny, call [phone]."
+    assert made == {"contexts": 0, "reasoning": 0}
+
+
+def test_a_check_that_reads_its_context_gets_the_runs(made: dict[str, int]) -> None:
+    got: list[Any] = []
+
+    def reads(value: str, ctx: Any) -> bool:
+        got.append((value, ctx.session, ctx.state, ctx.scope, ctx.call))
+        return True
+
+    session = Runner(model(), TEMPLATE, guards=[pii(), Guard(reads, on="output")]).run()
+    assert got == [("It is sunny, call [phone].", session, session.state, (), None)]
+    assert made == {"contexts": 1, "reasoning": 0}  # the reply with text; the call's has none
+
+
+def test_each_runner_applies_its_own_guards_when_lists_take_turns() -> None:
+    # How a run applies its guards is worked out once per list (``convo.guards._plan``): a
+    # runner per conversation with one list, then another list, then the first again.
+    redacting, blocking = [pii()], [matches("sunny", name="sunny")]
+    texts = [Runner(model(), TEMPLATE, guards=guards).run().messages[-1].text
+             for guards in (redacting, redacting, blocking, redacting, blocking)]
+    assert texts == ["It is sunny, call [phone].", "It is sunny, call [phone].",
+                     "Sorry, I can't help with that.", "It is sunny, call [phone].",
+                     "Sorry, I can't help with that."]
+    redacting.append(matches("sunny", name="sunny"))  # the same list, changed: checked again
+    assert Runner(model(), TEMPLATE, guards=redacting).run().messages[-1].text == \
+        "Sorry, I can't help with that."
+    with pytest.raises(ValueError, match="pii"):
+        Runner(model(), TEMPLATE, guards=[*redacting, pii()])
