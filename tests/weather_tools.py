@@ -44,15 +44,17 @@ def agent(question: str, *tools: Tool, system: str = "You are an agent.") -> Lin
                            ToolingTemplate(list(tools) or [weather])])
 
 
-def chat_loop(*tools: Any, system: str = "Be brief.", **tooling: Any) -> LinearTemplate:
+def chat_loop(*tools: Any, system: str = "Be brief.", turns: int | None = None,
+              **tooling: Any) -> LinearTemplate:
     """A chat: ``system``, then a user turn and an agent turn with ``tools`` (anything a
-    ToolingTemplate takes: tools, toolsets, MCP servers), round and round. ``tooling`` goes to
-    the ToolingTemplate (``context=``, ``before=`` ...)."""
+    ToolingTemplate takes: tools, toolsets, MCP servers), round and round (``turns`` times if
+    given). ``tooling`` goes to the ToolingTemplate (``context=``, ``before=`` ...)."""
     return LinearTemplate([SystemTemplate(system), LoopTemplate([
-        UserTemplate(), ToolingTemplate(list(tools), **tooling)])])
+        UserTemplate(), ToolingTemplate(list(tools), **tooling)], exit_loop_count=turns)])
 
 
-def chat(system: str) -> LinearTemplate:
-    """``system``, then a user message and a reply round and round (no tools)."""
-    return LinearTemplate([SystemTemplate(system), LoopTemplate([UserTemplate(),
-                                                                 AssistantTemplate()])])
+def chat(system: str, *, turns: int | None = None) -> LinearTemplate:
+    """``system``, then a user message and a reply round and round (``turns`` times if
+    given; no tools)."""
+    return LinearTemplate([SystemTemplate(system), LoopTemplate(
+        [UserTemplate(), AssistantTemplate()], exit_loop_count=turns)])
