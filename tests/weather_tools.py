@@ -1,7 +1,8 @@
 """The tools most tests call, and the two bot shapes that offer tools: ``weather`` (a city's
 weather, always sunny), ``answer`` (a terminal tool: its result ends the turn), ``agent`` (one
 question, one agent turn), ``chat_loop`` (a system line, then user turns and agent turns
-round and round: the shape of a served chat) and ``chat`` (the same without tools)."""
+round and round: the shape of a served chat) and ``chat`` (the same without tools, perhaps
+greeting first)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,11 @@ def chat_loop(*tools: Any, system: str = "Be brief.", turns: int | None = None,
         UserTemplate(), ToolingTemplate(list(tools), **tooling)], exit_loop_count=turns)])
 
 
-def chat(system: str, *, turns: int | None = None) -> LinearTemplate:
-    """``system``, then a user message and a reply round and round (``turns`` times if
-    given; no tools)."""
-    return LinearTemplate([SystemTemplate(system), LoopTemplate(
-        [UserTemplate(), AssistantTemplate()], exit_loop_count=turns)])
+def chat(system: str | None, *, greeting: str | None = None, turns: int | None = None
+         ) -> LinearTemplate:
+    """``system`` (none if None), the assistant's ``greeting`` if given, then a user message
+    and a reply round and round (``turns`` times if given; no tools)."""
+    opening = ([SystemTemplate(system)] if system is not None else []) + (
+        [AssistantTemplate(greeting)] if greeting is not None else [])
+    return LinearTemplate([*opening, LoopTemplate([UserTemplate(), AssistantTemplate()],
+                                                  exit_loop_count=turns)])

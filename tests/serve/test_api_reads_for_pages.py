@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from weather_tools import chat_loop
+from weather_tools import chat, chat_loop
 
 from convo import Approval, HandoffTool, Message
 from convo.models import FunctionModel
 from convo.serve import TokenTable, create_app
 from convo.templates import (
-    AssistantTemplate,
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
@@ -118,9 +117,7 @@ def test_the_chat_page_knows_whether_a_new_conversation_greets(store_url: str) -
     """Opening the page stores nothing; it reads whether a new conversation says something
     before it waits for the user (then it stores one on opening, to show that)."""
     assert _greets(TEMPLATE, store_url) == "false"  # a system message, then the user
-    assert _greets(LinearTemplate([AssistantTemplate("Hello! How can I help?"),
-                                   LoopTemplate([UserTemplate(), AssistantTemplate()])]),
-                   store_url) == "true"
+    assert _greets(chat(None, greeting="Hello! How can I help?"), store_url) == "true"
     assert _greets(LinearTemplate([SystemTemplate("Greet the user."), LoopTemplate([
         ToolingTemplate([note]), UserTemplate()])]), store_url) == "true"  # the model first
 
