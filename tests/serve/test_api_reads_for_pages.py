@@ -8,14 +8,15 @@ user."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from staff_bot import TEMPLATE, note, ran, reply, seen
 from starlette.testclient import TestClient
-from weather_tools import chat, chat_loop
+from weather_tools import chat
 
-from convo import Approval, HandoffTool, Message
+from convo import Approval
 from convo.models import FunctionModel
 from convo.serve import TokenTable, create_app
 from convo.templates import (
@@ -25,38 +26,7 @@ from convo.templates import (
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import tool
 
-seen: list[str] = []  # the last message of each model call
-
-
-@tool(needs_approval=True)
-def note(text: str) -> str:
-    """Keep a note."""
-    return "noted"
-
-
-@tool(needs_approval=True, approver="operator")
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    last = messages[-1]
-    seen.append(last.text)
-    if last.role == "tool":
-        return f"Done: {last.text}"
-    if last.text.startswith("note "):
-        return f"{{note(text='{last.text[5:]}')}}"
-    if last.text.startswith("refund "):
-        return f"{{refund(order='{last.text[7:]}')}}"
-    if last.text == "a person please":
-        return "{handoff()}"
-    return f"You said {last.text!r}"
-
-
-TEMPLATE = chat_loop(note, refund, HandoffTool())
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
 ANN = {"Authorization": "Bearer t-ann"}
 OLGA = {"Authorization": "Bearer t-olga"}
@@ -65,6 +35,7 @@ OLGA = {"Authorization": "Bearer t-olga"}
 @pytest.fixture(params=[1000, 0], ids=["cached", "rebuilt"])
 def client(store_url: str, request: pytest.FixtureRequest) -> Iterator[TestClient]:
     """The app on each store; ``rebuilt``: every request rebuilds the conversation from it."""
+    ran.clear()
     seen.clear()
     app = create_app(TEMPLATE, FunctionModel(reply), store=store_url, auth=USERS,
                      cache_size=request.param)
@@ -158,7 +129,7 @@ def test_a_staff_rejection_says_staff_to_the_model_and_the_user(client: TestClie
     assert [m["content"] for m in done["added"]] == ["Rejected by staff: not now",
                                                      "Done: Rejected by staff: not now"]
     assert done["added"][0]["metadata"] == {"rejected": True}
-    assert seen[-1] == "Rejected by staff: not now"  # what the model was told
+    assert seen[-1][-1] == "Rejected by staff: not now"  # what the model was told
     stored = client.get(url, headers=ANN).json()
     assert [m["content"] for m in stored["messages"][-2:]] == [
         "Rejected by staff: not now", "Done: Rejected by staff: not now"]

@@ -4,52 +4,17 @@ the handoff routes and their statuses, and a rebuild from the store in the middl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from message_json import unnumbered
+from staff_bot import TEMPLATE, ran, reply, seen
 from starlette.testclient import TestClient
-from weather_tools import chat_loop
 
-from convo import FunctionModel, HandoffTool, Message, tool
+from convo import FunctionModel
 from convo.serve import TokenTable, create_app
 
-ran: list[str] = []
-seen: list[list[str]] = []  # what each model call was sent (its messages' texts)
-
-
-@tool(needs_approval=True, approver="operator")
-def refund(order: str) -> str:
-    """Refund an order."""
-    ran.append(order)
-    return f"refunded {order}"
-
-
-@tool(needs_approval=True)
-def note(text: str) -> str:
-    """Keep a note."""
-    ran.append(f"note {text}")
-    return "noted"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    seen.append([m.text for m in messages])
-    last = messages[-1]
-    if last.role == "tool":
-        return f"Done: {last.content}"
-    if last.content.startswith("refund "):
-        return f"{{refund(order='{last.content[7:]}')}}"
-    if last.content.startswith("note "):
-        return f"{{note(text='{last.content[5:]}')}}"
-    if last.content.startswith("both "):
-        return f"{{note(text='{last.content[5:]}')}} {{refund(order='{last.content[5:]}')}}"
-    if last.content == "a person please":
-        return "{handoff(reason='asked for a person')}"
-    return f"You said {last.content!r}"
-
-
-TEMPLATE = chat_loop(refund, note, HandoffTool())
 USERS = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
                     "t-olga": {"user": "olga", "role": "operator"}})
 ANN = {"Authorization": "Bearer t-ann"}
