@@ -1,7 +1,8 @@
 """The bot of the staff-approval and handoff tests (API.md §19): a ``refund`` an operator
 approves, a ``note`` its user approves (both noted in ``ran``), and a handoff to a person; its
 model answers by the last message ("refund ID", "note TEXT", "both X", "a person please") and
-keeps what each call was sent in ``seen``. A test clears ``ran`` and ``seen`` first."""
+keeps what each call was sent in ``seen``. ``staff_app`` serves it to ann (a user) and olga
+(an operator), whose headers are ``ANN`` and ``OLGA``, with ``ran`` and ``seen`` cleared."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 from weather_tools import chat_loop
 
-from convo import HandoffTool, Message, tool
+from convo import FunctionModel, HandoffTool, Message, tool
+from convo.serve import TokenTable, create_app
 
 ran: list[str] = []
 seen: list[list[str]] = []  # what each model call was sent (its messages' texts)
@@ -47,3 +49,15 @@ def reply(messages: Sequence[Message], tools: Any) -> str:
 
 
 TEMPLATE = chat_loop(refund, note, HandoffTool())
+
+USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
+ANN = {"Authorization": "Bearer t-ann"}
+OLGA = {"Authorization": "Bearer t-olga"}
+
+
+def staff_app(store: str, **options: Any) -> Any:
+    """The bot served on ``store`` to ``USERS``, ``ran`` and ``seen`` cleared; ``options``
+    go to ``create_app``."""
+    ran.clear()
+    seen.clear()
+    return create_app(TEMPLATE, FunctionModel(reply), store=store, auth=USERS, **options)

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from staff_bot import TEMPLATE, note, ran, reply, seen
+from staff_bot import ANN, OLGA, TEMPLATE, USERS, note, reply, seen, staff_app
 from starlette.testclient import TestClient
 from weather_tools import chat
 
 from convo import Approval
 from convo.models import FunctionModel
-from convo.serve import TokenTable, create_app
+from convo.serve import create_app
 from convo.templates import (
     LinearTemplate,
     LoopTemplate,
@@ -27,19 +27,11 @@ from convo.templates import (
     UserTemplate,
 )
 
-USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
-ANN = {"Authorization": "Bearer t-ann"}
-OLGA = {"Authorization": "Bearer t-olga"}
-
 
 @pytest.fixture(params=[1000, 0], ids=["cached", "rebuilt"])
 def client(store_url: str, request: pytest.FixtureRequest) -> Iterator[TestClient]:
     """The app on each store; ``rebuilt``: every request rebuilds the conversation from it."""
-    ran.clear()
-    seen.clear()
-    app = create_app(TEMPLATE, FunctionModel(reply), store=store_url, auth=USERS,
-                     cache_size=request.param)
-    with TestClient(app) as c:
+    with TestClient(staff_app(store_url, cache_size=request.param)) as c:
         yield c
 
 

@@ -9,26 +9,14 @@ from typing import Any
 
 import pytest
 from message_json import unnumbered
-from staff_bot import TEMPLATE, ran, reply, seen
+from staff_bot import ANN, OLGA, ran, seen, staff_app
 from starlette.testclient import TestClient
-
-from convo import FunctionModel
-from convo.serve import TokenTable, create_app
-
-USERS = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
-                    "t-olga": {"user": "olga", "role": "operator"}})
-ANN = {"Authorization": "Bearer t-ann"}
-OLGA = {"Authorization": "Bearer t-olga"}
 
 
 @pytest.fixture(params=[1000, 0], ids=["cached", "rebuilt"])
 def client(tmp_path: Any, request: pytest.FixtureRequest) -> Iterator[TestClient]:
-    ran.clear()
-    seen.clear()
     # cache_size=0: every request rebuilds the conversation from the store
-    app = create_app(TEMPLATE, FunctionModel(reply), store=f"sqlite:///{tmp_path}/c.db",
-                     auth=USERS, cache_size=request.param)
-    with TestClient(app) as c:
+    with TestClient(staff_app(f"sqlite:///{tmp_path}/c.db", cache_size=request.param)) as c:
         yield c
 
 
@@ -157,10 +145,8 @@ def test_operator_routes_answer_409_when_not_handed_off(client: TestClient) -> N
 def test_a_hand_back_in_another_worker_is_seen_by_this_one(tmp_path: Any) -> None:
     # Two workers on one store, each keeping paused conversations in its cache: a hand-back
     # adds no message, so the cache must also compare where the conversation waits.
-    ran.clear()
     store = f"sqlite:///{tmp_path}/shared.db"
-    one = create_app(TEMPLATE, FunctionModel(reply), store=store, auth=USERS)
-    two = create_app(TEMPLATE, FunctionModel(reply), store=store, auth=USERS)
+    one, two = staff_app(store), staff_app(store)
     with TestClient(one) as a, TestClient(two) as b:
         url = _handed_off(a)
         assert b.post(f"{url}/handback", json={}, headers=OLGA).status_code == 200
