@@ -52,6 +52,32 @@ def validate_tree(root: Template) -> None:
     that has states or moves)."""
     if not isinstance(root, Template):
         raise DefinitionError(f"expected a Template to run, got {type(root).__name__} {root!r}")
+    if not _plain(root):
+        _check(root)
+
+
+def _plain(root: Template) -> bool:
+    """Whether ``_check`` has nothing to find in the tree: every child a Template, no
+    ``template_id`` on two nodes, no Break outside a loop, no states or moves. Made for every
+    runner built, so it makes no places; a tree it is unsure of gets the full check, which
+    names them."""
+    seen: dict[str, Template] = {}
+    stack: list[tuple[Template, bool]] = [(root, False)]
+    while stack:
+        node, looped = stack.pop()
+        if node.template_id is not None and seen.setdefault(node.template_id, node) is not node:
+            return False
+        if (not looped and isinstance(node, BreakTemplate)) or has_states(node):
+            return False
+        looped = looped or isinstance(node, LoopTemplate)
+        for kid in node.children():
+            if not isinstance(kid, Template):
+                return False
+            stack.append((kid, looped))
+    return True
+
+
+def _check(root: Template) -> None:
     seen: dict[str, tuple[Template, Where]] = {}
     states = False
     for node, where, loops in walk(root):
