@@ -449,6 +449,28 @@ def test_a_tree_changed_after_a_runner_was_built_is_checked_again() -> None:
                                "LoopTemplate > [0] UserTemplate(template_id='intro')")
 
 
+def test_an_object_that_only_claims_to_be_a_break_is_checked_as_one() -> None:
+    # The quick first pass asks of classes; what merely says it is a Template (its
+    # ``__class__``, as a proxy's) gets the full check, which asks as it always did.
+    class Claims:
+        template_id = None
+
+        @property
+        def __class__(self) -> type:
+            return BreakTemplate
+
+        def children(self) -> tuple[()]:
+            return ()
+
+        def label(self) -> str:
+            return "BreakTemplate"
+
+    with pytest.raises(DefinitionError) as info:
+        Runner(None, LinearTemplate([UserTemplate("hi"), Claims()]))  # type: ignore[list-item]
+    assert str(info.value) == ("BreakTemplate at LinearTemplate > [1] BreakTemplate is not "
+                               "inside any LoopTemplate: it can only leave an enclosing loop")
+
+
 def test_one_template_twice_in_a_tree_is_no_duplicate() -> None:
     shared = AssistantTemplate("a", template_id="same")
     Runner(None, LinearTemplate([shared, LoopTemplate([shared], exit_loop_count=1), shared]))
