@@ -1,7 +1,8 @@
 """Messages while a turn runs (API.md §26) on two workers of one store (SQLite, Postgres): a
 message sent to one worker while the other's turn lets its lease go (its last write made) waits
 for the lease, not a 409; a turn that runs on the other worker is refused at once (or the
-message queued).
+message queued); and a message queued on a worker whose watcher of the queue has just read it
+empty is still answered once the other worker's turn ends.
 
 Both workers are apps in one event loop, each with a store of its own on one database; the
 moments between two steps are held open by the stores (``Gates``), the bot's model and tool by
@@ -185,5 +186,44 @@ def test_a_message_to_another_worker_behind_a_finishing_turns_queue_is_refused_a
         assert said(await settled(one, cid)) == [
             ("user", "slow one"), ("assistant", "re: slow one"),
             ("user", "queued"), ("assistant", "re: queued")]
+
+    two_workers(bot, shared_url, test)
+
+
+def test_a_message_queued_as_the_watcher_finds_the_queue_empty_is_answered_after_the_turn(
+        bot: Bot, shared_url: str) -> None:
+    """Worker one's watcher of the queue reads it empty (a steered message was taken) and is
+    held before it stops; a turn starts on worker two, and a message queued on worker one
+    meanwhile is answered once that turn ends (before the fix: stored, shown, never taken)."""
+    reply = bot.reply
+    gates: list[Gates] = []
+
+    async def arming(messages: Sequence[Message], tools: Any) -> str:
+        if messages[-1].text == "the order number is A7":  # taken: the turn read the queue
+            gates[0].hold_read = True
+        return await reply(messages, tools)
+
+    bot.reply = arming  # type: ignore[method-assign]
+
+    async def test(one: Client, two: Client, cid: str, watching: Gates, _: Gates) -> None:
+        gates.append(watching)
+        first = asyncio.create_task(post(one, cid, "look A"))
+        await bot.in_tool.wait()
+        assert (await post(one, cid, "the order number is A7", "steer")).status_code == 202
+        bot.tool_gate.set()
+        assert (await first).json()["queued"] == []
+        await watching.reading.wait()  # the watcher read the queue: empty
+        second = asyncio.create_task(post(two, cid, "slow two"))
+        await bot.in_model.wait()  # a turn runs on worker two
+        queued = await post(one, cid, "three", "queue")
+        assert queued.status_code == 202, queued.json()
+        watching.read_on.set()  # the watcher goes on with what it read
+        bot.model_gate.set()
+        assert (await second).status_code == 200
+        assert said(await settled(one, cid)) == [
+            ("user", "look A"), ("assistant", ""), ("tool", "found A"),
+            ("user", "the order number is A7"), ("assistant", "re: the order number is A7"),
+            ("user", "slow two"), ("assistant", "re: slow two"),
+            ("user", "three"), ("assistant", "re: three")]
 
     two_workers(bot, shared_url, test)
