@@ -14,8 +14,8 @@ INSTALL_SERVE: Final = ('install the serve extra: pip install -e ".[serve]" in c
 
 #: Why ``/mcp`` answers 501, or ``faces=["mcp"]`` is refused, without the mcp extra.
 MCP_MISSING: Final = ('the MCP face (/mcp) needs the mcp package, which is not installed: '
-                      'pip install "convo[mcp]" (from convo\'s checkout: pip install -e '
-                      '".[mcp]")')
+                      'pip install -e ".[mcp]" in convo\'s checkout, or '
+                      'pip install "convo[mcp]" from an index that serves this convo')
 
 
 class Refused(Exception):

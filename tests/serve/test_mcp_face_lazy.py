@@ -19,8 +19,9 @@ import pytest
 
 TESTS = str(Path(__file__).resolve().parents[1])
 
-MISSING = ('the MCP face (/mcp) needs the mcp package, which is not installed: pip install '
-           '"convo[mcp]" (from convo\'s checkout: pip install -e ".[mcp]")')
+MISSING = ('the MCP face (/mcp) needs the mcp package, which is not installed: '
+           'pip install -e ".[mcp]" in convo\'s checkout, or '
+           'pip install "convo[mcp]" from an index that serves this convo')
 
 BLOCK_MCP = """
 import importlib.abc
