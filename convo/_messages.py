@@ -85,7 +85,10 @@ class ToolCall:
 
 # ``__init__`` written out (not attrs'): the fields' converters and the role's check inline,
 # without four calls per message (a rebuild makes one per user message it replays); the same
-# signature, conversions and check as the fields below declare.
+# signature, conversions and check as the fields below declare. Its fields are set as attrs
+# sets a frozen class's, through ``object.__setattr__`` bound once to the new message (a call
+# of the unbound one copies its arguments again, for each field).
+_BIND_SETATTR: Final = object.__setattr__.__get__
 @attrs.frozen(slots=True, weakref_slot=False, init=False)
 class Message:
     """One message of a conversation.
@@ -113,15 +116,14 @@ class Message:
                  tool_calls: Any = (), tool_call_id: str | None = None,
                  name: str | None = None, metadata: Mapping[str, Any] | None = _NO_METADATA,
                  id: str | None = None) -> None:
-        set_ = object.__setattr__
-        set_(self, "role", role)
-        set_(self, "content", content if content.__class__ is str else normalize(content))
-        set_(self, "tool_calls", tool_calls if tool_calls.__class__ is tuple else
-             tuple(tool_calls))
-        set_(self, "tool_call_id", tool_call_id)
-        set_(self, "name", name)
-        set_(self, "metadata", MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
-        set_(self, "id", id)
+        set_ = _BIND_SETATTR(self)
+        set_("role", role)
+        set_("content", content if content.__class__ is str else normalize(content))
+        set_("tool_calls", tool_calls if tool_calls.__class__ is tuple else tuple(tool_calls))
+        set_("tool_call_id", tool_call_id)
+        set_("name", name)
+        set_("metadata", MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
+        set_("id", id)
         if role not in ROLES and not attrs.validators.get_disabled():
             _check_role(self, _ROLE, role)
 
@@ -244,7 +246,8 @@ def with_id(message: Message, id: str | None) -> Message:
     if type(message) is not Message:  # (a subclass may hold more)
         return attrs.evolve(message, id=id)
     new = object.__new__(Message)
+    set_ = _BIND_SETATTR(new)
     for name, value in zip(_FIELDS, _VALUES(message), strict=True):  # (one call: all)
-        object.__setattr__(new, name, value)
-    object.__setattr__(new, "id", id)
+        set_(name, value)
+    set_("id", id)
     return new

@@ -11,7 +11,6 @@ run's ``RunState``, for every way of answering.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -119,9 +118,10 @@ class Runner:
                                                 validator=check_window)
     guards: tuple[AnyGuard, ...] = attrs.field(default=(), kw_only=True,
                                                converter=_runner_guards)
-    #: The sessions of the runs in progress (``steer``), by ``id``, and how many runs each.
-    _running: dict[int, tuple[Session, int]] = attrs.field(factory=dict, init=False, repr=False)
-    _guard: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
+    #: The sessions of the runs in progress (``steer`` finds them), by the ``id`` of their
+    #: ``Run``: one entry per run, put in and taken out whole (no lock: each is one dict
+    #: operation, and a run's entry is its own, however many runs share a session).
+    _running: dict[int, Session] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         validate_tree(self.template)
@@ -162,7 +162,7 @@ class Runner:
     def run(self, session: Session | None = None) -> Session:
         """Run the conversation to its end, blocking."""
         run = self.start(session)
-        key = self._began(run.session)
+        key = self._began(run)
         try:
             drive(run.driver, run.answerer)
         finally:
@@ -177,36 +177,28 @@ class Runner:
         before such a point takes it as the reply to its next ``AskUser``. Until taken it is
         in ``session.queued``. No run in progress on ``session``: ``RuntimeError``."""
         message = Message("user", text)
-        with self._guard:
-            running = self._running.get(id(session))
-            if running is None or running[0] is not session:
-                raise RuntimeError("Runner.steer: no run of this runner is in progress on this "
-                                   "session; pass the Session given to run(session) or "
-                                   "arun(session) while it runs")
-            session.queued.append(message)
+        # (a copy, taken in one step: runs begin and end on other threads meanwhile)
+        if not any(running is session for running in list(self._running.values())):
+            raise RuntimeError("Runner.steer: no run of this runner is in progress on this "
+                               "session; pass the Session given to run(session) or "
+                               "arun(session) while it runs")
+        session.queued.append(message)
         return message
 
     async def asteer(self, session: Session, text: Content) -> Message:
         """``steer`` from a coroutine (on the run's loop or another)."""
         return self.steer(session, text)
 
-    # A run in progress on a session (``steer`` finds it): ``_began`` before it is driven,
+    # A run in progress (``steer`` finds its session): ``_began`` before it is driven,
     # ``_ended`` in a ``finally`` after (two calls, not a context manager's generator: this
     # runs for every run).
-    def _began(self, session: Session) -> int:
-        key = id(session)
-        with self._guard:
-            known = self._running.get(key)
-            self._running[key] = (session, 1 if known is None else known[1] + 1)
+    def _began(self, run: Run) -> int:
+        key = id(run)  # (the run lives until ``_ended``: no other run has its id meanwhile)
+        self._running[key] = run.session
         return key
 
     def _ended(self, key: int) -> None:
-        with self._guard:
-            kept, count = self._running[key]
-            if count > 1:
-                self._running[key] = (kept, count - 1)
-            else:
-                del self._running[key]
+        del self._running[key]
 
     async def arun(self, session: Session | None = None) -> Session:
         """Run the conversation to its end on the running event loop.
@@ -216,7 +208,7 @@ class Runner:
         the run with status ``stopped``, the session intact.
         """
         run = self.start(session)
-        key = self._began(run.session)
+        key = self._began(run)
         try:
             await adrive(run.driver, run.answerer)
         finally:
@@ -227,7 +219,7 @@ class Runner:
         """Continue ``saved`` (a ``Session``, or the path of a transcript), blocking: what was
         saved is replayed, then the run goes on live. Returns the new session."""
         run = self.start(saved=saved)
-        key = self._began(run.session)
+        key = self._began(run)
         try:
             drive(run.driver, run.answerer)
         finally:
@@ -237,7 +229,7 @@ class Runner:
     async def aresume(self, saved: Saved) -> Session:
         """``resume`` on the running event loop."""
         run = self.start(saved=saved)
-        key = self._began(run.session)
+        key = self._began(run)
         try:
             await adrive(run.driver, run.answerer)
         finally:

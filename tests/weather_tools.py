@@ -1,7 +1,8 @@
 """The tools most tests call, and the two bot shapes that offer tools: ``weather`` (a city's
 weather, always sunny), ``answer`` (a terminal tool: its result ends the turn), ``agent`` (one
 question, one agent turn), ``chat_loop`` (a system line, then user turns and agent turns
-round and round: the shape of a served chat) and ``chat`` (the same without tools)."""
+round and round: the shape of a served chat) and ``chat`` (the same without tools, perhaps
+greeting first)."""
 
 from __future__ import annotations
 
@@ -44,15 +45,20 @@ def agent(question: str, *tools: Tool, system: str = "You are an agent.") -> Lin
                            ToolingTemplate(list(tools) or [weather])])
 
 
-def chat_loop(*tools: Any, system: str = "Be brief.", **tooling: Any) -> LinearTemplate:
+def chat_loop(*tools: Any, system: str = "Be brief.", turns: int | None = None,
+              **tooling: Any) -> LinearTemplate:
     """A chat: ``system``, then a user turn and an agent turn with ``tools`` (anything a
-    ToolingTemplate takes: tools, toolsets, MCP servers), round and round. ``tooling`` goes to
-    the ToolingTemplate (``context=``, ``before=`` ...)."""
+    ToolingTemplate takes: tools, toolsets, MCP servers), round and round (``turns`` times if
+    given). ``tooling`` goes to the ToolingTemplate (``context=``, ``before=`` ...)."""
     return LinearTemplate([SystemTemplate(system), LoopTemplate([
-        UserTemplate(), ToolingTemplate(list(tools), **tooling)])])
+        UserTemplate(), ToolingTemplate(list(tools), **tooling)], exit_loop_count=turns)])
 
 
-def chat(system: str) -> LinearTemplate:
-    """``system``, then a user message and a reply round and round (no tools)."""
-    return LinearTemplate([SystemTemplate(system), LoopTemplate([UserTemplate(),
-                                                                 AssistantTemplate()])])
+def chat(system: str | None, *, greeting: str | None = None, turns: int | None = None
+         ) -> LinearTemplate:
+    """``system`` (none if None), the assistant's ``greeting`` if given, then a user message
+    and a reply round and round (``turns`` times if given; no tools)."""
+    opening = ([SystemTemplate(system)] if system is not None else []) + (
+        [AssistantTemplate(greeting)] if greeting is not None else [])
+    return LinearTemplate([*opening, LoopTemplate([UserTemplate(), AssistantTemplate()],
+                                                  exit_loop_count=turns)])

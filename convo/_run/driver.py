@@ -57,7 +57,10 @@ class Driver:
         self.steered = False
         self._gen = self._pump(flow)
         if replay is None:  # (a replay has the run follow the state's changes once it is live)
-            state.follow(rewound(state.session.state, state.session.internal, (), 0))
+            session = state.session
+            # (a new session's state is empty, with nothing to undo: nothing to rewind)
+            state.follow(rewound(session.state, session.internal, (), 0)
+                         if session.state or STATE_UNDO in session.internal else {})
 
     def step(self, answer: Any = None) -> Request[Any] | None:
         """Answer the last request (``None`` to start) and run to the next one."""

@@ -60,7 +60,9 @@ def create_app(template: Template, model: Model | None = None, *, store: str | T
     anything.").
     ``faces`` chooses the protocols served (§24): an iterable of ``"native"``, ``"agui"``,
     ``"ai-sdk"``, ``"openai"``, ``"mcp"`` (default: all); a face that is off answers JSON 404
-    at its routes; ``/api/health`` is always served; the pages need ``"native"``.
+    at its routes; ``/api/health`` is always served; the pages need ``"native"``. The ``"mcp"``
+    face needs the mcp extra: without it ``/mcp`` answers 501 saying so, and naming it in
+    ``faces`` is a ``ValueError``.
     ``tool_name`` and ``description`` are the bot's MCP tool's at ``/mcp`` (§25; default: the
     ``title``, characters outside ``[A-Za-z0-9_.-]`` replaced by ``_``, and a sentence naming
     it).

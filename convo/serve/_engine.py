@@ -239,7 +239,9 @@ class Engine:
         self.cache_size = cache_size
         self.max_queued = max_queued
         self._cache: OrderedDict[str, Live] = OrderedDict()
-        self._watching: set[str] = set()  # conversations whose queue this worker will drain
+        # The conversations whose queue this worker will drain: whether it was asked again
+        # since its watcher last began to look (it then looks once more before it stops).
+        self._watching: dict[str, bool] = {}
         self._interrupting: dict[str, int] = {}  # an interrupt waits for their lease
         self.tasks: set[asyncio.Task[Any]] = set()
 
@@ -745,15 +747,21 @@ class Engine:
 
     def _watch(self, conversation_id: str) -> None:
         """Drain the conversation's queue once no turn holds it (one watcher per
-        conversation in this worker)."""
+        conversation in this worker). A watcher asked again while it looks (a message
+        queued here after it read the queue empty) looks once more before it stops."""
         if conversation_id in self._watching:
+            self._watching[conversation_id] = True
             return
-        self._watching.add(conversation_id)
+        self._watching[conversation_id] = False
         task = asyncio.ensure_future(self._drain_when_free(conversation_id))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
     async def _drain_when_free(self, conversation_id: str) -> None:
+        """The watcher (``_watch``). It reads the queue without the lease; a message queued
+        here after that read (while a turn another worker began meanwhile runs) asks it again,
+        and it looks at that ask and stops in one step of the event loop: every message
+        queued here is read by this watcher or by the one the next ``_watch`` starts."""
         try:
             while True:
                 turn = self.turns.running.get(conversation_id)
@@ -762,14 +770,17 @@ class Engine:
                 elif conversation_id in self._interrupting \
                         or await self.store.running(conversation_id):
                     await asyncio.sleep(POLL_S)  # (another worker's turn: its lease is read)
-                elif not await self._takes_messages(conversation_id) \
-                        or await self.drain(conversation_id):
-                    return
+                else:
+                    self._watching[conversation_id] = False  # asked before: read below
+                    if (not await self._takes_messages(conversation_id)
+                            or await self.drain(conversation_id)) \
+                            and not self._watching[conversation_id]:
+                        return
         except (StoreError, Refused) as exc:  # the queue stays: the next turn takes it
             logger.warning("conversation %s: its queue was not taken: %s", conversation_id,
                            exc, extra={"convo_fields": None})
         finally:
-            self._watching.discard(conversation_id)
+            self._watching.pop(conversation_id, None)
 
     async def _takes_messages(self, conversation_id: str) -> bool:
         """Whether the conversation waits for a message (read without its lease: a watcher

@@ -12,6 +12,12 @@ INSTALL_SERVE: Final = ('install the serve extra: pip install -e ".[serve]" in c
                         'checkout (the "convo" on the package index is another project)')
 
 
+#: Why ``/mcp`` answers 501, or ``faces=["mcp"]`` is refused, without the mcp extra.
+MCP_MISSING: Final = ('the MCP face (/mcp) needs the mcp package, which is not installed: '
+                      'pip install -e ".[mcp]" in convo\'s checkout, or '
+                      'pip install "convo[mcp]" from an index that serves this convo')
+
+
 class Refused(Exception):
     """A request the served conversations refuse; the message says why and what to do."""
 

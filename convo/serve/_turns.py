@@ -30,11 +30,15 @@ from typing import Final
 import attrs
 
 from .._run.cancel import Scope, cut
-from ._stores.base import HELD, Leases, Stored, StoreError
+from ._stores.base import HELD, Queues, Stored, StoreError, TurnStore
 
 TOOL_STOPPED: Final = "Not run: the turn was cancelled"
 logger = logging.getLogger("convo.serve")  # (the request log's logger, http/logs.py)
 POLL_S: Final = 0.05  # how often a cancel or delete looks whether another worker's turn ended
+#: How long a turn asked for waits, at most, for another worker's turn whose last write is made
+#: to let its lease go (module docstring); its first look again is after ``FIRST_LOOK_S``.
+FINISHING_S: Final = 2.0
+FIRST_LOOK_S: Final = 0.005
 
 
 class Cancel(asyncio.Event):
@@ -68,7 +72,7 @@ class Turn:
 class Turns:
     """The leases of the turns running in this worker, on one store."""
 
-    def __init__(self, store: Leases, lease: float) -> None:
+    def __init__(self, store: TurnStore, lease: float) -> None:
         self.store = store
         self.lease = lease
         self.running: dict[str, Turn] = {}
@@ -80,14 +84,15 @@ class Turns:
         """The conversation's lease, renewed while the block runs; ``None`` when another
         turn holds it. ``lease``: how it is taken, when not by ``Store.turn`` (a creation
         that takes it, ``Creating.created``). The timer's task starts at its first tick: a
-        turn that ends sooner (most do) costs no task. A turn of this worker that is
-        ``finishing`` is waited for: a client that saw it wait is not refused as if it ran."""
+        turn that ends sooner (most do) costs no task. A turn whose last write is made is
+        waited for, here (``finishing``) or in another worker (``_taken``): a client that saw
+        the conversation wait is not refused as if a turn ran."""
         held = self.running.get(conversation_id)
         if held is not None and held.finishing:
             await held.stopped.wait()
         turn = Turn()
         try:
-            async with lease or self.store.turn(conversation_id) as taken:
+            async with lease or self._taken(conversation_id) as taken:
                 if not taken:
                     yield None
                     return
@@ -114,6 +119,38 @@ class Turns:
             if self.running.get(conversation_id) is turn:
                 del self.running[conversation_id]
             turn.stopped.set()
+
+    @contextlib.asynccontextmanager
+    async def _taken(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
+        """``Store.turn``; when another worker's turn holds the lease after its last write
+        (``_written``), asked for again until it is let go, for ``FINISHING_S`` at most."""
+        look, deadline = FIRST_LOOK_S, None
+        while True:
+            async with self.store.turn(conversation_id) as taken:
+                if taken:
+                    yield taken
+                    return
+            if deadline is None:  # (a turn of this worker that runs: refused at once)
+                if conversation_id in self.running or not await self._written(
+                        conversation_id, queue=True):
+                    break
+                deadline = time.monotonic() + min(FINISHING_S, self.lease)
+            elif time.monotonic() >= deadline or not await self._written(conversation_id):
+                break
+            await asyncio.sleep(look)
+            look = min(2 * look, POLL_S)
+        yield False
+
+    async def _written(self, conversation_id: str, *, queue: bool = False) -> bool:
+        """Whether the conversation's row shows no turn running (the holder of its lease made
+        its last write: the conversation waits, or ended); with ``queue``, also that nothing
+        is queued (a queue is taken first)."""
+        row = await self.store.load(conversation_id, messages=False)
+        if row is None or row.status == "running":
+            return False
+        store = self.store
+        return not queue or not isinstance(store, Queues) or not await store.queued(
+            conversation_id)
 
     @property
     def _tick(self) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterator
+from typing import Final
 
 import attrs
 
@@ -115,12 +116,20 @@ def _all(found: list[Machine]) -> Iterator[Machine]:
             yield from _all(inner)
 
 
+_STATES: Final = (StateMachineTemplate, GotoTemplate)
+#: The kinds of node ``has_states`` can say yes of (a quick first question, by class).
+MAY_HAVE_STATES: Final = (*_STATES, ToolingTemplate)
+
+
 def has_states(node: Template) -> bool:
-    """Whether ``check_states`` has anything to check in this node: a machine, or a move."""
-    if isinstance(node, (StateMachineTemplate, GotoTemplate)):
+    """Whether ``check_states`` has anything to check in this node: a machine, or a move.
+    (Asked of every node each time a runner is built: a loop, no generator.)"""
+    if isinstance(node, _STATES):
         return True
     if isinstance(node, ToolingTemplate):
-        return any(isinstance(tool, Transition) for tool in node.tools)
+        for tool in node.tools:
+            if isinstance(tool, Transition):
+                return True
     return False
 
 

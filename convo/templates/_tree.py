@@ -13,7 +13,7 @@ from .._errors import DefinitionError
 from ..tools._toolset import Toolset, is_toolset
 from ._base import Template
 from ._control import BreakTemplate, LoopTemplate
-from ._graph import check_states, has_states
+from ._graph import MAY_HAVE_STATES, check_states, has_states
 
 Where = tuple[Any, ...]
 """Where a node is: ``(root label,)`` or ``(parent's Where, index, node)``; ``path`` says it
@@ -52,6 +52,37 @@ def validate_tree(root: Template) -> None:
     that has states or moves)."""
     if not isinstance(root, Template):
         raise DefinitionError(f"expected a Template to run, got {type(root).__name__} {root!r}")
+    if not _plain(root):
+        _check(root)
+
+
+def _plain(root: Template) -> bool:
+    """Whether ``_check`` has nothing to find in the tree: every child a Template, no
+    ``template_id`` on two nodes, no Break outside a loop, no states or moves. Made for every
+    runner built, so it makes no places, and asks of each node's class (``issubclass``, not
+    ``isinstance``: a negative ``isinstance`` looks up the node's ``__class__`` again, for
+    proxies; an object that is not an instance of a Template class gets the full check); a
+    tree it is unsure of gets the full check, which names the places."""
+    seen: dict[str, Template] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, looped = stack.pop()
+        kind = type(node)
+        if not issubclass(kind, Template):
+            return False
+        if node.template_id is not None and seen.setdefault(node.template_id, node) is not node:
+            return False
+        if not looped and issubclass(kind, BreakTemplate):
+            return False
+        if issubclass(kind, MAY_HAVE_STATES) and has_states(node):
+            return False
+        looped = looped or issubclass(kind, LoopTemplate)
+        for kid in node.children():
+            stack.append((kid, looped))
+    return True
+
+
+def _check(root: Template) -> None:
     seen: dict[str, tuple[Template, Where]] = {}
     states = False
     for node, where, loops in walk(root):

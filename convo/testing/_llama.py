@@ -48,8 +48,8 @@ def llama_cpp_missing() -> str | None:
     return None
 
 
-# The CMake options .ci/run builds llama.cpp with: a build for this very CPU (GGML_NATIVE, with
-# its AVX-512 and AMX kernels) crashed on its first completion on some machines.
+# The CMake options CI builds llama.cpp with (.ci/llama): a build for this very CPU (GGML_NATIVE,
+# with its AVX-512 and AMX kernels) crashed on its first completion on some machines.
 PORTABLE_BUILD: Final = ("-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF "
                          "-DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF "
                          "-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX_VNNI=OFF")
@@ -70,8 +70,9 @@ def llama_cpp_crashes(model_path: str | Path | None = None) -> str | None:
     if probe.returncode >= 0:
         return None
     return (f"llama-cpp-python's build dies on its first completion on this machine (signal "
-            f"{-probe.returncode}): build it for any x86-64, CMAKE_ARGS=\"{PORTABLE_BUILD}\" "
-            "pip install --no-binary llama-cpp-python \"llama-cpp-python[server]\"")
+            f"{-probe.returncode}): build it for any x86-64 (--no-cache-dir: not the wheel pip "
+            f"built before), CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install --force-reinstall "
+            "--no-deps --no-cache-dir --no-binary llama-cpp-python llama-cpp-python")
 
 
 def _free_port() -> int:

@@ -19,9 +19,7 @@ from convo.testing import OpenAIServer
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "refund_bot.py"
 
-BOT = """
-from convo import FunctionModel, LoopTemplate, ToolingTemplate, UserTemplate, tool
-
+LOOK_UP = """
 @tool
 def look_up(order: str) -> str:
     '''Look an order up.
@@ -30,7 +28,11 @@ def look_up(order: str) -> str:
         order: its number
     '''
     return f"Order {order}: delivered."
+"""  # the tool both bot files below offer
 
+BOT = """
+from convo import FunctionModel, LoopTemplate, ToolingTemplate, UserTemplate, tool
+""" + LOOK_UP + """
 def reply(messages, tools):
     last = messages[-1]
     if last.role == "tool":
@@ -310,16 +312,7 @@ def test_reports_and_a_cassette_go_into_folders_that_do_not_exist_yet(
 
 PROMPTED = '''
 from convo import LinearTemplate, LoopTemplate, SystemTemplate, ToolingTemplate, UserTemplate, tool
-
-@tool
-def look_up(order: str) -> str:
-    """Look an order up.
-
-    Args:
-        order: its number
-    """
-    return f"Order {order}: delivered."
-
+''' + LOOK_UP + '''
 @tool
 def refund(order: str) -> str:
     """Refund an order.

@@ -70,12 +70,20 @@ def test_two_workers_share_postgres(postgres: Postgres, tmp_path: Path) -> None:
     servers = [Server(postgres.url, tmp_path), Server(postgres.url, tmp_path)]
     rng = random.Random(7)
     try:
-        ids = [rng.choice(servers).post("/api/conversations").json()["id"] for _ in range(50)]
+        # Each request goes to either worker, so most conversations change workers between
+        # turns; and each worker takes more turns than its pool holds connections (20), so a
+        # connection a turn left unreturned shows (20 conversations do both; 50 took 2.5 times
+        # as long and proved nothing more).
+        ids = [rng.choice(servers).post("/api/conversations").json()["id"] for _ in range(20)]
+        turns = {id(server): 0 for server in servers}
         for turn in range(3):
             for i, cid in enumerate(ids):
-                response = rng.choice(servers).post(f"/api/conversations/{cid}/messages",
-                                                    {"content": f"hello {i}.{turn}"})
+                server = rng.choice(servers)
+                turns[id(server)] += 1
+                response = server.post(f"/api/conversations/{cid}/messages",
+                                       {"content": f"hello {i}.{turn}"})
                 assert response.status_code == 200, response.text
+        assert sorted(turns.values()) == [28, 32]  # the seed's: both over the pool's 20
         for i, cid in enumerate(ids):
             expected = ["Take notes."]
             for turn in range(3):

@@ -5,13 +5,13 @@ recorded requests); streamed thinking reaches a served client as `reasoning` eve
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from message_json import streamed
 from starlette.testclient import TestClient
 from terminal_harness import env
 
@@ -146,13 +146,7 @@ def test_streamed_thinking_reaches_a_served_client_as_reasoning_events() -> None
     with AnthropicServer([Message.assistant("Sunny in Oslo.", reasoning=[THOUGHT])]
                          ) as server, claude(server, stream=True) as model:
         with TestClient(create_app(template, model)) as client:
-            cid = client.post("/api/conversations", json={}).json()["id"]
-            with client.stream("POST", f"/api/conversations/{cid}/messages",
-                               json={"content": "Oslo?"},
-                               headers={"Accept": "text/event-stream"}) as stream:
-                text = "".join(stream.iter_text())
-    events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
-              for block in text.strip().split("\n\n")]
+            events = streamed(client, "Oslo?")
     names = [name for name, _ in events]
     thinking = [data["text"] for name, data in events if name == "reasoning"]
     assert "".join(thinking) == THOUGHT["thinking"] and len(thinking) > 1

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from weather_tools import chat
+from weather_tools import chat, chat_loop
 
 from convo import Message, Runner, RunStatus, ScriptedInterface, Session
 from convo._errors import TranscriptError
@@ -15,14 +15,7 @@ from convo._resume import resume
 from convo._transcript import TranscriptWriter, load_transcript, read_transcript
 from convo.events import CaughtUp, Event
 from convo.models import MockModel
-from convo.templates import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo.templates import LinearTemplate, ToolingTemplate, UserTemplate
 from convo.tools import EndConversationTool, FinishResponseTool, tool
 
 CHAT = chat("You teach {{ subject }}.")
@@ -201,10 +194,7 @@ def test_resume_does_not_run_tools_again_but_rebuilds_the_turns(tmp_path: Path) 
         runs.append(a + b)
         return a + b
 
-    template = LinearTemplate([
-        SystemTemplate("Use tools."),
-        LoopTemplate([UserTemplate(), ToolingTemplate([add, FinishResponseTool()])]),
-    ])
+    template = chat_loop(add, FinishResponseTool(), system="Use tools.")
     path = tmp_path / "tools.jsonl"
     first = run_saved(path, template, MockModel([
         "{add(a=2, b=2)}", "It is 4. {finish_response()}"]), ["2+2?"])
@@ -232,11 +222,7 @@ def test_resuming_an_ended_conversation_ends_it_again_without_a_model(tmp_path: 
 def test_a_template_that_takes_another_path_drops_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "chat.jsonl"
     run_saved(path, CHAT, MockModel(["Hello!"]), ["hi"])
-    changed = LinearTemplate([
-        SystemTemplate("You teach {{ subject }}."),
-        AssistantTemplate("Welcome!"),
-        LoopTemplate([UserTemplate(), AssistantTemplate()]),
-    ])
+    changed = chat("You teach {{ subject }}.", greeting="Welcome!")
     events: list[Event] = []
     session = resume_saved(path, changed, MockModel(["Sure."]), ["go"], events)
     assert [e for e in events if isinstance(e, CaughtUp)] == [CaughtUp(1, 3)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from weather_tools import chat_loop
+from weather_tools import chat, chat_loop
 
 from convo import (
     ContextWindow,
@@ -26,14 +26,7 @@ from convo import (
 from convo._resume import resume
 from convo.models import FunctionModel
 from convo.serve import create_app
-from convo.templates import (
-    AssistantTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
+from convo.templates import LinearTemplate, SystemTemplate, ToolingTemplate, UserTemplate
 from convo.testing import OpenAIServer
 from convo.tools import FinishTool, tool
 
@@ -191,8 +184,7 @@ def test_a_window_keeps_room_for_the_note_and_summaries_get_none() -> None:
             return "They chatted."
         return "Sure. " * 12
 
-    template = LinearTemplate([SystemTemplate("Be brief."), LoopTemplate(
-        [UserTemplate(), AssistantTemplate()], exit_loop_count=20)])
+    template = chat("Be brief.", turns=20)
     window = ContextWindow(300, summarize=True)
     said = [f"question {i}: " + "tell me more " * 6 for i in range(20)]
     session = Runner(FunctionModel(model), template, ScriptedInterface(said), context=window,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from example_kit import load_example
 from provider_fakes import FakeProvider
+from weather_tools import chat, chat_loop
 
 from convo import (
     ContextLengthError,
@@ -40,7 +41,6 @@ from convo.templates import (
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
-    ToolingTemplate,
     UserTemplate,
 )
 from convo.testing import ErrorReply, OpenAIServer
@@ -88,11 +88,8 @@ class WireChat:
         return self.said[-1]
 
 
-def chat(turns: int) -> LinearTemplate:
-    return LinearTemplate([
-        SystemTemplate("You are a patient tutor."),
-        LoopTemplate([UserTemplate(), AssistantTemplate()], exit_loop_count=turns),
-    ])
+def tutor_chat(turns: int) -> LinearTemplate:
+    return chat("You are a patient tutor.", turns=turns)
 
 
 def said(n: int) -> list[str]:
@@ -102,7 +99,7 @@ def said(n: int) -> list[str]:
 def test_the_runner_window_bounds_every_call_and_keeps_the_history() -> None:
     model, events = Chat(), []
     window = ContextWindow(1000)
-    session = Runner(model, chat(30), ScriptedInterface(said(30)), context=window,
+    session = Runner(model, tutor_chat(30), ScriptedInterface(said(30)), context=window,
                      on_event=events.append).run()
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     assert len(session.messages) == 61  # nothing dropped from the session itself
@@ -134,7 +131,7 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
     window = ContextWindow(1200, summarize=True)
     session = Session()
     writer = TranscriptWriter.create(path, session)
-    Runner(model, chat(40), ScriptedInterface(said(20)), context=window,
+    Runner(model, tutor_chat(40), ScriptedInterface(said(20)), context=window,
            on_event=writer).run(session)
     writer.close()
     assert session.outcome is not None and session.outcome.status is RunStatus.STOPPED
@@ -153,7 +150,7 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
     saved = load_transcript(path)
     assert saved.internal[CONTEXT_KEY] == record and CONTEXT_KEY not in saved.state
     again = Chat()
-    template, resumed_session = resume(chat(40), saved)
+    template, resumed_session = resume(tutor_chat(40), saved)
     Runner(again, template, ScriptedInterface(["one more"]), context=ContextWindow(
         1200, summarize=True)).run(resumed_session)
     assert again.replies == 1 and again.summaries == 0
@@ -165,7 +162,7 @@ def test_summaries_once_per_cut_counted_and_reused_after_a_resume(tmp_path: Path
 
 def test_summaries_under_arun_too(provider_model: FakeProvider) -> None:
     model = WireChat()
-    session = asyncio.run(Runner(provider_model(handler=model), chat(20),
+    session = asyncio.run(Runner(provider_model(handler=model), tutor_chat(20),
                                  ScriptedInterface(said(20)),
                                  context=ContextWindow(1200, summarize=True)).arun())
     assert model.summaries >= 1
@@ -176,7 +173,7 @@ def test_summaries_under_arun_too(provider_model: FakeProvider) -> None:
 def test_a_summary_is_not_streamed_to_the_user(provider_model: FakeProvider) -> None:
     events: list[Event] = []
     model = WireChat()
-    session = Runner(provider_model(handler=model, stream=True), chat(20),
+    session = Runner(provider_model(handler=model, stream=True), tutor_chat(20),
                      ScriptedInterface(said(20)), context=ContextWindow(1200, summarize=True),
                      on_event=events.append).run()
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
@@ -190,7 +187,7 @@ def test_a_summary_is_not_streamed_to_the_user(provider_model: FakeProvider) -> 
 def test_a_summary_model_of_its_own() -> None:
     cheap = FunctionModel(lambda messages, tools: "short summary")
     model = Chat()
-    Runner(model, chat(20), ScriptedInterface(said(20)),
+    Runner(model, tutor_chat(20), ScriptedInterface(said(20)),
            context=ContextWindow(1200, summarize=True, summary_model=cheap)).run()
     assert cheap.calls >= 1 and model.summaries == 0
     assert model.seen[-1][1].content.endswith("short summary")
@@ -222,7 +219,7 @@ def test_usage_reported_by_the_model_corrects_the_estimate() -> None:
 
     window = ContextWindow(1500)
     model = FunctionModel(doubled)
-    Runner(model, chat(12), ScriptedInterface(said(12)), context=window).run()
+    Runner(model, tutor_chat(12), ScriptedInterface(said(12)), context=window).run()
     assert window.ratio(model) == pytest.approx(2.0, rel=0.01)
     # After the first report, what is sent fits in 1500 *reported* tokens.
     assert max(estimates[1:]) * 2 <= 1500 < max(estimates[1:]) * 2 + 120
@@ -244,9 +241,7 @@ def test_tool_exchanges_survive_trimming() -> None:
         n = next(calls)
         return "{look(q='a')}{look(q='b')}" if n % 3 != 2 else "done " + "d" * 100
 
-    template = LinearTemplate([SystemTemplate("S"), LoopTemplate(
-        [UserTemplate(), ToolingTemplate([look], context=ContextWindow(900))],
-        exit_loop_count=8)])
+    template = chat_loop(look, system="S", turns=8, context=ContextWindow(900))
     sent_log: list[Sequence[Message]] = []
     model = FunctionModel(lambda m, t: (sent_log.append(list(m)), agent(m, t))[1])
     session = Runner(model, template, ScriptedInterface(said(8))).run()
@@ -259,7 +254,7 @@ def test_tool_exchanges_survive_trimming() -> None:
 
 def test_the_runner_checks_its_context() -> None:
     with pytest.raises(DefinitionError, match="context must be a ContextWindow or None, got int"):
-        Runner(Chat(), chat(1), context=1000)  # type: ignore[arg-type]
+        Runner(Chat(), tutor_chat(1), context=1000)  # type: ignore[arg-type]
     with pytest.raises(DefinitionError, match="AssistantTemplate: context must be a "
                                               "ContextWindow or None, got int"):
         AssistantTemplate(context=1000)  # type: ignore[arg-type]
@@ -333,7 +328,7 @@ def test_through_the_sdk_the_server_sees_only_the_window_and_its_usage_corrects_
     with OpenAIServer(["ok " * 60] * 12) as server:
         model = OpenAIModel("m", base_url=server.base_url, max_retries=0)
         window = ContextWindow(800)
-        session = Runner(model, chat(12), ScriptedInterface(questions), context=window).run()
+        session = Runner(model, tutor_chat(12), ScriptedInterface(questions), context=window).run()
         model.close()
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     assert len(session.messages) == 25
@@ -351,7 +346,8 @@ def test_summary_calls_count_in_the_limits() -> None:
     from convo import Limits
 
     model = Chat()
-    session = Runner(model, chat(30), ScriptedInterface(said(30)), limits=Limits(model_calls=15),
+    session = Runner(model, tutor_chat(30), ScriptedInterface(said(30)),
+                     limits=Limits(model_calls=15),
                      context=ContextWindow(1200, summarize=True)).run()
     assert session.outcome is not None and session.outcome.status is RunStatus.USAGE_LIMIT
     assert session.outcome.limit == "model_calls"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -17,17 +18,12 @@ from convo import (
     Session,
     UserInterface,
 )
+from convo._botfile import load_file
 from convo._terminal.printer import ConsolePrinter
 from convo.models import MockModel
-from convo.templates import (
-    AssistantTemplate,
-    EndTemplate,
-    IfTemplate,
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    UserTemplate,
-)
+from convo.templates import AssistantTemplate, LinearTemplate, UserTemplate
+
+TUTOR = Path(__file__).resolve().parents[1] / "cli_fixtures" / "chat.py"
 
 
 def test_scripted_interface_answers_in_order_and_records_the_prompts() -> None:
@@ -96,24 +92,19 @@ def test_cli_exit_commands_and_end_of_input_stop_the_run(monkeypatch: pytest.Mon
 
 def test_command_line_runner_shows_the_conversation() -> None:
     out = io.StringIO()
-    template = LinearTemplate([
-        SystemTemplate("You teach {{ subject }}."),
-        LoopTemplate([UserTemplate(),
-                      IfTemplate(lambda s: s.messages[-1].content == "bye", EndTemplate("Bye!")),
-                      AssistantTemplate()]),
-    ])
-    runner = CommandLineRunner(MockModel(["Hello!"]), template, ScriptedInterface(["hi", "bye"]),
+    tutor = load_file(str(TUTOR)).template  # a math tutor that says goodbye to "bye"
+    runner = CommandLineRunner(MockModel(["Hello!"]), tutor, ScriptedInterface(["hi", "bye"]),
                                printer=ConsolePrinter(out))
     session = runner.run(Session(state={"subject": "math"}))
     assert session.outcome is not None and session.outcome.status is RunStatus.ENDED
     assert out.getvalue() == (
         "--- conversation started (/help for commands, /exit or Ctrl-D to quit) ---\n"
-        "System: You teach math.\n"
+        "System: You are a math tutor.\n"
         "You: hi\n"
         "Assistant: Hello!\n"
         "You: bye\n"
-        "Assistant: Bye!\n"
-        "--- conversation ended: the conversation was ended ('Bye!') "
+        "Assistant: Goodbye!\n"
+        "--- conversation ended: the conversation was ended ('Goodbye!') "
         "(5 messages, 1 model call) ---\n"
     )
 

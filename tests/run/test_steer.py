@@ -116,3 +116,49 @@ def test_a_replay_takes_the_steered_message_from_the_saved_messages() -> None:
                       ScriptedInterface([])).resume(first)
     assert said(replayed) == said(first)
     assert len(bot.seen) == calls  # no model call made again
+
+
+def test_two_runs_on_one_session_keep_it_steerable_until_the_last_ends() -> None:
+    # Each run is registered on its own: the first to end leaves the other steerable.
+    calls = iter(["{hold(name='long')}", "{hold(name='short')}"])
+
+    def reply(messages: Sequence[Message], tools: Any) -> str:
+        return next(calls, "done")
+
+    async def main() -> Session:
+        waiting, gate = asyncio.Event(), asyncio.Event()
+
+        @tool
+        async def hold(name: str) -> str:
+            """Hold the run until let go (the long one)."""
+            if name == "long":
+                waiting.set()
+                await gate.wait()
+            return name
+
+        session = Session()
+        runner = Runner(FunctionModel(reply), ToolingTemplate([hold]))
+        first = asyncio.create_task(runner.arun(session))
+        await waiting.wait()
+        await runner.arun(session)  # the second run, to its end
+        runner.steer(session, "still there?")  # the first is still in progress
+        gate.set()
+        await first
+        with pytest.raises(RuntimeError, match="no run of this runner is in progress"):
+            runner.steer(session, "anyone?")
+        return session
+
+    session = asyncio.run(main())
+    assert ("user", "still there?") in said(session)
+
+
+def test_a_run_that_failed_is_no_longer_steerable() -> None:
+    def reply(messages: Sequence[Message], tools: Any) -> str:
+        raise ValueError("down")
+
+    runner = Runner(FunctionModel(reply), ToolingTemplate([]))
+    session = Session()
+    with pytest.raises(ValueError, match="down"):
+        runner.run(session)
+    with pytest.raises(RuntimeError, match="no run of this runner is in progress"):
+        runner.steer(session, "hello?")

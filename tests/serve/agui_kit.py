@@ -1,6 +1,8 @@
 """Shared by the AG-UI tests: a run posted and its events read back, each checked by the real
 AG-UI packages — parsed strictly by ``ag_ui.core``'s models (no field they do not know) and
-the whole stream by ``ag-ui-validate``'s rules."""
+the whole stream by ``ag-ui-validate``'s rules; and the frontend tool round trip (``COLOR``
+offered, called by serve_kit's ``Picking``, answered "red"), checked the same way in process
+and on the Temporal engine."""
 
 from __future__ import annotations
 
@@ -77,3 +79,46 @@ def validate(events: list[dict[str, Any]], *, resumed: bool = False) -> list[str
 
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [event["type"] for event in events]
+
+
+COLOR = {"name": "pick_color", "description": "Ask the user to pick a color.",
+         "parameters": {"type": "object", "properties": {"hint": {"type": "string"}},
+                        "required": ["hint"]}}
+
+
+def picked(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history after the run ``asked``: the user's "pick", the model's call of
+    ``pick_color`` (call_1) under the message id the run gave it."""
+    call = {"id": "call_1", "type": "function", "function": {
+        "name": "pick_color", "arguments": '{"hint": "warm"}'}}
+    return [user("u1", "pick"), {"id": asked[1]["parentMessageId"], "role": "assistant",
+                                 "toolCalls": [call]}]
+
+
+def red(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history`` and the front end's result of call_1: "red", under the id tool-1."""
+    return [*history, {"id": "tool-1", "role": "tool", "toolCallId": "call_1",
+                       "content": "red"}]
+
+
+def check_asked(asked: list[dict[str, Any]], waiting: dict[str, Any]) -> None:
+    """The run that called the frontend tool ended with the call pending, and the
+    conversation (read as ``waiting``) waits for its result."""
+    assert types(asked) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS",
+                            "TOOL_CALL_END", "RUN_FINISHED"]
+    assert asked[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["call_1"]}
+    assert validate(asked) == []
+    assert waiting["waiting_for"] == {"type": "client_tool", "calls": [
+        {"id": "call_1", "name": "pick_color", "arguments": {"hint": "warm"}}]}
+
+
+def check_answered(answered: list[dict[str, Any]], stored: dict[str, Any]) -> None:
+    """The run that carried the result stored it under its id and answered it, and the
+    conversation (read as ``stored``) waits for the user again."""
+    assert types(answered) == ["RUN_STARTED", "TOOL_CALL_RESULT", "TEXT_MESSAGE_START",
+                               "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert answered[1]["messageId"] == "tool-1" and answered[3]["delta"] == "You picked red"
+    assert validate(answered, resumed=True) == []
+    assert [(m["role"], m["content"], m["id"]) for m in stored["messages"][3:]] == [
+        ("tool", "red", "tool-1"), ("assistant", "You picked red", answered[2]["messageId"])]
+    assert stored["waiting_for"] == {"type": "user", "prompt": None}

@@ -167,16 +167,6 @@ class Worker:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def sse_events(raw: bytes) -> list[tuple[str, Any]]:
-    """Every event of an SSE body, its data parsed."""
-    events = []
-    for frame in raw.decode().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
-        if "event" in lines:
-            events.append((lines["event"], json.loads(lines["data"])))
-    return events
-
-
 @contextlib.asynccontextmanager
 async def asgi_client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
     """An httpx client of ``app`` in this process, the app's lifespan run around it."""

@@ -9,12 +9,9 @@ from typing import Any
 
 from agui_kit import post_run, run_input, types, user, validate
 from serve_kit import TEMPLATE, fails_once, model
+from staff_bot import OLGA, staff_app
 from starlette.testclient import TestClient
-from test_staff_and_handoff import OLGA, USERS
-from test_staff_and_handoff import TEMPLATE as STAFFED
-from test_staff_and_handoff import reply as staffed_reply
 
-from convo.models import FunctionModel
 from convo.serve import create_app
 from convo.serve._http.logs import MODEL_FAILED
 from convo.templates import EndTemplate, LinearTemplate, SystemTemplate, UserTemplate
@@ -79,7 +76,7 @@ def test_resume_naming_no_open_interrupt_is_400_and_runs_nothing() -> None:
 
 
 def test_an_operators_approval_is_an_interrupt_for_the_operator_and_refuses_the_user() -> None:
-    app = create_app(STAFFED, FunctionModel(staffed_reply), auth=USERS)
+    app = staff_app("memory")
     with TestClient(app) as client:
         asked = post_run(client, run_input("t", "r1", [user("u1", "refund B2")]), **ANN)
         answer = client.post("/agui", json=run_input("t", "r2", [], resume=[
@@ -93,7 +90,7 @@ def test_an_operators_approval_is_an_interrupt_for_the_operator_and_refuses_the_
 
 
 def test_a_handoff_finishes_the_run_with_convo_waiting_and_later_runs_add_messages() -> None:
-    app = create_app(STAFFED, FunctionModel(staffed_reply), auth=USERS)
+    app = staff_app("memory")
     with TestClient(app) as client:
         handed = post_run(client, run_input("t", "r1", [user("u1", "a person please")]),
                           **ANN)

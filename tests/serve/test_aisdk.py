@@ -13,10 +13,8 @@ from typing import Any
 
 import pytest
 from serve_kit import TEMPLATE, Counted, asgi_client, fails_once, held_model, model
+from staff_bot import ANN, OLGA, staff_app
 from starlette.testclient import TestClient
-from test_staff_and_handoff import ANN, OLGA, USERS
-from test_staff_and_handoff import TEMPLATE as STAFFED
-from test_staff_and_handoff import reply as staffed_reply
 
 from convo import FunctionModel, Message
 from convo.serve import TrustedHeader, create_app
@@ -246,7 +244,7 @@ def test_a_request_with_no_new_message_retries_a_failed_reply() -> None:
 
 def test_an_operators_approval_is_not_asked_of_the_user_and_refuses_the_users_answer(
         ) -> None:
-    app = create_app(STAFFED, FunctionModel(staffed_reply), auth=USERS)
+    app = staff_app("memory")
     with TestClient(app) as client:
         asked = chunks(client, body("c", user("u1", "refund B2")), **ANN)
         decided = {"id": asked[0]["messageId"], "role": "assistant", "parts": [{

@@ -8,68 +8,30 @@ user."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from staff_bot import ANN, OLGA, TEMPLATE, USERS, note, reply, seen, staff_app
 from starlette.testclient import TestClient
-from weather_tools import chat_loop
+from weather_tools import chat
 
-from convo import Approval, HandoffTool, Message
+from convo import Approval
 from convo.models import FunctionModel
-from convo.serve import TokenTable, create_app
+from convo.serve import create_app
 from convo.templates import (
-    AssistantTemplate,
     LinearTemplate,
     LoopTemplate,
     SystemTemplate,
     ToolingTemplate,
     UserTemplate,
 )
-from convo.tools import tool
-
-seen: list[str] = []  # the last message of each model call
-
-
-@tool(needs_approval=True)
-def note(text: str) -> str:
-    """Keep a note."""
-    return "noted"
-
-
-@tool(needs_approval=True, approver="operator")
-def refund(order: str) -> str:
-    """Refund an order."""
-    return f"refunded {order}"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    last = messages[-1]
-    seen.append(last.text)
-    if last.role == "tool":
-        return f"Done: {last.text}"
-    if last.text.startswith("note "):
-        return f"{{note(text='{last.text[5:]}')}}"
-    if last.text.startswith("refund "):
-        return f"{{refund(order='{last.text[7:]}')}}"
-    if last.text == "a person please":
-        return "{handoff()}"
-    return f"You said {last.text!r}"
-
-
-TEMPLATE = chat_loop(note, refund, HandoffTool())
-USERS = TokenTable({"t-ann": {"user": "ann"}, "t-olga": {"user": "olga", "role": "operator"}})
-ANN = {"Authorization": "Bearer t-ann"}
-OLGA = {"Authorization": "Bearer t-olga"}
 
 
 @pytest.fixture(params=[1000, 0], ids=["cached", "rebuilt"])
 def client(store_url: str, request: pytest.FixtureRequest) -> Iterator[TestClient]:
     """The app on each store; ``rebuilt``: every request rebuilds the conversation from it."""
-    seen.clear()
-    app = create_app(TEMPLATE, FunctionModel(reply), store=store_url, auth=USERS,
-                     cache_size=request.param)
-    with TestClient(app) as c:
+    with TestClient(staff_app(store_url, cache_size=request.param)) as c:
         yield c
 
 
@@ -118,9 +80,7 @@ def test_the_chat_page_knows_whether_a_new_conversation_greets(store_url: str) -
     """Opening the page stores nothing; it reads whether a new conversation says something
     before it waits for the user (then it stores one on opening, to show that)."""
     assert _greets(TEMPLATE, store_url) == "false"  # a system message, then the user
-    assert _greets(LinearTemplate([AssistantTemplate("Hello! How can I help?"),
-                                   LoopTemplate([UserTemplate(), AssistantTemplate()])]),
-                   store_url) == "true"
+    assert _greets(chat(None, greeting="Hello! How can I help?"), store_url) == "true"
     assert _greets(LinearTemplate([SystemTemplate("Greet the user."), LoopTemplate([
         ToolingTemplate([note]), UserTemplate()])]), store_url) == "true"  # the model first
 
@@ -161,7 +121,7 @@ def test_a_staff_rejection_says_staff_to_the_model_and_the_user(client: TestClie
     assert [m["content"] for m in done["added"]] == ["Rejected by staff: not now",
                                                      "Done: Rejected by staff: not now"]
     assert done["added"][0]["metadata"] == {"rejected": True}
-    assert seen[-1] == "Rejected by staff: not now"  # what the model was told
+    assert seen[-1][-1] == "Rejected by staff: not now"  # what the model was told
     stored = client.get(url, headers=ANN).json()
     assert [m["content"] for m in stored["messages"][-2:]] == [
         "Rejected by staff: not now", "Done: Rejected by staff: not now"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from guard_kit import CARD, PAY, carries_card, pay, seen
-from serve_kit import sse_events
+from message_json import sse_events
 from starlette.testclient import TestClient
 
 from convo.events import Event

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from guard_kit import carries_card
-from serve_kit import sse_events
+from message_json import sse_events
 from starlette.testclient import TestClient
 
 from convo import Message, OpenAIModel

@@ -162,7 +162,7 @@ def _listed(app: Any) -> list[tuple[str, str | None]]:
     [endpoint] = [r.app for r in app.routes if getattr(r, "path", None) == "/mcp"]
 
     async def main() -> list[tuple[str, str | None]]:
-        async with Client(endpoint.manager.app, mode="legacy") as client:
+        async with Client(endpoint._make().app, mode="legacy") as client:
             return [(t.name, t.description) for t in (await client.list_tools()).tools]
 
     return asyncio.run(main())

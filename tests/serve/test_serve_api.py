@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from message_json import unnumbered
+from message_json import streamed, unnumbered
 from provider_fakes import FakeProvider
 from refund_bot import TEMPLATE, fail_next, ran, reply
 from serve_kit import asgi_client, held_model
@@ -223,13 +223,7 @@ def test_streamed_model_text_arrives_as_delta_events_before_the_message(
     template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([FinishTool()])])])
     model = provider_model(["Hello there, how can I help?"], stream=True)
     with TestClient(create_app(template, model)) as client:
-        cid = client.post("/api/conversations", json={}).json()["id"]
-        with client.stream("POST", f"/api/conversations/{cid}/messages",
-                           json={"content": "hi"},
-                           headers={"Accept": "text/event-stream"}) as stream:
-            text = "".join(stream.iter_text())
-    events = [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
-              for block in text.strip().split("\n\n")]
+        events = streamed(client, "hi")
     names = [e for e, _ in events]
     assert names[0] == "message" and names[-2:] == ["message", "done"]
     assert set(names[1:-2]) == {"delta"} and len(names) > 4

@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from rawserver import Raw, RawServer
 from serve_kit import ROOT, TEMPLATE, Served, free_port, model
 
 from convo.serve import JWT, SharedToken, TokenTable, TrustedHeader, create_app
@@ -239,30 +238,11 @@ class Issuer:
     def __init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.keys = {"keys": [_jwk(self.key, "k1")]}
-        self.fetched = 0
-        issuer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                issuer.fetched += 1
-                body = json.dumps(issuer.keys).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/keys"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = RawServer(Raw([json.dumps(self.keys).encode()]))
+        self.url = f"http://127.0.0.1:{self.server.port}/keys"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
 
 
 @pytest.fixture(scope="module")

@@ -4,66 +4,19 @@ the handoff routes and their statuses, and a rebuild from the store in the middl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from message_json import unnumbered
+from staff_bot import ANN, OLGA, ran, seen, staff_app
 from starlette.testclient import TestClient
-from weather_tools import chat_loop
-
-from convo import FunctionModel, HandoffTool, Message, tool
-from convo.serve import TokenTable, create_app
-
-ran: list[str] = []
-seen: list[list[str]] = []  # what each model call was sent (its messages' texts)
-
-
-@tool(needs_approval=True, approver="operator")
-def refund(order: str) -> str:
-    """Refund an order."""
-    ran.append(order)
-    return f"refunded {order}"
-
-
-@tool(needs_approval=True)
-def note(text: str) -> str:
-    """Keep a note."""
-    ran.append(f"note {text}")
-    return "noted"
-
-
-def reply(messages: Sequence[Message], tools: Any) -> str:
-    seen.append([m.text for m in messages])
-    last = messages[-1]
-    if last.role == "tool":
-        return f"Done: {last.content}"
-    if last.content.startswith("refund "):
-        return f"{{refund(order='{last.content[7:]}')}}"
-    if last.content.startswith("note "):
-        return f"{{note(text='{last.content[5:]}')}}"
-    if last.content.startswith("both "):
-        return f"{{note(text='{last.content[5:]}')}} {{refund(order='{last.content[5:]}')}}"
-    if last.content == "a person please":
-        return "{handoff(reason='asked for a person')}"
-    return f"You said {last.content!r}"
-
-
-TEMPLATE = chat_loop(refund, note, HandoffTool())
-USERS = TokenTable({"t-ann": {"user": "ann"}, "t-bob": {"user": "bob"},
-                    "t-olga": {"user": "olga", "role": "operator"}})
-ANN = {"Authorization": "Bearer t-ann"}
-OLGA = {"Authorization": "Bearer t-olga"}
 
 
 @pytest.fixture(params=[1000, 0], ids=["cached", "rebuilt"])
 def client(tmp_path: Any, request: pytest.FixtureRequest) -> Iterator[TestClient]:
-    ran.clear()
-    seen.clear()
     # cache_size=0: every request rebuilds the conversation from the store
-    app = create_app(TEMPLATE, FunctionModel(reply), store=f"sqlite:///{tmp_path}/c.db",
-                     auth=USERS, cache_size=request.param)
-    with TestClient(app) as c:
+    with TestClient(staff_app(f"sqlite:///{tmp_path}/c.db", cache_size=request.param)) as c:
         yield c
 
 
@@ -192,10 +145,8 @@ def test_operator_routes_answer_409_when_not_handed_off(client: TestClient) -> N
 def test_a_hand_back_in_another_worker_is_seen_by_this_one(tmp_path: Any) -> None:
     # Two workers on one store, each keeping paused conversations in its cache: a hand-back
     # adds no message, so the cache must also compare where the conversation waits.
-    ran.clear()
     store = f"sqlite:///{tmp_path}/shared.db"
-    one = create_app(TEMPLATE, FunctionModel(reply), store=store, auth=USERS)
-    two = create_app(TEMPLATE, FunctionModel(reply), store=store, auth=USERS)
+    one, two = staff_app(store), staff_app(store)
     with TestClient(one) as a, TestClient(two) as b:
         url = _handed_off(a)
         assert b.post(f"{url}/handback", json={}, headers=OLGA).status_code == 200

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from weather_tools import agent, chat_loop
 
 from convo import (
     DefinitionError,
@@ -27,7 +28,6 @@ from convo.templates import (
     AssistantTemplate,
     EndTemplate,
     LinearTemplate,
-    LoopTemplate,
     SubroutineTool,
     SystemTemplate,
     ToolingTemplate,
@@ -60,9 +60,9 @@ def researcher(**kw: object) -> SubroutineTool:
     return SubroutineTool(child, name="research", description="Research a topic.", **kw)  # type: ignore[arg-type]
 
 
-def agent(sub: SubroutineTool, *, system: str = "You answer questions.") -> LinearTemplate:
-    return LinearTemplate([SystemTemplate(system), UserTemplate("What is a mug?"),
-                           ToolingTemplate([sub])])
+def asked(sub: SubroutineTool) -> LinearTemplate:
+    """"What is a mug?" asked of an agent that has ``sub``."""
+    return agent("What is a mug?", sub, system="You answer questions.")
 
 
 def test_the_call_runs_the_template_on_its_own_session_and_its_reply_is_the_result() -> None:
@@ -70,7 +70,7 @@ def test_the_call_runs_the_template_on_its_own_session_and_its_reply_is_the_resu
     model = MockModel(["{research(input='mugs')}", "{look_up(topic='mugs')}",
                        "A mug is a cup with a handle.", "It is a cup with a handle."])
     events: list[Event] = []
-    session = Runner(model, agent(researcher()), on_event=events.append).run()
+    session = Runner(model, asked(researcher()), on_event=events.append).run()
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     call = session.messages[2].tool_calls[0]
     assert [(m.role, m.content) for m in session.messages] == [
@@ -105,7 +105,7 @@ def test_the_schema_has_input_and_an_optional_system_message() -> None:
 
 def test_a_system_message_and_inherit_start_the_child_session() -> None:
     model = MockModel(["{research(input='mugs', system_message='Be short.')}", "Cups.", "Ok."])
-    session = Runner(model, agent(researcher(inherit="system"))).run()
+    session = Runner(model, asked(researcher(inherit="system"))).run()
     # the parent's system message, then the call's system message, then the input
     assert model.calls[1].messages == (Message("system", "You answer questions."),
                                        Message("system", "Be short."), Message("user", "mugs"))
@@ -115,13 +115,13 @@ def test_a_system_message_and_inherit_start_the_child_session() -> None:
 
 def test_inherit_all_leaves_out_the_call_being_answered() -> None:
     model = MockModel(["{research(input='mugs')}", "Cups.", "Ok."])
-    Runner(model, agent(researcher(inherit="all"))).run()
+    Runner(model, asked(researcher(inherit="all"))).run()
     assert [m.role for m in model.calls[1].messages] == ["system", "user", "user"]
 
 
 def test_argument_validation_is_the_tools_own() -> None:
     model = MockModel(["{research(topic='mugs')}", "Sorry."])
-    session = Runner(model, agent(researcher())).run()
+    session = Runner(model, asked(researcher())).run()
     assert session.messages[3].role == "tool"
     assert session.messages[3].metadata == {"error": True, "not_run": True}  # never invoked
     assert "input" in session.messages[3].content
@@ -131,7 +131,7 @@ def test_argument_validation_is_the_tools_own() -> None:
 
 def test_repeated_calls_are_independent_sessions() -> None:
     model = MockModel(["{research(input='a')}{research(input='b')}", "A.", "B.", "Both."])
-    session = Runner(model, agent(researcher())).run()
+    session = Runner(model, asked(researcher())).run()
     assert [m.content for m in session.messages[3:5]] == ["A.", "B."]
     assert model.calls[1].messages == (Message("user", "a"),)
     assert model.calls[2].messages == (Message("user", "b"),)
@@ -147,7 +147,7 @@ def test_metadata_and_the_state_are_preserved() -> None:
     sub = SubroutineTool(child, name="research", description="d")
     reply = Message("assistant", "Cups.", metadata={"source": "child"})
     model = MockModel(["{research(input='mugs')}", reply, "Ok."])
-    session = Runner(model, agent(sub)).run(Session(state={"user": "Ann"}))
+    session = Runner(model, asked(sub)).run(Session(state={"user": "Ann"}))
     assert session.subroutines[0].messages[-1].metadata == {"source": "child"}
     assert model.calls[1].messages[-1] == Message("system", "Research for Ann.")
     assert session.state == {"user": "Ann", "researched": "Ann asked"}
@@ -159,7 +159,7 @@ def test_keep_decides_the_result(keep: str, result: str) -> None:
     child = LinearTemplate([AssistantTemplate(), UserTemplate("More."), AssistantTemplate()])
     sub = SubroutineTool(child, name="research", description="d", keep=keep)
     model = MockModel(["{research(input='go')}", "First.", "Second.", "Done."])
-    session = Runner(model, agent(sub)).run()
+    session = Runner(model, asked(sub)).run()
     assert session.messages[3].content == (result if keep != "all"
                                            else "First.\n\nMore.\n\nSecond.")
 
@@ -177,7 +177,7 @@ def test_ending_the_conversation_inside_ends_only_the_child(ending: str) -> None
                    "The parent goes on."]
         result = "Conversation ended."  # the farewell is the child's last reply
     sub = SubroutineTool(child, name="research", description="d")
-    session = Runner(MockModel(replies), agent(sub)).run()
+    session = Runner(MockModel(replies), asked(sub)).run()
     assert session.outcome is not None and session.outcome.status is RunStatus.COMPLETED
     assert session.messages[3].content == result
     assert session.messages[-1].content == "The parent goes on."
@@ -185,7 +185,7 @@ def test_ending_the_conversation_inside_ends_only_the_child(ending: str) -> None
 
 def test_limits_count_the_childs_model_and_tool_calls() -> None:
     model = MockModel(["{research(input='mugs')}", "{look_up(topic='mugs')}", "Cups.", "Ok."])
-    session = Runner(model, agent(researcher()), limits=Limits(model_calls=2)).run()
+    session = Runner(model, asked(researcher()), limits=Limits(model_calls=2)).run()
     assert session.outcome is not None
     assert (session.outcome.status, session.outcome.limit) == (RunStatus.USAGE_LIMIT,
                                                               "model_calls")
@@ -194,7 +194,7 @@ def test_limits_count_the_childs_model_and_tool_calls() -> None:
     assert [m.role for m in run.messages] == ["user", "assistant", "tool"]
     session = Runner(MockModel(["{research(input='mugs')}", "{look_up(topic='mugs')}",
                                 "Cups.", "Ok."]),
-                     agent(researcher()), limits=Limits(tool_calls=0)).run()
+                     asked(researcher()), limits=Limits(tool_calls=0)).run()
     assert session.subroutines[0].messages[2].content == \
         "Not run: the tool_calls limit was reached"
 
@@ -203,7 +203,7 @@ def test_a_needs_approval_subroutine_tool_is_asked_about_and_a_rejection_is_its_
 ) -> None:
     ui = ScriptedInterface([], approvals=[False])
     model = MockModel(["{research(input='mugs')}", "Ok, I won't."])
-    session = Runner(model, agent(researcher(needs_approval=True)), ui).run()
+    session = Runner(model, asked(researcher(needs_approval=True)), ui).run()
     assert [c.name for c in ui.asked_approvals] == ["research"]
     assert session.messages[3].metadata == {"rejected": True}
     assert session.subroutines == [] and len(model.calls) == 2
@@ -211,7 +211,7 @@ def test_a_needs_approval_subroutine_tool_is_asked_about_and_a_rejection_is_its_
     child = ToolingTemplate([publish])
     sub = SubroutineTool(child, name="writer", description="d", needs_approval=True)
     model = MockModel(["{writer(input='hi')}", "{publish(text='hi')}", "Out.", "Done."])
-    session = Runner(model, agent(sub), ui).run()
+    session = Runner(model, asked(sub), ui).run()
     assert [c.name for c in ui.asked_approvals] == ["writer", "publish"]  # inside too
     assert session.subroutines[0].messages[2].content == "published hi"
     assert sorted(session.approvals) == sorted([ui.asked_approvals[0].id,
@@ -220,7 +220,7 @@ def test_a_needs_approval_subroutine_tool_is_asked_about_and_a_rejection_is_its_
 
 def test_it_runs_under_arun() -> None:
     model = MockModel(["{research(input='mugs')}", "Cups.", "Ok."])
-    session = asyncio.run(Runner(model, agent(researcher())).arun())
+    session = asyncio.run(Runner(model, asked(researcher())).arun())
     assert session.messages[3].content == "Cups."
 
 
@@ -230,8 +230,7 @@ def test_a_resumed_transcript_replays_the_child_without_calling_anything(tmp_pat
     sub = SubroutineTool(LinearTemplate([ToolingTemplate([look_up]), UserTemplate("More?"),
                                          AssistantTemplate()]),
                          name="research", description="d")
-    template = LinearTemplate([SystemTemplate("S"), LoopTemplate([UserTemplate(),
-                                                                  ToolingTemplate([sub])])])
+    template = chat_loop(sub, system="S")
     path = tmp_path / "t.jsonl"
     first = Session()
     writer = TranscriptWriter.create(path, first)
@@ -304,7 +303,7 @@ def test_its_template_is_checked_with_the_tree() -> None:
     with pytest.raises(DefinitionError, match=re.escape(
             "BreakTemplate at LinearTemplate > [2] ToolingTemplate > [0] LinearTemplate > [1] "
             "BreakTemplate is not inside any LoopTemplate")):
-        Runner(MockModel([]), agent(sub))
+        Runner(MockModel([]), asked(sub))
     sub = SubroutineTool(AssistantTemplate(template_id="twice"), name="research",
                          description="d")
     tree = LinearTemplate([AssistantTemplate("x", template_id="twice"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from message_json import unnumbered
 from starlette.testclient import TestClient
+from weather_tools import chat_loop
 
 from convo import Message, ModelError
 from convo.models import FunctionModel
@@ -20,7 +21,6 @@ from convo.templates import (
     LinearTemplate,
     LoopTemplate,
     SubroutineTool,
-    SystemTemplate,
     ToolingTemplate,
     UserTemplate,
 )
@@ -58,8 +58,7 @@ def bot() -> tuple[LinearTemplate, FunctionModel]:
                             AssistantTemplate()])
     sub = SubroutineTool(child, name="delegate", description="Have a note taken.",
                          needs_approval=True)
-    template = LinearTemplate([SystemTemplate("Be brief."),
-                               LoopTemplate([UserTemplate(), ToolingTemplate([sub])])])
+    template = chat_loop(sub)
     return template, FunctionModel(answer)
 
 

@@ -428,6 +428,54 @@ def test_a_child_that_is_not_a_template_is_rejected() -> None:
     assert str(info.value) == "LinearTemplate: child 1 is str 'oops', expected a Template"
 
 
+def test_a_tree_changed_after_a_runner_was_built_is_checked_again() -> None:
+    # Templates are mutable: each runner built checks the tree as it is then, so a tree
+    # made wrong after a first runner accepted it is rejected, with the same messages.
+    inner = LoopTemplate([UserTemplate(), BreakTemplate()], exit_loop_count=1)
+    tree = LinearTemplate([SystemTemplate("s", template_id="intro"), inner])
+    Runner(None, tree)
+    tree.templates = (*tree.templates, BreakTemplate())
+    with pytest.raises(DefinitionError) as info:
+        Runner(None, tree)
+    assert str(info.value) == ("BreakTemplate at LinearTemplate > [2] BreakTemplate is not "
+                               "inside any LoopTemplate: it can only leave an enclosing loop")
+    tree.templates = tree.templates[:2]
+    Runner(None, tree)
+    inner.templates[0].template_id = "intro"
+    with pytest.raises(DefinitionError) as info:
+        Runner(None, tree)
+    assert str(info.value) == ("duplicate template_id 'intro': at LinearTemplate > [0] "
+                               "SystemTemplate(template_id='intro') and at LinearTemplate > [1] "
+                               "LoopTemplate > [0] UserTemplate(template_id='intro')")
+
+
+def test_an_object_that_only_claims_to_be_a_break_is_checked_as_one() -> None:
+    # The quick first pass asks of classes; what merely says it is a Template (its
+    # ``__class__``, as a proxy's) gets the full check, which asks as it always did.
+    class Claims:
+        template_id = None
+
+        @property
+        def __class__(self) -> type:
+            return BreakTemplate
+
+        def children(self) -> tuple[()]:
+            return ()
+
+        def label(self) -> str:
+            return "BreakTemplate"
+
+    with pytest.raises(DefinitionError) as info:
+        Runner(None, LinearTemplate([UserTemplate("hi"), Claims()]))  # type: ignore[list-item]
+    assert str(info.value) == ("BreakTemplate at LinearTemplate > [1] BreakTemplate is not "
+                               "inside any LoopTemplate: it can only leave an enclosing loop")
+
+
+def test_one_template_twice_in_a_tree_is_no_duplicate() -> None:
+    shared = AssistantTemplate("a", template_id="same")
+    Runner(None, LinearTemplate([shared, LoopTemplate([shared], exit_loop_count=1), shared]))
+
+
 def test_running_something_that_is_not_a_template_is_rejected() -> None:
     with pytest.raises(DefinitionError) as info:
         Runner(None, "hello")  # type: ignore[arg-type]

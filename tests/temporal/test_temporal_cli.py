@@ -9,12 +9,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _worker(*args: str, missing: bool = False) -> subprocess.CompletedProcess[str]:
+def _convo(*argv: str, missing: bool = False) -> subprocess.CompletedProcess[str]:
+    """``convo *argv`` run in a fresh process from the checkout; ``missing``: as if the
+    temporal extra were not installed."""
     code = ("import sys\n" + ("sys.modules['temporalio'] = None\n" if missing else "")
             + "from convo.cli import main\n"
-            f"raise SystemExit(main(['worker', *{list(args)!r}]))\n")
+            f"raise SystemExit(main({list(argv)!r}))\n")
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=False)
+
+
+def _worker(*args: str, missing: bool = False) -> subprocess.CompletedProcess[str]:
+    return _convo("worker", *args, missing=missing)
 
 
 def test_without_the_extra_one_line_names_it() -> None:
@@ -34,11 +40,7 @@ def test_a_memory_store_is_refused() -> None:
 
 
 def _serve(*args: str, missing: bool = False) -> subprocess.CompletedProcess[str]:
-    code = ("import sys\n" + ("sys.modules['temporalio'] = None\n" if missing else "")
-            + "from convo.cli import main\n"
-            f"raise SystemExit(main(['serve', 'examples/refund_bot.py', *{list(args)!r}]))\n")
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
+    return _convo("serve", "examples/refund_bot.py", *args, missing=missing)
 
 
 def test_serve_engine_refusals_are_one_line() -> None:

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from testing_kit import fails_saying
+from weather_tools import chat
 
 from convo import Message, Runner
 from convo.models import FunctionModel, MockModel
@@ -14,17 +15,11 @@ from convo.templates import (
     EndTemplate,
     IfTemplate,
     LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
     UserTemplate,
 )
 from convo.testing import SimulatedUser, assert_outcome, assert_transcript
 
-barista = LinearTemplate([
-    SystemTemplate("You are a barista."),
-    AssistantTemplate("Hi! What can I get you?"),
-    LoopTemplate([UserTemplate(), AssistantTemplate()]),
-])
+barista = chat("You are a barista.", greeting="Hi! What can I get you?")
 
 
 def test_the_user_model_sees_the_conversation_with_roles_swapped() -> None:

@@ -7,14 +7,20 @@ requests: ``native`` (the JSON API, convo's SSE, the chat page and the operators
 its paths answer the app's JSON 404; ``/api/health`` is always served.
 
 A face's routes are named here by module and function and imported only when the face is on,
-so a face that is off costs nothing at start.
+so a face that is off costs nothing at start. The ``mcp`` face needs the mcp extra (the
+``mcp`` SDK), which ``serve`` does not bring: its route imports the SDK at its first request
+(``mcp.py``) and answers 501 without it; a choice that names the face is refused at start
+without it.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
+
+from .._problems import MCP_MISSING
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -33,10 +39,24 @@ ROUTES: Final[dict[str, str]] = {
 }
 
 
+#: The faces that need a package the serve extra does not bring: its top module, and what to
+#: say without it.
+NEEDS: Final[dict[str, tuple[str, str]]] = {"mcp": ("mcp", MCP_MISSING)}
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` (a top-level package) can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # (an import hook that refuses it)
+        return False
+
+
 def chosen(faces: Iterable[str] | str | None) -> tuple[str, ...]:
     """The faces to serve, in ``FACES`` order: all for ``None``; else the ones named (an
     iterable of names, or one string of them separated by commas). An unknown name is a
-    ``ValueError`` naming it and the known ones."""
+    ``ValueError`` naming it and the known ones; so is a face named whose package is not
+    installed (``NEEDS``: all faces, the default, serve without it)."""
     if faces is None:
         return FACES
     names = faces.split(",") if isinstance(faces, str) else list(faces)
@@ -47,6 +67,10 @@ def chosen(faces: Iterable[str] | str | None) -> tuple[str, ...]:
                          f"{', '.join(FACES)}")
     if not wanted:
         raise ValueError(f"faces names no face: choose among {', '.join(FACES)}")
+    for face in sorted(wanted):
+        module, missing = NEEDS.get(face, (None, ""))
+        if module is not None and not installed(module):
+            raise ValueError(missing)
     return tuple(face for face in FACES if face in wanted)
 
 
