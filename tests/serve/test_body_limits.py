@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -51,6 +52,22 @@ def server(store_url: str) -> Iterator[tuple[int, str]]:
         yield int(url.rsplit(":", 1)[1]), created.json()["id"]
 
 
+def _whole_answer(sock: socket.socket) -> bytes:
+    """One HTTP answer as it comes: its head, then as many bytes as its Content-Length says
+    (not until the server closes, which it does only at its keep-alive timeout)."""
+    answer = b""
+    while True:
+        head, found, body = answer.partition(b"\r\n\r\n")
+        if found:
+            length = re.search(rb"(?im)^content-length: *(\d+)\r?$", head)
+            assert length is not None, f"an answer without a Content-Length: {head!r}"
+            if len(body) >= int(length.group(1)):
+                return answer
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed before its answer was whole: {answer!r}"
+        answer += chunk
+
+
 def _status_and_body(answer: bytes) -> tuple[int, Any]:
     head, _, body = answer.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), json.loads(body)
@@ -66,9 +83,7 @@ def test_a_body_over_the_limit_is_refused_from_its_content_length_unread(
                          f"Authorization: {who['Authorization']}\r\n"
                          "Content-Type: application/json\r\n"
                          f"Content-Length: {limit + 1}\r\n\r\n{{".encode())
-            answer = b""
-            while chunk := sock.recv(65536):  # the server closes: the body never came
-                answer += chunk
+            answer = _whole_answer(sock)  # (read while the rest of the body is never sent)
         assert _status_and_body(answer) == (
             413, {"error": f"the request body is over {limit} bytes"}), path
 
