@@ -170,20 +170,23 @@ class LiveAnswerer(Answerer):
             state.on_event(ModelCallStarted(state.model_calls, len(messages),
                                             len(request.tools)))
             guards = request.guards
-            self.checking = False if guards is None or not (guards or state.guards_on) else \
+            self.checking = False if guards is None or not (guards or state.plan.on) else \
                 self._checks(request)
-        state.partial, state.held_text, state.reasoning = [], None, []
+            # What a listener is shown only once the guards pass (``_on_delta``: none is held
+            # back, nor reasoning kept for the guards, when nobody listens).
+            state.held_text, state.reasoning = None, []
+        state.partial = []
         return model, messages, state.clock()
 
     def sent(self, request: CallModel) -> Sequence[Message]:
         """What the model is sent: the session's messages, a subroutine's own, or those a
         ContextWindow chose; then the budget note, if the limits tell the model (sent only,
         never stored)."""
-        messages = self.state.session.messages if request.messages is None else \
-            request.messages
-        if self.state.guarded:  # a message a guard blocked is never sent
+        state = self.state
+        messages = state.session.messages if request.messages is None else request.messages
+        if state.guarded:  # a message a guard blocked is never sent
             messages = sendable(messages)
-        if self.state.settings.limits is None:  # no note: the common case, without a call
+        if state.settings.limits is None:  # no note: the common case, without a call
             return messages
         note = self.budget_note(request)
         return messages if note is None else (*messages, note)
@@ -203,29 +206,16 @@ class LiveAnswerer(Answerer):
         ``TextDelta``), and a reasoning model's reasoning (said as ``ReasoningDelta``)."""
         if request.purpose != "reply":
             return None
-        partial, emit = self.state.partial, self.state.on_event
+        state = self.state
+        partial, emit = state.partial, state.on_event
         if emit is None:  # nobody listens: the text is only kept
             return partial.append
-        reasoning = self.state.reasoning
+        # (The callbacks are made by ``_holding`` and ``_saying``: a closure's variables here
+        # would cost every call their cells, with nobody listening too.)
         if request.guards is not None and self._holds(request.guards):
-            held = self.state.held_text = []
-
-            def holding(text: str) -> None:
-                partial.append(text)
-                held.append(text)
-
-            return Deltas(holding, reasoning.append)  # said once the guards pass
-
-        def delta(text: str) -> None:
-            partial.append(text)
-            if emit is not None:
-                emit(TextDelta(text))
-
-        def thought(text: str) -> None:
-            reasoning.append(text)
-            emit(ReasoningDelta(text))
-
-        return Deltas(delta, thought)
+            held = state.held_text = []
+            return _holding(partial, held, state.reasoning)  # said once the guards pass
+        return _saying(partial, state.reasoning, emit)
 
     def replied(self, reply: Any, started: float) -> Message:
         """Count a reply (its usage, the token limits) and say it."""
@@ -268,14 +258,14 @@ class LiveAnswerer(Answerer):
 
     def _holds(self, own: tuple[Any, ...]) -> bool:
         """Whether a reply's text is held until its guards pass (an output guard holds)."""
-        return any(g.on == "output" and g.stream == "hold" for g in (*self.state.guards, *own))
+        return any(g.on == "output" and g.stream == "hold" for g in (*self.state.plan.guards, *own))
 
     def _checks(self, request: CallModel) -> bool:
         """Whether the template puts this call's reply to guards that may change it (its
         output guards, or its calls' ``tool_call`` guards)."""
         if request.purpose != "reply":
             return False
-        on = self.state.guards_on
+        on = self.state.plan.on
         return "output" in on or "tool_call" in on or any(
             g.on in ("output", "tool_call") for g in request.guards or ())
 
@@ -458,3 +448,25 @@ def _taken(queued: list[Message]) -> tuple[Message, ...]:
     while queued:
         taken.append(queued.pop(0))
     return tuple(taken)
+
+
+def _holding(partial: list[str], held: list[str], reasoning: list[str]) -> Deltas:
+    """What a reply whose output guards hold streams to: kept, said once they pass."""
+    def holding(text: str) -> None:
+        partial.append(text)
+        held.append(text)
+
+    return Deltas(holding, reasoning.append)
+
+
+def _saying(partial: list[str], reasoning: list[str], emit: Callable[[Event], None]) -> Deltas:
+    """What a reply streams to while it is listened to: kept, and said as it comes."""
+    def delta(text: str) -> None:
+        partial.append(text)
+        emit(TextDelta(text))
+
+    def thought(text: str) -> None:
+        reasoning.append(text)
+        emit(ReasoningDelta(text))
+
+    return Deltas(delta, thought)

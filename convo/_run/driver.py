@@ -85,6 +85,9 @@ class Driver:
         # the common steps first, and the replay shown only what it follows (not requests).
         state = self.state
         session = state.session
+        # Whether the pump checks a model's reply with the run's output guards (decided once
+        # per run, by its plan: a run without guards pays one test per request for it).
+        at_calls = state.plan.reply_guards is not None
         ended: BaseException | None = None
         try:
             answer: Any = None
@@ -103,7 +106,7 @@ class Driver:
                     cls = step.__class__
                     if cls is CheckGuards:
                         check = cast(CheckGuards, step)
-                        if not check.guards and check.on not in state.guards_on:
+                        if not check.guards and check.on not in state.plan.on:
                             continue  # no guard to run: unchanged (answered inside the pump)
                         if self.replay is None:
                             answer = inline(state, check)  # plain functions: checked here
@@ -129,7 +132,7 @@ class Driver:
                                             or not session.state == was):  # (see ``mark``)
                         state.mark()
                     answer = yield step
-                    if cls is CallModel and state.reply_guards is not None:
+                    if at_calls and cls is CallModel:
                         # the run's output guards (``step`` is a CallModel: no cast's call)
                         answer = at_call(state, step, answer)  # type: ignore[arg-type]
                 elif isinstance(step, Event):

@@ -38,14 +38,14 @@ def inline(state: RunState, request: CheckGuards) -> Checked | object | None:
     function (the pump's), else ``NOTHING`` (the answerers answer it)."""
     on = request.on
     own = request.guards
-    if (on in state.judged_on and not request.own_only) or (
+    if (on in state.plan.judged_on and not request.own_only) or (
             own and not all(g.inline for g in own if g.on == on)):
         return NOTHING
     return answer(state, request)
 
 
 def at_call(state: RunState, request: CallModel, reply: Message) -> Message:
-    """A model's reply as the run's output guards leave it (``RunState.reply_guards``: all plain
+    """A model's reply as the run's output guards leave it (the plan's ``reply_guards``: all plain
     functions), checked by the pump as it comes in, for a template that checks its replies
     (``request.guards`` is not ``None``) without output guards of its own (those ask with
     ``CheckGuards``, the run's guards first); a reply without text or reasoning is not
@@ -63,10 +63,11 @@ def at_call(state: RunState, request: CallModel, reply: Message) -> Message:
     if blank and not thought:
         return reply
     session = state.session
-    guards = state.reply_guards
+    plan = state.plan
+    guards = plan.reply_guards
     assert guards is not None
     # (no context made for checks that read none: the built-ins')
-    ctx = GuardContext(session, session.state) if state.reply_context else None
+    ctx = GuardContext(session, session.state) if plan.reply_context else None
     checked = None if blank else check(guards, text, ctx)
     withheld = bool(thought) and _tripped(check(guards, thought, ctx))
     if checked is None and not withheld and state.on_event is None:  # passed, nothing held:
@@ -81,7 +82,7 @@ def _guards(state: RunState, request: CheckGuards, swap: Callable[[Any], Any] | 
     on = request.on
     guards = [g for g in request.guards if g.on == on] if request.guards else []
     if not request.own_only:
-        guards = [*state.guards_on.get(on, ()), *guards]
+        guards = [*state.plan.on.get(on, ()), *guards]
     if swap is not None:
         guards = [swap(g) for g in guards]
     value = request.message.text if request.message is not None else request.value

@@ -320,7 +320,7 @@ class Replay(Forwarding):
             return self.missed()
         if request.on == "output":
             return None  # the reply replayed is the stored one, marks and all
-        recorded = recorded_input(frame.messages, frame.at, request, self.state.guards) \
+        recorded = recorded_input(frame.messages, frame.at, request, self.state.plan.guards) \
             if request.on == "input" else recorded_call(frame.messages, frame.at, request)
         if recorded is not None and recorded.blocked:
             self.state.guarded = True  # kept from the model, as when it was blocked

@@ -35,7 +35,7 @@ from ..events import (
     TurnEnded,
 )
 from ..guards._base import GuardEnded
-from ..guards._plan import planned
+from ..guards._plan import NO_PLAN, planned
 from ..tools._toolset import Unlisted
 
 if TYPE_CHECKING:
@@ -57,10 +57,14 @@ class Settings(Protocol):
     truncated_is_error: bool
     limits: Limits | None
     context: ContextWindow | None
+    guards: tuple[Any, ...]  # the run's guards (``convo.guards``), checked
 
 
 Handler = Callable[[Event], None]
-_NONE: frozenset[str] = frozenset()
+# Sets ``Session._guards_on`` (not a field users set): the slot's own setter, without attrs'
+# ``__setattr__`` hooks or ``object.__setattr__``'s look-up (once per run).
+_set_guards_on: Callable[[Session, frozenset[str]], None] = \
+    Session.__dict__["_guards_on"].__set__
 _WATCHERS: list[Callable[[RunState], Handler | None]] = []
 
 
@@ -100,10 +104,10 @@ class UsageLimitReached(Exception):
 class RunState:
     """The state of one run: counters, the clock, the limits reached, the outcome."""
 
-    __slots__ = ("added", "clock", "guarded", "guards", "guards_on", "held", "held_messages",
-                 "held_text", "judged_on", "limit_reached", "listeners", "model_calls", "on_event",
-                 "on_message", "partial", "quiet", "reasoning", "reply_context", "reply_guards",
-                 "session", "settings", "started", "tool_calls", "turn", "unsaid", "usage", "was")
+    __slots__ = ("added", "clock", "guarded", "held", "held_messages", "held_text",
+                 "limit_reached", "listeners", "model_calls", "on_event", "on_message", "partial",
+                 "plan", "quiet", "reasoning", "session", "settings", "started", "tool_calls",
+                 "turn", "unsaid", "usage", "was")
 
     def __init__(self, settings: Settings, session: Session, *,
                  clock: Callable[[], float] | None = None) -> None:
@@ -129,23 +133,12 @@ class RunState:
         self.turn: TurnResult | None = None
         self.limit_reached: str | None = None
         self.started = self.clock()
-        self.guards: tuple[Any, ...] = tuple(getattr(settings, "guards", None) or ())
-        # The run's guards by where they look (a kind without any is not asked at all).
-        self.guards_on: dict[str, tuple[Any, ...]] = {}
-        # Where a run guard is not a plain function (a judge, an async check): its checks go
-        # to the answerers; the others are checked inside the pump.
-        self.judged_on: frozenset[str] = _NONE
-        # The run's output guards when all are plain functions: the pump checks a model's
-        # reply with them as it comes in (``convo._run.guarding.at_call``), and templates do
-        # not ask for it (``AT_CALL``); whether any of them reads its context.
-        self.reply_guards: tuple[Any, ...] | None = None
-        self.reply_context = False
-        kinds = _NONE  # (no guards: the common case, nothing more to work out)
-        if self.guards:  # (worked out once per list: ``convo.guards._plan``)
-            self.guards_on, self.judged_on, kinds, self.reply_guards, self.reply_context = \
-                planned(self.guards)
+        # How the run applies its guards (``convo.guards._plan``: worked out once per list;
+        # none: ``NO_PLAN``, the common case, nothing to work out).
+        guards = settings.guards
+        self.plan = plan = NO_PLAN if not guards else planned(guards)
         # What the session's templates need to ask (no attrs hook: not a field users set).
-        object.__setattr__(session, "_guards_on", kinds)
+        _set_guards_on(session, plan.kinds)
         # The text streamed so far by the current model call, and what of it is held back
         # until the reply's output guards pass (``convo._run.guarding``).
         self.partial: list[str] = []
@@ -215,9 +208,12 @@ class RunState:
             if was is not None and (STATE_UNDO in session.internal
                                     or not session.state == was):
                 message = self.noted(message)
+        messages = session.messages
+        if self.on_event is None:  # nobody listens: nothing to say, nor held back to be said
+            messages.append(message)  # (the guards' ``unsaid`` is kept only for a listener)
+            return
         if self.unsaid is not None:
             self.say_reply(message)
-        messages = session.messages
         messages.append(message)
         if self.on_message is not None:
             self.on_message(MessageAdded(message, len(messages) - 1, scope))

@@ -115,10 +115,12 @@ Screened = Mapping[int, Checked | None]
 
 def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: str,
            output: Output | None, failures: dict[str, int],
-           guards: Sequence[AnyGuard] = (), screened: Screened | None = None) -> Flow:
+           guards: tuple[AnyGuard, ...] | None = None, screened: Screened | None = None
+           ) -> Flow:
     """Answer one batch (``failures``: the turn's failed calls in a row, per tool; ``guards``:
-    the turn's own; ``screened``: what the ``tool_call`` guards said of its calls, put to them
-    by ``screen`` before the reply was stored); returns ``Answered``."""
+    the turn's own when guards check its tool results (the turn's or the run's: decided once
+    per turn, ``None`` when none do); ``screened``: what the ``tool_call`` guards said of its
+    calls, put to them by ``screen`` before the reply was stored); returns ``Answered``."""
     # Why longer than 40 lines: prepare, approve, run and record one batch in one place, so
     # that the guarantee (one tool message per call, in call order) is visible at a glance.
     done: dict[int, tuple[str, bool]] = {}  # calls answered without running a tool
@@ -128,16 +130,16 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
     contexts: dict[int, ToolContext] = {}
     terminal_by: str | None = None
     ending: Ending = CONTINUE
-    marks: dict[int, Mapping[str, Any]] = {}  # metadata["guard"] of a call's tool message
+    # metadata["guard"] of a call's tool message: only what the ``tool_call`` guards screened
+    marks: dict[int, Mapping[str, Any]] = {}
     stop: Checked | None = None  # a tool_call guard that ends the run stops the batch
-    guards = tuple(guards)
     for i, call in enumerate(calls):
         yield ToolCallStarted(call)
         if output is not None and call.name == OUTPUT_TOOL:
             done[i], taken = _output(output, call)
             ending = stronger(ending, taken)
             continue
-        checked = screened.get(i) if screened else None
+        checked = None if screened is None else screened.get(i)
         if checked is not None and checked.blocked:  # (its arguments were withheld: not read)
             marks[i] = checked.mark or {}
             done[i] = f"Blocked: {marks[i].get('reason')}", False
@@ -189,8 +191,6 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
     ran = {inv.call.id: (inv, run) for inv, run in zip(invocations, runs, strict=True)}
     for inv in inline:  # a template cannot run inside a tool function: it runs here
         ran[inv.call.id] = inv, (yield from delegate(session, inv))
-    kinds = session._guards_on  # (``asks``, once per batch, without a call)
-    results = kinds is None or "tool_result" in kinds or bool(guards)
     move: Move | None = None  # the batch's transition: one per batch
     text: str | None = None
     for i, call in enumerate(calls):
@@ -202,7 +202,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             content, error = done[i]
             metadata = {REJECTED_KEY: True} if rejected and call.id in rejected else \
                 {NOT_RUN: True}
-            if i in marks:
+            if screened is not None and i in marks:
                 metadata = {**metadata, GUARD_KEY: marks[i]}
         else:
             invocation, run = ran[call.id]
@@ -217,9 +217,9 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                         content, error, asked, metadata = _second_move(move), True, CONTINUE, None
                 # (Anything beats going on: the precedence is asked only between two endings.)
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
-            if i in marks:
+            if screened is not None and i in marks:
                 metadata = {**(metadata or {}), GUARD_KEY: marks[i]}
-            if results:
+            if guards is not None:
                 content, metadata, guarded = yield from _result(call, content, metadata, guards)
                 if guarded is not None:
                     ending = stronger(ending, guarded)

@@ -29,6 +29,7 @@ from ..events import RestrictionInjected, TaskCompleted, TurnEnded
 from ..guards._base import AT_CALL, AnyGuard, as_guards, check_names
 from ..guards._marks import KEY as GUARD_KEY
 from ..guards._marks import blocked
+from ..guards._plan import NO_KINDS
 from ..tools._base import Tool
 from ..tools._endings import (
     Continue,
@@ -233,20 +234,28 @@ class ToolingTemplate(Template):
         turn = _Turn(self.loop_guard.watch() if self.loop_guard is not None else None, tools)
         ask = self._ask if tools is self._own else \
             CallModel(self.model, tools.schemas, context=self.context, guards=self.guards)
-        guards = self.guards
+        # What the turn puts to guards, decided once per turn: in a run without guards (and
+        # a turn without its own) nothing, and its loop pays one test per model call for them.
         kinds = session._guards_on
-        if not guards and kinds is not None:  # the run's guards only (none: the common case)
-            # (``asks`` and ``checks_reply`` without a call)
-            checks = "output" in kinds and AT_CALL not in kinds
-            screens = "tool_call" in kinds
-            if "input" in kinds and (yield from answered_input(session, ())):
-                return session
-        else:
-            if asks(session, "input", guards) and (
-                    yield from answered_input(session, own(guards, "input"))):
-                return session
-            checks = checks_reply(session, guards)  # whether the turn asks for a reply's check
-            screens = asks(session, "tool_call", guards)  # ... or the calls, before stored
+        guarded = False  # whether its replies or their calls are put to guards
+        results = screened = None  # the guards on its tool results; what they said of calls
+        if self.guards or kinds is not NO_KINDS:  # (NO_KINDS: the run has none)
+            guards = self.guards
+            if not guards and kinds is not None:  # the run's guards only
+                # (``asks`` and ``checks_reply`` without a call)
+                checks = "output" in kinds and AT_CALL not in kinds
+                screens = "tool_call" in kinds
+                results = guards if "tool_result" in kinds else None
+                if "input" in kinds and (yield from answered_input(session, ())):
+                    return session
+            else:
+                if asks(session, "input", guards) and (
+                        yield from answered_input(session, own(guards, "input"))):
+                    return session
+                checks = checks_reply(session, guards)  # whether a reply is put to them
+                screens = asks(session, "tool_call", guards)  # ... or its calls, before stored
+                results = guards if asks(session, "tool_result", guards) else None
+            guarded = checks or screens
         bound = self.max_iterations
         while bound is None or turn.iterations < bound:
             if turn.iterations:  # the safe point: messages sent while the turn ran (§26)
@@ -254,19 +263,21 @@ class ToolingTemplate(Template):
                 yield from steered
             reply: Message = yield ask
             turn.iterations += 1
-            if checks:
-                reply = yield from checked_reply(reply, guards)
-            screened = None
-            if screens and reply.tool_calls and not (GUARD_KEY in reply.metadata
-                                                     and blocked(reply)):
-                reply, screened = yield from screen(reply, turn.tools, self.mode, self._output,
-                                                    guards)
+            if guarded:
+                if checks:
+                    reply = yield from checked_reply(reply, guards)
+                screened = None
+                if screens and reply.tool_calls and not (GUARD_KEY in reply.metadata
+                                                         and blocked(reply)):
+                    reply, screened = yield from screen(reply, turn.tools, self.mode,
+                                                        self._output, guards)
             yield reply
-            if GUARD_KEY in reply.metadata and blocked(reply):
-                yield from blocked_reply(reply, iterations=turn.iterations)
-                return session
-            if reply.metadata and reply.finish is Finish.LENGTH:  # (no facts: no call)
-                turn.truncated = True
+            if reply.metadata:  # (a reply without facts or a guard's mark: no test more)
+                if GUARD_KEY in reply.metadata and blocked(reply):
+                    yield from blocked_reply(reply, iterations=turn.iterations)
+                    return session
+                if reply.finish is Finish.LENGTH:
+                    turn.truncated = True
             text = reply.text
             if text.strip():
                 turn.response = text
@@ -280,7 +291,7 @@ class ToolingTemplate(Template):
                     return session
                 ending, turn.last_tool_text = yield from answer(
                     session, reply.tool_calls, turn.tools, self.mode, self._output,
-                    turn.failures, guards, screened)
+                    turn.failures, results, screened)
                 if ending.__class__ is Continue:
                     continue
                 yield from self._close(session, turn, ending)
