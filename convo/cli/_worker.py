@@ -5,7 +5,6 @@ hooks as activities, the store as the record."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 import sys
@@ -58,6 +57,8 @@ def main(args: argparse.Namespace) -> int:
     except ImportError:
         print(MISSING, file=sys.stderr)
         return 2
+    import asyncio  # here, not at the top: the parsers are built without it (any --help)
+
     if args.store == "memory":
         raise UsageProblem("--store memory cannot be shared with convo serve --engine: give "
                            "sqlite:///PATH or postgresql://...")
@@ -85,6 +86,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, bot: Any) -> None:
+    import asyncio
+
     from temporalio.client import Client
 
     from .._temporal.worker import running, sandboxed
