@@ -27,6 +27,11 @@ MISSING = ("convo worker needs temporalio, in the temporal extra: pip install -e
            '(the "convo" on the public package index is another project)')
 
 
+#: The shortest ``--heartbeat-timeout``: model and tool activities heartbeat every second
+#: (``_temporal/activities.py``), so a live worker's call never goes a whole timeout silent.
+MIN_HEARTBEAT_TIMEOUT = 2.0
+
+
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     worker = sub.add_parser(
         "worker", parents=[common], help="run a bot's conversations on Temporal",
@@ -47,8 +52,26 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     worker.add_argument("--continue-every", type=positive_int, default=100, metavar="N",
                         help="a conversation's workflow continues as new after N turns "
                              "(default: 100)")
+    worker.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=10.0,
+                        metavar="SECONDS",
+                        help="a model or tool call whose worker stops heartbeating this long "
+                             "is run again by another worker: how long a conversation whose "
+                             "worker died waits (default: 10; at least 2, as the calls "
+                             "heartbeat every second)")
     add_served_model_options(worker)
     worker.set_defaults(main=main)
+
+
+def _heartbeat_timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not MIN_HEARTBEAT_TIMEOUT <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds of at least {MIN_HEARTBEAT_TIMEOUT:g} (model and "
+            f"tool calls heartbeat every second), got {text!r}")
+    return value
 
 
 def main(args: argparse.Namespace) -> int:
@@ -79,6 +102,7 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageProblem(f"--store: {exc}") from None
     bot = Bot(runner, store, continue_every=args.continue_every,
+              heartbeat_s=args.heartbeat_timeout,
               file=BotFile(str(Path(path).resolve()), name, args.max_messages))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args, bot))
