@@ -29,7 +29,9 @@ MISSING = ("convo worker needs temporalio, in the temporal extra: pip install -e
 
 #: The shortest ``--heartbeat-timeout``: model and tool activities heartbeat every second
 #: (``_temporal/activities.py``), so a live worker's call never goes a whole timeout silent.
-MIN_HEARTBEAT_TIMEOUT = 2.0
+#: The longest: a cut-off turn is finished within 30 s of a live worker polling, which holds
+#: only while the heartbeat timeout is at most 10 s.
+MIN_HEARTBEAT_TIMEOUT, MAX_HEARTBEAT_TIMEOUT = 2.0, 10.0
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -56,8 +58,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                         metavar="SECONDS",
                         help="a model or tool call whose worker stops heartbeating this long "
                              "is run again by another worker: how long a conversation whose "
-                             "worker died waits (default: 10; at least 2, as the calls "
-                             "heartbeat every second)")
+                             "worker died waits (from 2, as the calls heartbeat every "
+                             "second, to 10, the default)")
     add_served_model_options(worker)
     worker.set_defaults(main=main)
 
@@ -67,10 +69,11 @@ def _heartbeat_timeout(text: str) -> float:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not MIN_HEARTBEAT_TIMEOUT <= value < float("inf"):
+    if not MIN_HEARTBEAT_TIMEOUT <= value <= MAX_HEARTBEAT_TIMEOUT:
         raise argparse.ArgumentTypeError(
-            f"expected a number of seconds of at least {MIN_HEARTBEAT_TIMEOUT:g} (model and "
-            f"tool calls heartbeat every second), got {text!r}")
+            f"expected a number of seconds from {MIN_HEARTBEAT_TIMEOUT:g} (model and tool "
+            f"calls heartbeat every second) to {MAX_HEARTBEAT_TIMEOUT:g} (a cut-off turn is "
+            f"finished within 30 s), got {text!r}")
     return value
 
 
