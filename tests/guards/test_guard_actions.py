@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -46,6 +47,15 @@ def run(guard: Guard, replies: list[Any], *, said: str = "hello", runner_level: 
                     guards=[guard] if runner_level else ())
     session = runner.run() if how == "run" else asyncio.run(runner.arun())
     return session, model, events
+
+
+def replacing(secret: str, mark: str, name: str = "mask") -> Callable[[str, Any], str]:
+    """A redacting check named ``name``: the value with ``secret`` replaced by ``mark``."""
+    def redact(value: str, ctx: Any) -> str:
+        return value.replace(secret, mark)
+
+    redact.__name__ = name
+    return redact
 
 
 def tripped(events: list[Event]) -> list[GuardTripped]:
@@ -103,9 +113,7 @@ def test_input_end_ends_the_run_guarded(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_input_redact_replaces_the_message_everywhere(kind: str) -> None:
-    def no_secret(value: str, ctx: Any) -> str:
-        return value.replace("hunter2", "[secret]")
-
+    no_secret = replacing("hunter2", "[secret]", "no_secret")
     guard = Guard(sync_or_async(no_secret, kind), on="input", action="redact")
     session, model, events = run(guard, ["ok"], said="my password is hunter2")
     assert session.messages[0].content == "my password is [secret]"
@@ -176,10 +184,8 @@ def test_output_end(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_output_redact(kind: str) -> None:
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("4111", "[card]")
-
-    guard = Guard(sync_or_async(mask, kind), on="output", action="redact")
+    guard = Guard(sync_or_async(replacing("4111", "[card]"), kind), on="output",
+                  action="redact")
     session, _, events = run(guard, ["card 4111 here"])
     reply = session.messages[-1]
     assert reply.content == "card [card] here"
@@ -282,10 +288,8 @@ def test_tool_result_end(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_tool_result_redact(kind: str) -> None:
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("alice@example.com", "[email]")
-
-    guard = Guard(sync_or_async(mask, kind), on="tool_result", action="redact")
+    guard = Guard(sync_or_async(replacing("alice@example.com", "[email]"), kind),
+                  on="tool_result", action="redact")
     session, model, _ = run(guard, [CALL, "ok"])
     assert session.messages[2].content == "order 2: shipped to [email]"
     assert "alice@example.com" not in session.to_json()
@@ -314,16 +318,14 @@ def test_false_trips_with_the_guards_name_and_redact_false_blocks() -> None:
 def test_guards_run_in_order_and_see_the_redaction() -> None:
     seen: list[str] = []
 
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("secret", "[x]")
-
     def look(value: str, ctx: Any) -> bool:
         seen.append(value)
         return True
 
     model = MockModel(["a secret"])
     Runner(model, LinearTemplate([UserTemplate("hi"), ToolingTemplate([])]),
-           guards=[Guard(mask, on="output", action="redact"), Guard(look, on="output")]).run()
+           guards=[Guard(replacing("secret", "[x]"), on="output", action="redact"),
+                   Guard(look, on="output")]).run()
     assert seen == ["a [x]"]
 
 
