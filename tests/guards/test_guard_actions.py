@@ -207,21 +207,6 @@ CALL = Message("assistant", "", tool_calls=(ToolCall("c1", "lookup", {"order": "
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("how", HOW)
-def test_tool_call_block_does_not_run_the_call(kind: str, how: str) -> None:
-    guard = Guard(sync_or_async(only_known_orders, kind), on="tool_call")
-    session, model, events = run(guard, [CALL, "sorry"], how=how)
-    result = session.messages[2]
-    assert result.content == "Blocked: order 2 is not yours"
-    assert result.metadata["guard"] == {"name": "only_known_orders", "action": "block",
-                                        "reason": "order 2 is not yours"}
-    assert model.calls[1].messages[-1].content == "Blocked: order 2 is not yours"
-    assert session.messages[-1].content == "sorry"
-    assert session.outcome.status == RunStatus.COMPLETED
-    assert [(e.on, e.action) for e in tripped(events)] == [("tool_call", "block")]
-
-
-@pytest.mark.parametrize("kind", KINDS)
 def test_tool_call_end_stops_the_batch_and_the_run(kind: str) -> None:
     guard = Guard(sync_or_async(only_known_orders, kind), on="tool_call", action="end",
                   message="Stopping here.")
@@ -263,18 +248,27 @@ def no_emails(value: str, ctx: Any) -> bool | str:
     return "@" not in value or "an email address"
 
 
+# block, on a tool call (before it runs) and on a tool's result: one test over both
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("how", HOW)
-def test_tool_result_block_shows_the_model_blocked(kind: str, how: str) -> None:
-    guard = Guard(sync_or_async(no_emails, kind), on="tool_result")
-    session, model, _ = run(guard, [CALL, "it shipped"], how=how)
+@pytest.mark.parametrize(("check", "on", "reason", "original"), [
+    (only_known_orders, "tool_call", "order 2 is not yours", {}),  # not run: no original
+    (no_emails, "tool_result", "an email address",
+     {"original": "order 2: shipped to alice@example.com"}),
+], ids=["tool_call", "tool_result"])
+def test_a_blocked_tool_call_or_result_shows_the_model_blocked(
+        kind: str, how: str, check: Any, on: str, reason: str, original: dict[str, str]
+        ) -> None:
+    guard = Guard(sync_or_async(check, kind), on=on)
+    session, model, events = run(guard, [CALL, "sorry"], how=how)
     result = session.messages[2]
-    assert result.content == "Blocked: an email address"
-    assert result.metadata["guard"] == {
-        "name": "no_emails", "action": "block", "reason": "an email address",
-        "original": "order 2: shipped to alice@example.com"}
-    assert model.calls[1].messages[-1].content == "Blocked: an email address"
+    assert result.content == f"Blocked: {reason}"
+    assert result.metadata["guard"] == {"name": check.__name__, "action": "block",
+                                        "reason": reason, **original}
+    assert model.calls[1].messages[-1].content == f"Blocked: {reason}"
+    assert session.messages[-1].content == "sorry"
     assert session.outcome.status == RunStatus.COMPLETED
+    assert [(e.on, e.action) for e in tripped(events)] == [(on, "block")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
