@@ -43,7 +43,8 @@ class BotFile:
 class Bot:
     """What a worker runs: the bot's ``runner`` on ``store``. ``continue_every``: Updates that
     ran a turn before a workflow continues as new; ``heartbeat_s``: the heartbeat timeout of
-    the model and tool activities (a worker lost mid-call is noticed after it); ``file``:
+    the model and tool activities (a worker lost mid-call is noticed after it), and how long a
+    workflow task waits on a worker's sticky queue before any worker takes it; ``file``:
     where the bot was loaded from (its workflows then run in Temporal's default sandbox)."""
 
     runner: Runner

@@ -37,11 +37,14 @@ def make_worker(client: Client, bot: Bot, *, task_queue: str = TASK_QUEUE,
     restrictions = sandbox.restrictions(bot.file is not None)
     # A cancel reaches an activity with the answer to its next heartbeat: sent every second
     # (the SDK's default would wait up to 80% of the heartbeat timeout).
+    # A workflow task left on this worker's sticky queue (the worker died) goes to another
+    # worker after the bot's heartbeat timeout too: both bound how long its conversations wait.
     # A run its worker's template cannot replay (a deploy changed the template under it)
     # fails instead of waiting for a worker that can: the HTTP front starts a new run from the
     # store (``engine.py``).
     options = {"max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
                "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+               "sticky_queue_schedule_to_start_timeout": timedelta(seconds=bot.heartbeat_s),
                "workflow_failure_exception_types": [NondeterminismError], **options}
     return Worker(client, task_queue=task_queue, workflows=[ConvoConversation],
                   activities=[activities.create, activities.load, activities.write,

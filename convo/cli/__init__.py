@@ -22,7 +22,9 @@ Each command is a module of this package, named for it (``convo.cli._chat`` … 
 ``run.py`` is ``convo run``, ``test.py`` is ``convo test``), with ``add_parser(subparsers,
 common)`` (which sets ``main`` as the parser's default) and ``main(args) -> exit code``; adding
 a command is one module and one line in ``COMMANDS``. ``options.py`` holds the options several
-commands share, ``otel.py`` the ``--otel`` flags.
+commands share, ``otel.py`` the ``--otel`` flags. Building the parsers (every ``--help``) imports
+the command modules, so these import at their top only what their parsers need; what a command
+runs (the runner, templates, models, asyncio, the eval cassette) is imported in its ``main``.
 
 Exit codes: 0 when a run ends normally (any status but ``error``), 1 when it ends with
 ``error``, 2 for a mistake on the command line or in the file (said in one line; ``--debug``

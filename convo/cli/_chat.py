@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from .._botfile import (
     SMOKE,
@@ -29,11 +27,12 @@ from .._botfile import (
     provider_model,
     smoke_model,
 )
-from .._messages import Message
-from .._parts import DEFAULT_MAX_BYTES, Audio, Document, Image, PartError, from_path, shown
-from .._session import Session
-from ..models._base import DeltaCallback, SyncModel, ToolSchemas
 from ._options import conversation_options, positive_int
+
+if TYPE_CHECKING:  # the chat's own modules are imported when it starts, not when the
+    # parsers are built: `convo serve --help` needs none of them
+    from .._parts import Audio, Document, Image
+    from .._session import Session
 
 #: How many messages of a continued chat are shown again before the prompt.
 SHOWN_ON_CONTINUE = 10
@@ -59,7 +58,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     chat.add_argument("-a", "--attach", metavar="PATH", action="append", default=[],
                       help="attach a file (an image, a sound, a PDF...) to your first message; "
                            "may be repeated (in the chat: /attach PATH)")
-    chat.add_argument("--max-attachment-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
+    chat.add_argument("--max-attachment-bytes", type=positive_int, default=10 * 1024 * 1024,
                       metavar="N", help="refuse attachments over N bytes (default: 10485760, "
                                         "10 MiB)")
     # Not an option: `convo chat bot.py` is a common slip for `convo run bot.py` (main says so)
@@ -67,23 +66,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     chat.set_defaults(main=main)
 
 
-class OfflineModel(SyncModel):
-    """The stand-in without an API key: echoes the last user message, streamed word by word."""
-
-    __slots__ = ()
-
-    def complete(self, messages: Sequence[Message], tools: ToolSchemas = (), *,
-                 on_delta: DeltaCallback | None = None) -> Message:
-        said = next((shown(m.content) for m in reversed(messages) if m.role == "user"), "")
-        text = f"(offline mock model) You said: {said}"
-        if on_delta is not None:
-            for i, word in enumerate(text.split(" ")):
-                on_delta(word if i == 0 else f" {word}")
-        return Message("assistant", text)
-
-
 def main(args: argparse.Namespace) -> int:
+    import attrs
+
+    from .._messages import Message
     from .._resume import Resume
+    from .._session import Session
     from .._terminal.conversation import Talk, hold
     from ..templates import AssistantTemplate, LoopTemplate, ToolingTemplate, UserTemplate
     from ..templates._base import Template
@@ -153,6 +141,8 @@ def _mcp_tools(servers: Sequence[Any]) -> list[Any]:
 
 def _attached(paths: list[str], max_bytes: int) -> list[Image | Audio | Document]:
     """The files of ``-a``, read now: one that is missing or too big stops the command."""
+    from .._parts import PartError, from_path
+
     parts = []
     for path in paths:
         try:
@@ -218,6 +208,7 @@ def _model(args: argparse.Namespace) -> tuple[Any, str]:
         info(said)
         return model, SMOKE
     from ..models._providers import BUILT_IN, DEFAULT, registered, split
+    from ._offline import OfflineModel
 
     prefix, name = split(args.model or "")
     if prefix is not None and registered(prefix):

@@ -9,11 +9,10 @@ the command line, in the bot file or in the scenario file (said in one line).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._botfile import (
     SMOKE,
@@ -28,18 +27,12 @@ from .._botfile import (
     smoke_model,
     split_target,
 )
-from ..testing._evaluation.cassette import Cassette
-from ..testing._evaluation.report import (
-    read_baseline,
-    summary,
-    table,
-    verdicts,
-    write_json,
-    write_junit,
-)
-from ..testing._evaluation.result import RunResult
-from ..testing._evaluation.scenario import Scenario, ScenarioError
-from ..testing._evaluation.scenario_file import load_scenarios
+
+if TYPE_CHECKING:  # the evaluation (its runner, its cassette) is imported when eval runs,
+    # not when the parsers are built: `convo serve --help` needs none of it
+    from ..testing._evaluation.cassette import Cassette
+    from ..testing._evaluation.result import RunResult
+    from ..testing._evaluation.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -119,7 +112,9 @@ def _role_models(args: argparse.Namespace, module: ModuleType, bot: Any, live: b
 
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Scenario]]:
+    from ..testing._evaluation.cassette import Cassette
     from ..testing._evaluation.evaluate import Setup
+    from ..testing._evaluation.scenario_file import load_scenarios
 
     scenarios = load_scenarios(args.scenarios)
     path, name = split_target(args.target)
@@ -163,7 +158,18 @@ class _Progress:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``convo eval``; returns the exit code."""
+    import asyncio
+
     from ..testing._evaluation.evaluate import aevaluate_all
+    from ..testing._evaluation.report import (
+        read_baseline,
+        summary,
+        table,
+        verdicts,
+        write_json,
+        write_junit,
+    )
+    from ..testing._evaluation.scenario import ScenarioError
 
     _checked_options(args)
     try:

@@ -5,7 +5,6 @@ bot's replies (API.md §19), as JSON lines on stdout — one object per rating:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
@@ -32,6 +31,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    import asyncio
+
     from ..serve._stores.listing import parse_iso
 
     if args.store == "memory":

@@ -5,7 +5,6 @@ hooks as activities, the store as the record."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 import sys
@@ -28,6 +27,13 @@ MISSING = ("convo worker needs temporalio, in the temporal extra: pip install -e
            '(the "convo" on the public package index is another project)')
 
 
+#: The shortest ``--heartbeat-timeout``: model and tool activities heartbeat every second
+#: (``_temporal/activities.py``), so a live worker's call never goes a whole timeout silent.
+#: The longest: a cut-off turn is finished within 30 s of a live worker polling, which holds
+#: only while the heartbeat timeout is at most 10 s.
+MIN_HEARTBEAT_TIMEOUT, MAX_HEARTBEAT_TIMEOUT = 2.0, 10.0
+
+
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     worker = sub.add_parser(
         "worker", parents=[common], help="run a bot's conversations on Temporal",
@@ -48,8 +54,27 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     worker.add_argument("--continue-every", type=positive_int, default=100, metavar="N",
                         help="a conversation's workflow continues as new after N turns "
                              "(default: 100)")
+    worker.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=10.0,
+                        metavar="SECONDS",
+                        help="a model or tool call whose worker stops heartbeating this long "
+                             "is run again by another worker: how long a conversation whose "
+                             "worker died waits (from 2, as the calls heartbeat every "
+                             "second, to 10, the default)")
     add_served_model_options(worker)
     worker.set_defaults(main=main)
+
+
+def _heartbeat_timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not MIN_HEARTBEAT_TIMEOUT <= value <= MAX_HEARTBEAT_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds from {MIN_HEARTBEAT_TIMEOUT:g} (model and tool "
+            f"calls heartbeat every second) to {MAX_HEARTBEAT_TIMEOUT:g} (a cut-off turn is "
+            f"finished within 30 s), got {text!r}")
+    return value
 
 
 def main(args: argparse.Namespace) -> int:
@@ -58,6 +83,8 @@ def main(args: argparse.Namespace) -> int:
     except ImportError:
         print(MISSING, file=sys.stderr)
         return 2
+    import asyncio  # here, not at the top: the parsers are built without it (any --help)
+
     if args.store == "memory":
         raise UsageProblem("--store memory cannot be shared with convo serve --engine: give "
                            "sqlite:///PATH or postgresql://...")
@@ -78,6 +105,7 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageProblem(f"--store: {exc}") from None
     bot = Bot(runner, store, continue_every=args.continue_every,
+              heartbeat_s=args.heartbeat_timeout,
               file=BotFile(str(Path(path).resolve()), name, args.max_messages))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args, bot))
@@ -85,6 +113,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, bot: Any) -> None:
+    import asyncio
+
     from temporalio.client import Client
 
     from .._temporal.worker import running, sandboxed

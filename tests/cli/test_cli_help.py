@@ -4,12 +4,16 @@ mistake is said with that command's usage, and docs/cli.md's synopsis is the par
 from __future__ import annotations
 
 import argparse
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from terminal_harness import convo_cmd, env
 
+from convo._parts import DEFAULT_MAX_BYTES
 from convo.cli import COMMANDS, _parser
 
 __all__ = ["env"]  # the fixture
@@ -101,3 +105,35 @@ def test_chat_with_a_bot_file_says_to_use_run_in_one_line(env: dict[str, str]) -
     assert result.stderr == ("convo: error: convo chat takes no bot file: to hold the "
                              "conversation examples/staffed_support_bot.py defines, use convo "
                              "run examples/staffed_support_bot.py\n")
+
+
+
+# What a command runs, not what its parser needs: building the parsers (any --help) imports
+# none of it, so `convo serve --help` answers without loading the eval cassette and the runner.
+NOT_FOR_THE_HELP = ("convo.testing._evaluation.cassette", "convo._runner", "convo._session",
+                    "convo.templates", "convo.models", "convo.serve", "convo._temporal",
+                    "asyncio", "attrs", "starlette", "uvicorn", "openai", "temporalio", "yaml")
+
+HELPS = """\
+import contextlib, io, json, sys
+from convo.cli import main
+names, loaded = sys.argv[1].split(","), {}
+for argv in ([], ["--help"], *([command, "--help"] for command in sys.argv[2:])):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        main(argv)
+    loaded[" ".join(argv)] = [name for name in names if name in sys.modules]
+print(json.dumps(loaded))
+"""
+
+
+def test_the_help_imports_none_of_what_the_commands_run() -> None:
+    commands = sorted(_commands())
+    out = subprocess.run([sys.executable, "-c", HELPS, ",".join(NOT_FOR_THE_HELP), *commands],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == {" ".join(argv): [] for argv in
+                                      ([], ["--help"], *([c, "--help"] for c in commands))}
+
+
+def test_chats_attachment_limit_is_the_parts_default() -> None:
+    # written out in the parser (the parts module is imported only when a chat starts)
+    assert _commands()["chat"].get_default("max_attachment_bytes") == DEFAULT_MAX_BYTES

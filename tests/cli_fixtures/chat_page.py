@@ -105,29 +105,32 @@ class PageModel:
             return calls(users, "delete_file", {"path": "notes.txt"}, {"path": "todo.txt"})
         return [f"You said {text!r} (message {users})"], ""
 
-    def complete(self, messages, tools=(), *, on_delta=None):
+    def _said(self, messages, on_delta):
+        """The reply, streamed part by part: None while it waits at a gate (the caller
+        sleeps a moment, in its own way), then the message."""
         plan = self._plan(messages)
         if isinstance(plan, Message):
-            return plan
+            yield plan
+            return
         parts, gate = plan
         for part in parts:
             while not part and not self._gate_open(gate):
-                time.sleep(0.02)
+                yield None
             if part and on_delta is not None:
                 on_delta(part)
-        return Message("assistant", "".join(parts))
+        yield Message("assistant", "".join(parts))
+
+    def complete(self, messages, tools=(), *, on_delta=None):
+        for said in self._said(messages, on_delta):
+            if said is not None:
+                return said
+            time.sleep(0.02)
 
     async def acomplete(self, messages, tools=(), *, on_delta=None):
-        plan = self._plan(messages)
-        if isinstance(plan, Message):
-            return plan
-        parts, gate = plan
-        for part in parts:
-            while not part and not self._gate_open(gate):
-                await asyncio.sleep(0.02)
-            if part and on_delta is not None:
-                on_delta(part)
-        return Message("assistant", "".join(parts))
+        for said in self._said(messages, on_delta):
+            if said is not None:
+                return said
+            await asyncio.sleep(0.02)
 
 
 def said_bye(session: Session) -> bool:

@@ -5,16 +5,16 @@ after a tool result the model repeats it. Each tool prints when it runs, so a te
 that a resumed run does not run a saved call again.
 """
 
+import sys
+from pathlib import Path
+
 from convo import Message, ToolCall
 from convo.models import FunctionModel
-from convo.templates import (
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
 from convo.tools import ToolContext, tool
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from weather_tools import chat_loop
 
 
 @tool
@@ -36,10 +36,7 @@ def recall(ctx: ToolContext) -> str:
     return ", ".join(ctx.state.get("notes", [])) or "nothing"
 
 
-template = LinearTemplate([
-    SystemTemplate("You keep notes."),
-    LoopTemplate([UserTemplate(), ToolingTemplate([remember, recall])]),
-])
+template = chat_loop(remember, recall, system="You keep notes.")
 
 
 def _reply(messages, tools):

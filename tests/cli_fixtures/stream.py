@@ -10,6 +10,8 @@ else is echoed, word by word. Every reply reports its token usage.
 import os
 import threading
 
+from bot_kit import wait_until_interrupted
+
 from convo import Message, ToolCall
 from convo.models._base import SyncModel
 from convo.templates import LoopTemplate, ToolingTemplate, UserTemplate
@@ -22,9 +24,7 @@ MARKDOWN = "# Shopping\n\n- **milk**, two litres\n- `eggs`\n"
 @tool
 def wait() -> str:
     """Wait for something that never comes."""
-    print("(the tool is waiting)", flush=True)
-    threading.Event().wait()
-    return "never"
+    return wait_until_interrupted()
 
 
 class StreamingModel(SyncModel):

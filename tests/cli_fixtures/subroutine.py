@@ -10,6 +10,8 @@ Each model call and tool run appends one line to the file named by ``SUB_LOG``.
 import os
 import threading
 
+from bot_kit import wait_until_interrupted
+
 from convo import Message, ToolCall
 from convo.models._base import SyncModel
 from convo.templates import (
@@ -42,9 +44,7 @@ def note(text: str) -> str:
 def wait() -> str:
     """Wait for something that never comes."""
     log("tool wait")
-    print("(the tool is waiting)", flush=True)
-    threading.Event().wait()
-    return "never"
+    return wait_until_interrupted()
 
 
 class LoggingModel(SyncModel):

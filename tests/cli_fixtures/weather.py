@@ -1,17 +1,14 @@
-"""A chat with one tool, for the command-line tests of local-model options."""
+"""A chat with one tool (the tests' ``weather``), for the command-line tests of local-model
+options."""
 
-from convo import LinearTemplate, LoopTemplate, MockModel, ToolingTemplate, UserTemplate, tool
+import sys
+from pathlib import Path
 
+from convo import LinearTemplate, LoopTemplate, MockModel, ToolingTemplate, UserTemplate
 
-@tool
-def weather(city: str) -> str:
-    """The weather in a city.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-    Args:
-        city: The city's name.
-    """
-    return f"Sunny in {city}"
-
+from weather_tools import weather
 
 template = LinearTemplate([LoopTemplate([UserTemplate(), ToolingTemplate([weather])])])
 demo_input = ["Weather in Oslo?", "And Rome?"]

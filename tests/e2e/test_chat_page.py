@@ -26,6 +26,7 @@ import process_kit
 import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
+from page_kit import sign_in_at_the_prompt  # noqa: E402
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -532,13 +533,7 @@ def test_a_token_is_asked_for_once(browser: Browser, tmp_path: pathlib.Path) -> 
         pg.goto(guarded.url)
         dialog = pg.get_by_role("dialog")
         expect(dialog).to_be_visible()
-        token = pg.get_by_role("textbox", name="This chat needs an access token")
-        expect(token).to_be_focused()
-        token.fill("wrong")
-        token.press("Enter")
-        expect(pg.locator("#tokerr")).to_have_text("That token was not accepted; try again.")
-        token.fill("s3cret")
-        token.press("Enter")
+        sign_in_at_the_prompt(pg, "This chat needs an access token", "s3cret", refused="wrong")
         expect(dialog).to_be_hidden()
         say(pg, "hi")
         expect(pg.locator("#log .msg.assistant .body")).to_have_text(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -46,6 +47,15 @@ def run(guard: Guard, replies: list[Any], *, said: str = "hello", runner_level: 
                     guards=[guard] if runner_level else ())
     session = runner.run() if how == "run" else asyncio.run(runner.arun())
     return session, model, events
+
+
+def replacing(secret: str, mark: str, name: str = "mask") -> Callable[[str, Any], str]:
+    """A redacting check named ``name``: the value with ``secret`` replaced by ``mark``."""
+    def redact(value: str, ctx: Any) -> str:
+        return value.replace(secret, mark)
+
+    redact.__name__ = name
+    return redact
 
 
 def tripped(events: list[Event]) -> list[GuardTripped]:
@@ -103,9 +113,7 @@ def test_input_end_ends_the_run_guarded(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_input_redact_replaces_the_message_everywhere(kind: str) -> None:
-    def no_secret(value: str, ctx: Any) -> str:
-        return value.replace("hunter2", "[secret]")
-
+    no_secret = replacing("hunter2", "[secret]", "no_secret")
     guard = Guard(sync_or_async(no_secret, kind), on="input", action="redact")
     session, model, events = run(guard, ["ok"], said="my password is hunter2")
     assert session.messages[0].content == "my password is [secret]"
@@ -176,10 +184,8 @@ def test_output_end(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_output_redact(kind: str) -> None:
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("4111", "[card]")
-
-    guard = Guard(sync_or_async(mask, kind), on="output", action="redact")
+    guard = Guard(sync_or_async(replacing("4111", "[card]"), kind), on="output",
+                  action="redact")
     session, _, events = run(guard, ["card 4111 here"])
     reply = session.messages[-1]
     assert reply.content == "card [card] here"
@@ -198,21 +204,6 @@ def only_known_orders(value: dict[str, Any], ctx: Any) -> bool | str:
 
 
 CALL = Message("assistant", "", tool_calls=(ToolCall("c1", "lookup", {"order": "2"}),))
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("how", HOW)
-def test_tool_call_block_does_not_run_the_call(kind: str, how: str) -> None:
-    guard = Guard(sync_or_async(only_known_orders, kind), on="tool_call")
-    session, model, events = run(guard, [CALL, "sorry"], how=how)
-    result = session.messages[2]
-    assert result.content == "Blocked: order 2 is not yours"
-    assert result.metadata["guard"] == {"name": "only_known_orders", "action": "block",
-                                        "reason": "order 2 is not yours"}
-    assert model.calls[1].messages[-1].content == "Blocked: order 2 is not yours"
-    assert session.messages[-1].content == "sorry"
-    assert session.outcome.status == RunStatus.COMPLETED
-    assert [(e.on, e.action) for e in tripped(events)] == [("tool_call", "block")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -257,18 +248,27 @@ def no_emails(value: str, ctx: Any) -> bool | str:
     return "@" not in value or "an email address"
 
 
+# block, on a tool call (before it runs) and on a tool's result: one test over both
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("how", HOW)
-def test_tool_result_block_shows_the_model_blocked(kind: str, how: str) -> None:
-    guard = Guard(sync_or_async(no_emails, kind), on="tool_result")
-    session, model, _ = run(guard, [CALL, "it shipped"], how=how)
+@pytest.mark.parametrize(("check", "on", "reason", "original"), [
+    (only_known_orders, "tool_call", "order 2 is not yours", {}),  # not run: no original
+    (no_emails, "tool_result", "an email address",
+     {"original": "order 2: shipped to alice@example.com"}),
+], ids=["tool_call", "tool_result"])
+def test_a_blocked_tool_call_or_result_shows_the_model_blocked(
+        kind: str, how: str, check: Any, on: str, reason: str, original: dict[str, str]
+        ) -> None:
+    guard = Guard(sync_or_async(check, kind), on=on)
+    session, model, events = run(guard, [CALL, "sorry"], how=how)
     result = session.messages[2]
-    assert result.content == "Blocked: an email address"
-    assert result.metadata["guard"] == {
-        "name": "no_emails", "action": "block", "reason": "an email address",
-        "original": "order 2: shipped to alice@example.com"}
-    assert model.calls[1].messages[-1].content == "Blocked: an email address"
+    assert result.content == f"Blocked: {reason}"
+    assert result.metadata["guard"] == {"name": check.__name__, "action": "block",
+                                        "reason": reason, **original}
+    assert model.calls[1].messages[-1].content == f"Blocked: {reason}"
+    assert session.messages[-1].content == "sorry"
     assert session.outcome.status == RunStatus.COMPLETED
+    assert [(e.on, e.action) for e in tripped(events)] == [(on, "block")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -282,10 +282,8 @@ def test_tool_result_end(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_tool_result_redact(kind: str) -> None:
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("alice@example.com", "[email]")
-
-    guard = Guard(sync_or_async(mask, kind), on="tool_result", action="redact")
+    guard = Guard(sync_or_async(replacing("alice@example.com", "[email]"), kind),
+                  on="tool_result", action="redact")
     session, model, _ = run(guard, [CALL, "ok"])
     assert session.messages[2].content == "order 2: shipped to [email]"
     assert "alice@example.com" not in session.to_json()
@@ -314,16 +312,14 @@ def test_false_trips_with_the_guards_name_and_redact_false_blocks() -> None:
 def test_guards_run_in_order_and_see_the_redaction() -> None:
     seen: list[str] = []
 
-    def mask(value: str, ctx: Any) -> str:
-        return value.replace("secret", "[x]")
-
     def look(value: str, ctx: Any) -> bool:
         seen.append(value)
         return True
 
     model = MockModel(["a secret"])
     Runner(model, LinearTemplate([UserTemplate("hi"), ToolingTemplate([])]),
-           guards=[Guard(mask, on="output", action="redact"), Guard(look, on="output")]).run()
+           guards=[Guard(replacing("secret", "[x]"), on="output", action="redact"),
+                   Guard(look, on="output")]).run()
     assert seen == ["a [x]"]
 
 

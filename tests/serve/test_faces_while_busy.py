@@ -4,7 +4,7 @@ steer or interrupt; queued messages go into the engine's one queue (the native A
 shows them, they are answered in order, under the client's ids), and Idempotency-Key holds.
 
 Over HTTP in one event loop (the bot's model and tool held at asyncio gates: ``Bot`` of
-test_while_busy), each stream parsed by the real packages (``ag_ui.core``, ``ag-ui-validate``);
+while_busy_kit.py), each stream parsed by the real packages (``ag_ui.core``, ``ag-ui-validate``);
 then the real JavaScript clients (`@ag-ui/client`'s HttpAgent, the `ai` package's transport
 and reader) against a server on a free port, the model held at a thread's gate."""
 
@@ -21,19 +21,17 @@ import pytest
 from agui_kit import parsed, run_input, types, user, validate
 from aisdk_kit import chat, serving
 from node_clients import run_node
-from test_while_busy import Bot, said, settled
 from weather_tools import chat_loop
+from while_busy_kit import Bot, Client, bot, said, served, settled
 
 from convo import FinishTool, FunctionModel, Message
 from convo.serve import create_app
 
-Client = httpx.AsyncClient
+__all__ = ["bot"]  # the fixture
 
 
 async def _serving(bot: Bot, store: str, test: Callable[[Client], Awaitable[None]]) -> None:
-    app = create_app(bot.template, FunctionModel(bot.reply), store=store)
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30) as c:
+    async with served(create_app(bot.template, FunctionModel(bot.reply), store=store)) as c:
         await test(c)
 
 
@@ -90,11 +88,6 @@ def queued_of(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
 async def shown(c: Client, cid: str) -> dict[str, Any]:
     got: dict[str, Any] = (await c.get(f"/api/conversations/{cid}")).json()
     return got
-
-
-@pytest.fixture
-def bot() -> Bot:
-    return Bot()
 
 
 # -- AG-UI -------------------------------------------------------------------------------

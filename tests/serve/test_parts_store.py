@@ -6,9 +6,11 @@ stores the same binary at that moment (Postgres)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,19 @@ MEGABYTE = os.urandom(1_000_000)  # random: nothing to compress
 def image_message(i: int, data: bytes = MEGABYTE) -> Message:
     return Message("user", [Text(f"look again ({i})"),
                             Image(data, media_type="image/png", filename="big.png")])
+
+
+@contextlib.asynccontextmanager
+async def opened(url: str, *conversations: str) -> AsyncIterator[Store]:
+    """The store of ``url``, opened, with ``conversations`` created; closed at the end."""
+    store = open_store(url)
+    await store.open()
+    try:
+        for cid in conversations:
+            await store.create(cid, {})
+        yield store
+    finally:
+        await store.close()
 
 
 async def send(store: Store, cid: str, messages: list[Message], start: int = 0) -> None:
@@ -43,15 +58,12 @@ def test_ten_sends_of_one_megabyte_grow_sqlite_by_at_most_1_1_mb(tmp_path: Path)
     path = tmp_path / "c.db"
 
     async def scenario() -> list[Message]:
-        store = open_store(f"sqlite:///{path}")
-        await store.open()
-        await store.create("a", {})
-        await send(store, "a", [Message("user", "hi")])
-        before = size(path)
-        await send(store, "a", [image_message(i) for i in range(10)], start=1)
-        assert size(path) - before <= 1_100_000
-        stored = await store.load("a")
-        await store.close()
+        async with opened(f"sqlite:///{path}", "a") as store:
+            await send(store, "a", [Message("user", "hi")])
+            before = size(path)
+            await send(store, "a", [image_message(i) for i in range(10)], start=1)
+            assert size(path) - before <= 1_100_000
+            stored = await store.load("a")
         assert stored is not None
         return stored.messages
 
@@ -81,11 +93,7 @@ def test_every_store_gives_parts_back_and_drops_unused_ones(store_url: str) -> N
     url = Image(url="https://example.com/cat.jpg", detail="low")
 
     async def scenario() -> None:
-        store = open_store(store_url)
-        await store.open()
-        try:
-            for cid in ("a", "b"):
-                await store.create(cid, {})
+        async with opened(store_url, "a", "b") as store:
             await send(store, "a", [image_message(0), Message("user", [Text("and"), other,
                                                                       url])])
             await send(store, "b", [image_message(1)])
@@ -103,8 +111,6 @@ def test_every_store_gives_parts_back_and_drops_unused_ones(store_url: str) -> N
             assert stored is not None and stored.messages == [image_message(1)]
             assert await store.delete("b")
             assert await _blobs(store_url, path) == 0
-        finally:
-            await store.close()
 
     asyncio.run(scenario())
 
@@ -114,16 +120,13 @@ def test_an_older_row_with_the_data_inline_still_reads(tmp_path: Path) -> None:
     message = image_message(0, b"\x89PNG small")
 
     async def scenario() -> Message:
-        store = open_store(f"sqlite:///{path}")
-        await store.open()
-        await store.create("a", {})
-        db = sqlite3.connect(path)  # as schema 3 wrote it: the base64 in the message's JSON
-        db.execute("INSERT INTO messages VALUES (?, ?, ?)",
-                   ("a", 0, json.dumps(message.to_dict())))
-        db.commit()
-        db.close()
-        stored = await store.load("a")
-        await store.close()
+        async with opened(f"sqlite:///{path}", "a") as store:
+            db = sqlite3.connect(path)  # as schema 3 wrote it: the base64 in the message's JSON
+            db.execute("INSERT INTO messages VALUES (?, ?, ?)",
+                       ("a", 0, json.dumps(message.to_dict())))
+            db.commit()
+            db.close()
+            stored = await store.load("a")
         assert stored is not None
         return stored.messages[0]
 
@@ -133,11 +136,9 @@ def test_an_older_row_with_the_data_inline_still_reads(tmp_path: Path) -> None:
 @pytest.mark.parametrize("store_url", ["memory"])
 def test_the_memory_store_keeps_parts_too(store_url: str) -> None:
     async def scenario() -> None:
-        store = open_store(store_url)
-        await store.open()
-        await store.create("a", {})
-        await send(store, "a", [image_message(0, b"x")])
-        stored = await store.load("a")
+        async with opened(store_url, "a") as store:
+            await send(store, "a", [image_message(0, b"x")])
+            stored = await store.load("a")
         assert stored is not None and stored.messages == [image_message(0, b"x")]
 
     asyncio.run(scenario())
@@ -172,17 +173,11 @@ async def _waiting(url: str, count: int, done: asyncio.Future[Any] | None = None
 def test_a_delete_racing_a_send_of_the_same_image_keeps_it(postgres: Any, held: str) -> None:
     import psycopg
 
-    from convo.serve._stores.postgres import PostgresStore
-
     url = postgres.fresh()
     shared = image_message(0, SMALL)
 
     async def scenario() -> None:
-        store = PostgresStore(url)
-        await store.open()
-        try:
-            for cid in ("a", "b"):
-                await store.create(cid, {})
+        async with opened(url, "a", "b") as store:
             await send(store, "a", [shared])
             async with await psycopg.AsyncConnection.connect(url) as gate:
                 async with gate.transaction():
@@ -204,7 +199,5 @@ def test_a_delete_racing_a_send_of_the_same_image_keeps_it(postgres: Any, held: 
             assert await _blobs(url, None) == 1
             assert await store.delete("b")
             assert await _blobs(url, None) == 0
-        finally:
-            await store.close()
 
     asyncio.run(scenario())

@@ -19,6 +19,7 @@ from serve_kit import ROOT, Served, say, served_with_tokens
 from convo._botfile import UsageProblem, bot_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
+from page_kit import sign_in_at_the_prompt  # noqa: E402
 from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
 
 BOT = str(ROOT / "tests" / "serve_fixtures" / "people_page_bot.py")
@@ -73,10 +74,7 @@ def test_the_sign_in_prompt_keeps_the_token_in_the_tab(browser: Browser, served:
     context = browser.new_context()
     pg = context.new_page()
     pg.goto(served.url)
-    token = pg.get_by_role("textbox", name="This chat needs an access token")
-    expect(token).to_be_focused()
-    token.fill("t-bob")
-    token.press("Enter")
+    sign_in_at_the_prompt(pg, "This chat needs an access token", "t-bob")
     say(pg, "hi from bob")
     expect(pg.locator("#log .msg.assistant .body")).to_have_text(
         ["You said 'hi from bob' (message 1)"])
@@ -282,13 +280,7 @@ def test_the_operators_page_asks_for_an_operator_token(browser: Browser, served:
     context = browser.new_context()
     pg = context.new_page()
     pg.goto(served.url + "/operator")
-    token = pg.get_by_role("textbox", name="Sign in with an operator token")
-    expect(token).to_be_focused()
-    token.fill("t-nobody")
-    token.press("Enter")
-    expect(pg.locator("#tokerr")).to_have_text("That token was not accepted; try again.")
-    token.fill("t-olga")
-    token.press("Enter")
+    sign_in_at_the_prompt(pg, "Sign in with an operator token", "t-olga", refused="t-nobody")
     expect(pg.get_by_role("dialog")).to_be_hidden()
     expect(pg.locator("#all a").first).to_be_visible()  # every user's conversations
     assert pg.evaluate("sessionStorage.getItem('convo-operator-token')") == "t-olga"

@@ -2,110 +2,32 @@
 the queue in GET, withdrawing, ``max_queued``, and the edges its Details settle, on each store.
 
 The bot's model and tool are held at gates (asyncio events), so a test knows a turn runs; the
-model keeps every request it was sent, so a test sees what the model saw."""
+model keeps every request it was sent, so a test sees what the model saw (``Bot`` of
+while_busy_kit.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import pytest
-from refund_bot import refund
-from weather_tools import chat_loop
+from while_busy_kit import (
+    Bot,
+    Client,
+    HoldsRelease,
+    bot,
+    post,
+    run,
+    said,
+    settled,
+)
 
-from convo import FinishTool, FunctionModel, Message, ModelError, tool
+from convo import FunctionModel, Message
 from convo.serve import create_app
-from convo.serve._stores.base import Stored
 from convo.serve._stores.memory import MemoryStore
 
-
-class Bot:
-    """A bot whose model waits at ``model_gate`` for a message starting "slow" and whose
-    ``lookup`` tool waits at ``tool_gate``; ``seen``: each model request's messages."""
-
-    def __init__(self) -> None:
-        self.model_gate = asyncio.Event()
-        self.tool_gate = asyncio.Event()
-        self.in_model = asyncio.Event()
-        self.in_tool = asyncio.Event()
-        self.fail = False
-        self.seen: list[list[tuple[str, str]]] = []
-
-        @tool
-        async def lookup(q: str) -> str:
-            """Look something up."""
-            self.in_tool.set()
-            await self.tool_gate.wait()
-            return f"found {q}"
-
-        self.template = chat_loop(lookup, refund, FinishTool())
-
-    async def reply(self, messages: Sequence[Message], tools: Any) -> str:
-        self.seen.append([(m.role, m.text) for m in messages])
-        last = messages[-1]
-        if last.role == "user" and last.text.startswith("slow"):
-            self.in_model.set()
-            await self.model_gate.wait()
-            if self.fail:
-                raise ModelError("the model is down")
-        if last.role == "user" and last.text.startswith("look "):
-            return f"{{lookup(q='{last.text[5:]}')}}"
-        if last.role == "user" and last.text.startswith("slowrefund "):
-            return f"{{refund(order='{last.text[11:]}')}}"
-        if last.role == "user" and last.text == "slowfinish":
-            return "{finish()}"
-        if last.role == "tool":
-            return f"after {last.text}"
-        return f"re: {last.text}"
-
-
-Client = httpx.AsyncClient
-
-
-async def _serving(bot: Bot, store: str, test: Callable[[Client, str], Awaitable[None]],
-                   on_app: Callable[[Any], None] | None = None, **options: Any) -> None:
-    app = create_app(bot.template, FunctionModel(bot.reply), store=store, **options)
-    if on_app is not None:  # (a test's hook into the app it serves)
-        on_app(app)
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30) as c:
-        cid = (await c.post("/api/conversations", json={})).json()["id"]
-        await test(c, cid)
-
-
-def run(bot: Bot, store: str, test: Callable[[Client, str], Awaitable[None]],
-        on_app: Callable[[Any], None] | None = None, **options: Any) -> None:
-    asyncio.run(_serving(bot, store, test, on_app, **options))
-
-
-async def settled(c: Client, cid: str) -> dict[str, Any]:
-    """The conversation once its queue is empty and no turn runs (at most 20 s)."""
-    for _ in range(2000):
-        shown: dict[str, Any] = (await c.get(f"/api/conversations/{cid}")).json()
-        if not shown["queued"] and shown["status"] != "running":
-            return shown
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the queue was not taken: {shown}")
-
-
-def said(shown: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(m["role"], m["content"]) for m in shown["messages"] if m["role"] != "system"]
-
-
-def post(c: Client, cid: str, content: str, mode: str | None = None,
-         **headers: str) -> Awaitable[httpx.Response]:
-    body: dict[str, Any] = {"content": content}
-    if mode is not None:
-        body["while_busy"] = mode
-    return c.post(f"/api/conversations/{cid}/messages", json=body, headers=headers)
-
-
-@pytest.fixture
-def bot() -> Bot:
-    return Bot()
+__all__ = ["bot"]  # the fixture
 
 
 def test_queued_messages_are_stored_shown_and_answered_in_order(bot: Bot,
@@ -441,27 +363,8 @@ def test_a_message_while_the_queues_watcher_finds_it_empty_is_answered(
     run(bot, store_url, test, on_app=holding)
 
 
-class SlowRelease(MemoryStore):
-    """A memory store that, once ``hold_next`` is set, keeps the next turn's lease after the
-    turn's last write until ``let_go`` is set (``releasing``: it got there): the moment
-    between a turn's last write and its lease's release, held open."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hold_next = False
-        self.releasing = asyncio.Event()
-        self.let_go = asyncio.Event()
-
-    @contextlib.asynccontextmanager
-    async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
-        gate, self.hold_next = self.hold_next, False
-        async with super().turn(conversation_id) as taken:
-            try:
-                yield taken
-            finally:
-                if gate and taken:
-                    self.releasing.set()
-                    await self.let_go.wait()
+class SlowRelease(HoldsRelease, MemoryStore):
+    """A memory store that holds a turn's lease a moment after its last write."""
 
 
 def test_a_message_sent_as_a_turn_releases_its_lease_waits_for_it_not_409(bot: Bot) -> None:
@@ -486,4 +389,4 @@ def test_a_message_sent_as_a_turn_releases_its_lease_waits_for_it_not_409(bot: B
         assert said((await c.get(f"/api/conversations/{cid}")).json()) == [
             ("user", "one"), ("assistant", "re: one"), ("user", "two"), ("assistant", "re: two")]
 
-    run(bot, store, test)  # type: ignore[arg-type]
+    run(bot, store, test)

@@ -5,20 +5,28 @@ message queued); and a message queued on a worker whose watcher of the queue has
 empty is still answered once the other worker's turn ends.
 
 Both workers are apps in one event loop, each with a store of its own on one database; the
-moments between two steps are held open by the stores (``Gates``), the bot's model and tool by
+moments between two steps are held open by the stores (``gated``), the bot's model and tool by
 ``Bot``'s gates: nothing waits for time."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from test_while_busy import Bot, post, said, settled
+from while_busy_kit import (
+    Bot,
+    Client,
+    HoldsRelease,
+    bot,
+    post,
+    said,
+    served,
+    settled,
+)
 
 from convo import FunctionModel, Message
 from convo.serve import create_app
@@ -26,53 +34,46 @@ from convo.serve._stores.base import Queued, Stored
 from convo.serve._stores.postgres import PostgresStore
 from convo.serve._stores.sqlite import SQLiteStore
 
-Client = httpx.AsyncClient
+__all__ = ["bot"]  # the fixture
 BUSY = {"error": "a turn is running in this conversation: wait for it to end, then send again"}
 
 
-class Gates:
-    """A worker's hold on its store: ``hold_release`` keeps the next turn's lease after the
-    turn's last write until ``let_go`` (``releasing``: it got there); ``hold_read`` keeps the
-    next read of a queue (read, not yet answered) until ``read_on`` (``reading``); ``asked``
-    counts the leases asked for (``asked_again``: a second one)."""
-
-    def __init__(self) -> None:
-        self.hold_release = False
-        self.releasing, self.let_go = asyncio.Event(), asyncio.Event()
-        self.hold_read = False
-        self.reading, self.read_on = asyncio.Event(), asyncio.Event()
-        self.asked = 0
-        self.asked_again = asyncio.Event()
-
-
-def gated(url: str, gates: Gates) -> Any:
-    """The store of ``url`` (SQLite or Postgres), held by ``gates``."""
+def gated(url: str) -> Any:
+    """The store of ``url`` (SQLite or Postgres), whose moments a test can hold open."""
     base: Any = SQLiteStore if url.startswith("sqlite:///") else PostgresStore
 
-    class Gated(base):  # type: ignore[misc,valid-type]
-        @contextlib.asynccontextmanager
-        async def turn(self, conversation_id: str) -> AsyncIterator[Stored | bool]:
-            gates.asked += 1
-            if gates.asked == 2:
-                gates.asked_again.set()
-            hold, gates.hold_release = gates.hold_release, False
-            async with super().turn(conversation_id) as taken:
-                try:
-                    yield taken
-                finally:
-                    if hold and taken:
-                        gates.releasing.set()
-                        await gates.let_go.wait()
+    class Gated(HoldsRelease, base):  # type: ignore[misc,valid-type]
+        """``hold_next`` keeps the next turn's lease after the turn's last write until
+        ``let_go`` (``releasing``: it got there; ``HoldsRelease``); ``hold_read`` keeps the
+        next read of a queue (read, not yet answered) until ``read_on`` (``reading``);
+        ``asked`` counts the leases asked for (``asked_again``: a second one)."""
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.hold_read = False
+            self.reading, self.read_on = asyncio.Event(), asyncio.Event()
+            self.asked = 0
+            self.asked_again = asyncio.Event()
+
+        def turn(self, conversation_id: str
+                 ) -> contextlib.AbstractAsyncContextManager[Stored | bool]:
+            self.asked += 1
+            if self.asked == 2:
+                self.asked_again.set()
+            return super().turn(conversation_id)
 
         async def queued(self, conversation_id: str) -> list[Queued]:
             found: list[Queued] = await super().queued(conversation_id)
-            if gates.hold_read:
-                gates.hold_read = False
-                gates.reading.set()
-                await gates.read_on.wait()
+            if self.hold_read:
+                self.hold_read = False
+                self.reading.set()
+                await self.read_on.wait()
             return found
 
     return Gated(url[len("sqlite:///"):] if base is SQLiteStore else url)
+
+
+Gates = Any  # a worker's store as ``gated`` makes it: its holds on the moments between steps
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -87,11 +88,11 @@ Test = Callable[[Client, Client, str, Gates, Gates], Awaitable[None]]
 
 
 async def _two(bot: Bot, url: str, test: Test) -> None:
-    one_gates, two_gates = Gates(), Gates()
-    apps = [create_app(bot.template, FunctionModel(bot.reply), store=gated(url, gates))
-            for gates in (one_gates, two_gates)]
+    one_gates, two_gates = gated(url), gated(url)
+    apps = [create_app(bot.template, FunctionModel(bot.reply), store=store)
+            for store in (one_gates, two_gates)]
     async with contextlib.AsyncExitStack() as stack:
-        one, two = [await stack.enter_async_context(_client(app)) for app in apps]
+        one, two = [await stack.enter_async_context(served(app)) for app in apps]
         cid = (await one.post("/api/conversations", json={})).json()["id"]
         try:
             await test(one, two, cid, one_gates, two_gates)
@@ -101,20 +102,8 @@ async def _two(bot: Bot, url: str, test: Test) -> None:
                 gate.set()
 
 
-@contextlib.asynccontextmanager
-async def _client(app: Any) -> AsyncIterator[Client]:
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30) as c:
-        yield c
-
-
 def two_workers(bot: Bot, url: str, test: Test) -> None:
     asyncio.run(_two(bot, url, test))
-
-
-@pytest.fixture
-def bot() -> Bot:
-    return Bot()
 
 
 def test_a_message_to_another_worker_as_a_turn_lets_its_lease_go_waits_for_it_not_409(
@@ -123,7 +112,7 @@ def test_a_message_to_another_worker_as_a_turn_lets_its_lease_go_waits_for_it_no
     lease a moment longer; a client that read that and sends its next message to worker two
     is answered once the lease is let go."""
     async def test(one: Client, two: Client, cid: str, held: Gates, asking: Gates) -> None:
-        held.hold_release = True
+        held.hold_next = True
         first = asyncio.create_task(post(one, cid, "one"))
         await held.releasing.wait()
         shown = (await two.get(f"/api/conversations/{cid}")).json()
@@ -171,7 +160,7 @@ def test_a_message_to_another_worker_behind_a_finishing_turns_queue_is_refused_a
     """The finishing turn leaves a queue, which its worker takes next: a message sent to the
     other worker meanwhile does not wait to go before it."""
     async def test(one: Client, two: Client, cid: str, held: Gates, asking: Gates) -> None:
-        held.hold_release = True
+        held.hold_next = True
         first = asyncio.create_task(post(one, cid, "slow one"))
         await bot.in_model.wait()
         assert (await post(one, cid, "queued", "queue")).status_code == 202

@@ -3,20 +3,18 @@ to "slow" waits until the test opens a gate (so a test can kill the server mid-t
 
 import os
 import pathlib
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from convo import Message
 from convo.models import FunctionModel
-from convo.templates import (
-    LinearTemplate,
-    LoopTemplate,
-    SystemTemplate,
-    ToolingTemplate,
-    UserTemplate,
-)
 from convo.tools import FinishTool, tool
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from weather_tools import chat_loop
 
 DIR = pathlib.Path(os.environ["CONVO_TEST_DIR"])
 
@@ -43,6 +41,5 @@ def _reply(messages: Sequence[Message], tools: Any) -> str:
     return f"echo {last.content}"
 
 
-template = LinearTemplate([SystemTemplate("Take notes."), LoopTemplate([
-    UserTemplate(), ToolingTemplate([note, FinishTool()])])])
+template = chat_loop(note, FinishTool(), system="Take notes.")
 mock_model = FunctionModel(_reply)

@@ -567,25 +567,18 @@ def test_async_tools_run_concurrently_under_arun_results_in_call_order() -> None
     # Each tool waits for the other to have started: this only finishes if they overlap.
     started: dict[str, asyncio.Event] = {}
 
-    def both() -> None:
-        for name in ("left", "right"):
-            started.setdefault(name, asyncio.Event())
+    def meeting(name: str, other: str) -> Tool:
+        """A tool ``name`` that says it started and waits until ``other`` has."""
+        async def meet() -> str:
+            for side in (name, other):
+                started.setdefault(side, asyncio.Event())
+            started[name].set()
+            await started[other].wait()
+            return f"{name} done"
 
-    @tool(timeout=5)
-    async def left() -> str:
-        """Left."""
-        both()
-        started["left"].set()
-        await started["right"].wait()
-        return "left done"
+        return tool(name=name, description=f"{name.title()}.", timeout=5)(meet)
 
-    @tool(timeout=5)
-    async def right() -> str:
-        """Right."""
-        both()
-        started["right"].set()
-        await started["left"].wait()
-        return "right done"
+    left, right = meeting("left", "right"), meeting("right", "left")
 
     model = MockModel(["{left()} {right()}", "Both finished."])
     template = LinearTemplate([UserTemplate("Go."), ToolingTemplate([left, right])])

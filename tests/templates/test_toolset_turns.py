@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from toolset_kit import Between, ran, tool_messages
 
-from convo import Limits, Message, Runner, ScriptedInterface, Session, ToolDefinitionError
+from convo import Limits, Message, Runner, ScriptedInterface, ToolDefinitionError
 from convo._requests import ListTools
 from convo.events import CaughtUp
 from convo.models import FunctionModel, MockModel
@@ -54,17 +55,12 @@ class Calc:
     async def atools(self) -> list[Tool]:
         return self.tools()
 
+    def up(self) -> None:
+        """Brings the toolset back up."""
+        self.down = None
+
     def close(self) -> None:
         self.closed += 1
-
-
-def _tool_messages(session: Session) -> list[tuple[str, bool]]:
-    return [(m.content, bool(m.metadata.get("error"))) for m in session.messages
-            if m.role == "tool"]
-
-
-def _run(runner: Runner, mode: str, session: Session | None = None) -> Session:
-    return runner.run(session) if mode == "run" else asyncio.run(runner.arun(session))
 
 
 def test_a_toolset_is_a_toolset_and_a_tool_is_not() -> None:
@@ -79,8 +75,8 @@ def test_a_toolset_gives_each_turn_its_tools_in_the_lists_order(mode: str) -> No
     model = MockModel(["{add(a=1, b=2)}{shout(text='hi')}", "Done."])
     runner = Runner(model, template)
     assert calc.listings == 0  # building lists nothing
-    session = _run(runner, mode)
-    assert _tool_messages(session) == [("3", False), ("HI", False)]
+    session = ran(runner, mode)
+    assert tool_messages(session) == [("3", False), ("HI", False)]
     assert [c.tool_names for c in model.calls] == [("add", "shout")] * 2
     assert calc.listings == 1  # once for the turn, not once per model call
 
@@ -116,7 +112,7 @@ def test_a_clash_is_raised_before_any_model_call(mode: str) -> None:
     model = MockModel(["never"])
     runner = Runner(model, LinearTemplate([UserTemplate("go"), ToolingTemplate([add, Calc()])]))
     with pytest.raises(ToolDefinitionError) as info:
-        _run(runner, mode)
+        ran(runner, mode)
     assert str(info.value) == (
         "ToolingTemplate: two tools of the turn are named 'add': <FunctionTool 'add'> "
         "(tools[0]) and <FunctionTool 'add'> (listed by 'calc', tools[1])")
@@ -148,29 +144,16 @@ def test_a_clash_between_toolsets_and_with_the_output_tool() -> None:
         "'final_result', the name of the final-output tool of output_type")
 
 
-class Fixing(ScriptedInterface):
-    """Brings the toolset back up before the second message."""
-
-    def __init__(self, calc: Calc, replies: Sequence[str]) -> None:
-        super().__init__(replies)
-        self.calc = calc
-
-    def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
-        if len(self.asked) == 1:
-            self.calc.down = None
-        return super().ask(session, instruction, default)
-
-
 @pytest.mark.parametrize("mode", ["run", "arun"])
 def test_a_toolset_that_cannot_be_listed_leaves_the_turn_without_its_tools(mode: str) -> None:
     calc = Calc(down="connection refused")
     model = MockModel(["{add(a=1, b=2)}{shout(text='x')}", "Without add.",
                        "{add(a=1, b=2)}", "3 it is."])
     template = LoopTemplate([UserTemplate(), ToolingTemplate([calc, shout])])
-    runner = Runner(model, template, Fixing(calc, ["first", "second"]),
+    runner = Runner(model, template, Between(["first", "second"], calc.up),
                     limits=Limits(tool_calls=2))
-    session = _run(runner, mode)
-    assert _tool_messages(session) == [
+    session = ran(runner, mode)
+    assert tool_messages(session) == [
         ("Error: there is no tool named 'add'; available tools: shout; the tools of 'calc' "
          "could not be listed: ConnectionError: connection refused", True),
         ("X", False),  # the stand-in of 'add' is not counted against tool_calls=2
@@ -185,7 +168,7 @@ def test_an_unknown_tool_says_the_same_with_toolsets_and_is_not_counted() -> Non
     model = MockModel(["{zzz()}{add(a=1, b=1)}", "ok"])
     template = LinearTemplate([UserTemplate("go"), ToolingTemplate([Calc(), shout])])
     session = Runner(model, template, limits=Limits(tool_calls=1)).run()
-    assert _tool_messages(session) == [
+    assert tool_messages(session) == [
         ("Error: there is no tool named 'zzz'; available tools: add, shout", True),
         ("2", False)]
 
@@ -225,7 +208,7 @@ def test_a_replay_does_not_need_the_toolset_and_lists_it_once() -> None:
     assert again.messages[:len(saved.messages)] == saved.messages  # the saved results
     assert [(e.replayed, e.saved) for e in events if isinstance(e, CaughtUp)] == [
         (len(saved.messages), len(saved.messages))]
-    assert _tool_messages(again)[-1] == (
+    assert tool_messages(again)[-1] == (
         "Error: there is no tool named 'add'; available tools: shout; the tools of 'calc' "
         "could not be listed: ConnectionError: gone", True)
     assert calc.listings == 2  # once for the three replayed turns, once for the live one
@@ -239,7 +222,7 @@ def test_a_replay_keeps_a_saved_error_of_a_tool_of_a_toolset_that_is_down() -> N
     calc = Calc()
     template = LinearTemplate([UserTemplate("go"), ToolingTemplate([calc])])
     saved = Runner(MockModel(["{add(a=1)}", "Missing b."]), template).run()
-    assert _tool_messages(saved)[0][1] is True
+    assert tool_messages(saved)[0][1] is True
     calc.down = "gone"
     again = Runner(MockModel([]), template).resume(saved)
     assert again.messages == saved.messages

@@ -108,18 +108,19 @@ class _Process:
 
 
 class Worker(_Process):
-    """A `convo worker` process of the gated bot (or of ``bot``), ready once it said so on
-    stderr."""
+    """A `convo worker` process of the gated bot (or of ``bot``; ``options``: more of its
+    command-line options; ``more``: its environment), ready once it said so on stderr."""
 
     def __init__(self, address: str, tmp_path: Path, queue: str, *, bot: Path = GATED_BOT,
-                 **more: str) -> None:
+                 options: Sequence[str] = (), **more: str) -> None:
         env = {**os.environ, "CONVO_TEST_DIR": str(tmp_path), **more}
         env.pop("OPENAI_API_KEY", None)
         env.pop("OPENAI_BASE_URL", None)
         self.log = (tmp_path / f"worker-{time.monotonic_ns()}.log").open("w+")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "convo", "worker", str(bot), "--temporal", address,
-             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}"],
+             "--task-queue", queue, "--store", f"sqlite:///{tmp_path / 'convo.db'}",
+             *options],
             env=env, stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
         until(lambda: "workflow sandbox: default" in Path(self.log.name).read_text(),
                f"the worker did not start: {Path(self.log.name).read_text()}")
@@ -238,6 +239,24 @@ def sse(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
         elif line.startswith("data: ") and event is not None:
             yield event, json.loads(line[len("data: "):])
             event = None
+
+
+#: A killed worker's call runs again on another worker after its heartbeat timeout: the tests
+#: that kill one wait this long, not the default 10 s (``--heartbeat-timeout``).
+SHORT_HEARTBEAT = ("--heartbeat-timeout", "3")
+
+
+async def heartbeat_timeouts(handle: Any) -> dict[str, set[float]]:
+    """The heartbeat timeouts (seconds) the workflow's model and tool activities were
+    scheduled with, by activity type."""
+    timeouts: dict[str, set[float]] = {}
+    for event in (await handle.fetch_history()).events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled = event.activity_task_scheduled_event_attributes
+            if scheduled.activity_type.name in ("convo.model", "convo.tools"):
+                timeouts.setdefault(scheduled.activity_type.name, set()).add(
+                    scheduled.heartbeat_timeout.ToTimedelta().total_seconds())
+    return timeouts
 
 
 def until(ready: Callable[[], object], why: str, timeout: float = 60.0) -> None:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -56,3 +58,23 @@ def test_serve_engine_refusals_are_one_line() -> None:
     assert (memory.returncode, memory.stderr) == (
         2, "convo: error: --store memory cannot be shared with convo worker: give "
            "sqlite:///PATH or postgresql://...\n")
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "1.5", "10.5", "60", "soon", "nan", "inf", ""])
+def test_a_heartbeat_timeout_must_be_from_two_to_ten_seconds(given: str) -> None:
+    result = _worker("examples/refund_bot.py", "--heartbeat-timeout", given)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.endswith(
+        "convo worker: error: argument --heartbeat-timeout: expected a number of seconds from "
+        "2 (model and tool calls heartbeat every second) to 10 (a cut-off turn is finished "
+        f"within 30 s), got {given!r}\n")
+
+
+def test_the_heartbeat_timeout_is_ten_seconds_unless_given() -> None:
+    from convo._temporal.bots import HEARTBEAT_S
+    from convo.cli import _parser
+
+    parse = _parser().parse_args
+    assert parse(["worker", "bot.py"]).heartbeat_timeout == HEARTBEAT_S == 10.0
+    assert parse(["worker", "bot.py", "--heartbeat-timeout", "2.5"]).heartbeat_timeout == 2.5
+    assert parse(["worker", "bot.py", "--heartbeat-timeout", "10"]).heartbeat_timeout == 10.0

@@ -2,19 +2,20 @@
 a worker of a structurally changed template (a hook before each agent turn) runs. That worker
 cannot replay the turn's run (NondeterminismError): the run fails, and the HTTP front starts a
 new run rebuilt from the store at the turn's last committed step, which finishes the turn on
-the new code; the request that was waiting answers 200 as if nothing had happened."""
+the new code; the request that was waiting answers 200 as if nothing had happened. The workers'
+heartbeat timeout is short (``--heartbeat-timeout 3``): the kill is noticed after it."""
 
 from __future__ import annotations
 
 import concurrent.futures
 from pathlib import Path
 
-from temporal_kit import Front, Worker, until
+from temporal_kit import SHORT_HEARTBEAT, Front, Worker, until
 
 
 def test_a_turn_in_flight_finishes_on_the_new_template(temporal: str, tmp_path: Path) -> None:
     queue = f"inflight-{tmp_path.name}"
-    old = Worker(temporal, tmp_path, queue)
+    old = Worker(temporal, tmp_path, queue, options=SHORT_HEARTBEAT)
     new: Worker | None = None
     front: Front | None = None
     pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -25,7 +26,7 @@ def test_a_turn_in_flight_finishes_on_the_new_template(temporal: str, tmp_path: 
                               json={"content": "tool"}, timeout=120)
         until((tmp_path / "entered").exists, "the tool never started")
         old.kill()  # mid-tool, and the deploy: only the new template runs from here
-        new = Worker(temporal, tmp_path, queue, CONVO_TEST_HOOKED="1")
+        new = Worker(temporal, tmp_path, queue, options=SHORT_HEARTBEAT, CONVO_TEST_HOOKED="1")
         (tmp_path / "gate").touch()
         answered = running.result(120)
         shown = front.client.get(f"/api/conversations/{cid}").json()

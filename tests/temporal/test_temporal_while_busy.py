@@ -39,7 +39,10 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTes
     try:
         client = gated.client
 
-        def streamed(cid: str, text: str) -> concurrent.futures.Future[list[tuple[str, Any]]]:
+        def started(text: str) -> tuple[str, concurrent.futures.Future[list[tuple[str, Any]]]]:
+            """A new conversation and its first message's stream, once the turn of ``text``
+            is held at the bot's gate."""
+            cid = client.post("/api/conversations", json={}).json()["id"]
             gate.unlink(missing_ok=True)
             entered.unlink(missing_ok=True)
 
@@ -51,7 +54,7 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTes
 
             running = pool.submit(run)
             until(entered.exists, f"the turn of {text!r} never reached its gate")
-            return running
+            return cid, running
 
         def send(cid: str, text: str, mode: str) -> Any:
             return client.post(f"/api/conversations/{cid}/messages",
@@ -67,8 +70,7 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTes
             return holder["body"]
 
         # queue: stored (and shown) while the turn runs, withdrawn, taken after the turn.
-        first = client.post("/api/conversations", json={}).json()["id"]
-        running = streamed(first, "wait")
+        first, running = started("wait")
         rejected = client.post(f"/api/conversations/{first}/messages", json={"content": "x"})
         q1, q2 = send(first, "q1", "queue"), send(first, "q2", "queue")
         while_running = client.get(f"/api/conversations/{first}").json()
@@ -79,8 +81,7 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTes
         queued_body = settled(first)
 
         # steer: taken after the tool's result, before the turn's next model call.
-        second = client.post("/api/conversations", json={}).json()["id"]
-        running = streamed(second, "tool")
+        second, running = started("tool")
         s1 = send(second, "s1", "steer")
         gate.touch()
         second_events = running.result(60)
@@ -88,8 +89,7 @@ def test_queue_steer_and_interrupt_while_a_turn_runs_on_temporal(gated: GatedTes
 
         # interrupt: the model call cut off, the interrupting message answered first, then
         # the one queued before it.
-        third = client.post("/api/conversations", json={}).json()["id"]
-        running = streamed(third, "wait")
+        third, running = started("wait")
         q3 = send(third, "q3", "queue")
         interrupted = send(third, "i1", "interrupt")
         third_events = running.result(60)

@@ -17,6 +17,7 @@ import base64
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -39,6 +40,24 @@ PDF = b"%PDF-1.4 tiny"
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+async def added(app: MCPServer, ctx: Context, tool: Callable[[], str], said: str) -> str:
+    """Adds ``tool`` to ``app``'s tools, tells the client its list changed, and says ``said``
+    (a tool's answer)."""
+    app.add_tool(tool)
+    await ctx.session.send_tool_list_changed()
+    return said
+
+
+def extra() -> str:
+    """A tool added later."""
+    return "extra!"
+
+
+def finish() -> str:
+    """The server's own finish."""
+    return "the server's finish"
 
 
 def build(name: str) -> MCPServer:
@@ -103,14 +122,7 @@ def build(name: str) -> MCPServer:
     @app.tool()
     async def grow(ctx: Context) -> str:
         """Adds the tool ``extra`` and says the list changed."""
-
-        def extra() -> str:
-            """A tool added later."""
-            return "extra!"
-
-        app.add_tool(extra)
-        await ctx.session.send_tool_list_changed()
-        return "grown"
+        return await added(app, ctx, extra, "grown")
 
     @app.tool()
     def media() -> CallToolResult:
@@ -142,14 +154,7 @@ def grows_finish() -> MCPServer:
     @app.tool()
     async def add_finish(ctx: Context) -> str:
         """Adds a tool named ``finish`` and says the list changed."""
-
-        def finish() -> str:
-            """The server's own finish."""
-            return "the server's finish"
-
-        app.add_tool(finish)
-        await ctx.session.send_tool_list_changed()
-        return "added"
+        return await added(app, ctx, finish, "added")
 
     return app
 

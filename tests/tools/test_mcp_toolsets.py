@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp_kit import HttpServer, stdio_server
 from starlette.testclient import TestClient
+from toolset_kit import Between, ran, tool_messages
 
 from convo import MCPServer, Message, Runner, ScriptedInterface, Session, ToolDefinitionError
 from convo._record.transcript import TranscriptWriter
@@ -32,15 +33,6 @@ def weather(city: str) -> str:
     return f"Sunny in {city}"
 
 
-def _tool_messages(session: Session) -> list[tuple[str, bool]]:
-    return [(m.content, bool(m.metadata.get("error"))) for m in session.messages
-            if m.role == "tool"]
-
-
-def _run(runner: Runner, mode: str) -> Session:
-    return runner.run() if mode == "run" else asyncio.run(runner.arun())
-
-
 @pytest.mark.parametrize("mode", ["run", "arun"])
 def test_a_server_in_the_tool_list_beside_a_tool(tools_server: MCPServer, mode: str) -> None:
     @tool
@@ -50,8 +42,8 @@ def test_a_server_in_the_tool_list_beside_a_tool(tools_server: MCPServer, mode: 
 
     model = MockModel(["{add(a=2, b=3)}{shout(text='hi')}{echo(text='x')}", "Done."])
     template = LinearTemplate([UserTemplate("go"), ToolingTemplate([tools_server, shout])])
-    session = _run(Runner(model, template), mode)
-    assert _tool_messages(session) == [("5", False), ("HI", False), ("x", False)]
+    session = ran(Runner(model, template), mode)
+    assert tool_messages(session) == [("5", False), ("HI", False), ("x", False)]
     assert model.calls[0].tool_names == (
         "add", "echo", "fail", "hang", "die", "pid", "picture", "two_lines", "data_only",
         "say_hello", "grow", "media", "bad_image", "shout")
@@ -72,8 +64,8 @@ def test_a_server_is_listed_once_per_process_not_per_turn(
     for mode in ("run", "arun"):
         model = MockModel(["{add(a=1, b=1)}", "2.", "Hello.", "Bye."])
         runner = Runner(model, template, ScriptedInterface(["1+1?", "hi", "bye"]))
-        session = _run(runner, mode)
-        assert _tool_messages(session) == [("2", False)]
+        session = ran(runner, mode)
+        assert tool_messages(session) == [("2", False)]
     assert len(listings) == 1
 
 
@@ -83,7 +75,7 @@ def test_a_clash_of_two_servers_is_raised_before_any_model_call(mode: str) -> No
         model = MockModel(["never"])
         template = LinearTemplate([UserTemplate("go"), ToolingTemplate([one, two])])
         with pytest.raises(ToolDefinitionError) as info:
-            _run(Runner(model, template), mode)
+            ran(Runner(model, template), mode)
         assert str(info.value) == (
             "ToolingTemplate: two tools of the turn are named 'add': <MCPTool 'add' of MCP "
             "server 'tools'> (listed by 'tools', tools[0]) and <MCPTool 'add' of MCP server "
@@ -93,7 +85,7 @@ def test_a_clash_of_two_servers_is_raised_before_any_model_call(mode: str) -> No
         fine = LinearTemplate([UserTemplate("go"), ToolingTemplate([one, renamed])])
         session = Runner(MockModel(["{b_add(a=1, b=2)}", "3."]), fine).run()
         renamed.close()
-    assert _tool_messages(session) == [("3", False)]
+    assert tool_messages(session) == [("3", False)]
 
 
 def test_a_server_that_cannot_start_leaves_the_turn_without_its_tools() -> None:
@@ -106,26 +98,13 @@ def test_a_server_that_cannot_start_leaves_the_turn_without_its_tools() -> None:
     model = MockModel(["{query(sql='select 1')}{shout(text='on')}", "Without the database."])
     template = LinearTemplate([UserTemplate("go"), ToolingTemplate([broken, shout])])
     session = Runner(model, template).run()
-    assert _tool_messages(session) == [
+    assert tool_messages(session) == [
         ("Error: there is no tool named 'query'; available tools: shout; the tools of 'db' "
          "could not be listed: MCPServerError: MCP server 'db' could not start: MCPError: "
          "Connection closed; its stderr ends: 'cannot open the database'", True),
         ("ON", False)]
     assert model.calls[0].tool_names == ("shout",)
     assert session.outcome is not None and session.outcome.status == "completed"
-
-
-class Restarting(ScriptedInterface):
-    """Starts the HTTP MCP server again before the second message."""
-
-    def __init__(self, server: HttpServer, replies: Sequence[str]) -> None:
-        super().__init__(replies)
-        self.server = server
-
-    def ask(self, session: Session, instruction: str | None, default: str | None) -> str:
-        if len(self.asked) == 1:
-            self.server.start()
-        return super().ask(session, instruction, default)
 
 
 @pytest.mark.parametrize("mode", ["run", "arun"])
@@ -135,9 +114,9 @@ def test_a_server_down_at_listing_is_tried_again_next_turn(http_server: HttpServ
     with MCPServer.http(http_server.url, name="web", timeout=10) as server:
         model = MockModel(["{add(a=1, b=1)}", "It is down.", "{add(a=2, b=2)}", "4."])
         template = LoopTemplate([UserTemplate(), ToolingTemplate([server])])
-        runner = Runner(model, template, Restarting(http_server, ["1+1?", "2+2?"]))
-        session = _run(runner, mode)
-    assert _tool_messages(session) == [
+        runner = Runner(model, template, Between(["1+1?", "2+2?"], http_server.start))
+        session = ran(runner, mode)
+    assert tool_messages(session) == [
         ("Error: there is no tool named 'add'; available tools: none; the tools of 'web' could "
          "not be listed: MCPServerError: MCP server 'web' could not be reached: ConnectError: "
          "All connection attempts failed", True),
@@ -220,13 +199,13 @@ def test_runner_close_stops_the_servers_of_the_template(mode: str) -> None:
     runner = Runner(MockModel(["{pid()}", "ok"]), template)
 
     async def arun_then_aclose() -> int:  # the connection lives on this loop
-        pid = int(_tool_messages(await runner.arun())[0][0])
+        pid = int(tool_messages(await runner.arun())[0][0])
         os.kill(pid, 0)  # running
         await runner.aclose()
         return pid
 
     if mode == "run":
-        pid = int(_tool_messages(runner.run())[0][0])
+        pid = int(tool_messages(runner.run())[0][0])
         os.kill(pid, 0)  # running
         runner.close()
     else:
