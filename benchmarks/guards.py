@@ -13,8 +13,8 @@ machine kept it waiting), the median and the interquartile range over the rounds
   a worker process of its own, started once; the rounds alternate between the workers.
 
 ``--instructions`` also counts both conversations in instructions (``valgrind
---tool=callgrind``; the difference between runs of 2N and N conversations, per conversation),
-which load does not move.
+--tool=callgrind``; the difference between runs of 2N and N conversations, per conversation,
+N being ``--n``), which load does not move.
 
     python benchmarks/guards.py [--rounds 21] [--n 400] [--tree PATH] [--instructions]
 """
@@ -167,12 +167,12 @@ def main() -> None:
               f"{statistics.median(times['before']):.1f} µs; now {summary(free_ratios)}, "
               f"target <= {TARGET_FREE}")
     if args.instructions:
-        free = per_conversation(here, 100, False)
-        guarded = per_conversation(here, 100, True)
+        free = per_conversation(here, args.n, False)
+        guarded = per_conversation(here, args.n, True)
         print(f"instructions: guard-free {free / 1000:.1f}k, with the guard "
               f"{guarded / 1000:.1f}k ({guarded / free:.3f}x)")
         if args.tree:
-            old = per_conversation(args.tree, 100, False)
+            old = per_conversation(args.tree, args.n, False)
             print(f"instructions before guards: {old / 1000:.1f}k (now {free / old:.3f}x)")
 
 
