@@ -202,7 +202,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
             content, error = done[i]
             metadata = {REJECTED_KEY: True} if rejected and call.id in rejected else \
                 {NOT_RUN: True}
-            if screened is not None and i in marks:
+            if i in marks:
                 metadata = {**metadata, GUARD_KEY: marks[i]}
         else:
             invocation, run = ran[call.id]
@@ -217,7 +217,7 @@ def answer(session: Session, calls: Sequence[ToolCall], tools: TurnTools, mode: 
                         content, error, asked, metadata = _second_move(move), True, CONTINUE, None
                 # (Anything beats going on: the precedence is asked only between two endings.)
                 ending = asked if ending is CONTINUE else stronger(ending, asked)
-            if screened is not None and i in marks:
+            if i in marks:
                 metadata = {**(metadata or {}), GUARD_KEY: marks[i]}
             if guards is not None:
                 content, metadata, guarded = yield from _result(call, content, metadata, guards)

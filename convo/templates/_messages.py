@@ -18,7 +18,6 @@ from .._requests import AskUser, CallModel, Flow
 from .._session import Session
 from ..guards._base import AnyGuard, as_guards, check_names
 from ..guards._marks import blocked
-from ..guards._plan import NO_KINDS
 from ._base import Template
 from ._guarding import (
     answered_input,
@@ -122,9 +121,8 @@ class UserTemplate(Template):
             if not answer and self.default is not None:
                 answer = self.default
             message = Message("user", answer)
-        # (``asks``, without a call: every user message; ``NO_KINDS``: a run without guards)
-        kinds = session._guards_on
-        if kinds is not NO_KINDS and (kinds is None or "input" in kinds):
+        kinds = session._guards_on  # (``asks``, without a call: every user message)
+        if kinds is None or "input" in kinds:
             yield from checked_input(message)
         else:
             yield message
